@@ -1,0 +1,405 @@
+"""The one sampler loop: develops new text in a span, pass by pass, with a DiffusionGemma model.
+
+The editor, the CLI, the benchmarks and the tests all drive :meth:`Engine.edit`, a generator that yields
+one :class:`Pass` per denoising step and returns an :class:`EditResult`.
+
+How an edit maps onto DiffusionGemma's block diffusion:
+
+* The prefix ([bos] + the last ``context_budget`` tokens before the span) goes through the causal
+  encoder once, into the KV cache.
+* Each canvas holds ``canvas_length`` positions: the free slots for the new text, then — in the last
+  block only — the suffix *pinned*: clean tokens in every pass, with a zeroed self-conditioning signal
+  (:mod:`model.conditioning`), followed by end-of-text and padding when the document ends there.
+* Each pass is DiffusionGemma's own step, built from the samplers transformers ships: the linear
+  temperature schedule, sampling, entropy-bound acceptance, uniform re-noising of the rest, and the
+  stable-and-confident early stop. Only the free slots take part in acceptance and stopping.
+* A span longer than one canvas is done block by block: each finished block is committed to the KV
+  cache through the encoder and the next canvas starts after it.
+* With no suffix (continuation) every canvas position is free, which makes the loop produce exactly
+  the tokens ``DiffusionGemmaForBlockDiffusion.generate`` produces for the same seed and settings.
+"""
+
+from __future__ import annotations
+
+import math
+import secrets
+import time
+from collections.abc import Callable, Generator
+from dataclasses import dataclass, field
+
+import torch
+from transformers import DynamicCache
+from transformers.models.diffusion_gemma.generation_diffusion_gemma import (
+    EntropyBoundSampler,
+    EntropyBoundSamplerConfig,
+    LinearTemperatureScheduleLogitsProcessor,
+    StableAndConfidentStoppingCriteria,
+)
+
+from model.conditioning import zero_self_conditioning_at
+from model.errors import EditCancelled
+from model.loading import LoadedModel
+from model.request import EditRequest, ResolvedOptions
+
+CancelCheck = Callable[[], bool]
+
+# Rewrites get a few spare slots beyond the span's length; the model pads the ones it does not need.
+REWRITE_SLACK_FRACTION = 0.2
+REWRITE_SLACK_MIN = 2
+# The last canvas of a span keeps at least this share of its positions for pinned suffix context.
+MIN_PINNED_FRACTION = 0.25
+
+
+@dataclass(frozen=True)
+class Pass:
+    """One denoising step, ready to paint: everything is per candidate, over the current block's slots."""
+
+    step: int  # 0-based over the whole edit (all blocks)
+    block: int
+    blocks: int
+    tokens: list[list[int]]  # slot tokens now on the canvas (accepted ones, and fresh noise elsewhere)
+    accepted: list[list[bool]]  # which slots the sampler accepted on this pass
+    entropy: list[list[float]]  # per-slot entropy of the (temperature-scaled) prediction, nats
+    pieces: list[list[str]]  # decoded text of each slot token, accepted or not
+    committed: list[str]  # text of the blocks already finished, before this block's slots
+    finished: list[bool]  # candidates whose current block has stopped early
+    ms: float  # wall time of this pass
+
+    def text(self, candidate: int = 0, accepted_only: bool = False) -> str:
+        pieces = self.pieces[candidate]
+        accepted = self.accepted[candidate]
+        body = "".join(p for p, ok in zip(pieces, accepted, strict=True) if ok or not accepted_only)
+        return self.committed[candidate] + body
+
+
+@dataclass(frozen=True)
+class EditResult:
+    texts: list[str]  # the new span, per candidate
+    token_ids: list[list[int]]
+    raw_tokens: list[list[int]]  # every block's final canvas slots, before padding and end markers are removed
+    passes: int  # denoising passes run (all blocks)
+    blocks: int
+    tokens_per_forward: float  # new (non-pad) tokens per decoder forward, averaged over candidates
+    ms_per_pass: float
+    pass_ms: list[float] = field(repr=False)
+    seed: int = 0
+    prompt_tokens: int = 0
+
+    @property
+    def text(self) -> str:
+        return self.texts[0]
+
+
+@dataclass(frozen=True)
+class _Layout:
+    """How an edit is laid out on canvases (computed once per request)."""
+
+    prompt_ids: list[int]
+    block_slots: list[int]  # free slots per block
+    pinned_tail: list[int]  # pinned ids after the last block's slots (empty for continuation)
+    keep_slots: int  # how many result tokens to keep (continuation truncates full canvases)
+    stop_at_eos: bool  # continuation and instructions end at the first end-of-text
+
+
+class Engine:
+    """Runs edit requests on one loaded model. Not thread-safe: one edit at a time."""
+
+    def __init__(self, loaded: LoadedModel) -> None:
+        self.loaded = loaded
+        self.model = loaded.model
+        self.tokenizer = loaded.tokenizer
+        self.device = loaded.device
+        self.canvas_length = loaded.canvas_length
+        self.vocab_size = loaded.vocab_size
+        self.pad_id = int(self.tokenizer.pad_token_id)
+        self.eos_id = int(self.tokenizer.eos_token_id)
+        bos = self.tokenizer.bos_token_id
+        self.bos_id = int(bos) if bos is not None else None
+        end_of_turn = self.tokenizer.convert_tokens_to_ids("<end_of_turn>")
+        unk = self.tokenizer.unk_token_id
+        self.end_of_turn_id = end_of_turn if isinstance(end_of_turn, int) and end_of_turn != unk else None
+
+    # -- public API -------------------------------------------------------------------------------
+
+    def run(
+        self,
+        request: EditRequest,
+        cancel: CancelCheck | None = None,
+        on_pass: Callable[[Pass], None] | None = None,
+    ) -> EditResult:
+        """Run ``request`` to the end; ``on_pass`` sees every pass. Raises EditCancelled if cancelled."""
+        passes = self.edit(request, cancel)
+        while True:
+            try:
+                step = next(passes)
+            except StopIteration as stop:
+                return stop.value  # type: ignore[no-any-return]
+            if on_pass is not None:
+                on_pass(step)
+
+    def edit(self, request: EditRequest, cancel: CancelCheck | None = None) -> Generator[Pass, None, EditResult]:
+        """Yield a :class:`Pass` per denoising step; return the :class:`EditResult`.
+
+        ``cancel`` is checked before every pass: when it returns True the generator raises
+        :class:`EditCancelled`, so an edit stops within one pass. Closing the generator works too.
+        """
+        request.validate()
+        options = request.options.resolved(self.loaded.generation_defaults)
+        layout = self._layout(request)
+        seed = request.seed if request.seed is not None else secrets.randbits(63)
+        with torch.inference_mode():
+            result = yield from self._develop(request, options, layout, seed, cancel)
+        return result
+
+    # -- layout -----------------------------------------------------------------------------------
+
+    def encode(self, text: str) -> list[int]:
+        return list(self.tokenizer.encode(text, add_special_tokens=False))
+
+    def _prefix_ids(self, prefix: str, budget: int) -> list[int]:
+        # Tokenize only the tail that can matter: a token covers at least one character, except
+        # multi-byte characters split into bytes, hence the generous factor.
+        tail = prefix[-budget * 8 :] if budget * 8 < len(prefix) else prefix
+        ids = self.encode(tail) if tail else []
+        room = budget - (1 if self.bos_id is not None else 0)
+        ids = ids[-room:] if room > 0 else []
+        return ([self.bos_id] if self.bos_id is not None else []) + ids
+
+    def _suffix_ids(self, suffix: str, limit: int) -> tuple[list[int], bool]:
+        """The first ``limit`` suffix tokens, and whether they reach the end of the document."""
+        head = suffix[: limit * 8]
+        ids = self.encode(head) if head else []
+        reaches_end = len(head) == len(suffix) and len(ids) <= limit
+        return ids[:limit], reaches_end
+
+    def _instruction_prompt(self, request: EditRequest, budget: int) -> list[int]:
+        context_chars = budget * 2
+        content = (
+            f"{request.instruction}\n\n"
+            f"Text before:\n{request.prefix[-context_chars:]}\n\n"
+            f"Text to rewrite:\n{request.span}\n\n"
+            f"Text after:\n{request.suffix[:context_chars]}\n\n"
+            "Reply with the rewritten text only."
+        )
+        messages = [{"role": "user", "content": content}]
+        if getattr(self.tokenizer, "chat_template", None):
+            ids = self.tokenizer.apply_chat_template(messages, tokenize=True, add_generation_prompt=True)
+            if isinstance(ids, dict):  # some tokenizers return a BatchEncoding
+                ids = ids["input_ids"]
+            ids = list(ids)
+        else:
+            ids = self.encode(f"User: {content}\nAssistant: ")
+            if self.bos_id is not None:
+                ids = [self.bos_id, *ids]
+        return ids[-budget:]
+
+    def _layout(self, request: EditRequest) -> _Layout:
+        canvas = self.canvas_length
+        if request.mode == "instruct":
+            span_tokens = len(self.encode(request.span or ""))
+            slots = request.max_new_tokens or min(2 * span_tokens + 8, 4 * canvas)
+            prompt = self._instruction_prompt(request, request.context_budget)
+            return self._blocks(prompt, slots, suffix="", stop_at_eos=True)
+        prompt = self._prefix_ids(request.prefix, request.context_budget)
+        if request.mode == "rewrite":
+            span_tokens = len(self.encode(request.span or ""))
+            slots = span_tokens + max(REWRITE_SLACK_MIN, math.ceil(span_tokens * REWRITE_SLACK_FRACTION))
+            if request.max_new_tokens is not None:
+                slots = min(slots, request.max_new_tokens)
+        else:
+            assert request.max_new_tokens is not None  # validated
+            slots = request.max_new_tokens
+        return self._blocks(prompt, slots, request.suffix, stop_at_eos=not request.suffix)
+
+    def _blocks(self, prompt: list[int], slots: int, suffix: str, stop_at_eos: bool) -> _Layout:
+        canvas = self.canvas_length
+        if not suffix:
+            # Continuation: whole canvases of free slots, truncated to the slots asked for.
+            return _Layout(prompt, [canvas] * math.ceil(slots / canvas), [], slots, stop_at_eos)
+        suffix_ids, reaches_end = self._suffix_ids(suffix, canvas)
+        end_ids = [self.eos_id] if reaches_end else []
+        wanted_pinned = min(len(suffix_ids) + len(end_ids), max(1, int(canvas * MIN_PINNED_FRACTION)))
+        last_capacity = canvas - wanted_pinned
+        full_blocks = max(0, math.ceil((slots - last_capacity) / canvas))
+        last_slots = slots - full_blocks * canvas
+        tail_room = canvas - last_slots
+        tail = (suffix_ids + end_ids)[:tail_room]
+        tail += [self.pad_id] * (tail_room - len(tail))
+        return _Layout(prompt, [canvas] * full_blocks + [last_slots], tail, slots, stop_at_eos)
+
+    # -- the loop ---------------------------------------------------------------------------------
+
+    def _develop(
+        self,
+        request: EditRequest,
+        options: ResolvedOptions,
+        layout: _Layout,
+        seed: int,
+        cancel: CancelCheck | None,
+    ) -> Generator[Pass, None, EditResult]:
+        model, device = self.model, self.device
+        batch = request.candidates
+        canvas_length = self.canvas_length
+        steps = options.max_denoising_steps
+        torch.manual_seed(seed)  # the sampler classes draw from the global generator, as generate() does
+
+        cache = DynamicCache(config=model.config.get_text_config(decoder=True))
+        prompt = torch.tensor([layout.prompt_ids], device=device).expand(batch, -1).contiguous()
+        position = prompt.shape[1]
+        model.model.encoder(
+            input_ids=prompt,
+            past_key_values=cache,
+            position_ids=torch.arange(position, device=device, dtype=torch.int32)[None],
+        )
+
+        temperature = LinearTemperatureScheduleLogitsProcessor(options.t_min, options.t_max, steps)
+        stopper = StableAndConfidentStoppingCriteria(options.stability_threshold, options.confidence_threshold)
+        sampler_config = EntropyBoundSamplerConfig(entropy_bound=options.entropy_bound)
+        embed_dtype = model.model.decoder.embed_tokens.weight.dtype
+
+        blocks = len(layout.block_slots)
+        kept: list[list[int]] = [[] for _ in range(batch)]
+        committed_text = [""] * batch
+        forward_passes = torch.zeros(batch, dtype=torch.long)
+        pass_ms: list[float] = []
+        step_index = 0
+        ended = torch.zeros(batch, dtype=torch.bool)  # candidates that wrote end-of-text (continuation)
+
+        for block, slots in enumerate(layout.block_slots):
+            last = block == blocks - 1
+            pinned = torch.tensor(layout.pinned_tail if last else [], dtype=torch.long, device=device)
+            pinned = pinned[None].expand(batch, -1)
+            keep_signal = None
+            if pinned.shape[1]:
+                keep_signal = torch.ones(batch, canvas_length, device=device)
+                keep_signal[:, slots:] = 0
+            sampler = EntropyBoundSampler(sampler_config, slots, self.vocab_size, steps)
+            stopper.reset()
+            decoder_positions = torch.arange(
+                position, position + canvas_length, dtype=torch.int32, device=device
+            )[None]
+
+            slot_canvas = sampler.initialize_canvas(batch, device)
+            argmax_slots = slot_canvas
+            sc_logits: torch.Tensor | None = None
+            finished = ended.clone().to(device)
+
+            for cur_step in reversed(range(1, steps + 1)):
+                if cancel is not None and cancel():
+                    raise EditCancelled("the edit was cancelled")
+                started = time.perf_counter()
+                forward_passes += (~finished).cpu().long()
+                canvas = torch.cat([slot_canvas, pinned], dim=1)
+                # As in generate(): the step is an int32 tensor, so the schedule's arithmetic matches.
+                step_tensor = torch.tensor(cur_step, device=device, dtype=torch.int32)
+                with zero_self_conditioning_at(model, keep_signal if sc_logits is not None else None):
+                    raw_logits = model(
+                        decoder_input_ids=canvas,
+                        past_key_values=cache,
+                        decoder_position_ids=decoder_positions,
+                        self_conditioning_logits=sc_logits,
+                    ).logits
+                logits = temperature(None, raw_logits, cur_step=step_tensor)
+                slot_logits = logits[:, :slots]
+                probs = torch.softmax(slot_logits, dim=-1, dtype=torch.float32)
+                sampled = torch.multinomial(probs.reshape(-1, self.vocab_size), num_samples=1).view(batch, slots)
+                new_argmax = torch.argmax(slot_logits, dim=-1)
+                accepted_canvas = sampler.accept_canvas(slot_canvas, sampled, slot_logits, step_tensor)
+                accepted_mask = sampler.accepted_token_mask
+                new_slots = sampler.renoise_canvas(accepted_canvas, step_tensor)
+                if finished.any():
+                    # Finished candidates keep their canvas while the others go on (as in generate()).
+                    new_argmax = torch.where(finished[:, None], argmax_slots, new_argmax)
+                    new_slots = torch.where(finished[:, None], slot_canvas, new_slots)
+                    if sc_logits is not None:
+                        logits = torch.where(finished[:, None, None], sc_logits, logits)
+                        slot_logits = logits[:, :slots]
+                finished = finished | stopper(new_argmax, slot_logits)
+                slot_canvas, argmax_slots = new_slots, new_argmax
+                sc_logits = logits.to(embed_dtype)
+
+                log_probs = torch.log_softmax(slot_logits.float(), dim=-1)
+                entropy = -(log_probs.exp() * log_probs).sum(-1)
+                elapsed = (time.perf_counter() - started) * 1000
+                pass_ms.append(elapsed)
+                yield self._pass(
+                    step_index, block, blocks, slot_canvas, accepted_mask, entropy, committed_text, finished, elapsed
+                )
+                step_index += 1
+                if bool(finished.all()):
+                    break
+
+            block_ids = argmax_slots.tolist()
+            for candidate in range(batch):
+                kept[candidate].extend(block_ids[candidate])
+                committed_text[candidate] = self.tokenizer.decode(
+                    self._clean(kept[candidate], layout), skip_special_tokens=False
+                )
+            if layout.stop_at_eos:
+                ended |= (argmax_slots == self.eos_id).any(dim=1).cpu()
+            if last or bool(ended.all()):
+                break
+            # Commit the finished block to the KV cache, so the next canvas is conditioned on it.
+            model.model.encoder(
+                input_ids=argmax_slots.contiguous(),
+                past_key_values=cache,
+                position_ids=decoder_positions,
+            )
+            position += canvas_length
+
+        token_ids = [self._clean(ids, layout) for ids in kept]
+        texts = [self.tokenizer.decode(ids, skip_special_tokens=False) for ids in token_ids]
+        per_forward = [len(ids) / max(1, int(n)) for ids, n in zip(token_ids, forward_passes, strict=True)]
+        return EditResult(
+            texts=texts,
+            token_ids=token_ids,
+            raw_tokens=kept,
+            passes=step_index,
+            blocks=blocks,
+            tokens_per_forward=sum(per_forward) / len(per_forward),
+            ms_per_pass=sum(pass_ms) / max(1, len(pass_ms)),
+            pass_ms=pass_ms,
+            seed=seed,
+            prompt_tokens=len(layout.prompt_ids),
+        )
+
+    def _clean(self, ids: list[int], layout: _Layout) -> list[int]:
+        """The new span's tokens: up to the slots asked for, without padding and end markers."""
+        ids = ids[: layout.keep_slots]
+        stops = {self.eos_id} if layout.stop_at_eos else set()
+        if self.end_of_turn_id is not None:
+            stops.add(self.end_of_turn_id)
+        for index, token in enumerate(ids):
+            if token in stops:
+                ids = ids[:index]
+                break
+        dropped = {self.pad_id, self.eos_id}
+        return [token for token in ids if token not in dropped]
+
+    def _pass(
+        self,
+        step: int,
+        block: int,
+        blocks: int,
+        slot_canvas: torch.Tensor,
+        accepted: torch.Tensor,
+        entropy: torch.Tensor,
+        committed: list[str],
+        finished: torch.Tensor,
+        ms: float,
+    ) -> Pass:
+        tokens = slot_canvas.tolist()
+        pieces = [self.tokenizer.batch_decode([[t] for t in row]) for row in tokens]
+        return Pass(
+            step=step,
+            block=block,
+            blocks=blocks,
+            tokens=tokens,
+            accepted=accepted.tolist(),
+            entropy=entropy.tolist(),
+            pieces=pieces,
+            committed=list(committed),
+            finished=finished.tolist(),
+            ms=ms,
+        )
+

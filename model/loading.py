@@ -1,0 +1,324 @@
+"""Loading a DiffusionGemma checkpoint: a local folder, a hub id from the local cache, or the built-in model.
+
+Safetensors only (never pickle), never ``trust_remote_code``. Every way a checkpoint can be broken
+gets its own specific :class:`ModelLoadError`, raised before any weights are read where possible.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import torch
+from safetensors import SafetensorError, safe_open
+from transformers import (
+    AutoTokenizer,
+    DiffusionGemmaConfig,
+    DiffusionGemmaForBlockDiffusion,
+    PreTrainedTokenizerBase,
+)
+
+from model.errors import ModelLoadError
+
+Precision = Literal["auto", "4bit", "8bit", "bf16", "fp32"]
+PRECISIONS: tuple[str, ...] = ("auto", "4bit", "8bit", "bf16", "fp32")
+BUILTIN = "builtin"
+BUILTIN_MODEL_NAME = "redraft-tiny"
+ProgressCallback = Callable[[str, float], None]
+
+GENERATION_KEYS = (
+    "max_denoising_steps",
+    "t_min",
+    "t_max",
+    "stability_threshold",
+    "confidence_threshold",
+)
+
+
+@dataclass
+class LoadedModel:
+    """A model ready for the engine: weights on their device, the tokenizer, the sampler defaults."""
+
+    model: DiffusionGemmaForBlockDiffusion
+    tokenizer: PreTrainedTokenizerBase
+    device: torch.device
+    name: str
+    folder: Path
+    precision: str
+    generation_defaults: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def config(self) -> DiffusionGemmaConfig:
+        return self.model.config  # type: ignore[no-any-return]
+
+    @property
+    def canvas_length(self) -> int:
+        return int(self.config.canvas_length)
+
+    @property
+    def vocab_size(self) -> int:
+        return int(self.config.text_config.vocab_size)
+
+    def describe_device(self) -> str:
+        if self.device.type == "cuda":
+            return f"CUDA ({torch.cuda.get_device_name(self.device)})"
+        return "CPU"
+
+
+def resources_dir() -> Path:
+    """Where Redraft's bundled resources live: an override, a PyInstaller bundle, or the source tree."""
+    override = os.environ.get("REDRAFT_RESOURCES")
+    if override:
+        return Path(override)
+    bundle = getattr(sys, "_MEIPASS", None)
+    if bundle:
+        return Path(bundle) / "resources"
+    return Path(__file__).resolve().parent.parent / "resources"
+
+
+def builtin_model_folder() -> Path:
+    return resources_dir() / "models" / BUILTIN_MODEL_NAME
+
+
+def resolve_device(device: str | torch.device = "auto") -> torch.device:
+    if isinstance(device, torch.device):
+        return device
+    if device == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if device == "cuda" and not torch.cuda.is_available():
+        raise ModelLoadError("CUDA was asked for, but no CUDA GPU is available to PyTorch; choose CPU")
+    if device not in ("cpu", "cuda"):
+        raise ModelLoadError(f"unknown device {device!r}; use auto, cpu or cuda")
+    return torch.device(device)
+
+
+def resolve_folder(spec: str | Path | None, allow_download: bool = False) -> Path:
+    """A checkpoint folder for ``spec``: 'builtin'/None, a local path, or a hub id in the local cache."""
+    if spec is None or str(spec) == BUILTIN:
+        folder = builtin_model_folder()
+        if not folder.is_dir():
+            raise ModelLoadError(
+                f"the built-in model is not installed (expected it in {folder}); reinstall Redraft "
+                "or choose a model folder in Settings"
+            )
+        return folder
+    path = Path(spec).expanduser()
+    if path.exists():
+        if not path.is_dir():
+            raise ModelLoadError(f"{path} is a file; a model is a folder with config.json and *.safetensors")
+        return path
+    text = str(spec)
+    looks_like_hub_id = text.count("/") == 1 and not text.startswith((".", "/", "~")) and " " not in text
+    if not looks_like_hub_id:
+        raise ModelLoadError(f"model folder {path} does not exist")
+    return _hub_snapshot(text, allow_download)
+
+
+def _hub_snapshot(repo_id: str, allow_download: bool) -> Path:
+    from huggingface_hub import snapshot_download
+    from huggingface_hub.errors import HfHubHTTPError, LocalEntryNotFoundError
+
+    try:
+        return Path(
+            snapshot_download(
+                repo_id,
+                local_files_only=not allow_download,
+                allow_patterns=["*.json", "*.safetensors", "tokenizer*", "*.jinja", "*.model"],
+            )
+        )
+    except LocalEntryNotFoundError as error:
+        if allow_download:
+            raise ModelLoadError(f"could not download {repo_id}: {error}") from error
+        raise ModelLoadError(
+            f"{repo_id} is not in the local Hugging Face cache, and downloads are off; allow downloads "
+            "in Settings (or pass --allow-download), or point Redraft at a local folder"
+        ) from error
+    except (HfHubHTTPError, OSError, ValueError) as error:
+        raise ModelLoadError(f"could not fetch {repo_id}: {error}") from error
+
+
+def read_config(folder: Path) -> DiffusionGemmaConfig:
+    config_path = folder / "config.json"
+    if not config_path.is_file():
+        raise ModelLoadError(f"{folder} has no config.json; is it a model folder?")
+    try:
+        raw = json.loads(config_path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise ModelLoadError(f"{config_path} is not valid JSON: {error}") from error
+    model_type = raw.get("model_type") if isinstance(raw, dict) else None
+    if model_type != DiffusionGemmaConfig.model_type:
+        raise ModelLoadError(
+            f"{folder} holds a {model_type or 'unknown'!s} model; Redraft runs DiffusionGemma "
+            f"checkpoints (model_type '{DiffusionGemmaConfig.model_type}')"
+        )
+    try:
+        return DiffusionGemmaConfig.from_pretrained(folder, local_files_only=True)
+    except (ValueError, TypeError, OSError) as error:
+        raise ModelLoadError(f"{config_path} is not a valid DiffusionGemma config: {error}") from error
+
+
+def weight_files(folder: Path) -> list[Path]:
+    """The safetensors files of a checkpoint, checked for presence; pickle-only folders are refused."""
+    index = folder / "model.safetensors.index.json"
+    if index.is_file():
+        try:
+            weight_map = json.loads(index.read_text(encoding="utf-8"))["weight_map"]
+        except (json.JSONDecodeError, KeyError, TypeError) as error:
+            raise ModelLoadError(f"{index} is not a valid safetensors index: {error}") from error
+        shards = sorted({folder / name for name in weight_map.values()})
+        missing = [shard.name for shard in shards if not shard.is_file()]
+        if missing:
+            raise ModelLoadError(f"{folder} is missing weight shards: {', '.join(missing)}")
+        return shards
+    single = folder / "model.safetensors"
+    if single.is_file():
+        return [single]
+    if any(folder.glob("*.bin")) or any(folder.glob("*.pt")) or any(folder.glob("*.pth")):
+        raise ModelLoadError(
+            f"{folder} has only PyTorch pickle weights; Redraft loads safetensors only, because pickle "
+            "files can run code when opened"
+        )
+    raise ModelLoadError(f"{folder} has no weights (model.safetensors or model.safetensors.index.json)")
+
+
+def check_safetensors(path: Path) -> None:
+    """Refuse a truncated or corrupt safetensors file before loading anything from it."""
+    try:
+        size = path.stat().st_size
+        with path.open("rb") as handle:
+            header_len = int.from_bytes(handle.read(8), "little")
+            if size < 8 or header_len <= 0 or 8 + header_len > size:
+                raise ModelLoadError(f"{path.name} is truncated or not a safetensors file (bad header)")
+            header = json.loads(handle.read(header_len))
+        data_end = max(
+            (int(entry["data_offsets"][1]) for name, entry in header.items() if name != "__metadata__"),
+            default=0,
+        )
+        if 8 + header_len + data_end > size:
+            raise ModelLoadError(
+                f"{path.name} is truncated: it holds {size:,} bytes, its header promises "
+                f"{8 + header_len + data_end:,}; download or copy it again"
+            )
+        with safe_open(str(path), framework="pt") as opened:
+            opened.keys()
+    except ModelLoadError:
+        raise
+    except (SafetensorError, json.JSONDecodeError, UnicodeDecodeError, KeyError, TypeError, ValueError) as error:
+        raise ModelLoadError(f"{path.name} is not a valid safetensors file: {error}") from error
+
+
+def load_tokenizer(folder: Path, config: DiffusionGemmaConfig) -> PreTrainedTokenizerBase:
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True, trust_remote_code=False)
+    except (OSError, ValueError, TypeError) as error:
+        raise ModelLoadError(f"{folder} has no usable tokenizer: {error}") from error
+    vocab_size = int(config.text_config.vocab_size)
+    highest_id = max(tokenizer.get_vocab().values(), default=-1)
+    if highest_id >= vocab_size:
+        raise ModelLoadError(
+            f"the tokenizer does not match the model: it has token ids up to {highest_id}, the model's "
+            f"vocabulary has {vocab_size} entries"
+        )
+    if tokenizer.pad_token_id is None or tokenizer.eos_token_id is None:
+        raise ModelLoadError("the tokenizer defines no pad or end-of-text token, which the sampler needs")
+    return tokenizer
+
+
+def generation_defaults(folder: Path) -> dict[str, Any]:
+    """Sampler defaults from the checkpoint's generation_config.json (missing keys stay unset)."""
+    path = folder / "generation_config.json"
+    if not path.is_file():
+        return {}
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise ModelLoadError(f"{path} is not valid JSON: {error}") from error
+    defaults = {key: raw[key] for key in GENERATION_KEYS if raw.get(key) is not None}
+    sampler = raw.get("sampler_config")
+    if isinstance(sampler, dict) and sampler.get("entropy_bound") is not None:
+        defaults["entropy_bound"] = sampler["entropy_bound"]
+    return defaults
+
+
+def resolve_precision(precision: str, device: torch.device, config: DiffusionGemmaConfig) -> str:
+    if precision not in PRECISIONS:
+        raise ModelLoadError(f"unknown precision {precision!r}; use one of {', '.join(PRECISIONS)}")
+    if precision in ("4bit", "8bit") and device.type != "cuda":
+        # bitsandbytes runs k-bit kernels on CPU too, but slower than plain float32 for small models.
+        return precision
+    if precision != "auto":
+        return precision
+    if device.type != "cuda":
+        return "fp32"
+    from model.doctor import cuda_device_info, preflight
+
+    report = preflight(config, "bf16", cuda_device_info(device))
+    return "bf16" if report.fits else "4bit"
+
+
+def load(
+    spec: str | Path | None = BUILTIN,
+    *,
+    precision: str = "auto",
+    device: str | torch.device = "auto",
+    allow_download: bool = False,
+    progress: ProgressCallback | None = None,
+) -> LoadedModel:
+    """Load a DiffusionGemma checkpoint for the engine. Raises :class:`ModelLoadError` with the reason."""
+
+    def report(stage: str, fraction: float) -> None:
+        if progress is not None:
+            progress(stage, fraction)
+
+    report("finding the model", 0.0)
+    folder = resolve_folder(spec, allow_download)
+    target = resolve_device(device)
+    report("reading the config", 0.05)
+    config = read_config(folder)
+    files = weight_files(folder)
+    for file in files:
+        check_safetensors(file)
+    report("loading the tokenizer", 0.1)
+    tokenizer = load_tokenizer(folder, config)
+    chosen = resolve_precision(precision, target, config)
+    report(f"loading weights ({chosen})", 0.2)
+    model = _load_weights(folder, config, chosen, target)
+    model.eval()
+    report("ready", 1.0)
+    name = BUILTIN_MODEL_NAME if folder == builtin_model_folder() else str(spec)
+    return LoadedModel(
+        model=model,
+        tokenizer=tokenizer,
+        device=target,
+        name=name,
+        folder=folder,
+        precision=chosen,
+        generation_defaults=generation_defaults(folder),
+    )
+
+
+def _load_weights(
+    folder: Path, config: DiffusionGemmaConfig, precision: str, device: torch.device
+) -> DiffusionGemmaForBlockDiffusion:
+    if precision in ("4bit", "8bit"):
+        from model.streaming import load_streaming
+
+        return load_streaming(folder, config, precision, device)
+    dtype = torch.bfloat16 if precision == "bf16" else torch.float32
+    try:
+        model = DiffusionGemmaForBlockDiffusion.from_pretrained(
+            folder,
+            config=config,
+            dtype=dtype,
+            use_safetensors=True,
+            local_files_only=True,
+            trust_remote_code=False,
+        )
+    except (OSError, ValueError, RuntimeError, SafetensorError) as error:
+        raise ModelLoadError(f"could not load the weights in {folder}: {error}") from error
+    return model.to(device)  # type: ignore[no-any-return]

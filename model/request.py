@@ -1,0 +1,151 @@
+"""What a client asks the engine for: the span to develop, its context, and the sampler options."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+from typing import Literal
+
+from model.errors import RequestError
+
+Mode = Literal["rewrite", "fill", "instruct"]
+MODES: tuple[Mode, ...] = ("rewrite", "fill", "instruct")
+
+# DiffusionGemma's published sampler defaults (transformers' DiffusionGemmaGenerationConfig), used when
+# neither the request nor the checkpoint's generation_config.json sets a value.
+PUBLISHED_DEFAULTS = {
+    "max_denoising_steps": 48,
+    "t_min": 0.4,
+    "t_max": 0.8,
+    "entropy_bound": 0.1,
+    "stability_threshold": 1,
+    "confidence_threshold": 0.005,
+}
+
+MAX_CANDIDATES = 16
+MAX_DENOISING_STEPS = 1024
+MAX_NEW_TOKENS = 8192
+
+
+@dataclass(frozen=True)
+class DenoiseOptions:
+    """Sampler settings; ``None`` means "the checkpoint's default, else the published one"."""
+
+    max_denoising_steps: int | None = None
+    t_max: float | None = None
+    t_min: float | None = None
+    entropy_bound: float | None = None
+    stability_threshold: int | None = None
+    confidence_threshold: float | None = None
+
+    def resolved(self, checkpoint_defaults: dict[str, float | int | None]) -> ResolvedOptions:
+        values: dict[str, float | int] = {}
+        for name, published in PUBLISHED_DEFAULTS.items():
+            value = getattr(self, name)
+            if value is None:
+                value = checkpoint_defaults.get(name)
+            values[name] = published if value is None else value
+        options = ResolvedOptions(
+            max_denoising_steps=int(values["max_denoising_steps"]),
+            t_max=float(values["t_max"]),
+            t_min=float(values["t_min"]),
+            entropy_bound=float(values["entropy_bound"]),
+            stability_threshold=int(values["stability_threshold"]),
+            confidence_threshold=float(values["confidence_threshold"]),
+        )
+        options.validate()
+        return options
+
+
+@dataclass(frozen=True)
+class ResolvedOptions:
+    max_denoising_steps: int
+    t_max: float
+    t_min: float
+    entropy_bound: float
+    stability_threshold: int
+    confidence_threshold: float
+
+    def validate(self) -> None:
+        if not 1 <= self.max_denoising_steps <= MAX_DENOISING_STEPS:
+            raise RequestError(
+                f"max denoising steps must be between 1 and {MAX_DENOISING_STEPS}, "
+                f"got {self.max_denoising_steps}"
+            )
+        for name in ("t_max", "t_min", "entropy_bound", "confidence_threshold"):
+            value = getattr(self, name)
+            if not math.isfinite(value):
+                raise RequestError(f"{name.replace('_', ' ')} must be a finite number, got {value}")
+        if not 0 < self.t_min <= self.t_max <= 10:
+            raise RequestError(
+                f"the temperature schedule needs 0 < t_min <= t_max <= 10, got t_max={self.t_max}, "
+                f"t_min={self.t_min}"
+            )
+        if self.entropy_bound <= 0:
+            raise RequestError(f"the entropy bound must be > 0, got {self.entropy_bound}")
+        if self.stability_threshold < 0:
+            raise RequestError(f"the stability threshold must be >= 0, got {self.stability_threshold}")
+        if self.confidence_threshold <= 0:
+            raise RequestError(f"the confidence threshold must be > 0, got {self.confidence_threshold}")
+
+
+@dataclass(frozen=True)
+class EditRequest:
+    """One edit: develop new text between ``prefix`` and ``suffix``.
+
+    ``span`` is the selected text for ``rewrite`` and ``instruct`` and ``None`` for ``fill`` (a gap at
+    the cursor). The engine returns only the new span; the prefix and suffix are never re-decoded.
+    """
+
+    prefix: str
+    suffix: str = ""
+    span: str | None = None
+    mode: Mode = "fill"
+    instruction: str | None = None
+    max_new_tokens: int | None = None
+    options: DenoiseOptions = field(default_factory=DenoiseOptions)
+    seed: int | None = None
+    candidates: int = 1
+    context_budget: int = 2048
+
+    def validate(self) -> None:
+        if self.mode not in MODES:
+            raise RequestError(f"unknown mode {self.mode!r}; use one of {', '.join(MODES)}")
+        if not isinstance(self.prefix, str) or not isinstance(self.suffix, str):
+            raise RequestError("prefix and suffix must be text")
+        if self.mode == "fill":
+            if self.span is not None:
+                raise RequestError("fill develops a gap: pass no span (use rewrite to replace text)")
+        else:
+            if not self.span or not self.span.strip():
+                raise RequestError(f"{self.mode} needs a non-empty span of text to rewrite")
+        if self.mode == "instruct" and not (self.instruction and self.instruction.strip()):
+            raise RequestError("instruct mode needs an instruction, e.g. 'make it shorter'")
+        if self.mode == "fill" and not (self.prefix.strip() or self.suffix.strip()):
+            raise RequestError("the document is empty: there is no context to fill a gap from")
+        if self.max_new_tokens is not None and not 0 < self.max_new_tokens <= MAX_NEW_TOKENS:
+            raise RequestError(
+                f"max new tokens must be between 1 and {MAX_NEW_TOKENS}, got {self.max_new_tokens}"
+            )
+        if self.mode == "fill" and self.max_new_tokens is None:
+            raise RequestError("fill needs max_new_tokens: the longest gap the model may write")
+        if not 1 <= self.candidates <= MAX_CANDIDATES:
+            raise RequestError(f"candidates must be between 1 and {MAX_CANDIDATES}, got {self.candidates}")
+        if self.context_budget < 1:
+            raise RequestError(f"the context budget must be at least 1 token, got {self.context_budget}")
+        if self.seed is not None and not 0 <= self.seed < 2**63:
+            raise RequestError(f"the seed must be a non-negative 63-bit integer, got {self.seed}")
+
+    def with_seed(self, seed: int | None) -> EditRequest:
+        return replace(self, seed=seed)
+
+
+def split_document(text: str, start: int, end: int) -> tuple[str, str, str]:
+    """Split ``text`` into (prefix, span, suffix) at character offsets, with clear errors."""
+    if not text:
+        raise RequestError("the document is empty")
+    if not (0 <= start <= end <= len(text)):
+        raise RequestError(
+            f"span {start}:{end} lies outside the text (valid offsets are 0..{len(text)}, start <= end)"
+        )
+    return text[:start], text[start:end], text[end:]
