@@ -1,0 +1,502 @@
+"""Quantized Mixture-of-Experts for DiffusionGemma: NF4 experts, int8 or bf16 for the rest.
+
+Why the experts need their own module: transformers stores each layer's experts as two fused 3-D
+parameters (``gate_up_proj`` [E, 2I, H] and ``down_proj`` [E, H, I]) of ``DiffusionGemmaTextExperts``.
+``BitsAndBytesConfig(load_in_4bit=True)`` only swaps ``nn.Linear`` modules, so it leaves ~22.8B of the
+26B-A4B's ~25.2B parameters in bf16 (~46 GB). :class:`QuantizedExperts` keeps every expert matrix in
+bitsandbytes NF4 (block-wise, blocksize 64, optional double quantization of the block scales) and, in
+``forward``, dequantizes and multiplies only the experts the current tokens were routed to: hit experts
+are taken in runs of consecutive ids, each run is dequantized into one bounded scratch buffer and
+multiplied with one ``torch.nn.functional.grouped_mm`` call (same kernel on CPU and CUDA).
+
+Precision policy (``PRECISIONS``), for the parts that are not experts:
+
+* ``"4bit"``: experts NF4; attention projections, dense MLP and the self-conditioning MLP in
+  bitsandbytes int8 (``Linear8bitLt``, row-wise absmax, no outlier split); router, embeddings/LM head,
+  norms and the (unused for text) vision tower stay bf16.
+* ``"8bit"``: experts int8 (row-wise absmax, dequantized per run like NF4), the same linears int8.
+* ``"bf16"``: nothing quantized.
+
+Reasons (measured on tiny random models by ``tests/test_quantization.py`` and ``bench/quant_memory.py``;
+figures in the README section): NF4 *everywhere* (linears too) drops the logit cosine and the sampler's
+accepted-token agreement well below NF4-experts-only, the failure others saw on the real model (low-bit
+logits raise the entropy of the distribution, so the entropy-bound sampler accepts fewer tokens per
+pass). int8 linears cost almost nothing in agreement against bf16 linears and save ~1.7 GB on the real
+config (1.66B non-expert linear parameters), which is the margin that keeps 2k context under 16 GB. The
+router stays bf16 because it is tiny (0.36M per layer) and its output is a discrete top-8 choice: a
+small error flips which experts run. The embedding stays bf16 because it is tied to the LM head (logits
+feed the sampler's entropy test) and the decoder reads ``embed_tokens.weight`` directly to turn the
+previous pass's probabilities into self-conditioning embeddings, which an int8 module would not expose.
+
+Encoder and decoder share (tie) every text-layer weight; :func:`quantize_model` quantizes each shared
+weight once and installs the same module in both places, so ties cost no memory.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import bitsandbytes as bnb
+import bitsandbytes.functional as bnbf
+import torch
+from torch import nn
+from transformers.activations import ACT2FN
+
+PRECISIONS = ("4bit", "8bit", "bf16")
+EXPERT_SCHEMES = ("nf4", "int8")
+LINEAR_SCHEMES = ("int8", "bf16", "nf4")  # "nf4" exists only to measure why the policy avoids it
+
+NF4_BLOCKSIZE = 64
+# bitsandbytes' own double-quantization block for the absmax statistics.
+NESTED_BLOCKSIZE = 256
+# Scratch budget for one run of dequantized experts: bounds the extra memory a forward needs while
+# still amortising kernel launches over several experts (the real config: ~10 experts per run).
+DEFAULT_SCRATCH_BYTES = 128 * 2**20
+
+# Linear submodules (by attribute path inside a text layer) that the policy quantizes.
+QUANTIZED_LAYER_LINEARS = (
+    "self_attn.q_proj",
+    "self_attn.k_proj",
+    "self_attn.v_proj",
+    "self_attn.o_proj",
+    "mlp.gate_proj",
+    "mlp.up_proj",
+    "mlp.down_proj",
+)
+QUANTIZED_SELF_CONDITIONING_LINEARS = ("gate_proj", "up_proj", "down_proj")
+
+
+@dataclass(frozen=True)
+class PrecisionPolicy:
+    """Which storage each group of weights gets for one user-facing precision."""
+
+    experts: str  # "nf4" | "int8" | "bf16"
+    linears: str  # "int8" | "bf16" | "nf4"
+    compute_dtype: torch.dtype = torch.bfloat16
+
+
+def policy_for(precision: str, linears: str | None = None) -> PrecisionPolicy:
+    """The documented policy for ``precision``; ``linears`` overrides the non-expert choice."""
+    if precision == "4bit":
+        policy = PrecisionPolicy(experts="nf4", linears="int8")
+    elif precision == "8bit":
+        policy = PrecisionPolicy(experts="int8", linears="int8")
+    elif precision == "bf16":
+        policy = PrecisionPolicy(experts="bf16", linears="bf16")
+    else:
+        raise ValueError(f"unknown precision {precision!r}; use one of {', '.join(PRECISIONS)}")
+    if linears is not None:
+        if linears not in LINEAR_SCHEMES:
+            raise ValueError(f"unknown linear scheme {linears!r}; use one of {', '.join(LINEAR_SCHEMES)}")
+        policy = PrecisionPolicy(experts=policy.experts, linears=linears)
+    return policy
+
+
+# --------------------------------------------------------------------------------------------------
+# Experts
+
+
+class QuantizedExperts(nn.Module):
+    """Drop-in for ``DiffusionGemmaTextExperts``: same ``forward(hidden_states, top_k_index, top_k_weights)``.
+
+    Storage is flat per projection, all experts back to back, so a run of consecutive experts is one
+    contiguous slice and dequantizes with one bitsandbytes call. Buffer names deliberately avoid the
+    library's ``gate_up_proj``/``down_proj`` so its tie-weights regexes never touch them.
+    """
+
+    def __init__(
+        self,
+        num_experts: int,
+        hidden_dim: int,
+        intermediate_dim: int,
+        hidden_activation: str,
+        scheme: str = "nf4",
+        double_quant: bool = True,
+        compute_dtype: torch.dtype = torch.bfloat16,
+        scratch_bytes: int = DEFAULT_SCRATCH_BYTES,
+        device: torch.device | str | None = None,
+    ) -> None:
+        super().__init__()
+        if scheme not in EXPERT_SCHEMES:
+            raise ValueError(f"unknown expert scheme {scheme!r}; use one of {', '.join(EXPERT_SCHEMES)}")
+        self.num_experts = num_experts
+        self.hidden_dim = hidden_dim
+        self.intermediate_dim = intermediate_dim
+        self.act_fn = ACT2FN[hidden_activation]
+        self.scheme = scheme
+        self.double_quant = double_quant and scheme == "nf4"
+        self.compute_dtype = compute_dtype
+        self.scratch_bytes = scratch_bytes
+        self.blocksize = NF4_BLOCKSIZE
+        self.shapes = {"gate_up": (2 * intermediate_dim, hidden_dim), "down": (hidden_dim, intermediate_dim)}
+        for name, (rows, cols) in self.shapes.items():
+            if scheme == "nf4" and (rows * cols) % self.blocksize:
+                raise ValueError(f"expert {name} matrix {rows}x{cols} is not a whole number of NF4 blocks")
+        # Filled by load_projection(); empty placeholders keep .to()/state_dict well-defined before that.
+        for name in self.shapes:
+            for part in ("data", "absmax", "nested_absmax", "nested_code", "offset"):
+                self.register_buffer(f"{name}_{part}", torch.empty(0, device=device), persistent=True)
+        self._loaded: set[str] = set()
+
+    @classmethod
+    def from_float(
+        cls,
+        experts: nn.Module,
+        scheme: str = "nf4",
+        double_quant: bool = True,
+        compute_dtype: torch.dtype = torch.bfloat16,
+        device: torch.device | str | None = None,
+    ) -> QuantizedExperts:
+        """Quantize a library ``DiffusionGemmaTextExperts`` (weights on any device) onto ``device``."""
+        gate_up = experts.gate_up_proj
+        target = torch.device(device) if device is not None else gate_up.device
+        module = cls(
+            num_experts=experts.num_experts,
+            hidden_dim=experts.hidden_dim,
+            intermediate_dim=experts.intermediate_dim,
+            hidden_activation=experts.config.hidden_activation,
+            scheme=scheme,
+            double_quant=double_quant,
+            compute_dtype=compute_dtype,
+            device=target,
+        )
+        module.load_projection("gate_up", experts.gate_up_proj.detach())
+        module.load_projection("down", experts.down_proj.detach())
+        return module
+
+    # ---- quantization ------------------------------------------------------------------------
+
+    @property
+    def device(self) -> torch.device:
+        return self.gate_up_data.device
+
+    def load_projection(self, name: str, weight: torch.Tensor, experts_per_step: int | None = None) -> None:
+        """Quantize one fused projection ([E, rows, cols], any float dtype, any device) into this module.
+
+        Works through the experts a few at a time, so the float copy on the target device never exceeds
+        the scratch budget however large the projection is.
+        """
+        rows, cols = self.shapes[name]
+        if tuple(weight.shape) != (self.num_experts, rows, cols):
+            raise ValueError(f"{name}: expected {(self.num_experts, rows, cols)}, got {tuple(weight.shape)}")
+        device = self.device
+        if experts_per_step is None:
+            experts_per_step = max(1, self.scratch_bytes // (rows * cols * 4))
+        data_parts: list[torch.Tensor] = []
+        scale_parts: list[torch.Tensor] = []
+        for start in range(0, self.num_experts, experts_per_step):
+            chunk = weight[start : start + experts_per_step].to(device=device)
+            if self.scheme == "nf4":
+                packed, state = bnbf.quantize_4bit(
+                    chunk.to(self.compute_dtype).contiguous(),
+                    blocksize=self.blocksize,
+                    compress_statistics=False,
+                    quant_type="nf4",
+                )
+                data_parts.append(packed.reshape(-1))
+                scale_parts.append(state.absmax.float().reshape(-1))
+            else:
+                values, row_absmax, _ = bnbf.int8_vectorwise_quant(chunk.reshape(-1, cols).to(torch.float16))
+                data_parts.append(values.reshape(-1))
+                scale_parts.append(row_absmax.float().reshape(-1))
+            del chunk
+        data = torch.cat(data_parts)
+        absmax = torch.cat(scale_parts)
+        del data_parts, scale_parts
+        setattr(self, f"{name}_data", data)
+        if self.double_quant:
+            # Same scheme as bitsandbytes' compress_statistics, done once over all experts' scales so a
+            # run of experts can decode its slice of them (see _absmax).
+            offset = absmax.mean()
+            codes, nested = bnbf.quantize_blockwise(absmax - offset, blocksize=NESTED_BLOCKSIZE)
+            setattr(self, f"{name}_absmax", codes)
+            setattr(self, f"{name}_nested_absmax", nested.absmax.float())
+            setattr(self, f"{name}_nested_code", nested.code.float())
+            setattr(self, f"{name}_offset", offset.reshape(1).float())
+        else:
+            setattr(self, f"{name}_absmax", absmax)
+        self._loaded.add(name)
+
+    # ---- dequantization ----------------------------------------------------------------------
+
+    def _absmax(self, name: str, first_block: int, end_block: int) -> torch.Tensor:
+        absmax: torch.Tensor = getattr(self, f"{name}_absmax")
+        if not self.double_quant:
+            return absmax[first_block:end_block]
+        # Decode whole nested blocks around the slice, then cut it out.
+        lo = first_block // NESTED_BLOCKSIZE
+        hi = min(math.ceil(end_block / NESTED_BLOCKSIZE), getattr(self, f"{name}_nested_absmax").numel())
+        codes = absmax[lo * NESTED_BLOCKSIZE : hi * NESTED_BLOCKSIZE]
+        decoded = bnbf.dequantize_blockwise(
+            codes,
+            absmax=getattr(self, f"{name}_nested_absmax")[lo:hi],
+            code=getattr(self, f"{name}_nested_code"),
+            blocksize=NESTED_BLOCKSIZE,
+        )
+        decoded = decoded.float() + getattr(self, f"{name}_offset")
+        start = first_block - lo * NESTED_BLOCKSIZE
+        return decoded[start : start + (end_block - first_block)].contiguous()
+
+    def dequantize(self, name: str, start: int, stop: int, dtype: torch.dtype | None = None) -> torch.Tensor:
+        """Experts ``start:stop`` of projection ``name`` as a float tensor [stop - start, rows, cols]."""
+        if name not in self._loaded:
+            raise RuntimeError(f"QuantizedExperts.{name} was never loaded")
+        rows, cols = self.shapes[name]
+        dtype = dtype or self.compute_dtype
+        count = stop - start
+        data: torch.Tensor = getattr(self, f"{name}_data")
+        if self.scheme == "int8":
+            values = data[start * rows * cols : stop * rows * cols].view(count, rows, cols)
+            scales = getattr(self, f"{name}_absmax")[start * rows : stop * rows].view(count, rows, 1)
+            return (values.to(torch.float32) * (scales / 127.0)).to(dtype)
+        per_expert = rows * cols
+        blocks = per_expert // self.blocksize
+        packed = data[start * per_expert // 2 : stop * per_expert // 2]
+        absmax = self._absmax(name, start * blocks, stop * blocks)
+        # No ``out=`` here: the CPU backend of bitsandbytes 0.50 only implements the allocating variant.
+        state = bnbf.QuantState(
+            absmax=absmax,
+            shape=torch.Size((count, rows, cols)),
+            dtype=dtype,
+            blocksize=self.blocksize,
+            quant_type="nf4",
+        )
+        return bnbf.dequantize_4bit(packed, quant_state=state)
+
+    def _runs(self, counts: list[int]) -> Iterator[tuple[int, int]]:
+        """Maximal runs of consecutive routed-to experts, split to fit the scratch budget."""
+        rows, cols = self.shapes["gate_up"]
+        per_expert = (rows * cols + self.hidden_dim * self.intermediate_dim) * self.compute_dtype.itemsize
+        limit = max(1, self.scratch_bytes // per_expert)
+        expert = 0
+        while expert < self.num_experts:
+            if counts[expert] == 0:
+                expert += 1
+                continue
+            start = expert
+            while expert < self.num_experts and counts[expert] > 0 and expert - start < limit:
+                expert += 1
+            yield start, expert
+
+    def forward(
+        self, hidden_states: torch.Tensor, top_k_index: torch.Tensor, top_k_weights: torch.Tensor
+    ) -> torch.Tensor:
+        tokens, top_k = top_k_index.shape
+        flat_experts = top_k_index.reshape(-1)
+        # Sort the (token, slot) assignments by expert so each expert's rows are contiguous.
+        order = torch.argsort(flat_experts, stable=True)
+        token_of = order // top_k
+        # One host sync per layer: the run structure decides which experts get dequantized at all.
+        # Ids >= num_experts (the library's "dropped" sentinel) are counted in the last bin and skipped.
+        counts = torch.bincount(flat_experts, minlength=self.num_experts + 1).tolist()
+        inputs = hidden_states[token_of].to(self.compute_dtype)
+        outputs = torch.zeros(tokens * top_k, self.hidden_dim, dtype=self.compute_dtype, device=inputs.device)
+        ends = torch.tensor(counts[: self.num_experts], dtype=torch.int64).cumsum(0).tolist()
+        for start, stop in self._runs(counts):
+            row_start = ends[start] - counts[start]
+            row_stop = ends[stop - 1]
+            offsets = torch.tensor(
+                [ends[e] - row_start for e in range(start, stop)], dtype=torch.int32, device=inputs.device
+            )
+            gate_up = self.dequantize("gate_up", start, stop)
+            hidden = nn.functional.grouped_mm(
+                inputs[row_start:row_stop], gate_up.transpose(-1, -2), offs=offsets
+            )
+            del gate_up
+            gate, up = hidden.chunk(2, dim=-1)
+            hidden = self.act_fn(gate) * up
+            down = self.dequantize("down", start, stop)
+            outputs[row_start:row_stop] = nn.functional.grouped_mm(
+                hidden, down.transpose(-1, -2), offs=offsets
+            )
+            del down, hidden
+        # Router weights are float32 (softmax in fp32); weight in fp32 like the library, then cast back.
+        weights = top_k_weights.reshape(-1)[order]
+        weighted = (outputs.float() * weights[:, None]).to(hidden_states.dtype)
+        final = torch.zeros_like(hidden_states)
+        final.index_add_(0, token_of, weighted)
+        return final
+
+    def extra_repr(self) -> str:
+        return (
+            f"num_experts={self.num_experts}, hidden={self.hidden_dim}, "
+            f"intermediate={self.intermediate_dim}, scheme={self.scheme}, double_quant={self.double_quant}"
+        )
+
+
+# --------------------------------------------------------------------------------------------------
+# Non-expert linears
+
+
+def quantize_linear(
+    weight: torch.Tensor, scheme: str, device: torch.device, compute_dtype: torch.dtype = torch.bfloat16
+) -> nn.Module:
+    """A bias-free ``nn.Linear`` replacement holding ``weight`` ([out, in]) in ``scheme`` on ``device``."""
+    out_features, in_features = weight.shape
+    if scheme == "bf16":
+        linear = nn.Linear(in_features, out_features, bias=False, device="meta")
+        linear.weight = nn.Parameter(weight.to(device=device, dtype=compute_dtype), requires_grad=False)
+        return linear
+    if scheme == "int8":
+        linear8 = bnb.nn.Linear8bitLt(
+            in_features, out_features, bias=False, has_fp16_weights=False, threshold=0.0, device="meta"
+        )
+        # Int8Params quantizes when it moves from the CPU to the target device.
+        linear8.weight = bnb.nn.Int8Params(
+            weight.detach().to("cpu", torch.float16), requires_grad=False, has_fp16_weights=False
+        )
+        return linear8.to(device)
+    if scheme == "nf4":
+        linear4 = bnb.nn.Linear4bit(
+            in_features,
+            out_features,
+            bias=False,
+            compute_dtype=compute_dtype,
+            quant_type="nf4",
+            device="meta",
+        )
+        linear4.weight = bnb.nn.Params4bit(
+            weight.detach().to("cpu", compute_dtype), requires_grad=False, quant_type="nf4"
+        )
+        return linear4.to(device)
+    raise ValueError(f"unknown linear scheme {scheme!r}")
+
+
+def quantized_linear_paths(model: nn.Module) -> list[str]:
+    """Dotted names of the linears the policy may quantize (decoder copies; the encoder ties to them)."""
+    decoder = model.model.decoder  # type: ignore[union-attr]
+    paths = [
+        f"model.decoder.layers.{index}.{linear}"
+        for index in range(len(decoder.layers))
+        for linear in QUANTIZED_LAYER_LINEARS
+        if _get(model, f"model.decoder.layers.{index}.{linear}") is not None
+    ]
+    paths += [f"model.decoder.self_conditioning.{name}" for name in QUANTIZED_SELF_CONDITIONING_LINEARS]
+    return paths
+
+
+def _get(root: nn.Module, path: str) -> nn.Module | None:
+    module: nn.Module | None = root
+    for part in path.split("."):
+        module = getattr(module, part, None)
+        if module is None:
+            return None
+    return module
+
+
+def _set(root: nn.Module, path: str, value: nn.Module) -> None:
+    parent_path, _, name = path.rpartition(".")
+    parent = _get(root, parent_path) if parent_path else root
+    setattr(parent, name, value)
+
+
+def tied_partner(path: str) -> str | None:
+    """The encoder twin of a decoder text-layer module path (encoder and decoder layers share weights)."""
+    prefix = "model.decoder.layers."
+    if path.startswith(prefix):
+        return "model.encoder.language_model.layers." + path[len(prefix) :]
+    return None
+
+
+@torch.no_grad()
+def quantize_model(
+    model: nn.Module,
+    precision: str,
+    *,
+    linears: str | None = None,
+    double_quant: bool = True,
+    device: torch.device | str | None = None,
+) -> nn.Module:
+    """Quantize an in-memory ``DiffusionGemmaForBlockDiffusion`` in place (and return it) per the policy.
+
+    ``device`` defaults to where the model is. Tied encoder/decoder weights are quantized once and the
+    same module is installed in both layers.
+    """
+    policy = policy_for(precision, linears)
+    target = torch.device(device) if device is not None else next(model.parameters()).device
+    if policy.experts == "bf16" and policy.linears == "bf16":
+        return model.to(device=target, dtype=policy.compute_dtype)
+    decoder = model.model.decoder  # type: ignore[union-attr]
+    for index in range(len(decoder.layers)):
+        path = f"model.decoder.layers.{index}.experts"
+        experts = _get(model, path)
+        assert experts is not None
+        if policy.experts == "bf16":
+            replacement: nn.Module = experts.to(device=target, dtype=policy.compute_dtype)
+        else:
+            replacement = QuantizedExperts.from_float(
+                experts, policy.experts, double_quant, policy.compute_dtype, device=target
+            )
+        _install(model, path, replacement)
+    for path in quantized_linear_paths(model):
+        linear = _get(model, path)
+        assert isinstance(linear, nn.Linear)
+        _install(model, path, quantize_linear(linear.weight, policy.linears, target, policy.compute_dtype))
+    # Everything still in float (embeddings, norms, router, vision tower) goes to bf16 on the device;
+    # bitsandbytes modules ignore the dtype part of .to().
+    for module in model.modules():
+        if isinstance(module, QuantizedExperts | bnb.nn.Linear8bitLt | bnb.nn.Linear4bit):
+            continue
+        for param in module.parameters(recurse=False):
+            if param.is_floating_point():
+                param.data = param.data.to(device=target, dtype=policy.compute_dtype)
+        for name, buffer in list(module.named_buffers(recurse=False)):
+            module._buffers[name] = buffer.to(device=target)
+    return model
+
+
+def _install(model: nn.Module, path: str, module: nn.Module) -> None:
+    """Put ``module`` at ``path`` and at its tied encoder twin when that twin shares the weights."""
+    original = _get(model, path)
+    _set(model, path, module)
+    twin_path = tied_partner(path)
+    twin = _get(model, twin_path) if twin_path else None
+    if twin is None or original is None:
+        return
+    if _shares_weights(original, twin):
+        _set(model, twin_path, module)  # type: ignore[arg-type]
+    else:
+        raise ValueError(f"{twin_path} is not tied to {path}; DiffusionGemma ties encoder and decoder layers")
+
+
+def _shares_weights(left: nn.Module, right: nn.Module) -> bool:
+    mine = [p.data_ptr() for p in left.parameters(recurse=False)]
+    theirs = [p.data_ptr() for p in right.parameters(recurse=False)]
+    return left is right or (bool(mine) and mine == theirs)
+
+
+def module_bytes(model: nn.Module) -> int:
+    """Bytes actually held by the model's parameters and buffers, counting shared tensors once."""
+    seen: set[int] = set()
+    total = 0
+    for tensor in list(model.parameters()) + list(model.buffers()):
+        if tensor.device.type == "meta":
+            continue
+        key = tensor.data_ptr()
+        if key in seen or tensor.numel() == 0:
+            continue
+        seen.add(key)
+        total += tensor.numel() * tensor.element_size()
+        scb = getattr(tensor, "SCB", None)  # Int8Params keep their row scales outside the module
+        if isinstance(scb, torch.Tensor):
+            total += scb.numel() * scb.element_size()
+    return total
+
+
+# --------------------------------------------------------------------------------------------------
+# Footprint arithmetic (used by the doctor's estimate; the tests check it against real quantized bytes)
+
+
+def nf4_bytes(numel: int, double_quant: bool = True, blocksize: int = NF4_BLOCKSIZE) -> int:
+    """Bytes of one NF4 tensor: packed nibbles + block scales (uint8 + nested fp32 with double quant)."""
+    blocks = math.ceil(numel / blocksize)
+    if double_quant:
+        return numel // 2 + blocks + 4 * math.ceil(blocks / NESTED_BLOCKSIZE) + 256 * 4 + 4
+    return numel // 2 + 4 * blocks
+
+
+def int8_bytes(rows: int, cols: int) -> int:
+    """Bytes of one row-wise int8 matrix: the int8 values + one fp32 scale per row."""
+    return rows * cols + 4 * rows
