@@ -184,7 +184,7 @@ class Engine:
         messages = [{"role": "user", "content": content}]
         if getattr(self.tokenizer, "chat_template", None):
             ids = self.tokenizer.apply_chat_template(messages, tokenize=True, add_generation_prompt=True)
-            if isinstance(ids, dict):  # some tokenizers return a BatchEncoding
+            if hasattr(ids, "keys"):  # transformers 5 returns a BatchEncoding
                 ids = ids["input_ids"]
             ids = list(ids)
         else:
@@ -282,7 +282,7 @@ class Engine:
             slot_canvas = sampler.initialize_canvas(batch, device)
             argmax_slots = slot_canvas
             sc_logits: torch.Tensor | None = None
-            finished = ended.clone().to(device)
+            finished = torch.zeros(batch, dtype=torch.bool, device=device)
 
             for cur_step in reversed(range(1, steps + 1)):
                 if cancel is not None and cancel():

@@ -23,6 +23,8 @@ from transformers import (
     PreTrainedTokenizerBase,
 )
 
+from transformers.utils import logging as hf_logging
+
 from model.errors import ModelLoadError
 
 Precision = Literal["auto", "4bit", "8bit", "bf16", "fp32"]
@@ -213,6 +215,9 @@ def check_safetensors(path: Path) -> None:
 
 
 def load_tokenizer(folder: Path, config: DiffusionGemmaConfig) -> PreTrainedTokenizerBase:
+    if not any((folder / name).is_file() for name in ("tokenizer.json", "tokenizer.model")):
+        # Without this check transformers would quietly build an empty tokenizer from the config.
+        raise ModelLoadError(f"{folder} has no tokenizer (tokenizer.json or tokenizer.model)")
     try:
         tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True, trust_remote_code=False)
     except (OSError, ValueError, TypeError) as error:
@@ -275,6 +280,7 @@ def load(
         if progress is not None:
             progress(stage, fraction)
 
+    hf_logging.disable_progress_bar()  # progress goes through ``progress``, not tqdm on stderr
     report("finding the model", 0.0)
     folder = resolve_folder(spec, allow_download)
     target = resolve_device(device)

@@ -1,0 +1,251 @@
+"""The sampler loop on a tiny random-weight DiffusionGemma (real transformers classes, CPU)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import pytest
+import torch
+
+from model import DenoiseOptions, EditCancelled, EditRequest, Engine, RequestError, split_document
+from model.conditioning import self_conditioning_block
+
+FAST = DenoiseOptions(max_denoising_steps=6)
+
+
+@contextmanager
+def recorded_canvases(engine: Engine) -> Iterator[list[torch.Tensor]]:
+    """Every canvas the decoder is given, in order."""
+    seen: list[torch.Tensor] = []
+
+    def record(_module: Any, _args: Any, kwargs: dict[str, Any]) -> None:
+        seen.append(kwargs["decoder_input_ids"].clone())
+
+    handle = engine.model.register_forward_pre_hook(record, with_kwargs=True)
+    try:
+        yield seen
+    finally:
+        handle.remove()
+
+
+@contextmanager
+def recorded_self_conditioning(engine: Engine) -> Iterator[list[torch.Tensor]]:
+    """The self-conditioning signal as the decoder's self-conditioning block receives it."""
+    seen: list[torch.Tensor] = []
+
+    def record(_module: Any, args: tuple[Any, ...], _output: Any) -> None:
+        seen.append(args[1].clone())
+
+    handle = self_conditioning_block(engine.model).register_forward_hook(record)
+    try:
+        yield seen
+    finally:
+        handle.remove()
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_continuation_matches_transformers_generate(engine: Engine, seed: int) -> None:
+    canvas = engine.canvas_length
+    request = EditRequest(prefix="The lighthouse keeper climbed", mode="fill", max_new_tokens=2 * canvas,
+                          seed=seed, candidates=2, options=DenoiseOptions(max_denoising_steps=12))
+    result = engine.run(request)
+
+    prompt = engine._prefix_ids(request.prefix, request.context_budget)
+    torch.manual_seed(seed)
+    reference = engine.model.generate(
+        torch.tensor([prompt] * 2), max_new_tokens=2 * canvas, max_denoising_steps=12,
+    ).sequences[:, len(prompt):].tolist()
+
+    for ours, theirs in zip(result.raw_tokens, reference, strict=True):
+        assert len(ours) == len(theirs)
+        # generate() pads everything after the first end-of-text; the engine stops reading there.
+        end = ours.index(engine.eos_id) + 1 if engine.eos_id in ours else len(ours)
+        assert ours[:end] == theirs[:end]
+        assert all(token == engine.pad_id for token in theirs[end:])
+
+
+def test_pinned_suffix_holds_its_tokens_and_gets_no_self_conditioning(engine: Engine) -> None:
+    suffix = " the stairs every evening."
+    request = EditRequest(prefix="The keeper", suffix=suffix, mode="fill", max_new_tokens=10, seed=3,
+                          options=FAST)
+    with recorded_canvases(engine) as canvases, recorded_self_conditioning(engine) as signals:
+        result = engine.run(request)
+
+    suffix_ids = engine.encode(suffix)
+    assert len(canvases) == result.passes >= 2
+    for canvas in canvases:
+        assert canvas.shape[1] == engine.canvas_length
+        tail = canvas[0, 10:].tolist()
+        assert tail[: len(suffix_ids)] == suffix_ids
+        assert tail[len(suffix_ids)] == engine.eos_id  # the document ends inside the canvas
+        assert set(tail[len(suffix_ids) + 1 :]) <= {engine.pad_id}
+    # The first pass has no signal at all; later ones have it in the free slots only.
+    assert torch.count_nonzero(signals[0]) == 0
+    for signal in signals[1:]:
+        assert torch.count_nonzero(signal[:, 10:]) == 0
+        assert torch.count_nonzero(signal[:, :10]) > 0
+
+
+def test_slots_change_while_pinned_context_does_not(engine: Engine) -> None:
+    request = EditRequest(prefix="Rain fell", span="on the market", suffix=" square.", mode="rewrite", seed=5,
+                          options=FAST)
+    passes = list(_passes(engine, request))
+    assert len(passes) >= 2
+    assert passes[0].tokens != passes[-1].tokens  # noise is re-drawn for slots not accepted
+
+
+def _passes(engine: Engine, request: EditRequest) -> Iterator[Any]:
+    generator = engine.edit(request)
+    while True:
+        try:
+            yield next(generator)
+        except StopIteration:
+            return
+
+
+@pytest.mark.parametrize(
+    "document, start, end",
+    [
+        ("Line one.\r\nLine two — naïve café ☕.\r\n  indented\ttab", 11, 20),
+        ("🙂 emoji first, then text that goes on.", 2, 7),
+        ("   leading spaces and trailing   ", 3, 10),
+    ],
+)
+def test_context_round_trips_byte_for_byte(engine: Engine, document: str, start: int, end: int) -> None:
+    prefix, span, suffix = split_document(document, start, end)
+    result = engine.run(EditRequest(prefix=prefix, span=span, suffix=suffix, mode="rewrite", seed=1,
+                                    options=FAST))
+    rebuilt = prefix + result.text + suffix
+    assert rebuilt.startswith(prefix) and rebuilt.endswith(suffix)
+    assert rebuilt.encode()[: len(prefix.encode())] == document.encode()[: len(prefix.encode())]
+    assert rebuilt.encode()[len(rebuilt.encode()) - len(suffix.encode()):] == suffix.encode()
+
+
+def test_cancel_stops_within_one_pass(engine: Engine) -> None:
+    request = EditRequest(prefix="The keeper", mode="fill", max_new_tokens=8, seed=2,
+                          options=DenoiseOptions(max_denoising_steps=40, confidence_threshold=1e-9))
+    seen: list[int] = []
+    with recorded_canvases(engine) as canvases, pytest.raises(EditCancelled):
+        engine.run(request, cancel=lambda: len(seen) >= 3, on_pass=lambda p: seen.append(p.step))
+    assert seen == [0, 1, 2]
+    assert len(canvases) == 3  # no forward pass ran after the cancel
+
+
+def test_same_seed_same_result_other_seed_other_result(engine: Engine) -> None:
+    def run(seed: int) -> list[int]:
+        request = EditRequest(prefix="She wrote", suffix=" twice.", mode="fill", max_new_tokens=12, seed=seed,
+                              options=FAST)
+        return engine.run(request).raw_tokens[0]
+
+    assert run(11) == run(11)
+    assert run(11) != run(12)
+
+
+def test_multi_block_span_commits_blocks_and_pins_the_suffix_in_the_last_only(engine: Engine) -> None:
+    canvas = engine.canvas_length
+    suffix = " and that was the end of it."
+    request = EditRequest(prefix="Once", suffix=suffix, mode="fill", max_new_tokens=canvas + 10, seed=4,
+                          options=FAST)
+    with recorded_canvases(engine) as canvases:
+        passes = list(_passes(engine, request))
+    blocks = sorted({p.block for p in passes})
+    assert blocks == [0, 1]
+    first = [p for p in passes if p.block == 0]
+    second = [p for p in passes if p.block == 1]
+    assert all(len(p.tokens[0]) == canvas for p in first)
+    assert all(len(p.tokens[0]) == 10 for p in second)
+    assert all(p.committed[0] == "" for p in first)
+    assert second[0].committed[0] != ""  # the first block's text is shown before the second's slots
+    suffix_ids = engine.encode(suffix)
+    assert canvases[-1][0, 10 : 10 + len(suffix_ids)].tolist() == suffix_ids
+    # The first block has no pinned positions: the canvas tail is noise that changes between passes.
+    assert not torch.equal(canvases[0][0, -4:], canvases[1][0, -4:])
+
+
+def test_candidates_run_as_one_batch_with_different_noise(engine: Engine) -> None:
+    request = EditRequest(prefix="The boy", suffix=" the woods.", mode="fill", max_new_tokens=12, seed=9,
+                          candidates=3, options=FAST)
+    with recorded_canvases(engine) as canvases:
+        result = engine.run(request)
+    assert all(canvas.shape[0] == 3 for canvas in canvases)
+    assert len(result.texts) == 3
+    assert len({tuple(ids) for ids in result.raw_tokens}) == 3
+
+
+def test_result_drops_pad_and_end_markers(engine: Engine) -> None:
+    request = EditRequest(prefix="The boy", suffix=" the woods.", mode="fill", max_new_tokens=24, seed=1,
+                          options=FAST)
+    result = engine.run(request)
+    raw = result.raw_tokens[0][:24]
+    expected = [t for t in raw if t not in (engine.pad_id, engine.eos_id)]
+    assert result.token_ids[0] == expected
+    assert result.text == engine.tokenizer.decode(expected)
+
+
+def test_passes_carry_what_a_ui_paints(engine: Engine) -> None:
+    request = EditRequest(prefix="Rain", suffix=" fell.", mode="fill", max_new_tokens=8, seed=1, options=FAST)
+    for step, p in enumerate(_passes(engine, request)):
+        assert p.step == step
+        assert len(p.tokens[0]) == len(p.accepted[0]) == len(p.entropy[0]) == len(p.pieces[0]) == 8
+        assert p.pieces[0] == [engine.tokenizer.decode([t]) for t in p.tokens[0]]
+        assert all(e >= 0 for e in p.entropy[0])
+
+
+@pytest.mark.parametrize(
+    "request_kwargs, message",
+    [
+        ({"prefix": "", "suffix": "", "mode": "fill", "max_new_tokens": 8}, "empty"),
+        ({"prefix": "a", "mode": "fill", "max_new_tokens": 0}, "max new tokens"),
+        ({"prefix": "a", "mode": "fill", "max_new_tokens": -3}, "max new tokens"),
+        ({"prefix": "a", "mode": "rewrite", "span": "   "}, "non-empty span"),
+        ({"prefix": "a", "mode": "fill", "span": "x", "max_new_tokens": 4}, "no span"),
+        ({"prefix": "a", "mode": "instruct", "span": "x"}, "instruction"),
+        ({"prefix": "a", "mode": "poem", "max_new_tokens": 4}, "unknown mode"),
+        ({"prefix": "a", "mode": "fill", "max_new_tokens": 4, "candidates": 500}, "candidates"),
+        ({"prefix": "a", "mode": "fill", "max_new_tokens": 4, "context_budget": 0}, "context budget"),
+        ({"prefix": "a", "mode": "fill", "max_new_tokens": 4,
+          "options": DenoiseOptions(t_max=0.2, t_min=0.9)}, "temperature"),
+        ({"prefix": "a", "mode": "fill", "max_new_tokens": 4,
+          "options": DenoiseOptions(max_denoising_steps=0)}, "denoising steps"),
+        ({"prefix": "a", "mode": "fill", "max_new_tokens": 4,
+          "options": DenoiseOptions(entropy_bound=float("nan"))}, "finite"),
+        ({"prefix": "a", "mode": "fill", "max_new_tokens": 4,
+          "options": DenoiseOptions(entropy_bound=-1.0)}, "entropy bound"),
+    ],
+)
+def test_bad_requests_get_clear_errors(engine: Engine, request_kwargs: dict[str, Any], message: str) -> None:
+    with pytest.raises(RequestError, match=message):
+        engine.run(EditRequest(**request_kwargs))
+
+
+@pytest.mark.parametrize("start, end", [(-1, 3), (2, 99), (5, 2)])
+def test_span_outside_the_text_is_refused(start: int, end: int) -> None:
+    with pytest.raises(RequestError, match="outside the text"):
+        split_document("short text", start, end)
+
+
+def test_empty_document_is_refused() -> None:
+    with pytest.raises(RequestError, match="empty"):
+        split_document("", 0, 0)
+
+
+def test_checkpoint_generation_defaults_are_used(engine: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(engine.loaded.generation_defaults, "max_denoising_steps", 3)
+    monkeypatch.setitem(engine.loaded.generation_defaults, "confidence_threshold", 1e-12)
+    result = engine.run(EditRequest(prefix="Once", mode="fill", max_new_tokens=4, seed=1))
+    assert result.passes == 3
+    # A request's own option wins over the checkpoint's.
+    result = engine.run(EditRequest(prefix="Once", mode="fill", max_new_tokens=4, seed=1,
+                                    options=DenoiseOptions(max_denoising_steps=5)))
+    assert result.passes == 5
+
+
+def test_instruct_mode_uses_the_chat_prompt(engine: Engine) -> None:
+    request = EditRequest(prefix="Before. ", span="The text.", suffix=" After.", mode="instruct",
+                          instruction="Make it shorter", max_new_tokens=8, seed=1, options=FAST)
+    with recorded_canvases(engine):
+        result = engine.run(request)
+    assert result.prompt_tokens > len(engine.encode("Make it shorter"))
+    assert len(result.token_ids[0]) <= 8

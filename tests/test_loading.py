@@ -1,0 +1,176 @@
+"""Loading checkpoints: the round trip, and each way a checkpoint can be broken."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+import torch
+from transformers import DiffusionGemmaForBlockDiffusion
+
+from model import ModelLoadError, load
+from model.architecture import TextModelShape, build_config
+from model.tokenization import train_bpe_tokenizer
+
+
+@pytest.fixture()
+def checkpoint_copy(tiny_checkpoint: Path, tmp_path: Path) -> Path:
+    return Path(shutil.copytree(tiny_checkpoint, tmp_path / "copy"))
+
+
+def test_save_pretrained_round_trip_gives_the_same_logits(tmp_path: Path) -> None:
+    tokenizer = train_bpe_tokenizer(["a small text to train on, with some words"] * 3, 300)
+    torch.manual_seed(0)
+    original = DiffusionGemmaForBlockDiffusion(build_config(TextModelShape(vocab_size=len(tokenizer)))).eval()
+    original.save_pretrained(tmp_path / "m")
+    tokenizer.save_pretrained(tmp_path / "m")
+    assert (tmp_path / "m" / "model.safetensors").is_file()
+
+    loaded = load(tmp_path / "m", device="cpu")
+    assert loaded.precision == "fp32" and loaded.device.type == "cpu"
+    prompt = torch.tensor([[2, 40, 41, 42]])
+    canvas = torch.randint(0, len(tokenizer), (1, loaded.canvas_length))
+    with torch.no_grad():
+        expected = original(input_ids=prompt, decoder_input_ids=canvas).logits
+        actual = loaded.model(input_ids=prompt, decoder_input_ids=canvas).logits
+    torch.testing.assert_close(actual, expected)
+    assert loaded.tokenizer.encode("a small text", add_special_tokens=False) == tokenizer.encode(
+        "a small text", add_special_tokens=False
+    )
+
+
+def test_generation_config_supplies_sampler_defaults(checkpoint_copy: Path) -> None:
+    (checkpoint_copy / "generation_config.json").write_text(json.dumps({
+        "max_denoising_steps": 17, "t_min": 0.3, "t_max": 0.9,
+        "sampler_config": {"entropy_bound": 0.25, "_cls_name": "EntropyBoundSamplerConfig"},
+    }))
+    loaded = load(checkpoint_copy, device="cpu")
+    assert loaded.generation_defaults == {"max_denoising_steps": 17, "t_min": 0.3, "t_max": 0.9,
+                                          "entropy_bound": 0.25}
+
+
+def test_missing_folder(tmp_path: Path) -> None:
+    with pytest.raises(ModelLoadError, match="does not exist"):
+        load(tmp_path / "nowhere")
+
+
+def test_a_file_instead_of_a_folder(tmp_path: Path) -> None:
+    (tmp_path / "model.txt").write_text("hi")
+    with pytest.raises(ModelLoadError, match="is a file"):
+        load(tmp_path / "model.txt")
+
+
+def test_folder_without_config(tmp_path: Path) -> None:
+    with pytest.raises(ModelLoadError, match="no config.json"):
+        load(tmp_path)
+
+
+def test_folder_without_weights(checkpoint_copy: Path) -> None:
+    (checkpoint_copy / "model.safetensors").unlink()
+    with pytest.raises(ModelLoadError, match="has no weights"):
+        load(checkpoint_copy)
+
+
+def test_pickle_weights_are_refused(checkpoint_copy: Path) -> None:
+    (checkpoint_copy / "model.safetensors").rename(checkpoint_copy / "pytorch_model.bin")
+    with pytest.raises(ModelLoadError, match="safetensors only"):
+        load(checkpoint_copy)
+
+
+def test_truncated_safetensors(checkpoint_copy: Path) -> None:
+    weights = checkpoint_copy / "model.safetensors"
+    data = weights.read_bytes()
+    weights.write_bytes(data[: len(data) - 1000])
+    with pytest.raises(ModelLoadError, match="truncated"):
+        load(checkpoint_copy)
+
+
+def test_corrupt_safetensors_header(checkpoint_copy: Path) -> None:
+    weights = checkpoint_copy / "model.safetensors"
+    data = bytearray(weights.read_bytes())
+    data[8:20] = b"not json at!"
+    weights.write_bytes(bytes(data))
+    with pytest.raises(ModelLoadError, match="not a valid safetensors file"):
+        load(checkpoint_copy)
+
+
+def test_missing_shard_of_an_index(checkpoint_copy: Path) -> None:
+    (checkpoint_copy / "model.safetensors").unlink()
+    (checkpoint_copy / "model.safetensors.index.json").write_text(json.dumps(
+        {"metadata": {}, "weight_map": {"lm_head.weight": "model-00001-of-00002.safetensors"}}
+    ))
+    with pytest.raises(ModelLoadError, match="missing weight shards: model-00001-of-00002"):
+        load(checkpoint_copy)
+
+
+def test_config_of_another_model_type(checkpoint_copy: Path) -> None:
+    config = json.loads((checkpoint_copy / "config.json").read_text())
+    config["model_type"] = "llama"
+    (checkpoint_copy / "config.json").write_text(json.dumps(config))
+    with pytest.raises(ModelLoadError, match="holds a llama model"):
+        load(checkpoint_copy)
+
+
+def test_config_that_is_not_json(checkpoint_copy: Path) -> None:
+    (checkpoint_copy / "config.json").write_text("{ broken")
+    with pytest.raises(ModelLoadError, match="not valid JSON"):
+        load(checkpoint_copy)
+
+
+def test_tokenizer_that_does_not_match_the_vocabulary(checkpoint_copy: Path) -> None:
+    bigger = train_bpe_tokenizer([" ".join(f"word{i} thing{i * 7}" for i in range(3000))], 1000)
+    assert len(bigger) > 500
+    for name in ("tokenizer.json", "tokenizer_config.json"):
+        (checkpoint_copy / name).unlink(missing_ok=True)
+    bigger.save_pretrained(checkpoint_copy)
+    with pytest.raises(ModelLoadError, match="tokenizer does not match the model"):
+        load(checkpoint_copy)
+
+
+def test_missing_tokenizer(checkpoint_copy: Path) -> None:
+    for name in ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json"):
+        (checkpoint_copy / name).unlink(missing_ok=True)
+    with pytest.raises(ModelLoadError, match="has no tokenizer"):
+        load(checkpoint_copy)
+
+
+def test_hub_id_not_in_cache_and_downloads_off(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "empty-cache"))
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ModelLoadError, match="not in the local Hugging Face cache, and downloads are off"):
+        load("google/diffusiongemma-26B-A4B-it")
+
+
+def test_hub_id_found_in_the_local_cache(tiny_checkpoint: Path, tmp_path: Path,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    # Lay the tiny checkpoint out as the hub cache does (refs/main -> snapshots/<commit>/files).
+    repo = tmp_path / "cache" / "models--redraft--tiny"
+    commit = "0" * 40
+    (repo / "refs").mkdir(parents=True)
+    (repo / "refs" / "main").write_text(commit)
+    shutil.copytree(tiny_checkpoint, repo / "snapshots" / commit)
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr("huggingface_hub.constants.HF_HUB_CACHE", str(tmp_path / "cache"))
+    monkeypatch.chdir(tmp_path)
+    loaded = load("redraft/tiny", device="cpu")
+    assert loaded.folder == repo / "snapshots" / commit
+
+
+def test_unknown_precision(tiny_checkpoint: Path) -> None:
+    with pytest.raises(ModelLoadError, match="unknown precision"):
+        load(tiny_checkpoint, precision="3bit")
+
+
+def test_builtin_model_missing_is_explained(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("REDRAFT_RESOURCES", str(tmp_path))
+    with pytest.raises(ModelLoadError, match="built-in model is not installed"):
+        load()
+
+
+def test_progress_is_reported_in_order(tiny_checkpoint: Path) -> None:
+    stages: list[tuple[str, float]] = []
+    load(tiny_checkpoint, device="cpu", progress=lambda stage, fraction: stages.append((stage, fraction)))
+    fractions = [fraction for _, fraction in stages]
+    assert fractions == sorted(fractions) and fractions[0] == 0.0 and fractions[-1] == 1.0
