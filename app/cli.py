@@ -1,0 +1,246 @@
+"""The ``redraft`` command: the editor by default, plus headless subcommands for scripts.
+
+    redraft [FILE]                        open the editor (on the built-in model unless --model)
+    redraft fill --json                   JSON lines in (prefix, suffix, max_new_tokens, seed), JSON lines out
+    redraft fill FILE --at OFFSET         fill a gap, showing each pass; the document goes to stdout
+    redraft rewrite FILE --span START:END rewrite a span, showing each pass; the document goes to stdout
+    redraft doctor                        will this model fit this machine?
+
+Headless commands never import Qt. Errors go to stderr with a non-zero exit status.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2
+SUBCOMMANDS = ("fill", "rewrite", "doctor", "edit")
+
+
+def _model_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--model", default=None, help="model folder or hub id (default: the built-in model)")
+    parser.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"))
+    parser.add_argument(
+        "--precision", default="auto", choices=("auto", "4bit", "8bit", "bf16", "fp32"), help="weight precision"
+    )
+    parser.add_argument("--allow-download", action="store_true", help="let a hub id download (off by default)")
+
+
+def _sampler_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--seed", type=int, default=None, help="fix the noise for reproducible results")
+    parser.add_argument("--steps", type=int, default=None, help="maximum denoising passes per canvas")
+    parser.add_argument("--candidates", type=int, default=1, help="candidates developed side by side")
+    parser.add_argument("--context-budget", type=int, default=2048, help="prefix tokens kept as context")
+    parser.add_argument("--only-span", action="store_true", help="print only the new text, not the document")
+    parser.add_argument("--quiet", action="store_true", help="do not show the passes as they develop")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="redraft", description="Rewrite text in place with a diffusion model.")
+    commands = parser.add_subparsers(dest="command")
+
+    edit = commands.add_parser("edit", help="open the editor (the default)")
+    edit.add_argument("file", nargs="?", type=Path)
+    edit.add_argument("--model", default=None, help="model folder or hub id (default: the built-in model)")
+
+    fill = commands.add_parser("fill", help="fill a gap in a file, or answer JSON-lines requests")
+    fill.add_argument("file", nargs="?", type=Path)
+    fill.add_argument("--json", action="store_true", help="read JSON-lines requests from stdin")
+    fill.add_argument("--at", type=int, default=None, help="character offset of the gap")
+    fill.add_argument("--max-new-tokens", type=int, default=32, help="longest text the gap may get")
+    _model_options(fill)
+    _sampler_options(fill)
+
+    rewrite = commands.add_parser("rewrite", help="rewrite a span of a file")
+    rewrite.add_argument("file", type=Path)
+    rewrite.add_argument("--span", required=True, help="START:END character offsets")
+    rewrite.add_argument("--max-new-tokens", type=int, default=None, help="cap on the new span's tokens")
+    _model_options(rewrite)
+    _sampler_options(rewrite)
+
+    doctor = commands.add_parser("doctor", help="check whether a model fits this machine")
+    doctor.add_argument("rest", nargs=argparse.REMAINDER)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    if not args_list or (args_list[0] not in SUBCOMMANDS and not args_list[0].startswith("-")):
+        args_list = ["edit", *args_list]
+    args = build_parser().parse_args(args_list)
+    if args.command in (None, "edit"):
+        from app.gui import run_editor  # Qt only for the editor
+
+        return run_editor(model_spec=getattr(args, "model", None), file=getattr(args, "file", None))
+    if args.command == "doctor":
+        from model.doctor import doctor_main
+
+        return doctor_main(args.rest)
+
+    from model.errors import RedraftError
+
+    try:
+        if args.command == "fill" and args.json:
+            return _fill_json(args, sys.stdin, sys.stdout)
+        return _edit_file(args)
+    except RedraftError as error:
+        print(f"redraft: {error}", file=sys.stderr)
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        print("redraft: interrupted", file=sys.stderr)
+        return 130
+
+
+def _load(args: argparse.Namespace) -> Any:
+    from model import load
+
+    return load(args.model, precision=args.precision, device=args.device, allow_download=args.allow_download)
+
+
+def _options(args: argparse.Namespace) -> Any:
+    from model import DenoiseOptions
+
+    return DenoiseOptions(max_denoising_steps=args.steps)
+
+
+def _fill_json(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
+    """One JSON line out per request line in; a bad request gets an ``error`` line and exit status 1."""
+    from model import EditRequest, Engine, RedraftError
+
+    engine = Engine(_load(args))
+    status = EXIT_OK
+    for number, line in enumerate(stdin, start=1):
+        if not line.strip():
+            continue
+        try:
+            fields = json.loads(line)
+            if not isinstance(fields, dict):
+                raise ValueError("a request must be a JSON object")
+            unknown = set(fields) - {"prefix", "suffix", "max_new_tokens", "seed", "candidates"}
+            if unknown:
+                raise ValueError(f"unknown fields: {', '.join(sorted(unknown))}")
+            request = EditRequest(
+                prefix=fields.get("prefix", ""),
+                suffix=fields.get("suffix", ""),
+                mode="fill",
+                max_new_tokens=fields.get("max_new_tokens", args.max_new_tokens),
+                seed=fields.get("seed", args.seed),
+                candidates=fields.get("candidates", 1),
+                options=_options(args),
+                context_budget=args.context_budget,
+            )
+            result = engine.run(request)
+            answer: dict[str, Any] = {
+                "text": result.text,
+                "passes": result.passes,
+                "tokens_per_forward": round(result.tokens_per_forward, 3),
+                "ms_per_pass": round(result.ms_per_pass, 2),
+            }
+            if len(result.texts) > 1:
+                answer["candidates"] = result.texts
+        except (ValueError, TypeError, RedraftError) as error:
+            message = f"request on line {number}: {error}"
+            print(f"redraft: {message}", file=sys.stderr)
+            answer = {"error": message}
+            status = EXIT_ERROR
+        stdout.write(json.dumps(answer, ensure_ascii=False) + "\n")
+        stdout.flush()
+    return status
+
+
+def _read_document(path: Path) -> str:
+    from model.errors import RequestError
+
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        raise RequestError(f"cannot read {path}: {error.strerror}") from error
+    if b"\x00" in data[:8192]:
+        raise RequestError(f"{path} looks like a binary file, not text")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise RequestError(f"{path} is not UTF-8 text ({error.reason} at byte {error.start})") from error
+
+
+def _parse_span(text: str) -> tuple[int, int]:
+    from model.errors import RequestError
+
+    try:
+        start, end = (int(part) for part in text.split(":"))
+    except ValueError as error:
+        raise RequestError(f"--span must be START:END character offsets, got {text!r}") from error
+    return start, end
+
+
+def _edit_file(args: argparse.Namespace) -> int:
+    from model import EditRequest, Engine, RequestError, split_document
+
+    if args.file is None:
+        raise RequestError("fill needs a FILE with --at OFFSET, or --json to read requests from stdin")
+    document = _read_document(args.file)
+    common: dict[str, Any] = {
+        "seed": args.seed,
+        "candidates": args.candidates,
+        "options": _options(args),
+        "context_budget": args.context_budget,
+        "max_new_tokens": args.max_new_tokens,
+    }
+    if args.command == "fill":
+        if args.at is None:
+            raise RequestError("fill FILE needs --at OFFSET (the character offset of the gap)")
+        prefix, _, suffix = split_document(document, args.at, args.at)
+        request = EditRequest(prefix=prefix, suffix=suffix, mode="fill", **common)
+    else:
+        prefix, span, suffix = split_document(document, *_parse_span(args.span))
+        if not span.strip():
+            raise RequestError("the span is empty or only whitespace; use fill to write into a gap")
+        request = EditRequest(prefix=prefix, span=span, suffix=suffix, mode="rewrite", **common)
+    request.validate()  # before the (slow) model load
+    engine = Engine(_load(args))
+    display = None if args.quiet else PassDisplay(sys.stderr)
+    result = engine.run(request, on_pass=display)
+    if display is not None:
+        display.done(result)
+    new_text = result.text
+    sys.stdout.write(new_text if args.only_span else prefix + new_text + suffix)
+    sys.stdout.flush()
+    return EXIT_OK
+
+
+class PassDisplay:
+    """Shows each pass on stderr: accepted text in ink, the rest as dim noise (one line per pass off a TTY)."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+        self.live = stream.isatty()
+
+    def __call__(self, step: Any) -> None:
+        pieces, accepted = step.pieces[0], step.accepted[0]
+        if self.live:
+            dim, reset = "\033[2m", "\033[0m"
+            body = "".join(p if ok else f"{dim}{p}{reset}" for p, ok in zip(pieces, accepted, strict=True))
+            line = f"pass {step.step + 1:>3}  {step.committed[0]}{body}".replace("\n", "⏎")
+            self.stream.write("\r\033[K" + line[:400])
+        else:
+            shown = "".join(p if ok else "·" for p, ok in zip(pieces, accepted, strict=True))
+            self.stream.write(f"pass {step.step + 1:>3}: {step.committed[0]}{shown}".replace("\n", "⏎") + "\n")
+        self.stream.flush()
+
+    def done(self, result: Any) -> None:
+        if self.live:
+            self.stream.write("\r\033[K")
+        self.stream.write(
+            f"{result.passes} passes, {result.tokens_per_forward:.2f} tokens per forward, "
+            f"{result.ms_per_pass:.1f} ms per pass\n"
+        )
+        self.stream.flush()
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

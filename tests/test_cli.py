@@ -1,0 +1,108 @@
+"""The headless ``redraft`` subcommands, run as a user runs them (a subprocess)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ENV = {**os.environ, "OMP_NUM_THREADS": "1"}
+
+
+def redraft(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+    done = subprocess.run(
+        [sys.executable, "-m", "app.cli", *args],
+        input=stdin.encode("utf-8"), capture_output=True, env=ENV, timeout=300,
+        cwd=Path(__file__).resolve().parent.parent,
+    )
+    # Decode by hand: text mode would translate "\r\n" and hide whether line endings survive.
+    return subprocess.CompletedProcess(done.args, done.returncode, done.stdout.decode("utf-8"),
+                                       done.stderr.decode("utf-8"))
+
+
+def test_fill_json_answers_a_batch(tiny_checkpoint: Path) -> None:
+    requests = [
+        {"prefix": "The lighthouse keeper", "suffix": " every evening.", "max_new_tokens": 6, "seed": 1},
+        {"prefix": "Rain fell on the", "max_new_tokens": 40, "seed": 2},
+        {"prefix": "", "suffix": "begins the story.", "max_new_tokens": 5},
+    ]
+    stdin = "".join(json.dumps(r) + "\n" for r in requests)
+    done = redraft("fill", "--json", "--model", str(tiny_checkpoint), "--steps", "8", stdin=stdin)
+    assert done.returncode == 0, done.stderr
+    answers = [json.loads(line) for line in done.stdout.splitlines()]
+    assert len(answers) == 3
+    for answer in answers:
+        assert set(answer) == {"text", "passes", "tokens_per_forward", "ms_per_pass"}
+        assert isinstance(answer["text"], str)
+        assert 1 <= answer["passes"] <= 8 * 2  # the 40-token request spans two canvases
+        assert answer["ms_per_pass"] > 0
+    # Same request and seed, same text.
+    again = redraft("fill", "--json", "--model", str(tiny_checkpoint), "--steps", "8",
+                    stdin=json.dumps(requests[0]) + "\n")
+    assert json.loads(again.stdout)["text"] == answers[0]["text"]
+
+
+def test_fill_json_reports_bad_lines_and_keeps_going(tiny_checkpoint: Path) -> None:
+    stdin = 'not json\n{"prefix": "", "suffix": ""}\n{"prefix": "Once", "max_new_tokens": 3, "seed": 1}\n'
+    done = redraft("fill", "--json", "--model", str(tiny_checkpoint), "--steps", "4", stdin=stdin)
+    assert done.returncode == 1
+    answers = [json.loads(line) for line in done.stdout.splitlines()]
+    assert "line 1" in answers[0]["error"]
+    assert "empty" in answers[1]["error"]
+    assert "text" in answers[2]
+    assert "line 1" in done.stderr and "line 2" in done.stderr
+
+
+def test_rewrite_prints_passes_and_the_document(tiny_checkpoint: Path, tmp_path: Path) -> None:
+    document = "Première ligne.\r\nThe rain fell on the square.\r\nFin — ☕\n"
+    path = tmp_path / "doc.txt"
+    path.write_bytes(document.encode("utf-8"))
+    start = document.index("rain")
+    end = start + len("rain fell")
+    done = redraft("rewrite", str(path), "--span", f"{start}:{end}", "--model", str(tiny_checkpoint),
+                   "--steps", "5", "--seed", "3")
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.count("pass ") >= 1 and "tokens per forward" in done.stderr
+    assert done.stdout.startswith(document[:start]) and done.stdout.endswith(document[end:])
+
+
+def test_fill_at_offset(tiny_checkpoint: Path, tmp_path: Path) -> None:
+    path = tmp_path / "doc.txt"
+    path.write_text("Before the gap. After the gap.", encoding="utf-8")
+    done = redraft("fill", str(path), "--at", "15", "--max-new-tokens", "4", "--model", str(tiny_checkpoint),
+                   "--steps", "4", "--only-span", "--quiet")
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""
+    assert len(done.stdout) > 0
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["rewrite", "{doc}", "--span", "5:999"], "outside the text"),
+        (["rewrite", "{doc}", "--span", "five"], "START:END"),
+        (["fill", "{doc}"], "--at"),
+        (["fill", "{doc}", "--at", "3", "--max-new-tokens", "0"], "max new tokens"),
+        (["fill", "{missing}", "--at", "3"], "cannot read"),
+        (["fill", "{binary}", "--at", "3"], "binary"),
+    ],
+)
+def test_errors_go_to_stderr_with_a_nonzero_exit(tiny_checkpoint: Path, tmp_path: Path,
+                                                  args: list[str], message: str) -> None:
+    (tmp_path / "doc.txt").write_text("Some text here.", encoding="utf-8")
+    (tmp_path / "image.png").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00")
+    paths = {"doc": tmp_path / "doc.txt", "missing": tmp_path / "nope.txt", "binary": tmp_path / "image.png"}
+    done = redraft(*[a.format(**paths) for a in args], "--model", str(tiny_checkpoint))
+    assert done.returncode != 0
+    assert message in done.stderr
+    assert done.stdout == ""
+
+
+def test_missing_model_is_a_clear_error(tmp_path: Path) -> None:
+    done = redraft("fill", "--json", "--model", str(tmp_path / "no-model"), stdin="{}\n")
+    assert done.returncode == 1
+    assert "does not exist" in done.stderr
