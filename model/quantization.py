@@ -417,7 +417,7 @@ def quantize_model(
     policy = policy_for(precision, linears)
     target = torch.device(device) if device is not None else next(model.parameters()).device
     if policy.experts == "bf16" and policy.linears == "bf16":
-        return model.to(device=target, dtype=policy.compute_dtype)
+        return cast_floating_parameters(model, target, policy.compute_dtype)
     decoder = model.model.decoder  # type: ignore[union-attr]
     for index in range(len(decoder.layers)):
         path = f"model.decoder.layers.{index}.experts"
@@ -434,16 +434,25 @@ def quantize_model(
         linear = _get(model, path)
         assert isinstance(linear, nn.Linear)
         _install(model, path, quantize_linear(linear.weight, policy.linears, target, policy.compute_dtype))
-    # Everything still in float (embeddings, norms, router, vision tower) goes to bf16 on the device;
-    # bitsandbytes modules ignore the dtype part of .to().
+    cast_floating_parameters(model, target, policy.compute_dtype)
+    return model
+
+
+def cast_floating_parameters(model: nn.Module, device: torch.device, dtype: torch.dtype) -> nn.Module:
+    """Float parameters to ``dtype`` on ``device``; buffers only move.
+
+    Unlike ``model.to(dtype)`` this keeps the rotary inverse-frequency tables and embedding scales in
+    float32, as ``from_pretrained(dtype=torch.bfloat16)`` does (a bf16 rotary table visibly shifts the
+    logits). bitsandbytes modules are left alone: their storage is already final.
+    """
     for module in model.modules():
         if isinstance(module, QuantizedExperts | bnb.nn.Linear8bitLt | bnb.nn.Linear4bit):
             continue
         for param in module.parameters(recurse=False):
             if param.is_floating_point():
-                param.data = param.data.to(device=target, dtype=policy.compute_dtype)
+                param.data = param.data.to(device=device, dtype=dtype)
         for name, buffer in list(module.named_buffers(recurse=False)):
-            module._buffers[name] = buffer.to(device=target)
+            module._buffers[name] = buffer.to(device=device)
     return model
 
 

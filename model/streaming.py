@@ -1,0 +1,299 @@
+"""Streaming, quantize-as-you-go loading of a DiffusionGemma safetensors checkpoint.
+
+``from_pretrained`` with a bf16 26B-A4B would need ~50 GB of host RAM or VRAM before any quantization
+could happen. Here the model skeleton is built with its parameters on the meta device (buffers such as
+the rotary tables are still computed for real: they are tiny and not all are in the checkpoint), then
+the shards are read with ``safe_open`` one tensor at a time; each tensor is quantized or cast onto the
+target device and the float copy is dropped before the next one is read. Fused expert tensors are
+quantized a few experts at a time (see ``QuantizedExperts.load_projection``), so not even one layer's
+bf16 experts has to sit on the GPU.
+
+Ties: encoder and decoder text layers (and the LM head / embeddings) share parameters. The skeleton's
+own tie map (parameters that are the same object) tells which checkpoint names are one weight; the
+first name found in the checkpoint is loaded and the result installed at every name of the group,
+whichever side the checkpoint happened to save.
+"""
+
+from __future__ import annotations
+
+import json
+import weakref
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import torch
+from safetensors import safe_open
+from torch import nn
+from transformers import DiffusionGemmaConfig, DiffusionGemmaForBlockDiffusion
+
+from model.quantization import (
+    QUANTIZED_LAYER_LINEARS,
+    QUANTIZED_SELF_CONDITIONING_LINEARS,
+    PrecisionPolicy,
+    QuantizedExperts,
+    policy_for,
+    quantize_linear,
+)
+
+SINGLE_FILE = "model.safetensors"
+INDEX_FILE = "model.safetensors.index.json"
+LAYER_PREFIXES = ("model.decoder.layers.", "model.encoder.language_model.layers.")
+
+
+@dataclass
+class StreamingStats:
+    """What the loader held while it ran (the tests assert on these)."""
+
+    shards: int = 0
+    tensors: int = 0
+    largest_shard_bytes: int = 0
+    largest_tensor_bytes: int = 0
+    # Checkpoint (unquantized) tensors alive at once, in bytes, measured through weak references to
+    # every tensor read: anything still referenced (by the loader, a quantizer, a cache) counts, except
+    # tensors the model adopted as its own weights unchanged (e.g. bf16 norms loaded onto the CPU).
+    peak_unquantized_bytes: int = 0
+    # Anonymous resident memory of this process (excludes the shards' page cache), sampled per tensor.
+    baseline_rss_anon_bytes: int | None = None
+    peak_rss_anon_bytes: int | None = None
+    skipped_tied: list[str] = field(default_factory=list)
+
+    @property
+    def peak_rss_growth_bytes(self) -> int | None:
+        if self.baseline_rss_anon_bytes is None or self.peak_rss_anon_bytes is None:
+            return None
+        return self.peak_rss_anon_bytes - self.baseline_rss_anon_bytes
+
+
+def rss_anon_bytes() -> int | None:
+    """This process's anonymous resident memory (Linux); ``None`` where /proc is not available."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("RssAnon:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        return None
+    return None
+
+
+def shard_files(folder: Path) -> list[Path]:
+    """The checkpoint's safetensors files, from the index when there is one (the hub's layout)."""
+    index = folder / INDEX_FILE
+    if index.is_file():
+        weight_map: dict[str, str] = json.loads(index.read_text(encoding="utf-8"))["weight_map"]
+        return [folder / name for name in sorted(set(weight_map.values()))]
+    single = folder / SINGLE_FILE
+    if single.is_file():
+        return [single]
+    raise FileNotFoundError(f"{folder} has neither {INDEX_FILE} nor {SINGLE_FILE}")
+
+
+@contextmanager
+def parameters_on_meta() -> Iterator[None]:
+    """Within the block, every parameter a module registers is moved to the meta device.
+
+    Unlike ``with torch.device("meta")`` this keeps buffers real, so rotary tables and embedding scales
+    (non-persistent, never in a checkpoint) come out right without re-deriving them afterwards.
+    Construction creates each parameter with ``torch.empty`` first: that reserves but never touches
+    memory, and it is released at once.
+    """
+    original = nn.Module.register_parameter
+
+    def register_on_meta(module: nn.Module, name: str, param: nn.Parameter | None) -> None:
+        if param is not None and param.device.type != "meta":
+            param = nn.Parameter(param.to("meta"), requires_grad=param.requires_grad)
+        original(module, name, param)
+
+    nn.Module.register_parameter = register_on_meta  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        nn.Module.register_parameter = original  # type: ignore[method-assign]
+
+
+def build_skeleton(config: DiffusionGemmaConfig) -> DiffusionGemmaForBlockDiffusion:
+    """The model with all parameters on meta (ties already made) and real buffers on the CPU."""
+    with parameters_on_meta():
+        model = DiffusionGemmaForBlockDiffusion(config)
+    return model.eval()
+
+
+def _is_policy_linear(name: str) -> bool:
+    """Whether parameter ``name`` is the weight of a linear the precision policy quantizes."""
+    if not name.endswith(".weight"):
+        return False
+    module = name[: -len(".weight")]
+    for prefix in LAYER_PREFIXES:
+        if module.startswith(prefix):
+            inner = module[len(prefix) :].split(".", 1)[-1]
+            return inner in QUANTIZED_LAYER_LINEARS
+    sc_prefix = "model.decoder.self_conditioning."
+    return module.startswith(sc_prefix) and module[len(sc_prefix) :] in QUANTIZED_SELF_CONDITIONING_LINEARS
+
+
+def _set_module(model: nn.Module, path: str, module: nn.Module) -> None:
+    parent, _, attr = path.rpartition(".")
+    setattr(model.get_submodule(parent), attr, module)
+
+
+class _Loader:
+    def __init__(
+        self,
+        model: DiffusionGemmaForBlockDiffusion,
+        policy: PrecisionPolicy,
+        device: torch.device,
+        stats: StreamingStats,
+    ) -> None:
+        self.model = model
+        self.policy = policy
+        self.device = device
+        self.stats = stats
+        self.groups: dict[str, list[str]] = {}
+        by_object: dict[int, list[str]] = {}
+        for name, param in model.named_parameters(remove_duplicate=False):
+            by_object.setdefault(id(param), []).append(name)
+        for names in by_object.values():
+            for name in names:
+                self.groups[name] = names
+        self.buffers = {name for name, _ in model.named_buffers()}
+        self.loaded: set[str] = set()  # every parameter name already materialized (whole tie groups)
+        self.experts: dict[str, QuantizedExperts] = {}  # keyed by the experts module path first seen
+        self.unexpected: list[str] = []
+        self.adopted: set[int] = set()  # data pointers of checkpoint tensors kept as model weights
+        self.read: list[tuple[weakref.ref[torch.Tensor], int]] = []
+
+    def live_unquantized_bytes(self) -> int:
+        """Bytes of checkpoint tensors still alive that the model did not adopt as weights."""
+        alive = [(ref(), size) for ref, size in self.read]
+        self.read = [
+            (weakref.ref(tensor), size)
+            for tensor, size in alive
+            if tensor is not None and tensor.data_ptr() not in self.adopted
+        ]
+        return sum(size for _, size in self.read)
+
+    def take(self, name: str, tensor: torch.Tensor) -> None:
+        if name in self.buffers:
+            module_path, _, attr = name.rpartition(".")
+            module = self.model.get_submodule(module_path)
+            module._buffers[attr] = tensor.to(self.device)
+            return
+        group = self.groups.get(name)
+        if group is None:
+            self.unexpected.append(name)
+            return
+        if name in self.loaded:
+            self.stats.skipped_tied.append(name)
+            return
+        module_path, _, attr = name.rpartition(".")
+        owner = self.model.get_submodule(module_path)
+        if attr in ("gate_up_proj", "down_proj") and owner.__class__.__name__.endswith("TextExperts"):
+            self._take_experts(group, attr, owner, tensor)
+        elif _is_policy_linear(name) and self.policy.linears != "bf16":
+            linear = quantize_linear(tensor, self.policy.linears, self.device, self.policy.compute_dtype)
+            for member in group:
+                _set_module(self.model, member.rpartition(".")[0], linear)
+        else:
+            dtype = self.policy.compute_dtype if tensor.is_floating_point() else tensor.dtype
+            param = nn.Parameter(tensor.to(device=self.device, dtype=dtype), requires_grad=False)
+            if param.data_ptr() == tensor.data_ptr():
+                self.adopted.add(tensor.data_ptr())
+            for member in group:
+                path, _, leaf = member.rpartition(".")
+                setattr(self.model.get_submodule(path), leaf, param)
+        self.loaded.update(group)
+
+    def _take_experts(self, group: list[str], attr: str, owner: nn.Module, tensor: torch.Tensor) -> None:
+        paths = [member.rpartition(".")[0] for member in group]
+        if self.policy.experts == "bf16":
+            param = nn.Parameter(
+                tensor.to(device=self.device, dtype=self.policy.compute_dtype), requires_grad=False
+            )
+            for path in paths:
+                setattr(self.model.get_submodule(path), attr, param)
+            return
+        key = next((path for path in paths if path in self.experts), paths[0])
+        quantized = self.experts.get(key)
+        if quantized is None:
+            quantized = QuantizedExperts(
+                num_experts=owner.num_experts,
+                hidden_dim=owner.hidden_dim,
+                intermediate_dim=owner.intermediate_dim,
+                hidden_activation=owner.config.hidden_activation,
+                scheme=self.policy.experts,
+                compute_dtype=self.policy.compute_dtype,
+                device=self.device,
+            )
+            for path in paths:
+                self.experts[path] = quantized
+        quantized.load_projection("gate_up" if attr == "gate_up_proj" else "down", tensor)
+        # Install once both projections are in, so a half-loaded module never replaces the skeleton's.
+        if {"gate_up", "down"} <= quantized._loaded:
+            for path in paths:
+                _set_module(self.model, path, quantized)
+
+    def finish(self) -> None:
+        missing = [name for name in self.groups if name not in self.loaded]
+        problems = []
+        if missing:
+            problems.append(f"missing from the checkpoint: {', '.join(sorted(missing)[:8])}")
+        if self.unexpected:
+            problems.append(f"not in the model: {', '.join(sorted(self.unexpected)[:8])}")
+        if problems:
+            raise ValueError("checkpoint does not match the config; " + "; ".join(problems))
+        for module in self.model.modules():
+            for name, buffer in list(module._buffers.items()):
+                if buffer is not None and buffer.device != self.device:
+                    module._buffers[name] = buffer.to(self.device)
+
+
+@torch.no_grad()
+def load_streaming(
+    folder: Path,
+    config: DiffusionGemmaConfig,
+    precision: str,
+    device: torch.device,
+    *,
+    stats: StreamingStats | None = None,
+) -> DiffusionGemmaForBlockDiffusion:
+    """Build ``DiffusionGemmaForBlockDiffusion`` from ``folder``'s safetensors, quantizing as it reads.
+
+    ``precision`` is "4bit", "8bit" or "bf16" (see ``model.quantization.policy_for``). Pass a
+    :class:`StreamingStats` to learn what was held at once; it is also left on the model as
+    ``model.streaming_stats``. Raises ``FileNotFoundError`` without weights and ``ValueError`` when the
+    checkpoint's tensors do not match the config.
+    """
+    stats = stats if stats is not None else StreamingStats()
+    policy = policy_for(precision)
+    files = shard_files(Path(folder))
+    stats.baseline_rss_anon_bytes = rss_anon_bytes()
+    stats.peak_rss_anon_bytes = stats.baseline_rss_anon_bytes
+    model = build_skeleton(config)
+    loader = _Loader(model, policy, torch.device(device), stats)
+    for file in files:
+        stats.shards += 1
+        stats.largest_shard_bytes = max(stats.largest_shard_bytes, file.stat().st_size)
+        with safe_open(str(file), framework="pt", device="cpu") as shard:
+            for name in shard.keys():  # noqa: SIM118 - safe_open handles are not iterable
+                tensor = shard.get_tensor(name)
+                size = tensor.numel() * tensor.element_size()
+                stats.tensors += 1
+                stats.largest_tensor_bytes = max(stats.largest_tensor_bytes, size)
+                loader.read.append((weakref.ref(tensor), size))
+                stats.peak_unquantized_bytes = max(
+                    stats.peak_unquantized_bytes, loader.live_unquantized_bytes()
+                )
+                loader.take(name, tensor)
+                del tensor
+                _sample_rss(stats)
+    loader.finish()
+    model.streaming_stats = stats  # type: ignore[assignment]
+    return model
+
+
+def _sample_rss(stats: StreamingStats) -> None:
+    current = rss_anon_bytes()
+    if current is not None and stats.peak_rss_anon_bytes is not None:
+        stats.peak_rss_anon_bytes = max(stats.peak_rss_anon_bytes, current)
