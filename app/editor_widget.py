@@ -1,0 +1,427 @@
+"""The text widget, and the live span a rewrite develops in.
+
+How a rewrite lives in the document, and in its undo history:
+
+* Every pass is painted into the document where the span was, inside one edit block: the first paint
+  opens it with ``beginEditBlock``, later paints extend it with ``joinPreviousEditBlock``. So however
+  many passes run, the rewrite is one undo step, and undo is never switched off.
+* The span is tracked by two cursors, so it keeps its place while text before it changes: the start
+  cursor moves with text typed at the boundary (that text lands before the span), the end cursor keeps
+  its position on insert (text typed there lands after it).
+* Reject and cancel undo that one block, which restores the original text byte for byte, and then
+  drop the undone block from the redo stack: the history is exactly as it was before the rewrite.
+* The rest of the document stays editable. So that an edit elsewhere never ends up inside (or under)
+  the rewrite's block, it is made with the block lifted: undo the block, apply the writer's edit as
+  its own undo step, then paint the current pass again as a fresh block on top.
+* Edits that would change the developing span itself are refused (keys, paste, input methods, cut).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from enum import Enum
+
+from PySide6.QtCore import QMimeData, Qt, Signal
+from PySide6.QtGui import (
+    QContextMenuEvent,
+    QDropEvent,
+    QFont,
+    QFontDatabase,
+    QInputMethodEvent,
+    QKeyEvent,
+    QKeySequence,
+    QPalette,
+    QResizeEvent,
+    QTextCharFormat,
+    QTextCursor,
+    QTextDocument,
+)
+from PySide6.QtWidgets import QApplication, QMenu, QPlainTextEdit, QWidget
+
+from app.theme import CanvasColors, canvas_colors
+from app.worker import Ink, Segment
+
+Move = QTextCursor.MoveOperation
+Anchor = QTextCursor.MoveMode.KeepAnchor
+Key = Qt.Key
+StandardKey = QKeySequence.StandardKey
+# Comfortable line length for prose; the text column is centred when the window is wider.
+MAX_COLUMN_CHARACTERS = 84
+_DELETE_MOVES: dict[StandardKey, tuple[Move, ...]] = {
+    StandardKey.DeleteStartOfWord: (Move.PreviousWord,),
+    StandardKey.DeleteEndOfWord: (Move.NextWord,),
+    StandardKey.DeleteEndOfLine: (Move.EndOfBlock,),
+    StandardKey.DeleteCompleteLine: (Move.StartOfBlock, Move.EndOfBlock),
+}
+_PARAGRAPH_SEPARATORS = str.maketrans({"\u2029": "\n", "\u2028": "\n"})
+
+
+class Phase(Enum):
+    IDLE = "idle"
+    DEVELOPING = "developing"
+    REVIEW = "review"
+
+
+class LiveSpan:
+    """Where the developing span is, what it replaced, and the state of its undo block."""
+
+    def __init__(self, document: QTextDocument, start: int, end: int, original: str) -> None:
+        self.document = document
+        self._start = QTextCursor(document)
+        self._start.setPosition(start)
+        self._end = QTextCursor(document)
+        self._end.setPosition(end)
+        self._end.setKeepPositionOnInsert(True)
+        self.original = original
+        self.original_length = end - start  # in document positions (UTF-16 units, a line break is 1)
+        self.painted = False  # whether our edit block is in the document now
+        self.undo_steps_after_paint = -1
+        self.last_paint: list[tuple[str, QTextCharFormat]] = []
+
+    @property
+    def start(self) -> int:
+        return self._start.position()
+
+    @property
+    def end(self) -> int:
+        return max(self._start.position(), self._end.position())
+
+    def place(self, start: int, end: int) -> None:
+        self._start.setPosition(start)
+        self._end.setPosition(end)
+
+    def touches(self, first: int, last: int) -> bool:
+        """Whether editing [first, last] (an insertion point when equal) would change the span."""
+        start, end = self.start, self.end
+        if first == last:
+            return start < first < end
+        return first < end and last > start
+
+    def block_on_top(self) -> bool:
+        return self.painted and self.document.availableUndoSteps() == self.undo_steps_after_paint
+
+
+class RewriteEditor(QPlainTextEdit):
+    """A plain-text / Markdown editor that can host one developing span at a time."""
+
+    acceptRequested = Signal()
+    escapeRequested = Signal()  # cancel while developing, reject while reviewing
+    interrupted = Signal()  # undo/redo asked for while a span is live: the controller ends it first
+    spanLocked = Signal()  # an edit inside the developing span was refused
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._span: LiveSpan | None = None
+        self.phase = Phase.IDLE
+        self.colors: CanvasColors = canvas_colors(dark=False)
+        self.zoom_level = 0
+        self.setFrameShape(QPlainTextEdit.Shape.NoFrame)
+        self.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
+        self.setTabChangesFocus(False)
+        font = QFontDatabase.systemFont(QFontDatabase.SystemFont.GeneralFont)
+        font.setPointSizeF(max(font.pointSizeF(), 10.5) + 1.5)
+        font.setStyleHint(QFont.StyleHint.Serif)
+        self.setFont(font)
+        self.document().setDocumentMargin(28)
+        self.setCursorWidth(2)
+        self.setPlaceholderText(
+            "Start writing, or open a document. Select a sentence and press Ctrl+R to redraft it."
+        )
+
+    # -- text access ----------------------------------------------------------------------------
+
+    def plain_text(self) -> str:
+        """The document as saved: block breaks become "\\n"; unlike toPlainText, no-break spaces survive."""
+        return self.document().toRawText().translate(_PARAGRAPH_SEPARATORS)
+
+    def text_between(self, start: int, end: int) -> str:
+        cursor = QTextCursor(self.document())
+        cursor.setPosition(start)
+        cursor.setPosition(end, Anchor)
+        return cursor.selectedText().translate(_PARAGRAPH_SEPARATORS)
+
+    def end_position(self) -> int:
+        cursor = QTextCursor(self.document())
+        cursor.movePosition(Move.End)
+        return cursor.position()
+
+    def set_colors(self, colors: CanvasColors) -> None:
+        self.colors = colors
+        palette = self.palette()
+        # The margins around the centred column are painted with the window role: make them paper too.
+        palette.setColor(QPalette.ColorRole.Window, palette.color(QPalette.ColorRole.Base))
+        self.setPalette(palette)
+        if self._span is not None and self._span.painted:
+            self.repaint_live_span()
+
+    def apply_zoom(self, level: int) -> None:
+        self.zoomIn(level - self.zoom_level)
+        self.zoom_level = level
+        self._center_column()
+
+    # -- the live span --------------------------------------------------------------------------
+
+    @property
+    def live_span(self) -> LiveSpan | None:
+        return self._span
+
+    def live_range(self) -> tuple[int, int] | None:
+        return None if self._span is None else (self._span.start, self._span.end)
+
+    def begin_live_span(self, start: int, end: int) -> LiveSpan:
+        """Lock [start, end) for a rewrite; the original text fades at once to show it is developing."""
+        if self._span is not None:
+            raise RuntimeError("a span is already developing")
+        span = LiveSpan(self.document(), start, end, self.text_between(start, end))
+        self._span = span
+        self.phase = Phase.DEVELOPING
+        cursor = self.textCursor()
+        cursor.clearSelection()
+        self.setTextCursor(cursor)
+        if span.original:
+            self._paint([(span.original, self._format(self.colors.noise, self.colors.canvas))])
+        return span
+
+    def paint_pass(self, segments: list[Segment]) -> None:
+        colors = self.colors
+        formats = {
+            Ink.SETTLED: self._format(colors.ink, colors.canvas),
+            Ink.FRESH: self._format(colors.ink, colors.fresh),
+            Ink.NOISE: self._format(colors.noise, colors.canvas),
+        }
+        self._paint([(segment.text, formats[segment.ink]) for segment in segments])
+
+    def show_result(self, text: str) -> None:
+        """Paint the finished text, marked as waiting for Accept or Reject."""
+        self.phase = Phase.REVIEW
+        self._paint([(text, self._format(self.colors.ink, self.colors.review))])
+
+    def repaint_live_span(self) -> None:
+        span = self._require_span()
+        self._paint(span.last_paint)
+
+    def accept_live_span(self, text: str) -> tuple[int, int]:
+        """Keep ``text`` in plain ink. The whole rewrite stays one undo step from the original."""
+        span = self._require_span()
+        if text == span.original:
+            return self.restore_live_span()  # nothing changed: leave no undo step behind
+        self._paint([(text, QTextCharFormat())])
+        start, end = span.start, span.end
+        self._end_session()
+        cursor = self.textCursor()
+        cursor.setPosition(end)
+        self.setTextCursor(cursor)
+        return start, end
+
+    def restore_live_span(self) -> tuple[int, int]:
+        """Put the original back exactly and leave the undo history as it was before the rewrite."""
+        span = self._require_span()
+        if span.painted:
+            start = span.start
+            if span.block_on_top():
+                self.document().undo()
+                self.document().clearUndoRedoStacks(QTextDocument.Stacks.RedoStack)
+            else:  # defensive: something edited the document behind our back; keep the text at least
+                cursor = QTextCursor(self.document())
+                cursor.setPosition(span.start)
+                cursor.setPosition(span.end, Anchor)
+                cursor.insertText(span.original, QTextCharFormat())
+            span.place(start, start + span.original_length)
+        start, end = span.start, span.end
+        self._end_session()
+        cursor = self.textCursor()
+        cursor.setPosition(start)
+        cursor.setPosition(end, Anchor)
+        self.setTextCursor(cursor)
+        return start, end
+
+    def _end_session(self) -> None:
+        self._span = None
+        self.phase = Phase.IDLE
+        self.viewport().update()
+
+    def _require_span(self) -> LiveSpan:
+        if self._span is None:
+            raise RuntimeError("no span is developing")
+        return self._span
+
+    @staticmethod
+    def _format(foreground: object, background: object) -> QTextCharFormat:
+        text_format = QTextCharFormat()
+        text_format.setForeground(foreground)  # type: ignore[arg-type]
+        text_format.setBackground(background)  # type: ignore[arg-type]
+        return text_format
+
+    def _paint(self, runs: list[tuple[str, QTextCharFormat]]) -> None:
+        span = self._require_span()
+        document = self.document()
+        start, end = span.start, span.end
+        cursor = QTextCursor(document)
+        if span.block_on_top():
+            cursor.joinPreviousEditBlock()
+        else:
+            cursor.beginEditBlock()
+        cursor.setPosition(start)
+        cursor.setPosition(end, Anchor)
+        cursor.removeSelectedText()
+        for text, text_format in runs:
+            if text:
+                cursor.insertText(text, text_format)
+        cursor.endEditBlock()
+        span.place(start, cursor.position())
+        span.painted = True
+        span.undo_steps_after_paint = document.availableUndoSteps()
+        span.last_paint = runs
+
+    def _lift(self, span: LiveSpan) -> None:
+        """Take our block out of the document (the original is back) so the writer's edit goes under it."""
+        start = span.start
+        self.document().undo()
+        span.place(start, start + span.original_length)
+        span.painted = False
+
+    @contextmanager
+    def writer_edit(self) -> Iterator[None]:
+        """Run an edit of the writer's outside the span, as its own undo step, below the rewrite."""
+        span = self._span
+        lifted = span is not None and span.block_on_top()
+        if span is not None and lifted:
+            self._lift(span)
+        try:
+            yield
+        finally:
+            if span is not None and span is self._span:
+                if span.end < span.start:  # text typed into an empty gap lands before it
+                    span.place(span.start, span.start)
+                if lifted:
+                    self._paint(span.last_paint)
+
+    def _refuse(self) -> None:
+        QApplication.beep()
+        self.spanLocked.emit()
+
+    # -- input: lock the span, lift the block for edits elsewhere ---------------------------------
+
+    def _range_edited_by(self, event: QKeyEvent) -> tuple[int, int] | None:
+        """The document range a key press would change, or None for keys that change nothing."""
+        cursor = self.textCursor()
+        first, last = cursor.selectionStart(), cursor.selectionEnd()
+        key = event.key()
+        if event.matches(StandardKey.Cut):
+            return (first, last) if first != last else None
+        if event.matches(StandardKey.Paste):
+            return first, last
+        moves: tuple[Move, ...] | None = None
+        for sequence, sequence_moves in _DELETE_MOVES.items():
+            if event.matches(sequence):
+                moves = sequence_moves
+        if moves is None and key == Key.Key_Backspace:
+            moves = (Move.PreviousCharacter,)
+        if moves is None and key == Key.Key_Delete:
+            moves = (Move.NextCharacter,)
+        if moves is not None:
+            if first != last:
+                return first, last
+            probe = QTextCursor(cursor)
+            for move in moves:
+                probe.movePosition(move, Anchor if move is moves[-1] else QTextCursor.MoveMode.MoveAnchor)
+            return min(probe.anchor(), probe.position(), first), max(probe.anchor(), probe.position(), last)
+        text = event.text()
+        typing = key in (Key.Key_Return, Key.Key_Enter, Key.Key_Tab) or (
+            bool(text) and all(character.isprintable() for character in text)
+        )
+        if typing and not (event.modifiers() & Qt.KeyboardModifier.ControlModifier):
+            return first, last
+        return None
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        span = self._span
+        if span is None:
+            super().keyPressEvent(event)
+            return
+        key = event.key()
+        plain = not (event.modifiers() & ~Qt.KeyboardModifier.KeypadModifier)
+        if key == Key.Key_Escape:
+            self.escapeRequested.emit()
+            event.accept()
+            return
+        if self.phase is Phase.REVIEW and plain and key in (Key.Key_Return, Key.Key_Enter, Key.Key_Tab):
+            self.acceptRequested.emit()
+            event.accept()
+            return
+        if event.matches(StandardKey.Undo) or event.matches(StandardKey.Redo):
+            self.interrupted.emit()  # the controller restores the original; then undo as usual
+            super().keyPressEvent(event)
+            return
+        edited = self._range_edited_by(event)
+        if edited is None:
+            super().keyPressEvent(event)
+        elif span.touches(*edited):
+            self._refuse()
+            event.accept()
+        else:
+            with self.writer_edit():
+                super().keyPressEvent(event)
+
+    def insertFromMimeData(self, source: QMimeData) -> None:
+        span = self._span
+        if span is None:
+            super().insertFromMimeData(source)
+            return
+        cursor = self.textCursor()
+        if span.touches(cursor.selectionStart(), cursor.selectionEnd()):
+            self._refuse()
+            return
+        with self.writer_edit():
+            super().insertFromMimeData(source)
+
+    def inputMethodEvent(self, event: QInputMethodEvent) -> None:
+        span = self._span
+        if span is None or not (event.commitString() or event.preeditString()):
+            super().inputMethodEvent(event)
+            return
+        cursor = self.textCursor()
+        if span.touches(cursor.selectionStart(), cursor.selectionEnd()):
+            self._refuse()
+            event.accept()
+            return
+        with self.writer_edit():
+            super().inputMethodEvent(event)
+
+    def dropEvent(self, event: QDropEvent) -> None:
+        if self._span is not None:  # a drag-move could take text out of the span; not while it develops
+            event.ignore()
+            self._refuse()
+            return
+        super().dropEvent(event)
+
+    def cut(self) -> None:
+        span = self._span
+        cursor = self.textCursor()
+        if span is not None and span.touches(cursor.selectionStart(), cursor.selectionEnd()):
+            self._refuse()
+            return
+        with self.writer_edit():
+            super().cut()
+
+    def contextMenuEvent(self, event: QContextMenuEvent) -> None:
+        if self._span is None:
+            super().contextMenuEvent(event)
+            return
+        # While a span develops, offer only what cannot bypass the lock.
+        menu = QMenu(self)
+        menu.addAction("Copy", self.copy).setEnabled(self.textCursor().hasSelection())
+        menu.addAction("Select All", self.selectAll)
+        menu.exec(event.globalPos())
+
+    # -- layout ---------------------------------------------------------------------------------
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._center_column()
+
+    def _center_column(self) -> None:
+        column = self.fontMetrics().horizontalAdvance("n") * MAX_COLUMN_CHARACTERS + 56
+        spare = max(0, self.width() - self.verticalScrollBar().sizeHint().width() - column)
+        self.setViewportMargins(spare // 2, 0, spare - spare // 2, 0)

@@ -1,0 +1,128 @@
+"""Redraft's preferences: one table of defaults (the :class:`Preferences` dataclass), typed reads.
+
+INI-backed QSettings hand back strings in a fresh process, so every read names its type; lists are
+stored as JSON so that an empty list survives the round trip.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import MISSING, asdict, dataclass, field, fields, replace
+from typing import Any
+
+from PySide6.QtCore import QSettings
+
+from model import DenoiseOptions
+
+log = logging.getLogger(__name__)
+
+ORGANIZATION = "Redraft"
+APPLICATION = "Redraft"
+THEMES = ("system", "light", "dark")
+DEVICES = ("auto", "cpu", "cuda")
+MAX_RECENT_FILES = 10
+MAX_INSTRUCTION_HISTORY = 20
+
+
+def _setting(default: Any, key: str) -> Any:
+    return field(default=default, metadata={"key": key})
+
+
+@dataclass(frozen=True)
+class Preferences:
+    """Every setting with its default and its QSettings key. Zero sampler values mean "model default"."""
+
+    model: str = _setting("builtin", "model/spec")  # "builtin", a local folder, or a hub id
+    device: str = _setting("auto", "model/device")
+    allow_download: bool = _setting(False, "model/allow_download")
+    max_denoising_steps: int = _setting(0, "sampler/max_denoising_steps")
+    t_max: float = _setting(0.0, "sampler/t_max")
+    t_min: float = _setting(0.0, "sampler/t_min")
+    entropy_bound: float = _setting(0.0, "sampler/entropy_bound")
+    candidates: int = _setting(1, "rewrite/candidates")
+    random_seed: bool = _setting(True, "rewrite/random_seed")
+    seed: int = _setting(0, "rewrite/seed")
+    context_budget: int = _setting(2048, "rewrite/context_budget")
+    fill_max_tokens: int = _setting(24, "rewrite/fill_max_tokens")
+    # The least time a pass stays on screen, so fast hardware still shows the text developing.
+    pass_display_ms: int = _setting(35, "rewrite/pass_display_ms")
+    theme: str = _setting("system", "ui/theme")
+    zoom: int = _setting(0, "ui/zoom")
+    recent_files: tuple[str, ...] = _setting((), "files/recent")
+    instruction_history: tuple[str, ...] = _setting((), "rewrite/instruction_history")
+
+    def denoise_options(self) -> DenoiseOptions:
+        return DenoiseOptions(
+            max_denoising_steps=self.max_denoising_steps or None,
+            t_max=self.t_max or None,
+            t_min=self.t_min or None,
+            entropy_bound=self.entropy_bound or None,
+        )
+
+    def model_spec(self) -> str | None:
+        return None if self.model in ("", "builtin") else self.model
+
+    def sanitized(self) -> Preferences:
+        """Clamp values a hand-edited settings file could have put out of range."""
+        return replace(
+            self,
+            device=self.device if self.device in DEVICES else "auto",
+            theme=self.theme if self.theme in THEMES else "system",
+            max_denoising_steps=min(max(self.max_denoising_steps, 0), 1024),
+            candidates=min(max(self.candidates, 1), 8),
+            seed=min(max(self.seed, 0), 2**31 - 1),
+            context_budget=min(max(self.context_budget, 16), 32768),
+            fill_max_tokens=min(max(self.fill_max_tokens, 1), 1024),
+            pass_display_ms=min(max(self.pass_display_ms, 0), 2000),
+            zoom=min(max(self.zoom, -8), 24),
+            recent_files=self.recent_files[:MAX_RECENT_FILES],
+            instruction_history=self.instruction_history[:MAX_INSTRUCTION_HISTORY],
+        )
+
+
+def default_qsettings() -> QSettings:
+    return QSettings(QSettings.Format.IniFormat, QSettings.Scope.UserScope, ORGANIZATION, APPLICATION)
+
+
+class SettingsStore:
+    """Typed access to :class:`Preferences` over one QSettings object."""
+
+    def __init__(self, qsettings: QSettings | None = None) -> None:
+        self.qsettings = qsettings if qsettings is not None else default_qsettings()
+
+    def load(self) -> Preferences:
+        values: dict[str, Any] = {}
+        for spec in fields(Preferences):
+            assert spec.default is not MISSING
+            values[spec.name] = self._read(spec.metadata["key"], spec.default)
+        return Preferences(**values).sanitized()
+
+    def save(self, preferences: Preferences) -> None:
+        for spec in fields(Preferences):
+            value = asdict(preferences)[spec.name]
+            if isinstance(spec.default, tuple):
+                value = json.dumps(list(value))
+            self.qsettings.setValue(spec.metadata["key"], value)
+        self.qsettings.sync()
+
+    def update(self, **changes: Any) -> Preferences:
+        preferences = replace(self.load(), **changes)
+        self.save(preferences)
+        return preferences
+
+    def _read(self, key: str, default: Any) -> Any:
+        if not self.qsettings.contains(key):
+            return default
+        try:
+            if isinstance(default, tuple):
+                items = json.loads(str(self.qsettings.value(key, "[]", type=str)))
+                if not isinstance(items, list) or not all(isinstance(item, str) for item in items):
+                    raise ValueError("expected a JSON list of strings")
+                return tuple(items)
+            if isinstance(default, bool):  # before int: bool is an int subclass
+                return bool(self.qsettings.value(key, default, type=bool))
+            return type(default)(self.qsettings.value(key, default, type=type(default)))
+        except (ValueError, TypeError) as error:
+            log.warning("ignoring the unreadable setting %s (%s); using the default", key, error)
+            return default

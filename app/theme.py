@@ -1,0 +1,105 @@
+"""Fusion with a light or dark palette that follows the system scheme unless Settings overrides it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QColor, QGuiApplication, QPalette
+from PySide6.QtWidgets import QApplication
+
+Role = QPalette.ColorRole
+Group = QPalette.ColorGroup
+
+_LIGHT = {
+    Role.Window: "#f3f1ec",
+    Role.WindowText: "#24211d",
+    Role.Base: "#fdfcf9",
+    Role.AlternateBase: "#f0ede6",
+    Role.Text: "#24211d",
+    Role.Button: "#ebe8e1",
+    Role.ButtonText: "#24211d",
+    Role.ToolTipBase: "#fffdf5",
+    Role.ToolTipText: "#24211d",
+    Role.PlaceholderText: "#8c877d",
+    Role.Highlight: "#3d6fb6",
+    Role.HighlightedText: "#ffffff",
+    Role.Link: "#2f5f9e",
+    Role.Mid: "#c9c4b9",
+    Role.Dark: "#a39d90",
+    Role.Light: "#ffffff",
+}
+_DARK = {
+    Role.Window: "#24252a",
+    Role.WindowText: "#e6e3dc",
+    Role.Base: "#1b1c20",
+    Role.AlternateBase: "#2a2b31",
+    Role.Text: "#e6e3dc",
+    Role.Button: "#2f3036",
+    Role.ButtonText: "#e6e3dc",
+    Role.ToolTipBase: "#2f3036",
+    Role.ToolTipText: "#e6e3dc",
+    Role.PlaceholderText: "#85827b",
+    Role.Highlight: "#5b8ad6",
+    Role.HighlightedText: "#ffffff",
+    Role.Link: "#8fb4ef",
+    Role.Mid: "#45464d",
+    Role.Dark: "#15161a",
+    Role.Light: "#3a3b42",
+}
+
+
+@dataclass(frozen=True)
+class CanvasColors:
+    """How a developing span is painted: settled ink, the pass's fresh tokens, and faded noise."""
+
+    ink: QColor
+    canvas: QColor  # background under the whole developing span
+    fresh: QColor  # background of tokens that locked in on this pass
+    noise: QColor  # foreground of slots not yet accepted
+    review: QColor  # background of a finished rewrite waiting for Accept or Reject
+
+
+def system_is_dark() -> bool:
+    hints = QGuiApplication.styleHints()
+    return hints.colorScheme() == Qt.ColorScheme.Dark
+
+
+def resolve_dark(theme: str) -> bool:
+    return system_is_dark() if theme == "system" else theme == "dark"
+
+
+def build_palette(dark: bool) -> QPalette:
+    palette = QPalette()
+    for role, color in (_DARK if dark else _LIGHT).items():
+        palette.setColor(role, QColor(color))
+    disabled = QColor("#6f6d68") if dark else QColor("#a9a59c")
+    for role in (Role.Text, Role.WindowText, Role.ButtonText):
+        palette.setColor(Group.Disabled, role, disabled)
+    return palette
+
+
+def apply_theme(app: QApplication, theme: str) -> bool:
+    """Fusion plus our palette; returns whether the dark palette is in use."""
+    dark = resolve_dark(theme)
+    app.setStyle("Fusion")
+    app.setPalette(build_palette(dark))
+    return dark
+
+
+def canvas_colors(dark: bool) -> CanvasColors:
+    if dark:
+        return CanvasColors(
+            ink=QColor("#e6e3dc"),
+            canvas=QColor(91, 138, 214, 38),
+            fresh=QColor(233, 184, 77, 120),
+            noise=QColor(230, 227, 220, 80),
+            review=QColor(91, 138, 214, 60),
+        )
+    return CanvasColors(
+        ink=QColor("#24211d"),
+        canvas=QColor(61, 111, 182, 26),
+        fresh=QColor(240, 190, 60, 140),
+        noise=QColor(36, 33, 29, 72),
+        review=QColor(61, 111, 182, 46),
+    )

@@ -1,0 +1,266 @@
+"""The model thread: one long-lived QThread owns the model and torch; the GUI thread never runs a pass.
+
+:class:`ModelWorker` lives in that thread and drives :meth:`model.Engine.edit`; every :class:`Pass`
+crosses to the GUI thread as a signal, already turned into paintable segments. :class:`RewriteService`
+is the GUI-side handle: it queues loads and edits to the worker and owns the cancel flags, which the
+engine checks before every pass, so a cancel or a newer request stops a running edit within one pass.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+import unicodedata
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import Enum
+
+import torch
+from PySide6.QtCore import QObject, QThread, Signal, Slot
+
+from model import EditCancelled, EditRequest, EditResult, Engine, Pass, RedraftError, load
+
+log = logging.getLogger(__name__)
+
+NOISE_GLYPH = "░"
+_CancelCheck = Callable[[], bool]
+
+
+class Ink(Enum):
+    SETTLED = "settled"  # accepted on an earlier pass too, or a finished block
+    FRESH = "fresh"  # locked in on this pass
+    NOISE = "noise"  # not accepted yet
+
+
+@dataclass(frozen=True)
+class Segment:
+    text: str
+    ink: Ink
+
+
+@dataclass(frozen=True)
+class PaintedPass:
+    """A pass plus, per candidate, the segments to paint where the span is."""
+
+    raw: Pass
+    frames: list[list[Segment]]
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    spec: str | None  # None: the built-in model
+    device: str = "auto"
+    allow_download: bool = False
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    name: str
+    device: str
+    precision: str
+    canvas_length: int
+
+
+@dataclass(frozen=True)
+class EditJob:
+    job_id: int
+    request: EditRequest
+    pass_display_ms: int = 0
+
+
+def _visible_noise(piece: str) -> str:
+    """Noise slots are shown as faded text; characters that would not render become grain."""
+    out = []
+    for char in piece:
+        if char == " ":
+            out.append(char)
+        elif char == "\ufffd" or unicodedata.category(char)[0] in "CZ":
+            out.append(NOISE_GLYPH)
+        else:
+            out.append(char)
+    return "".join(out)
+
+
+class _FrameBuilder:
+    """Turns passes into segments, remembering the previous pass to spot tokens that just locked in."""
+
+    def __init__(self, special_ids: set[int]) -> None:
+        self.special_ids = special_ids
+        self.previous: tuple[int, list[list[int]], list[list[bool]]] | None = None
+
+    def frames(self, step: Pass) -> list[list[Segment]]:
+        previous = self.previous if self.previous is not None and self.previous[0] == step.block else None
+        frames = []
+        for candidate, pieces in enumerate(step.pieces):
+            segments = [Segment(step.committed[candidate], Ink.SETTLED)] if step.committed[candidate] else []
+            for slot, piece in enumerate(pieces):
+                token = step.tokens[candidate][slot]
+                if step.accepted[candidate][slot]:
+                    if token in self.special_ids:
+                        continue  # padding and end markers are dropped from the result; show nothing
+                    held = (
+                        previous is not None
+                        and previous[2][candidate][slot]
+                        and previous[1][candidate][slot] == token
+                    )
+                    segments.append(Segment(piece, Ink.SETTLED if held else Ink.FRESH))
+                else:
+                    text = NOISE_GLYPH if token in self.special_ids else _visible_noise(piece)
+                    segments.append(Segment(text, Ink.NOISE))
+            frames.append(segments)
+        self.previous = (step.block, step.tokens, step.accepted)
+        return frames
+
+
+def describe_failure(error: BaseException) -> str:
+    if isinstance(error, torch.OutOfMemoryError | MemoryError):
+        return (
+            "the model ran out of memory; try a shorter selection, fewer candidates, a smaller context "
+            "budget, or the CPU device"
+        )
+    if isinstance(error, RedraftError):
+        return str(error)
+    return f"unexpected {type(error).__name__}: {error}"
+
+
+class ModelWorker(QObject):
+    """Lives in the model thread. Slots run there; signals are delivered to the GUI thread."""
+
+    loadProgress = Signal(str, float)
+    loaded = Signal(object)  # ModelInfo
+    loadFailed = Signal(str)
+    passReady = Signal(int, object)  # job id, PaintedPass
+    editFinished = Signal(int, object)  # job id, EditResult
+    editFailed = Signal(int, str)
+    editCancelled = Signal(int)
+
+    def __init__(self, board: _CancelBoard) -> None:
+        super().__init__()
+        self._board = board
+        self._engine: Engine | None = None
+        self._load_error: str | None = "the model has not been loaded yet"
+
+    @Slot(object)
+    def load_model(self, spec: ModelSpec) -> None:
+        self._engine = None
+        try:
+            loaded = load(
+                spec.spec,
+                device=spec.device,
+                allow_download=spec.allow_download,
+                progress=lambda stage, fraction: self.loadProgress.emit(stage, fraction),
+            )
+        except Exception as error:  # any failure must reach the writer, not kill the thread
+            log.exception("loading the model failed")
+            self._load_error = f"could not load the model: {describe_failure(error)}"
+            self.loadFailed.emit(self._load_error)
+            return
+        self._engine = Engine(loaded)
+        self._load_error = None
+        self.loaded.emit(
+            ModelInfo(loaded.name, loaded.describe_device(), loaded.precision, loaded.canvas_length)
+        )
+
+    @Slot(object)
+    def run_edit(self, job: EditJob) -> None:
+        job_id = job.job_id
+        if self._board.is_cancelled(job_id):
+            self.editCancelled.emit(job_id)
+            return
+        if self._engine is None:
+            self.editFailed.emit(job_id, self._load_error or "no model is loaded")
+            return
+        special_ids = {int(i) for i in self._engine.tokenizer.all_special_ids}
+        builder = _FrameBuilder(special_ids)
+        cancel = lambda: self._board.is_cancelled(job_id)  # noqa: E731
+        try:
+            passes = self._engine.edit(job.request, cancel=cancel)
+            while True:
+                started = time.perf_counter()
+                try:
+                    step = next(passes)
+                except StopIteration as stop:
+                    result: EditResult = stop.value
+                    break
+                self.passReady.emit(job_id, PaintedPass(step, builder.frames(step)))
+                self._hold(started, job.pass_display_ms, cancel)
+        except EditCancelled:
+            self.editCancelled.emit(job_id)
+            return
+        except Exception as error:
+            log.exception("edit %d failed", job_id)
+            self.editFailed.emit(job_id, describe_failure(error))
+            return
+        self.editFinished.emit(job_id, result)
+
+    @staticmethod
+    def _hold(started: float, display_ms: int, cancel: _CancelCheck) -> None:
+        """Keep a pass on screen at least ``display_ms``, waking often enough to honour a cancel."""
+        deadline = started + display_ms / 1000
+        while not cancel():
+            left = deadline - time.perf_counter()
+            if left <= 0:
+                return
+            time.sleep(min(left, 0.01))
+
+
+class _CancelBoard:
+    """Which jobs are cancelled; shared by both threads. A job is also cancelled once a newer one exists."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._latest = 0
+        self._cancelled: set[int] = set()
+
+    def new_job(self) -> int:
+        with self._lock:
+            self._latest += 1
+            return self._latest
+
+    def cancel(self, job_id: int) -> None:
+        with self._lock:
+            self._cancelled.add(job_id)
+
+    def is_cancelled(self, job_id: int) -> bool:
+        with self._lock:
+            return job_id in self._cancelled or job_id != self._latest
+
+
+class RewriteService(QObject):
+    """GUI-side handle on the model thread: queue loads and edits, cancel them, shut down."""
+
+    _loadRequested = Signal(object)
+    _editRequested = Signal(object)
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._board = _CancelBoard()
+        self.thread = QThread()
+        self.thread.setObjectName("redraft-model")
+        self.worker = ModelWorker(self._board)
+        self.worker.moveToThread(self.thread)
+        self._loadRequested.connect(self.worker.load_model)
+        self._editRequested.connect(self.worker.run_edit)
+        self.thread.finished.connect(self.worker.deleteLater)
+        self.thread.start()
+
+    def load_model(self, spec: ModelSpec) -> None:
+        """Queue a (re)load; a running edit is cancelled first so the load does not wait for it."""
+        self._board.cancel(self._board.new_job())
+        self._loadRequested.emit(spec)
+
+    def submit(self, request: EditRequest, pass_display_ms: int = 0) -> int:
+        """Queue an edit and return its job id; any earlier edit is cancelled by this one."""
+        job_id = self._board.new_job()
+        self._editRequested.emit(EditJob(job_id, request, pass_display_ms))
+        return job_id
+
+    def cancel(self, job_id: int) -> None:
+        self._board.cancel(job_id)
+
+    def shutdown(self, timeout_ms: int = 10_000) -> None:
+        self._board.cancel(self._board.new_job())
+        self.thread.quit()
+        if not self.thread.wait(timeout_ms):
+            log.warning("the model thread did not stop within %d ms", timeout_ms)

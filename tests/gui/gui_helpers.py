@@ -1,0 +1,66 @@
+"""Helpers shared by the GUI tests."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from PySide6.QtCore import QObject, Slot
+from PySide6.QtGui import QTextCursor
+
+from app.main_window import MainWindow
+
+SIGNAL_TIMEOUT_MS = 60_000
+DOCUMENT = (
+    "The lighthouse keeper climbed the stairs every evening.\n"
+    "She wrote the letter twice, then walked to the harbour instead.\n"
+)
+
+
+class PassRecorder(QObject):
+    """Receives the worker's signals in the GUI thread, after the window has painted them."""
+
+    def __init__(self, window: MainWindow, check: Callable[[int, Any], None] | None = None) -> None:
+        super().__init__()
+        self.passes: list[tuple[int, Any]] = []
+        self.cancelled: list[int] = []
+        self.finished: list[int] = []
+        self.check = check
+        worker = window.service.worker
+        worker.passReady.connect(self.on_pass)
+        worker.editCancelled.connect(self.on_cancelled)
+        worker.editFinished.connect(self.on_finished)
+
+    @Slot(int, object)
+    def on_pass(self, job_id: int, painted: Any) -> None:
+        self.passes.append((job_id, painted))
+        if self.check is not None:
+            self.check(job_id, painted)
+
+    @Slot(int)
+    def on_cancelled(self, job_id: int) -> None:
+        self.cancelled.append(job_id)
+
+    @Slot(int, object)
+    def on_finished(self, job_id: int, _result: Any) -> None:
+        self.finished.append(job_id)
+
+    def count(self, job_id: int) -> int:
+        return sum(1 for job, _ in self.passes if job == job_id)
+
+
+def select(window: MainWindow, needle: str) -> tuple[int, int]:
+    """Select the first occurrence of ``needle`` (ASCII documents: str offsets equal Qt positions)."""
+    text = window.editor.plain_text()
+    start = text.index(needle)
+    cursor = window.editor.textCursor()
+    cursor.setPosition(start)
+    cursor.setPosition(start + len(needle), QTextCursor.MoveMode.KeepAnchor)
+    window.editor.setTextCursor(cursor)
+    return start, start + len(needle)
+
+
+def place_cursor(window: MainWindow, position: int) -> None:
+    cursor = window.editor.textCursor()
+    cursor.setPosition(position)
+    window.editor.setTextCursor(cursor)

@@ -1,0 +1,100 @@
+"""Settings: one table of defaults, typed reads that survive a restart, live application."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from dataclasses import fields
+from pathlib import Path
+
+from gui_helpers import SIGNAL_TIMEOUT_MS
+from PySide6.QtCore import QSettings
+
+from app.settings import Preferences, SettingsStore
+from app.settings_dialog import SettingsDialog
+from model.tiny import build_tiny_checkpoint
+
+
+def test_settings_persist_across_a_restart_with_their_types(tmp_path: Path) -> None:
+    ini = str(tmp_path / "redraft.ini")
+    chosen = Preferences(
+        model="/models/mine",
+        device="cpu",
+        allow_download=True,
+        max_denoising_steps=12,
+        t_max=0.9,
+        t_min=0.3,
+        entropy_bound=0.25,
+        candidates=3,
+        random_seed=False,
+        seed=1234,
+        context_budget=512,
+        theme="dark",
+        zoom=2,
+        recent_files=("/a.md", "/b.md"),
+        instruction_history=(),
+    )
+    SettingsStore(QSettings(ini, QSettings.Format.IniFormat)).save(chosen)
+
+    # A restart is a new process: QSettings caches files per process, so read it from another one.
+    reader = (
+        "import json, sys\n"
+        "from PySide6.QtCore import QSettings\n"
+        "from app.settings import SettingsStore\n"
+        "raw = QSettings(sys.argv[1], QSettings.Format.IniFormat)\n"
+        "untyped = type(raw.value('rewrite/candidates')).__name__\n"
+        "loaded = SettingsStore(raw).load()\n"
+        "print(json.dumps({'untyped': untyped, 'repr': repr(loaded),\n"
+        "  'types': {k: type(v).__name__ for k, v in vars(loaded).items()}}))\n"
+    )
+    root = Path(__file__).resolve().parents[2]
+    output = subprocess.run(
+        [sys.executable, "-c", reader, ini], capture_output=True, text=True, check=True, cwd=root
+    ).stdout
+    seen = json.loads(output.strip().splitlines()[-1])
+    assert seen["untyped"] == "str"  # what an untyped read gets after a restart: why reads name types
+    assert seen["repr"] == repr(chosen)
+    assert seen["types"] == {spec.name: type(spec.default).__name__ for spec in fields(Preferences)}
+
+
+def test_defaults_and_unreadable_values(tmp_path: Path) -> None:
+    ini = str(tmp_path / "redraft.ini")
+    assert SettingsStore(QSettings(ini, QSettings.Format.IniFormat)).load() == Preferences()
+    broken = QSettings(ini, QSettings.Format.IniFormat)
+    broken.setValue("files/recent", "not json")
+    broken.setValue("ui/theme", "purple")
+    broken.setValue("rewrite/candidates", "99")
+    broken.sync()
+    loaded = SettingsStore(QSettings(ini, QSettings.Format.IniFormat)).load()
+    assert loaded.recent_files == ()
+    assert loaded.theme == "system"
+    assert loaded.candidates == 8  # clamped
+
+
+def test_settings_dialog_applies_live_and_reloads_a_changed_model(
+    make_window, qtbot, tmp_path: Path, settings_store: SettingsStore
+) -> None:
+    window = make_window()
+    first_model = window.model_info
+    other = build_tiny_checkpoint(tmp_path / "other-tiny", seed=1)
+
+    dialog = SettingsDialog(window.prefs, window)
+    dialog.model_source.setCurrentIndex(dialog.model_source.findData("folder"))
+    dialog.model_path.setText(str(other))
+    dialog.max_steps.setValue(5)
+    dialog.t_max.setValue(0.7)
+    dialog.candidates.setValue(2)
+    dialog.theme.setCurrentIndex(dialog.theme.findData("dark"))
+    chosen = dialog.preferences()
+    assert (chosen.max_denoising_steps, chosen.t_max, chosen.candidates) == (5, 0.7, 2)
+
+    with qtbot.waitSignal(window.service.worker.loaded, timeout=SIGNAL_TIMEOUT_MS):
+        window.apply_preferences(chosen)
+    assert window.model_info is not None and window.model_info != first_model
+    assert window.model_info.name == str(other)
+    assert window.palette().color(window.palette().ColorRole.Window).lightness() < 100  # dark theme now
+
+    settings_file = settings_store.qsettings.fileName()
+    reopened = SettingsStore(QSettings(settings_file, QSettings.Format.IniFormat)).load()
+    assert reopened == chosen
