@@ -292,7 +292,10 @@ class QuantizedExperts(nn.Module):
         # Ids >= num_experts (the library's "dropped" sentinel) are counted in the last bin and skipped.
         counts = torch.bincount(flat_experts, minlength=self.num_experts + 1).tolist()
         inputs = hidden_states[token_of].to(self.compute_dtype)
-        outputs = torch.zeros(tokens * top_k, self.hidden_dim, dtype=self.compute_dtype, device=inputs.device)
+        weights = top_k_weights.reshape(-1)[order]
+        outputs = torch.zeros(
+            tokens * top_k, self.hidden_dim, dtype=hidden_states.dtype, device=inputs.device
+        )
         ends = torch.tensor(counts[: self.num_experts], dtype=torch.int64).cumsum(0).tolist()
         for start, stop in self._runs(counts):
             row_start = ends[start] - counts[start]
@@ -308,15 +311,15 @@ class QuantizedExperts(nn.Module):
             gate, up = hidden.chunk(2, dim=-1)
             hidden = self.act_fn(gate) * up
             down = self.dequantize("down", start, stop)
-            outputs[row_start:row_stop] = nn.functional.grouped_mm(
-                hidden, down.transpose(-1, -2), offs=offsets
-            )
+            result = nn.functional.grouped_mm(hidden, down.transpose(-1, -2), offs=offsets)
             del down, hidden
-        # Router weights are float32 (softmax in fp32); weight in fp32 like the library, then cast back.
-        weights = top_k_weights.reshape(-1)[order]
-        weighted = (outputs.float() * weights[:, None]).to(hidden_states.dtype)
+            # Router weights are float32 (softmax in fp32): weight in fp32 like the library, per run so
+            # the fp32 temporary stays small at long prefills.
+            outputs[row_start:row_stop] = (result.float() * weights[row_start:row_stop, None]).to(
+                outputs.dtype
+            )
         final = torch.zeros_like(hidden_states)
-        final.index_add_(0, token_of, weighted)
+        final.index_add_(0, token_of, outputs)
         return final
 
     def extra_repr(self) -> str:

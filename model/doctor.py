@@ -1,0 +1,417 @@
+"""Preflight: will this model, at this precision, fit this GPU? (``redraft doctor`` and ``load("auto")``)
+
+The estimate is computed from the config alone (no weights are read): parameter counts per group times
+the bytes each group gets under the precision policy of ``model.quantization``, plus the prefix KV cache
+for a context length, plus activation and runtime overheads. Every term is listed in
+:class:`Footprint` so the doctor can show where the memory goes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import torch
+from transformers import AutoModel, DiffusionGemmaConfig, DiffusionGemmaTextConfig
+
+from model.architecture import MINIMAL_VISION_CONFIG
+from model.quantization import DEFAULT_SCRATCH_BYTES, int8_bytes, nf4_bytes, policy_for
+
+REAL_MODEL_NAME = "diffusiongemma-26b-a4b"
+REAL_MODEL_ALIASES = (REAL_MODEL_NAME, "google/diffusiongemma-26b-a4b-it", "26b-a4b", "26b")
+DEFAULT_CONTEXT = 2048
+GIB = 2**30
+# Allocator fragmentation and the caching allocator's rounding, as a share of everything allocated.
+FRAGMENTATION = 0.04
+# Memory the process needs beyond tensors it allocates (cuBLAS workspaces, bitsandbytes scratch).
+RUNTIME_BYTES = 384 * 2**20
+# fp32 copies of one canvas's logits alive at once: the softcapped logits, the sampler's probabilities
+# and log-probabilities, and the previous pass's logits kept for self-conditioning.
+LOGIT_COPIES = 4
+
+
+def diffusiongemma_26b_a4b_config(canvas_length: int = 256) -> DiffusionGemmaConfig:
+    """The released 26B-A4B's text architecture (from the published facts), with a minimal vision tower.
+
+    Full-attention layers (every 6th) use head dim 512 with 2 KV heads and no ``v_proj``: keys double
+    as values, which the library expresses by building ``v_proj=None`` in non-sliding layers.
+    """
+    text_config = DiffusionGemmaTextConfig(
+        vocab_size=262_144,
+        hidden_size=2816,
+        intermediate_size=2112,
+        num_hidden_layers=30,
+        num_attention_heads=16,
+        num_key_value_heads=8,
+        head_dim=256,
+        global_head_dim=512,
+        num_global_key_value_heads=2,
+        num_experts=128,
+        top_k_experts=8,
+        moe_intermediate_size=704,
+        sliding_window=1024,
+        max_position_embeddings=131_072,
+        tie_word_embeddings=True,
+    )
+    return DiffusionGemmaConfig(
+        text_config=text_config,
+        vision_config=dict(MINIMAL_VISION_CONFIG),
+        canvas_length=canvas_length,
+        image_token_id=text_config.vocab_size,
+        boi_token_id=text_config.vocab_size + 1,
+        eoi_token_id=text_config.vocab_size + 2,
+    )
+
+
+# --------------------------------------------------------------------------------------------------
+# Devices
+
+
+@dataclass(frozen=True)
+class DeviceInfo:
+    """A device and its memory, as the preflight sees it."""
+
+    kind: str  # "cuda" or "cpu"
+    name: str
+    total_bytes: int
+    free_bytes: int
+    index: int | None = None
+    capability: tuple[int, int] | None = None
+
+    def describe(self) -> str:
+        where = f"cuda:{self.index}" if self.kind == "cuda" else "cpu"
+        extra = f", compute capability {self.capability[0]}.{self.capability[1]}" if self.capability else ""
+        free, total = self.free_bytes / GIB, self.total_bytes / GIB
+        return f"{where} {self.name}: {free:.1f} GiB free of {total:.1f} GiB{extra}"
+
+
+def cuda_device_info(device: torch.device | int | None = None) -> DeviceInfo:
+    """Free and total memory of one CUDA device (free as the driver reports it, other processes included)."""
+    index = device.index if isinstance(device, torch.device) else device
+    index = torch.cuda.current_device() if index is None else index
+    free, total = torch.cuda.mem_get_info(index)
+    properties = torch.cuda.get_device_properties(index)
+    return DeviceInfo(
+        kind="cuda",
+        name=properties.name,
+        total_bytes=int(total),
+        free_bytes=int(free),
+        index=index,
+        capability=(properties.major, properties.minor),
+    )
+
+
+def cpu_device_info() -> DeviceInfo:
+    """The host's RAM (MemAvailable where /proc/meminfo exists)."""
+    total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    free = total
+    try:
+        with open("/proc/meminfo", encoding="ascii") as meminfo:
+            for line in meminfo:
+                if line.startswith("MemAvailable:"):
+                    free = int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return DeviceInfo(kind="cpu", name="host memory", total_bytes=total, free_bytes=free)
+
+
+def all_devices() -> list[DeviceInfo]:
+    """Every CUDA device PyTorch can see."""
+    if not torch.cuda.is_available():
+        return []
+    return [cuda_device_info(index) for index in range(torch.cuda.device_count())]
+
+
+# --------------------------------------------------------------------------------------------------
+# Parameter counts and footprint
+
+
+@dataclass(frozen=True)
+class ParameterGroups:
+    """Parameter counts by how the precision policy stores them (tied weights counted once)."""
+
+    experts: list[tuple[int, int, int]]  # (num_experts, rows, cols) per fused expert projection
+    linears: list[tuple[int, int]]  # (out, in) of each policy linear (attention, dense MLP, self-cond.)
+    embedding: int  # tied token embedding / LM head
+    router: int
+    other: int  # norms, scalars, vision tower: always bf16
+
+    @property
+    def total(self) -> int:
+        return (
+            sum(e * r * c for e, r, c in self.experts)
+            + sum(o * i for o, i in self.linears)
+            + self.embedding
+            + self.router
+            + self.other
+        )
+
+
+def parameter_groups(config: DiffusionGemmaConfig) -> ParameterGroups:
+    """Count the model's parameters from its config (nothing is allocated for the text model)."""
+    text = config.text_config
+    hidden, heads = text.hidden_size, text.num_attention_heads
+    experts: list[tuple[int, int, int]] = []
+    linears: list[tuple[int, int]] = []
+    router = other = 0
+    for index, layer_type in enumerate(text.layer_types):
+        layer = text.per_layer_config[index]
+        head_dim, kv_heads = layer.head_dim, layer.num_key_value_heads
+        linears += [(heads * head_dim, hidden), (kv_heads * head_dim, hidden), (hidden, heads * head_dim)]
+        if layer_type == "sliding_attention":  # full-attention layers reuse keys as values: no v_proj
+            linears.append((kv_heads * head_dim, hidden))
+        linears += [(text.intermediate_size, hidden)] * 2 + [(hidden, text.intermediate_size)]
+        experts += [
+            (text.num_experts, 2 * text.moe_intermediate_size, hidden),
+            (text.num_experts, hidden, text.moe_intermediate_size),
+        ]
+        router += text.num_experts * hidden + hidden + text.num_experts
+        other += 7 * hidden + 2 * head_dim  # seven layer norms, q/k norms
+    # Self-conditioning MLP (decoder only) and its norm, the final norm.
+    linears += [(text.intermediate_size, hidden)] * 2 + [(hidden, text.intermediate_size)]
+    other += 2 * hidden
+    other += _vision_parameters(config)
+    return ParameterGroups(
+        experts=experts, linears=linears, embedding=text.vocab_size * hidden, router=router, other=other
+    )
+
+
+def _vision_parameters(config: DiffusionGemmaConfig) -> int:
+    """The vision tower and its projection, counted on the meta device (from the config, no memory)."""
+    with torch.device("meta"):
+        tower = AutoModel.from_config(config.vision_config)
+    projection = getattr(config.vision_config, "output_proj_dims", config.vision_config.hidden_size)
+    return sum(p.numel() for p in tower.parameters()) + projection * config.text_config.hidden_size
+
+
+@dataclass(frozen=True)
+class Footprint:
+    """Estimated device memory for one model at one precision and context length, in bytes."""
+
+    precision: str
+    context_tokens: int
+    parts: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def weights_bytes(self) -> int:
+        return sum(v for k, v in self.parts.items() if k.startswith("weights:"))
+
+    @property
+    def total_bytes(self) -> int:
+        return sum(self.parts.values())
+
+    def table(self) -> str:
+        rows = [f"  {name:<38} {size / GIB:7.2f} GiB" for name, size in self.parts.items()]
+        rows.append(f"  {'total':<38} {self.total_bytes / GIB:7.2f} GiB")
+        return "\n".join(rows)
+
+
+def weight_bytes(config: DiffusionGemmaConfig, precision: str, double_quant: bool = True) -> dict[str, int]:
+    """Bytes of the weights per group under the precision policy (arithmetic on the config only)."""
+    policy = policy_for(precision)
+    groups = parameter_groups(config)
+    if policy.experts == "nf4":
+        experts = sum(nf4_bytes(e * r * c, double_quant) for e, r, c in groups.experts)
+    elif policy.experts == "int8":
+        experts = sum(int8_bytes(e * r, c) for e, r, c in groups.experts)
+    else:
+        experts = sum(2 * e * r * c for e, r, c in groups.experts)
+    if policy.linears == "int8":
+        linears = sum(int8_bytes(o, i) for o, i in groups.linears)
+    elif policy.linears == "nf4":
+        linears = sum(nf4_bytes(o * i, double_quant) for o, i in groups.linears)
+    else:
+        linears = sum(2 * o * i for o, i in groups.linears)
+    return {
+        f"weights: experts ({policy.experts})": experts,
+        f"weights: linears ({policy.linears})": linears,
+        "weights: embedding/LM head (bf16)": 2 * groups.embedding,
+        "weights: router, norms, vision (bf16)": 2 * (groups.router + groups.other),
+    }
+
+
+def kv_cache_bytes(config: DiffusionGemmaConfig, context_tokens: int) -> int:
+    """The encoder's prefix cache in bf16; sliding layers keep only their window (``DynamicCache``)."""
+    text = config.text_config
+    total = 0
+    for index, layer_type in enumerate(text.layer_types):
+        layer = text.per_layer_config[index]
+        kept = (
+            min(context_tokens, text.sliding_window) if layer_type == "sliding_attention" else context_tokens
+        )
+        # Keys and values are both cached, also where values are derived from the keys.
+        total += 2 * layer.num_key_value_heads * layer.head_dim * kept * 2
+    return total
+
+
+def activation_bytes(config: DiffusionGemmaConfig, context_tokens: int, precision: str) -> dict[str, int]:
+    """The largest transient tensors of a prefill of ``context_tokens`` and of one denoising pass."""
+    text = config.text_config
+    canvas = config.canvas_length or 256
+    tokens = max(context_tokens, canvas)
+    routed = tokens * text.top_k_experts
+    # Sorted expert inputs, their outputs (bf16) and the gate/up activations of the routed rows.
+    moe = routed * (2 * text.hidden_size * 2 + 2 * text.moe_intermediate_size * 2)
+    dense = tokens * (4 * text.hidden_size + 2 * text.intermediate_size) * 2
+    heads = text.num_attention_heads
+    widest = max(text.per_layer_config[i].head_dim for i in range(text.num_hidden_layers))
+    # SDPA has no flash kernel beyond head dim 256, so the full-attention layers may fall back to the
+    # math kernel and materialise bf16 scores plus fp32 softmax for the prompt. Counted, to be safe.
+    scores = heads * tokens * tokens * (2 + 4) if widest > 256 else tokens * tokens
+    logits = LOGIT_COPIES * canvas * text.vocab_size * 4
+    return {
+        "activations: logits (fp32)": logits,
+        "activations: MoE + MLP": moe + dense,
+        "activations: attention": scores,
+        "activations: dequant scratch": 0 if precision == "bf16" else 2 * DEFAULT_SCRATCH_BYTES,
+    }
+
+
+def estimate_footprint(
+    config: DiffusionGemmaConfig, precision: str, context_tokens: int = DEFAULT_CONTEXT
+) -> Footprint:
+    """Everything the model needs on its device for ``context_tokens`` of prefix plus one canvas."""
+    parts = weight_bytes(config, precision)
+    parts["KV cache (bf16)"] = kv_cache_bytes(config, context_tokens)
+    parts.update(activation_bytes(config, context_tokens, precision))
+    parts["runtime + fragmentation"] = RUNTIME_BYTES + int(FRAGMENTATION * sum(parts.values()))
+    return Footprint(precision=precision, context_tokens=context_tokens, parts=parts)
+
+
+# --------------------------------------------------------------------------------------------------
+# Preflight
+
+
+@dataclass(frozen=True)
+class FitReport:
+    """The preflight's answer: the estimate, whether it fits the device, and what to do if not."""
+
+    precision: str
+    device: DeviceInfo
+    footprint: Footprint
+    fits: bool
+    headroom_bytes: int
+    advice: str
+
+    def summary(self) -> str:
+        verdict = "YES, it fits" if self.fits else "NO, it does not fit"
+        return (
+            f"{verdict}: {self.precision} needs about {self.footprint.total_bytes / GIB:.1f} GiB at "
+            f"{self.footprint.context_tokens} tokens of context; {self.device.describe()}.\n{self.advice}"
+        )
+
+
+def preflight(
+    config: DiffusionGemmaConfig,
+    precision: str,
+    device_info: DeviceInfo,
+    *,
+    context_tokens: int = DEFAULT_CONTEXT,
+) -> FitReport:
+    """Estimate ``config`` at ``precision`` ("4bit", "8bit", "bf16" or "auto") against ``device_info``.
+
+    "auto" answers for bf16 when that fits and for 4-bit experts otherwise (what ``load`` will choose).
+    """
+    if precision == "auto":
+        bf16 = preflight(config, "bf16", device_info, context_tokens=context_tokens)
+        if bf16.fits or device_info.kind != "cuda":
+            return bf16
+        return preflight(config, "4bit", device_info, context_tokens=context_tokens)
+    footprint = estimate_footprint(config, precision, context_tokens)
+    headroom = device_info.free_bytes - footprint.total_bytes
+    fits = headroom >= 0
+    return FitReport(
+        precision=precision,
+        device=device_info,
+        footprint=footprint,
+        fits=fits,
+        headroom_bytes=headroom,
+        advice=_advice(config, precision, device_info, footprint, fits, context_tokens),
+    )
+
+
+def _advice(
+    config: DiffusionGemmaConfig,
+    precision: str,
+    device: DeviceInfo,
+    footprint: Footprint,
+    fits: bool,
+    context_tokens: int,
+) -> str:
+    if fits:
+        spare = (device.free_bytes - footprint.total_bytes) / GIB
+        return f"{spare:.1f} GiB to spare. Load it with precision={precision!r}."
+    short = (footprint.total_bytes - device.free_bytes) / GIB
+    steps = [f"It is {short:.1f} GiB short."]
+    for smaller in ("8bit", "4bit"):
+        if PRECISION_ORDER.index(smaller) > PRECISION_ORDER.index(precision):
+            other = estimate_footprint(config, smaller, context_tokens)
+            if other.total_bytes <= device.free_bytes:
+                steps.append(f"Use precision={smaller!r} (about {other.total_bytes / GIB:.1f} GiB).")
+                break
+    else:
+        if context_tokens > 1024:
+            shorter = estimate_footprint(config, precision, 1024)
+            if shorter.total_bytes <= device.free_bytes:
+                steps.append("Keep less text around the edit (1k tokens of context fits).")
+        steps.append("Close other programs using the GPU (the free figure counts them).")
+        if device.kind == "cuda" and device.total_bytes < footprint.total_bytes:
+            steps.append("This GPU is too small for this model: use the built-in model, or a 24 GB card.")
+    if device.kind != "cuda":
+        steps.append("No CUDA GPU: the built-in small model runs on the CPU.")
+    return " ".join(steps)
+
+
+PRECISION_ORDER = ("bf16", "8bit", "4bit")
+
+
+def config_for_spec(spec: str) -> DiffusionGemmaConfig:
+    """The config of a model spec: the built-in 26B-A4B by name, or a local folder's config.json."""
+    if spec.lower() in REAL_MODEL_ALIASES:
+        return diffusiongemma_26b_a4b_config()
+    path = Path(spec).expanduser()
+    config_file = path / "config.json" if path.is_dir() else path
+    if not config_file.is_file():
+        raise FileNotFoundError(f"no config.json at {path}; give a model folder or {REAL_MODEL_NAME!r}")
+    raw = json.loads(config_file.read_text(encoding="utf-8"))
+    return DiffusionGemmaConfig.from_dict(raw)
+
+
+def doctor_main(argv: list[str]) -> int:
+    """``redraft doctor``: list GPUs, estimate the model, answer whether it fits. Exit 0 if it fits."""
+    parser = argparse.ArgumentParser(prog="redraft doctor", description="Will this model fit this machine?")
+    parser.add_argument("--model", default=REAL_MODEL_NAME, help=f"model folder or {REAL_MODEL_NAME!r}")
+    parser.add_argument("--precision", default="auto", choices=("auto", *PRECISION_ORDER))
+    parser.add_argument("--context", type=int, default=DEFAULT_CONTEXT, help="tokens of text around the edit")
+    parser.add_argument(
+        "--device", type=int, default=None, help="CUDA device index (default: the current one)"
+    )
+    args = parser.parse_args(argv)
+    try:
+        config = config_for_spec(args.model)
+    except (OSError, ValueError) as error:
+        print(f"redraft doctor: {error}")
+        return 2
+    devices = all_devices()
+    print("GPUs:")
+    if not devices:
+        print("  none visible to PyTorch (no CUDA build, no driver, or no NVIDIA GPU)")
+    for device in devices:
+        print(f"  {device.describe()}")
+    groups = parameter_groups(config)
+    print(f"\nModel: {args.model} ({groups.total / 1e9:.2f}B parameters)")
+    for precision in PRECISION_ORDER:
+        footprint = estimate_footprint(config, precision, args.context)
+        size = footprint.total_bytes / GIB
+        print(f"  {precision:>5}: about {size:5.1f} GiB at {args.context} tokens of context")
+    if devices:
+        target = devices[0] if args.device is None else cuda_device_info(args.device)
+    else:
+        target = cpu_device_info()
+    report = preflight(config, args.precision, target, context_tokens=args.context)
+    print(f"\nEstimate for {report.precision}:\n{report.footprint.table()}\n")
+    print(report.summary())
+    return 0 if report.fits else 1
