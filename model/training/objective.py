@@ -1,0 +1,98 @@
+"""Uniform-state diffusion objective with self-conditioning, through the real model forward.
+
+For each example a noise level ``t ~ U(t_floor, 1)`` is drawn and every *free* canvas slot is
+replaced by a uniformly random token with probability ``t``; the model predicts the clean tokens of
+the free slots. Pinned slots (suffix, eos/pad after a document end) stay clean, are excluded from the
+loss and get no self-conditioning signal, exactly as the engine samples.
+
+Self-conditioning: on about half the steps a first pass runs without it (no gradient); its logits,
+divided by a temperature like the sampler's schedule uses, are fed to the second pass, which is the
+one trained. The prefix is encoded once into the KV cache and both decoder passes read it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from model.conditioning import zero_self_conditioning_at
+from model.training.data import CanvasBatch
+
+
+@dataclass(frozen=True)
+class NoiseConfig:
+    t_floor: float = 0.02
+    self_conditioning_prob: float = 0.5
+    # The sampler feeds back logits / T with T in [t_min, t_max]; train on that range of sharpness.
+    sc_temperature_range: tuple[float, float] = (0.4, 1.0)
+
+
+def noise_canvas(
+    targets: torch.Tensor, free: torch.Tensor, t: torch.Tensor, vocab_size: int, generator: torch.Generator
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """(noisy canvas, replaced mask): free slots become uniform random tokens with probability t."""
+    u = torch.rand(targets.shape, generator=generator)
+    replaced = (u < t[:, None]) & free
+    random_tokens = torch.randint(0, vocab_size, targets.shape, generator=generator)
+    return torch.where(replaced, random_tokens, targets), replaced
+
+
+def encode_prefix(model: nn.Module, prefix: torch.Tensor) -> object:
+    """The encoder's KV cache for ``[bos] + prefix`` (positions 0..P)."""
+    return model.model.encoder(input_ids=prefix, use_cache=True).past_key_values
+
+
+def decode(
+    model: nn.Module,
+    cache: object,
+    canvas: torch.Tensor,
+    keep: torch.Tensor,
+    self_conditioning_logits: torch.Tensor | None,
+) -> torch.Tensor:
+    """One decoder pass of ``DiffusionGemmaForBlockDiffusion`` over the canvas; float32 logits."""
+    with zero_self_conditioning_at(model, keep if self_conditioning_logits is not None else None):
+        out = model(
+            past_key_values=cache, decoder_input_ids=canvas, self_conditioning_logits=self_conditioning_logits
+        )
+    return out.logits  # type: ignore[no-any-return]
+
+
+@dataclass
+class StepOutput:
+    loss: torch.Tensor
+    logits: torch.Tensor
+    noisy: torch.Tensor
+    used_self_conditioning: bool
+
+
+def diffusion_loss(
+    model: nn.Module,
+    batch: CanvasBatch,
+    generator: torch.Generator,
+    noise: NoiseConfig | None = None,
+    t: torch.Tensor | None = None,
+    self_condition: bool | None = None,
+) -> StepOutput:
+    """Mean cross-entropy over free slots. ``t``/``self_condition`` fixed by evaluation, else drawn."""
+    noise = noise or NoiseConfig()
+    vocab = model.config.text_config.vocab_size
+    b = batch.targets.shape[0]
+    if t is None:
+        t = noise.t_floor + (1 - noise.t_floor) * torch.rand(b, generator=generator)
+    if self_condition is None:
+        self_condition = bool(torch.rand((), generator=generator) < noise.self_conditioning_prob)
+    noisy, _ = noise_canvas(batch.targets, batch.free, t, vocab, generator)
+    keep = batch.free.long()
+    cache = encode_prefix(model, batch.prefix)
+    sc_logits = None
+    if self_condition:
+        lo, hi = noise.sc_temperature_range
+        temperature = lo + (hi - lo) * float(torch.rand((), generator=generator))
+        with torch.no_grad():
+            sc_logits = decode(model, cache, noisy, keep, None).detach() / temperature
+    logits = decode(model, cache, noisy, keep, sc_logits)
+    loss = F.cross_entropy(logits[batch.free], batch.targets[batch.free])
+    return StepOutput(loss, logits, noisy, self_condition)

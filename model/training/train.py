@@ -1,0 +1,301 @@
+"""Train Redraft's built-in DiffusionGemma on the shared corpus, on CPU, resumably.
+
+One command trains from scratch or resumes the run folder it is pointed at::
+
+    python -m model.training.train --run-dir runs/redraft-tiny --max-steps 6000 --max-minutes 70
+
+The first call prepares the run folder (held-out split, tokenizer, token pools); later calls reuse
+it. A checkpoint (model, optimizer, step, and every random state) is written every
+``--checkpoint-minutes`` and at the end, so an interrupted run resumes where it stopped and a
+resumed run produces the same numbers as an uninterrupted one. The learning-rate schedule is by
+step (warmup, then cosine to 10%), so results depend on the seed, not on the machine's speed;
+``--max-minutes`` only stops early (and saves).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import time
+from dataclasses import asdict
+from pathlib import Path
+
+import numpy as np
+import torch
+from transformers import AutoTokenizer, DiffusionGemmaForBlockDiffusion, PreTrainedTokenizerFast
+
+from model.architecture import TextModelShape, build_config
+from model.training.data import ExampleMix, ExampleSampler, TokenizedPool, read_sections, split_sections
+from model.training.objective import NoiseConfig, diffusion_loss
+from model.training.tokenizer import build_tokenizer, save_tokenizer
+
+DEFAULT_CORPUS = Path("/work/shared/corpus")
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--run-dir", type=Path, required=True, help="folder for tokenizer, pools, checkpoints")
+    p.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
+    p.add_argument("--max-bytes-per-file", type=int, default=None, help="read only this much of each file")
+    p.add_argument("--heldout-fraction", type=float, default=0.02)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--vocab-size", type=int, default=8192)
+    p.add_argument("--tokenizer-chars", type=int, default=40_000_000, help="text used to train BPE")
+    p.add_argument("--hidden-size", type=int, default=256)
+    p.add_argument("--layers", type=int, default=4)
+    p.add_argument("--heads", type=int, default=4)
+    p.add_argument("--kv-heads", type=int, default=2)
+    p.add_argument("--head-dim", type=int, default=64)
+    p.add_argument("--intermediate-size", type=int, default=512)
+    p.add_argument("--experts", type=int, default=4)
+    p.add_argument("--top-k", type=int, default=2)
+    p.add_argument("--moe-intermediate-size", type=int, default=256)
+    p.add_argument("--sliding-window", type=int, default=128)
+    p.add_argument("--canvas", type=int, default=64)
+    p.add_argument("--batch-size", type=int, default=16)
+    p.add_argument("--story-weight", type=float, default=0.5, help="share of examples from TinyStories")
+    p.add_argument("--lr", type=float, default=1.5e-3)
+    p.add_argument("--min-lr-ratio", type=float, default=0.1)
+    p.add_argument("--warmup-steps", type=int, default=200)
+    p.add_argument("--weight-decay", type=float, default=0.05)
+    p.add_argument("--max-steps", type=int, default=6000)
+    p.add_argument("--max-minutes", type=float, default=None, help="stop (and save) after this much time")
+    p.add_argument("--checkpoint-minutes", type=float, default=5.0)
+    p.add_argument("--log-every", type=int, default=25)
+    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--probe", type=int, default=0, help="time this many steps from scratch, print, exit")
+    return p.parse_args(argv)
+
+
+def shape_from_args(args: argparse.Namespace) -> TextModelShape:
+    return TextModelShape(
+        vocab_size=args.vocab_size,
+        hidden_size=args.hidden_size,
+        num_hidden_layers=args.layers,
+        num_attention_heads=args.heads,
+        num_key_value_heads=args.kv_heads,
+        head_dim=args.head_dim,
+        intermediate_size=args.intermediate_size,
+        num_experts=args.experts,
+        top_k_experts=args.top_k,
+        moe_intermediate_size=args.moe_intermediate_size,
+        sliding_window=args.sliding_window,
+        canvas_length=args.canvas,
+    )
+
+
+def prepare(args: argparse.Namespace) -> tuple[PreTrainedTokenizerFast, dict[str, TokenizedPool]]:
+    """Split, tokenizer and token pools, computed once per run folder and then reused."""
+    run = args.run_dir
+    tok_dir, pools_dir = run / "tokenizer", run / "pools"
+    names = ["train_stories", "train_books", "heldout_stories", "heldout_books"]
+    if not (tok_dir / "tokenizer.json").exists() or not all((pools_dir / f"{n}.npz").exists() for n in names):
+        t0 = time.time()
+        sections = read_sections(args.corpus, args.max_bytes_per_file)
+        train, heldout = split_sections(sections, args.heldout_fraction, args.seed)
+        if not (tok_dir / "tokenizer.json").exists():
+            save_tokenizer(build_tokenizer(train, args.vocab_size, args.tokenizer_chars), tok_dir)
+        tokenizer = AutoTokenizer.from_pretrained(str(tok_dir))
+        pools_dir.mkdir(parents=True, exist_ok=True)
+        from model.training.data import tokenize_sections
+
+        groups = {
+            "train_stories": [s for s in train if s.is_story],
+            "train_books": [s for s in train if not s.is_story],
+            "heldout_stories": [s for s in heldout if s.is_story],
+            "heldout_books": [s for s in heldout if not s.is_story],
+        }
+        split_info = {}
+        for name, group in groups.items():
+            pool = tokenize_sections(group, tokenizer)
+            pool.save(pools_dir / f"{name}.npz")
+            split_info[name] = {
+                "sections": len(group),
+                "chars": sum(len(s.text) for s in group),
+                "tokens": int(pool.lengths.sum()),
+            }
+        split_info["heldout_ids"] = [f"{s.source}#{s.index}" for s in heldout]
+        (run / "split.json").write_text(json.dumps(split_info, indent=1))
+        print(
+            f"prepared run folder in {time.time() - t0:.0f}s: "
+            + ", ".join(f"{k} {v['tokens']} tok" for k, v in split_info.items() if isinstance(v, dict)),
+            flush=True,
+        )
+    tokenizer = AutoTokenizer.from_pretrained(str(tok_dir))
+    pools = {n: TokenizedPool.load(pools_dir / f"{n}.npz") for n in names}
+    return tokenizer, pools
+
+
+def lr_at(step: int, args: argparse.Namespace) -> float:
+    if step < args.warmup_steps:
+        return args.lr * (step + 1) / args.warmup_steps
+    progress = min(1.0, (step - args.warmup_steps) / max(1, args.max_steps - args.warmup_steps))
+    return args.lr * (args.min_lr_ratio + (1 - args.min_lr_ratio) * 0.5 * (1 + math.cos(math.pi * progress)))
+
+
+def build_model(shape: TextModelShape, seed: int) -> DiffusionGemmaForBlockDiffusion:
+    torch.manual_seed(seed)
+    return DiffusionGemmaForBlockDiffusion(build_config(shape))
+
+
+def make_optimizer(model: torch.nn.Module, args: argparse.Namespace) -> torch.optim.AdamW:
+    # No decay on norms, scales and embeddings (1-D parameters and the tied embedding table).
+    decay = [p for n, p in model.named_parameters() if p.ndim >= 2 and "embed" not in n]
+    no_decay = [p for n, p in model.named_parameters() if not (p.ndim >= 2 and "embed" not in n)]
+    return torch.optim.AdamW(
+        [{"params": decay, "weight_decay": args.weight_decay}, {"params": no_decay, "weight_decay": 0.0}],
+        lr=args.lr,
+        betas=(0.9, 0.95),
+    )
+
+
+def make_sampler(
+    pools: dict[str, TokenizedPool], args: argparse.Namespace, split: str, seed: int
+) -> ExampleSampler:
+    return ExampleSampler(
+        [pools[f"{split}_stories"], pools[f"{split}_books"]],
+        [args.story_weight, 1 - args.story_weight],
+        canvas=args.canvas,
+        batch_size=args.batch_size,
+        mix=ExampleMix(),
+        seed=seed,
+    )
+
+
+def heldout_loss(
+    model: torch.nn.Module, pools: dict[str, TokenizedPool], args: argparse.Namespace, batches: int = 4
+) -> float:
+    """Loss on a fixed set of held-out batches (same examples and noise every time)."""
+    sampler = make_sampler(pools, args, "heldout", seed=12345)
+    generator = torch.Generator().manual_seed(12345)
+    model.eval()
+    with torch.no_grad():
+        losses = [float(diffusion_loss(model, sampler.next_batch(), generator).loss) for _ in range(batches)]
+    model.train()
+    return float(np.mean(losses))
+
+
+def save_checkpoint(path: Path, state: dict) -> None:
+    tmp = path.with_suffix(".tmp")
+    torch.save(state, tmp)
+    tmp.replace(path)  # atomic: a crash mid-save never leaves a broken checkpoint
+
+
+def train(args: argparse.Namespace) -> dict:
+    torch.set_num_threads(args.threads)
+    args.run_dir.mkdir(parents=True, exist_ok=True)
+    tokenizer, pools = prepare(args)
+    shape = shape_from_args(args)
+    model = build_model(shape, args.seed)
+    optimizer = make_optimizer(model, args)
+    sampler = make_sampler(pools, args, "train", seed=args.seed)
+    generator = torch.Generator().manual_seed(args.seed + 1)
+    ckpt_path = args.run_dir / "checkpoint.pt"
+    step, tokens, elapsed, history = 0, 0, 0.0, []
+    if ckpt_path.exists() and not args.probe:
+        state = torch.load(ckpt_path, weights_only=False)
+        if state["shape"] != asdict(shape):
+            raise SystemExit(f"{ckpt_path} holds a different model shape: {state['shape']}")
+        model.load_state_dict(state["model"])
+        optimizer.load_state_dict(state["optimizer"])
+        sampler.set_state(state["sampler"])
+        generator.set_state(state["generator"])
+        step, tokens, elapsed, history = state["step"], state["tokens"], state["elapsed"], state["history"]
+        print(f"resumed at step {step} ({tokens} canvas tokens, {elapsed / 60:.1f} min)", flush=True)
+    n_params = sum(p.numel() for p in model.parameters())
+    print(f"model: {n_params / 1e6:.2f}M parameters, shape {asdict(shape)}", flush=True)
+    (args.run_dir / "train_args.json").write_text(
+        json.dumps({k: str(v) for k, v in vars(args).items()}, indent=1)
+    )
+
+    def checkpoint() -> None:
+        save_checkpoint(
+            ckpt_path,
+            {
+                "model": model.state_dict(),
+                "optimizer": optimizer.state_dict(),
+                "sampler": sampler.state(),
+                "generator": generator.get_state(),
+                "step": step,
+                "tokens": tokens,
+                "elapsed": elapsed,
+                "history": history,
+                "shape": asdict(shape),
+            },
+        )
+
+    model.train()
+    noise = NoiseConfig()
+    last_ckpt = time.time()
+    window_loss, window_n, window_t0, window_tokens = 0.0, 0, time.time(), 0
+    target_steps = args.probe if args.probe else args.max_steps
+    session_start = time.time()
+    base_elapsed = elapsed
+    while step < target_steps:
+        for group in optimizer.param_groups:
+            group["lr"] = lr_at(step, args)
+        batch = sampler.next_batch()
+        out = diffusion_loss(model, batch, generator, noise)
+        optimizer.zero_grad(set_to_none=True)
+        out.loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+        step += 1
+        canvas_tokens = batch.targets.numel()
+        tokens += canvas_tokens
+        window_tokens += canvas_tokens + batch.prefix.numel()
+        window_loss += float(out.loss.detach())
+        window_n += 1
+        elapsed = base_elapsed + time.time() - session_start
+        if step % args.log_every == 0 or step == target_steps:
+            dt = time.time() - window_t0
+            line = {
+                "step": step,
+                "loss": round(window_loss / window_n, 4),
+                "lr": round(lr_at(step, args), 6),
+                "tok_s": round(window_tokens / dt),
+                "canvas_tokens": tokens,
+                "min": round(elapsed / 60, 2),
+            }
+            print(json.dumps(line), flush=True)
+            history.append(line)
+            window_loss, window_n, window_t0, window_tokens = 0.0, 0, time.time(), 0
+        out_of_time = args.max_minutes is not None and elapsed >= args.max_minutes * 60
+        if not args.probe and (time.time() - last_ckpt >= args.checkpoint_minutes * 60 or out_of_time):
+            held = heldout_loss(model, pools, args)
+            history.append({"step": step, "heldout_loss": round(held, 4)})
+            print(json.dumps(history[-1]), flush=True)
+            checkpoint()
+            last_ckpt = time.time()
+        if out_of_time:
+            print("time budget reached", flush=True)
+            break
+    if args.probe:
+        total = time.time() - session_start
+        print(
+            json.dumps(
+                {
+                    "probe_steps": step,
+                    "s_per_step": round(total / step, 3),
+                    "params_M": round(n_params / 1e6, 2),
+                }
+            ),
+            flush=True,
+        )
+        return {"step": step}
+    if step >= target_steps:
+        held = heldout_loss(model, pools, args)
+        history.append({"step": step, "heldout_loss": round(held, 4)})
+        print(json.dumps(history[-1]), flush=True)
+        checkpoint()
+    print("done", flush=True)
+    return {"step": step, "tokens": tokens, "history": history}
+
+
+def main(argv: list[str] | None = None) -> None:
+    train(parse_args(argv))
+
+
+if __name__ == "__main__":
+    main()
