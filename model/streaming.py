@@ -179,6 +179,8 @@ class _Loader:
             module_path, _, attr = name.rpartition(".")
             module = self.model.get_submodule(module_path)
             module._buffers[attr] = tensor.to(self.device)
+            if module._buffers[attr].data_ptr() == tensor.data_ptr():
+                self.adopted.add(tensor.data_ptr())
             return
         group = self.groups.get(name)
         if group is None:
