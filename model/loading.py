@@ -22,7 +22,6 @@ from transformers import (
     DiffusionGemmaForBlockDiffusion,
     PreTrainedTokenizerBase,
 )
-
 from transformers.utils import logging as hf_logging
 
 from model.errors import ModelLoadError
