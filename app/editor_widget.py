@@ -214,8 +214,11 @@ class RewriteEditor(QPlainTextEdit):
         self.setTextCursor(cursor)
         return start, end
 
-    def restore_live_span(self) -> tuple[int, int]:
-        """Put the original back exactly and leave the undo history as it was before the rewrite."""
+    def restore_live_span(self, select_original: bool = True) -> tuple[int, int]:
+        """Put the original back exactly and leave the undo history as it was before the rewrite.
+
+        ``select_original`` selects it again (after Esc); a new request keeps the writer's selection.
+        """
         span = self._require_span()
         if span.painted:
             start = span.start
@@ -230,10 +233,11 @@ class RewriteEditor(QPlainTextEdit):
             span.place(start, start + span.original_length)
         start, end = span.start, span.end
         self._end_session()
-        cursor = self.textCursor()
-        cursor.setPosition(start)
-        cursor.setPosition(end, Anchor)
-        self.setTextCursor(cursor)
+        if select_original:
+            cursor = self.textCursor()
+            cursor.setPosition(start)
+            cursor.setPosition(end, Anchor)
+            self.setTextCursor(cursor)
         return start, end
 
     def _end_session(self) -> None:

@@ -539,7 +539,7 @@ class MainWindow(QMainWindow):
         regenerations: int = 0,
     ) -> int | None:
         """Lock the span, send the request to the model thread; a running rewrite is cancelled first."""
-        self._end_live_span()
+        self._end_live_span(select_original=False)
         editor = self.editor
         cursor = editor.textCursor()
         if mode == "fill":
@@ -616,13 +616,13 @@ class MainWindow(QMainWindow):
         else:
             self.cancel_rewrite()
 
-    def _end_live_span(self) -> None:
+    def _end_live_span(self, select_original: bool = True) -> None:
         """Cancel the running job (if any) and put the original span back."""
         if self.run is not None:
             self.service.cancel(self.run.job_id)
             self.run = None
         if self.editor.live_span is not None:
-            self.editor.restore_live_span()
+            self.editor.restore_live_span(select_original)
         self._update_actions()
 
     def cancel_rewrite(self) -> None:

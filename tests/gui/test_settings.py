@@ -89,9 +89,10 @@ def test_settings_dialog_applies_live_and_reloads_a_changed_model(
     chosen = dialog.preferences()
     assert (chosen.max_denoising_steps, chosen.t_max, chosen.candidates) == (5, 0.7, 2)
 
-    with qtbot.waitSignal(window.service.worker.loaded, timeout=SIGNAL_TIMEOUT_MS):
-        window.apply_preferences(chosen)
-    assert window.model_info is not None and window.model_info != first_model
+    window.apply_preferences(chosen)
+    assert window.model_info is None  # reloading in the worker
+    qtbot.waitUntil(lambda: window.model_info is not None, timeout=SIGNAL_TIMEOUT_MS)
+    assert window.model_info != first_model
     assert window.model_info.name == str(other)
     assert window.palette().color(window.palette().ColorRole.Window).lightness() < 100  # dark theme now
 

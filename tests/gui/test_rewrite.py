@@ -1,0 +1,266 @@
+"""Rewriting in place, end to end: real worker thread, real tiny model, keys as the writer presses them."""
+
+from __future__ import annotations
+
+from gui_helpers import DOCUMENT, SIGNAL_TIMEOUT_MS, PassRecorder, place_cursor, select
+from PySide6.QtCore import Qt
+
+from app.editor_widget import Phase
+from model import EditResult
+
+SPAN = "climbed the stairs"
+
+
+def finish(qtbot, window) -> EditResult:
+    """Wait for the current run's result to land in the editor."""
+    qtbot.waitUntil(
+        lambda: window.run is not None and window.run.result is not None, timeout=SIGNAL_TIMEOUT_MS
+    )
+    assert window.editor.phase is Phase.REVIEW
+    return window.run.result
+
+
+def test_rewrite_paints_each_pass_in_the_span_only_and_escape_restores(document_window, qtbot) -> None:
+    window = document_window(max_denoising_steps=6)
+    editor = window.editor
+    start, end = select(window, SPAN)
+    prefix, suffix = DOCUMENT[:start], DOCUMENT[end:]
+    undo_steps = editor.document().availableUndoSteps()
+    outside_changed: list[str] = []
+
+    def check(job_id: int, painted) -> None:  # runs right after the window painted this pass
+        text = editor.plain_text()
+        if not (text.startswith(prefix) and text.endswith(suffix)):
+            outside_changed.append(text)
+        live = editor.live_range()
+        assert live is not None
+        shown = editor.text_between(*live)
+        assert shown == "".join(segment.text for segment in painted.frames[0])
+
+    recorder = PassRecorder(window, check)
+    job_id = window.rewrite_selection()
+    assert editor.phase is Phase.DEVELOPING
+    result = finish(qtbot, window)
+
+    assert recorder.count(job_id) == result.passes >= 1  # a pass signal per denoising step
+    assert not outside_changed
+    assert editor.plain_text() == prefix + result.text + suffix
+    assert "passes" in window.figures_label.text()
+
+    qtbot.keyClick(editor, Qt.Key.Key_Escape)
+    assert editor.plain_text() == DOCUMENT  # byte for byte
+    assert editor.phase is Phase.IDLE
+    assert editor.document().availableUndoSteps() == undo_steps  # no leftover undo entry
+    assert not editor.document().isRedoAvailable()
+    assert not editor.document().isModified()
+    assert editor.textCursor().selectedText() == SPAN  # the original is selected again
+
+
+def test_accept_then_one_undo_restores_the_original(document_window, qtbot) -> None:
+    window = document_window()
+    editor = window.editor
+    start, end = select(window, SPAN)
+    window.rewrite_selection()
+    result = finish(qtbot, window)
+    assert result.text != SPAN
+
+    qtbot.keyClick(editor, Qt.Key.Key_Return)
+    accepted = DOCUMENT[:start] + result.text + DOCUMENT[end:]
+    assert editor.plain_text() == accepted
+    assert editor.phase is Phase.IDLE and window.run is None
+    assert editor.document().isModified()
+
+    window.undo()  # one step, however many passes ran
+    assert editor.plain_text() == DOCUMENT
+    assert not editor.document().isModified()
+    window.redo()
+    assert editor.plain_text() == accepted
+
+
+def test_ctrl_z_key_after_accept(document_window, qtbot) -> None:
+    window = document_window()
+    select(window, SPAN)
+    window.rewrite_selection()
+    finish(qtbot, window)
+    qtbot.keyClick(window.editor, Qt.Key.Key_Tab)  # Tab accepts too
+    assert window.editor.plain_text() != DOCUMENT
+    qtbot.keyClick(window.editor, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    assert window.editor.plain_text() == DOCUMENT
+
+
+def test_fill_gap_takes_the_length_the_model_chose(document_window, qtbot) -> None:
+    window = document_window()
+    editor = window.editor
+    gap = DOCUMENT.index(" every evening")
+    place_cursor(window, gap)
+    recorder = PassRecorder(window)
+    job_id = window.fill_gap(max_new_tokens=6)
+    result = finish(qtbot, window)
+    assert recorder.count(job_id) == result.passes
+    assert len(result.token_ids[0]) <= 6
+    assert editor.plain_text() == DOCUMENT[:gap] + result.text + DOCUMENT[gap:]
+    assert window.prefs.fill_max_tokens == 6  # the popup's choice is remembered
+    qtbot.keyClick(editor, Qt.Key.Key_Return)
+    assert editor.plain_text() == DOCUMENT[:gap] + result.text + DOCUMENT[gap:]
+    window.undo()
+    assert editor.plain_text() == DOCUMENT
+
+
+def test_cancel_mid_run_stops_within_one_pass_and_restores(document_window, qtbot) -> None:
+    window = document_window(max_denoising_steps=40, pass_display_ms=60)
+    editor = window.editor
+    select(window, SPAN)
+    undo_steps = editor.document().availableUndoSteps()
+    recorder = PassRecorder(window)
+    job_id = window.rewrite_selection()
+    qtbot.waitUntil(lambda: recorder.count(job_id) >= 2, timeout=SIGNAL_TIMEOUT_MS)
+    assert editor.plain_text() != DOCUMENT  # the canvas is in the document
+
+    emitted_at_cancel = len([1 for job, _ in recorder.passes if job == job_id])
+    qtbot.keyClick(editor, Qt.Key.Key_Escape)
+    assert editor.plain_text() == DOCUMENT  # restored at once, not when the worker notices
+    assert editor.document().availableUndoSteps() == undo_steps
+    qtbot.waitUntil(lambda: job_id in recorder.cancelled, timeout=SIGNAL_TIMEOUT_MS)
+    assert recorder.count(job_id) <= emitted_at_cancel + 1  # at most the pass already in flight
+    assert job_id not in recorder.finished
+    assert editor.plain_text() == DOCUMENT and editor.phase is Phase.IDLE
+
+
+def test_second_request_cancels_the_first_cleanly(document_window, qtbot) -> None:
+    window = document_window(max_denoising_steps=40, pass_display_ms=60)
+    editor = window.editor
+    recorder = PassRecorder(window)
+    select(window, SPAN)
+    first = window.rewrite_selection()
+    qtbot.waitUntil(lambda: recorder.count(first) >= 1, timeout=SIGNAL_TIMEOUT_MS)
+
+    window.apply_preferences(window.prefs.__class__(**{**vars(window.prefs), "max_denoising_steps": 5}))
+    second_span = "the letter twice"
+    # The first span is still developing; find the second by its place relative to the end.
+    offset_from_end = len(DOCUMENT) - DOCUMENT.index(second_span)
+    start = editor.end_position() - offset_from_end
+    cursor = editor.textCursor()
+    cursor.setPosition(start)
+    cursor.setPosition(start + len(second_span), cursor.MoveMode.KeepAnchor)
+    editor.setTextCursor(cursor)
+    assert cursor.selectedText() == second_span
+
+    second = window.rewrite_selection()
+    assert second != first
+    assert editor.plain_text().startswith(DOCUMENT[: DOCUMENT.index(second_span)])  # first span restored
+    qtbot.waitUntil(lambda: first in recorder.cancelled, timeout=SIGNAL_TIMEOUT_MS)
+    result = finish(qtbot, window)
+    assert first not in recorder.finished
+    qtbot.keyClick(editor, Qt.Key.Key_Return)
+    expected = DOCUMENT.replace(second_span, result.text, 1)
+    assert editor.plain_text() == expected
+    window.undo()
+    assert editor.plain_text() == DOCUMENT
+
+
+def test_typing_before_the_span_during_a_run_keeps_its_place(document_window, qtbot) -> None:
+    window = document_window(max_denoising_steps=30, pass_display_ms=40)
+    editor = window.editor
+    start, end = select(window, SPAN)
+    recorder = PassRecorder(window)
+    job_id = window.rewrite_selection()
+    qtbot.waitUntil(lambda: recorder.count(job_id) >= 1, timeout=SIGNAL_TIMEOUT_MS)
+
+    place_cursor(window, 0)
+    qtbot.keyClicks(editor, "Draft ")
+    assert editor.live_range() is not None and editor.live_range()[0] == start + len("Draft ")
+
+    # Inside the developing span the text is locked.
+    live_start, _ = editor.live_range()
+    place_cursor(window, live_start + 1)
+    before = editor.plain_text()
+    qtbot.keyClicks(editor, "xyz")
+    qtbot.keyClick(editor, Qt.Key.Key_Delete)
+    assert editor.plain_text() == before
+
+    result = finish(qtbot, window)
+    assert recorder.count(job_id) == result.passes
+    qtbot.keyClick(editor, Qt.Key.Key_Return)
+    assert editor.plain_text() == "Draft " + DOCUMENT[:start] + result.text + DOCUMENT[end:]
+
+    window.undo()  # the rewrite, in one step; the writer's typing stays
+    assert editor.plain_text() == "Draft " + DOCUMENT
+    while editor.document().isUndoAvailable():
+        window.undo()
+    assert editor.plain_text() == DOCUMENT
+
+
+def test_typing_after_the_span_then_reject(document_window, qtbot) -> None:
+    window = document_window(max_denoising_steps=30, pass_display_ms=40)
+    editor = window.editor
+    select(window, SPAN)
+    recorder = PassRecorder(window)
+    job_id = window.rewrite_selection()
+    qtbot.waitUntil(lambda: recorder.count(job_id) >= 1, timeout=SIGNAL_TIMEOUT_MS)
+    place_cursor(window, editor.end_position())
+    qtbot.keyClicks(editor, "The end.")
+    finish(qtbot, window)
+    qtbot.keyClick(editor, Qt.Key.Key_Escape)
+    assert editor.plain_text() == DOCUMENT + "The end."
+    seen = []
+    while editor.document().isUndoAvailable():  # only the writer's typing is in the history
+        window.undo()
+        seen.append(editor.plain_text())
+    assert all(text.startswith(DOCUMENT) for text in seen)
+    assert editor.plain_text() == DOCUMENT
+
+
+def test_candidates_cycle_in_place(document_window, qtbot) -> None:
+    window = document_window(candidates=2)
+    editor = window.editor
+    start, end = select(window, SPAN)
+    window.rewrite_selection()
+    result = finish(qtbot, window)
+    assert len(result.texts) == 2
+    assert "Candidate 1 of 2" in window.candidate_label.text()
+    window.cycle_candidate(+1)
+    assert editor.text_between(*editor.live_range()) == result.texts[1]
+    qtbot.keyClick(editor, Qt.Key.Key_Return)
+    assert editor.plain_text() == DOCUMENT[:start] + result.texts[1] + DOCUMENT[end:]
+
+
+def test_regenerate_runs_again_on_the_original(document_window, qtbot) -> None:
+    window = document_window()
+    select(window, SPAN)
+    first = window.rewrite_selection()
+    finish(qtbot, window)
+    second = window.regenerate()
+    assert second is not None and second != first
+    assert window.run is not None and window.run.regenerations == 1
+    result = finish(qtbot, window)
+    assert result.seed == window.prefs.seed + 1  # fixed seed: each regeneration moves it on
+    window.reject_rewrite()
+    assert window.editor.plain_text() == DOCUMENT
+
+
+def test_worker_failure_shows_an_error_and_leaves_the_document(document_window, qtbot, tmp_path) -> None:
+    window = document_window(wait_for_model=False, model=str(tmp_path / "no-such-model"))
+    qtbot.waitUntil(lambda: window.message_bar.isVisible(), timeout=SIGNAL_TIMEOUT_MS)
+    assert "could not load the model" in window.message_bar.label.text()
+    editor = window.editor
+    undo_steps = editor.document().availableUndoSteps()
+    select(window, SPAN)
+    window.message_bar.hide()
+    window.rewrite_selection()
+    qtbot.waitUntil(window.message_bar.isVisible, timeout=SIGNAL_TIMEOUT_MS)
+    assert "rewrite failed" in window.message_bar.label.text()
+    assert editor.plain_text() == DOCUMENT
+    assert editor.document().availableUndoSteps() == undo_steps
+    assert not editor.document().isModified()
+    qtbot.keyClicks(editor, "still a plain editor")  # typing works as usual
+    assert "still a plain editor" in editor.plain_text()
+
+
+def test_bad_request_from_the_worker_is_reported(document_window, qtbot) -> None:
+    window = document_window(t_max=0.2, t_min=0.9)  # the engine refuses an inverted schedule
+    select(window, SPAN)
+    window.rewrite_selection()
+    qtbot.waitUntil(window.message_bar.isVisible, timeout=SIGNAL_TIMEOUT_MS)
+    assert "temperature" in window.message_bar.label.text()
+    assert window.editor.plain_text() == DOCUMENT
+    assert window.editor.phase is Phase.IDLE
