@@ -27,9 +27,17 @@ def cosine(a: torch.Tensor, b: torch.Tensor) -> float:
 
 def damped_model(seed: int = 0, gain: float = 0.1) -> DiffusionGemmaForBlockDiffusion:
     torch.manual_seed(seed)
-    shape = TextModelShape(vocab_size=512, hidden_size=128, num_hidden_layers=4, num_experts=8,
-                           top_k_experts=2, moe_intermediate_size=64, intermediate_size=256,
-                           num_attention_heads=4, num_key_value_heads=2)
+    shape = TextModelShape(
+        vocab_size=512,
+        hidden_size=128,
+        num_hidden_layers=4,
+        num_experts=8,
+        top_k_experts=2,
+        moe_intermediate_size=64,
+        intermediate_size=256,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+    )
     model = DiffusionGemmaForBlockDiffusion(build_config(shape)).eval()
     with torch.no_grad():
         for layer in model.model.decoder.layers:  # the encoder's layers share these weights
@@ -91,25 +99,36 @@ def test_nf4_experts_against_bf16_experts_per_module() -> None:
         assert cosine(quantized(hidden, index, weights), experts(hidden, index, weights)) > 0.98
 
 
-def test_reference_is_not_chaotic(reference: DiffusionGemmaForBlockDiffusion, bf16_logits: torch.Tensor) -> None:
+def test_reference_is_not_chaotic(
+    reference: DiffusionGemmaForBlockDiffusion, bf16_logits: torch.Tensor
+) -> None:
     assert cosine(bf16_logits, logits(reference)) > 0.999
 
 
-@pytest.mark.parametrize(("precision", "linears", "floor"), [
-    ("4bit", "bf16", 0.99),  # NF4 experts only
-    ("4bit", None, 0.99),  # the policy: NF4 experts + int8 linears
-    ("8bit", None, 0.995),
-])
-def test_quantized_logits_agree_with_bf16(reference: DiffusionGemmaForBlockDiffusion, bf16_logits: torch.Tensor,
-                                          precision: str, linears: str | None, floor: float) -> None:
+@pytest.mark.parametrize(
+    ("precision", "linears", "floor"),
+    [
+        ("4bit", "bf16", 0.99),  # NF4 experts only
+        ("4bit", None, 0.99),  # the policy: NF4 experts + int8 linears
+        ("8bit", None, 0.995),
+    ],
+)
+def test_quantized_logits_agree_with_bf16(
+    reference: DiffusionGemmaForBlockDiffusion,
+    bf16_logits: torch.Tensor,
+    precision: str,
+    linears: str | None,
+    floor: float,
+) -> None:
     quantized = quantize_model(copy.deepcopy(reference), precision, linears=linears)
     got = logits(quantized)
     assert cosine(got, bf16_logits) >= floor
     assert (got.argmax(-1) == bf16_logits.argmax(-1)).float().mean() >= 0.95
 
 
-def test_nf4_everywhere_is_measurably_worse(reference: DiffusionGemmaForBlockDiffusion,
-                                            bf16_logits: torch.Tensor) -> None:
+def test_nf4_everywhere_is_measurably_worse(
+    reference: DiffusionGemmaForBlockDiffusion, bf16_logits: torch.Tensor
+) -> None:
     """Why the policy keeps the non-expert linears at 8 bit: their NF4 error dominates."""
     policy = cosine(logits(quantize_model(copy.deepcopy(reference), "4bit")), bf16_logits)
     everywhere = cosine(logits(quantize_model(copy.deepcopy(reference), "4bit", linears="nf4")), bf16_logits)
@@ -118,8 +137,9 @@ def test_nf4_everywhere_is_measurably_worse(reference: DiffusionGemmaForBlockDif
 
 def test_tied_layers_share_one_quantized_module(reference: DiffusionGemmaForBlockDiffusion) -> None:
     model = quantize_model(copy.deepcopy(reference), "4bit")
-    for encoder_layer, decoder_layer in zip(model.model.encoder.language_model.layers, model.model.decoder.layers,
-                                            strict=True):
+    for encoder_layer, decoder_layer in zip(
+        model.model.encoder.language_model.layers, model.model.decoder.layers, strict=True
+    ):
         assert encoder_layer.experts is decoder_layer.experts
         assert isinstance(decoder_layer.experts, QuantizedExperts)
         assert encoder_layer.self_attn.q_proj is decoder_layer.self_attn.q_proj

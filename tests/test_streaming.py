@@ -22,8 +22,15 @@ FAST = DenoiseOptions(max_denoising_steps=6)
 
 def small_model(seed: int = 0) -> DiffusionGemmaForBlockDiffusion:
     torch.manual_seed(seed)
-    shape = TextModelShape(vocab_size=2048, hidden_size=128, num_hidden_layers=4, num_experts=16,
-                           top_k_experts=2, moe_intermediate_size=64, intermediate_size=256)
+    shape = TextModelShape(
+        vocab_size=2048,
+        hidden_size=128,
+        num_hidden_layers=4,
+        num_experts=16,
+        top_k_experts=2,
+        moe_intermediate_size=64,
+        intermediate_size=256,
+    )
     model = DiffusionGemmaForBlockDiffusion(build_config(shape)).eval()
     return cast_floating_parameters(model, CPU, torch.bfloat16)
 
@@ -54,8 +61,9 @@ def test_checkpoint_is_laid_out_like_the_hub(sharded: Path) -> None:
 
 
 @pytest.mark.parametrize("precision", ["4bit", "8bit"])
-def test_streamed_model_equals_in_memory_quantization(reference: DiffusionGemmaForBlockDiffusion, sharded: Path,
-                                                      precision: str) -> None:
+def test_streamed_model_equals_in_memory_quantization(
+    reference: DiffusionGemmaForBlockDiffusion, sharded: Path, precision: str
+) -> None:
     streamed = load_streaming(sharded, reference.config, precision, CPU)
     in_memory = quantize_model(copy.deepcopy(reference), precision)
     torch.testing.assert_close(logits(streamed), logits(in_memory), rtol=0, atol=0)
@@ -66,7 +74,9 @@ def test_streamed_model_equals_in_memory_quantization(reference: DiffusionGemmaF
     assert streamed.lm_head.weight is decoder.embed_tokens.weight is encoder.embed_tokens.weight
 
 
-def test_streaming_never_holds_more_than_one_shard(reference: DiffusionGemmaForBlockDiffusion, sharded: Path) -> None:
+def test_streaming_never_holds_more_than_one_shard(
+    reference: DiffusionGemmaForBlockDiffusion, sharded: Path
+) -> None:
     stats = StreamingStats()
     model = load_streaming(sharded, reference.config, "4bit", CPU, stats=stats)
     total = sum(p.stat().st_size for p in sharded.glob("*.safetensors"))
@@ -79,7 +89,9 @@ def test_streaming_never_holds_more_than_one_shard(reference: DiffusionGemmaForB
         assert stats.peak_rss_growth_bytes <= module_bytes(model) + stats.largest_shard_bytes + 8 * 2**20
 
 
-def test_single_file_checkpoint_and_mismatch(reference: DiffusionGemmaForBlockDiffusion, tmp_path: Path) -> None:
+def test_single_file_checkpoint_and_mismatch(
+    reference: DiffusionGemmaForBlockDiffusion, tmp_path: Path
+) -> None:
     reference.save_pretrained(tmp_path / "one")
     assert (tmp_path / "one" / "model.safetensors").is_file()
     model = load_streaming(tmp_path / "one", reference.config, "4bit", CPU)
@@ -115,8 +127,14 @@ def test_quantized_tiny_model_runs_the_engine_and_accepts_nearly_the_same_tokens
     quantized = Engine(quantized_model)
     agree = total = 0
     for seed in range(3):
-        request = EditRequest(prefix="The lighthouse keeper climbed", suffix=" every evening.", mode="fill",
-                              max_new_tokens=16, seed=seed, options=FAST)
+        request = EditRequest(
+            prefix="The lighthouse keeper climbed",
+            suffix=" every evening.",
+            mode="fill",
+            max_new_tokens=16,
+            seed=seed,
+            options=FAST,
+        )
         expected, got = reference.run(request), quantized.run(request)
         assert got.passes >= 1 and got.texts[0] == got.text
         agree += sum(a == b for a, b in zip(expected.raw_tokens[0], got.raw_tokens[0], strict=True))

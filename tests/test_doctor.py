@@ -1,0 +1,75 @@
+"""The preflight's estimate for the real 26B-A4B, computed from its config alone."""
+
+from __future__ import annotations
+
+import copy
+
+import torch
+from transformers import DiffusionGemmaForBlockDiffusion
+
+from model.architecture import TextModelShape, build_config
+from model.doctor import (
+    GIB,
+    DeviceInfo,
+    diffusiongemma_26b_a4b_config,
+    doctor_main,
+    estimate_footprint,
+    parameter_groups,
+    preflight,
+    weight_bytes,
+)
+from model.quantization import module_bytes, quantize_model
+
+RTX_4090 = DeviceInfo(kind="cuda", name="RTX 4090", total_bytes=24 * GIB, free_bytes=int(23.0 * GIB), index=0)
+
+
+def by_hand_4bit_bytes() -> float:
+    """The issue's facts, summed by hand: NF4 experts, int8 linears, bf16 embedding."""
+    hidden, layers, experts, expert_inter, dense_inter, vocab = 2816, 30, 128, 704, 2112, 262_144
+    expert_params = layers * experts * 3 * hidden * expert_inter
+    sliding = hidden * (16 * 256 + 8 * 256 + 8 * 256) + 16 * 256 * hidden  # q, k, v, o
+    full = hidden * (16 * 512 + 2 * 512) + 16 * 512 * hidden  # q, k (values = keys), o
+    linear_params = 25 * sliding + 5 * full + (layers + 1) * 3 * hidden * dense_inter  # + self-conditioning
+    return expert_params * (4 + 8 / 64) / 8 + linear_params * 1 + vocab * hidden * 2
+
+
+def test_real_config_has_the_published_shape() -> None:
+    groups = parameter_groups(diffusiongemma_26b_a4b_config())
+    expert_params = sum(e * r * c for e, r, c in groups.experts)
+    assert abs(groups.total / 25.2e9 - 1) < 0.02
+    assert abs(expert_params / groups.total - 0.91) < 0.01
+
+
+def test_estimate_matches_the_arithmetic_sum_of_quantized_sizes() -> None:
+    weights = sum(weight_bytes(diffusiongemma_26b_a4b_config(), "4bit").values())
+    assert abs(weights / by_hand_4bit_bytes() - 1) < 0.10
+
+
+def test_weight_estimate_matches_real_quantized_bytes_of_a_tiny_model() -> None:
+    torch.manual_seed(0)
+    config = build_config(TextModelShape(vocab_size=512, hidden_size=128, num_experts=8, moe_intermediate_size=64))
+    model = DiffusionGemmaForBlockDiffusion(config).eval()
+    for precision in ("4bit", "8bit", "bf16"):
+        quantized = quantize_model(copy.deepcopy(model), precision)
+        estimate = sum(weight_bytes(config, precision).values())
+        assert abs(estimate / module_bytes(quantized) - 1) < 0.10, precision
+
+
+def test_4bit_fits_a_24gb_card_at_2k_and_bf16_does_not() -> None:
+    config = diffusiongemma_26b_a4b_config()
+    four = preflight(config, "4bit", RTX_4090)
+    # The 18 GB goal is peak allocated tensors (torch.cuda.max_memory_allocated); the estimate adds the
+    # runtime and fragmentation reserve on top, which only the driver's free figure sees.
+    tensors = four.footprint.total_bytes - four.footprint.parts["runtime + fragmentation"]
+    assert four.fits and tensors < 18e9
+    bf16 = preflight(config, "bf16", RTX_4090)
+    assert not bf16.fits and "4bit" in bf16.advice
+    assert preflight(config, "auto", RTX_4090).precision == "4bit"
+    assert estimate_footprint(config, "4bit", 8192).total_bytes > four.footprint.total_bytes
+
+
+def test_doctor_prints_a_plain_answer(capsys) -> None:
+    status = doctor_main(["--model", "diffusiongemma-26b-a4b", "--precision", "4bit"])
+    out = capsys.readouterr().out
+    assert "GPUs:" in out and "25.2" in out and ("YES" in out or "NO" in out)
+    assert status in (0, 1)
