@@ -202,7 +202,9 @@ class ExampleSampler:
         seed: int = 0,
     ) -> None:
         self.pools = list(pools)
-        self.pool_weights = np.asarray(pool_weights, dtype=np.float64) / np.sum(pool_weights)
+        # An empty pool (e.g. no held-out book section in a tiny corpus) is never drawn from.
+        weights = np.array([w if len(p.lengths) else 0.0 for p, w in zip(pools, pool_weights, strict=True)])
+        self.pool_weights = weights / weights.sum()
         self.canvas = canvas
         self.batch_size = batch_size
         self.mix = mix or ExampleMix()

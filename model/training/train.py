@@ -61,6 +61,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--weight-decay", type=float, default=0.05)
     p.add_argument("--max-steps", type=int, default=6000)
     p.add_argument("--max-minutes", type=float, default=None, help="stop (and save) after this much time")
+    p.add_argument("--stop-at-step", type=int, default=None, help="stop (and save) here; schedule unchanged")
     p.add_argument("--checkpoint-minutes", type=float, default=5.0)
     p.add_argument("--log-every", type=int, default=25)
     p.add_argument("--threads", type=int, default=2)
@@ -262,6 +263,7 @@ def train(args: argparse.Namespace) -> dict:
             history.append(line)
             window_loss, window_n, window_t0, window_tokens = 0.0, 0, time.time(), 0
         out_of_time = args.max_minutes is not None and elapsed >= args.max_minutes * 60
+        out_of_time |= args.stop_at_step is not None and step >= args.stop_at_step
         if not args.probe and (time.time() - last_ckpt >= args.checkpoint_minutes * 60 or out_of_time):
             held = heldout_loss(model, pools, args)
             history.append({"step": step, "heldout_loss": round(held, 4)})

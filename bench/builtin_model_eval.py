@@ -1,0 +1,299 @@
+"""Evaluate the built-in model (resources/models/redraft-tiny) on the held-out slice of the corpus.
+
+    python bench/builtin_model_eval.py                 # figures, 10 fills, 5 rewrites
+    python bench/builtin_model_eval.py --tune          # also a sampler-settings sweep on other passages
+
+Prints: denoising accuracy at t = 0.25/0.5/0.75 and infill accuracy (model level, one forward);
+then, through the engine with the checkpoint's default sampler settings: tokens per forward, passes
+per fill, and a fluency figure — the perplexity of filled passages under a word trigram model
+trained on the training split, next to the original passages and a shuffled-words baseline — and
+real fills and rewrites, unedited. Deterministic given ``--seed``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import random
+import re
+import sys
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import torch
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from model import DenoiseOptions, EditRequest, Engine, load  # noqa: E402
+from model.training.data import Section, read_sections, split_sections  # noqa: E402
+from model.training.evaluate import HeldOut, denoising_accuracy, heldout_data, infill_accuracy  # noqa: E402
+from model.training.ngram import TrigramLM, words  # noqa: E402
+
+DEFAULT_MODEL = ROOT / "resources" / "models" / "redraft-tiny"
+DEFAULT_CORPUS = Path("/work/shared/corpus")
+PREFIX_CHARS = 600
+SUFFIX_CHARS = 300
+FILL_SLOTS = 24
+
+
+@dataclass(frozen=True)
+class Case:
+    source: str
+    prefix: str
+    gap: str
+    suffix: str
+
+
+def _word_cut(text: str, at: int) -> int:
+    """The start of the word at or after ``at``."""
+    match = re.compile(r"\s\S").search(text, at)
+    return match.start() + 1 if match else len(text)
+
+
+def fill_cases(sections: list[Section], count: int, seed: int) -> list[Case]:
+    """A gap of 4-14 words in the middle of held-out passages (stories and books alternately)."""
+    rng = random.Random(seed)
+    stories = [s for s in sections if s.is_story and len(s.text) > 400]
+    books = [s for s in sections if not s.is_story and len(s.text) > 1500]
+    cases = []
+    for i in range(count):
+        section = rng.choice(stories if i % 2 == 0 else books)
+        text = section.text
+        start = _word_cut(text, int(len(text) * rng.uniform(0.3, 0.6)))
+        gap_words = rng.randint(4, 14)
+        end = start
+        for _ in range(gap_words):
+            end = _word_cut(text, end + 1)
+        gap = text[start:end].rstrip()
+        end = start + len(gap)
+        prefix = text[max(0, start - PREFIX_CHARS) : start]
+        if start > PREFIX_CHARS:
+            prefix = prefix[_word_cut(prefix, 0) :]
+        cases.append(Case(f"{section.source}#{section.index}", prefix, gap, text[end : end + SUFFIX_CHARS]))
+    return cases
+
+
+def rewrite_cases(sections: list[Section], count: int, seed: int) -> list[Case]:
+    """One whole sentence (the span) in the middle of held-out passages."""
+    rng = random.Random(seed)
+    cases = []
+    pool = [s for s in sections if len(s.text) > 600]
+    while len(cases) < count:
+        section = rng.choice(pool)
+        text = section.text
+        bounds = [0] + [m.end() for m in re.finditer(r"(?<=[.!?])\s+", text)] + [len(text)]
+        if len(bounds) < 5:
+            continue
+        k = rng.randrange(2, len(bounds) - 2)
+        start, end = bounds[k], bounds[k + 1]
+        span = text[start:end].rstrip()
+        if not 20 <= len(span) <= 160:
+            continue
+        end = start + len(span)
+        prefix = text[max(0, start - PREFIX_CHARS) : start]
+        cases.append(Case(f"{section.source}#{section.index}", prefix, span, text[end : end + SUFFIX_CHARS]))
+    return cases
+
+
+def fluency_lm(corpus: Path, seed: int, book_chars: int = 6_000_000) -> TrigramLM:
+    """Trigram judge trained on the training split: every story and a fixed share of book text."""
+    train, _ = split_sections(read_sections(corpus), 0.02, seed)
+    stories = [s.text for s in train if s.is_story]
+    books: list[str] = []
+    used = 0
+    for section in sorted((s for s in train if not s.is_story), key=lambda s: (s.index, s.source)):
+        if used > book_chars:
+            break
+        books.append(section.text)
+        used += len(section.text)
+    return TrigramLM(stories + books)
+
+
+@dataclass
+class FillFigures:
+    fills: int
+    tokens_per_forward: float
+    passes_per_fill: float
+    ms_per_pass: float
+    empty_fills: int
+    mean_fill_words: float
+    mean_original_words: float
+    ppl_fill: float
+    ppl_original: float
+    ppl_shuffled: float
+
+
+def _pooled_ppl(logs: list[list[float]]) -> float:
+    flat = [x for row in logs for x in row]
+    return math.exp(-sum(flat) / max(1, len(flat)))
+
+
+def run_fills(
+    engine: Engine, lm: TrigramLM, cases: list[Case], seed: int, options: DenoiseOptions | None = None
+) -> tuple[FillFigures, list[str]]:
+    """Fill every case through the engine; score fills, originals and shuffled originals."""
+    rng = random.Random(seed)
+    fills, lp_fill, lp_orig, lp_shuf = [], [], [], []
+    passes, per_forward, ms = [], [], []
+    for i, case in enumerate(cases):
+        request = EditRequest(
+            prefix=case.prefix,
+            suffix=case.suffix,
+            mode="fill",
+            max_new_tokens=FILL_SLOTS,
+            seed=seed + i,
+            options=options or DenoiseOptions(),
+        )
+        result = engine.run(request)
+        fills.append(result.texts[0])
+        passes.append(result.passes)
+        per_forward.append(result.tokens_per_forward)
+        ms.append(result.ms_per_pass)
+        context = words(case.prefix)[-2:]
+        junction = words(case.suffix)[:2]  # scoring the words after the gap judges the seam too
+        original = words(case.gap)
+        shuffled = original[:]
+        rng.shuffle(shuffled)
+        lp_fill.append(lm.log_probs(context, words(result.texts[0]) + junction))
+        lp_orig.append(lm.log_probs(context, original + junction))
+        lp_shuf.append(lm.log_probs(context, shuffled + junction))
+    figures = FillFigures(
+        fills=len(cases),
+        tokens_per_forward=sum(per_forward) / len(cases),
+        passes_per_fill=sum(passes) / len(cases),
+        ms_per_pass=sum(ms) / len(cases),
+        empty_fills=sum(1 for f in fills if not f.strip()),
+        mean_fill_words=sum(len(words(f)) for f in fills) / len(cases),
+        mean_original_words=sum(len(words(c.gap)) for c in cases) / len(cases),
+        ppl_fill=_pooled_ppl(lp_fill),
+        ppl_original=_pooled_ppl(lp_orig),
+        ppl_shuffled=_pooled_ppl(lp_shuf),
+    )
+    return figures, fills
+
+
+def tune(engine: Engine, lm: TrigramLM, cases: list[Case], seed: int) -> list[dict]:
+    """A small sweep of sampler settings; printed so the chosen defaults can be justified."""
+    grid = [
+        {},
+        {"entropy_bound": 0.5},
+        {"entropy_bound": 1.0},
+        {"entropy_bound": 2.0},
+        {"t_min": 0.2, "t_max": 0.6},
+        {"t_min": 0.1, "t_max": 0.4},
+        {"t_min": 0.2, "t_max": 0.6, "entropy_bound": 1.0},
+        {"t_min": 0.2, "t_max": 0.6, "entropy_bound": 1.0, "max_denoising_steps": 24},
+        {"t_min": 0.1, "t_max": 0.4, "entropy_bound": 1.0, "max_denoising_steps": 24},
+    ]
+    rows = []
+    for settings in grid:
+        figures, _ = run_fills(engine, lm, cases, seed, DenoiseOptions(**settings))
+        row = {"settings": settings, **asdict(figures)}
+        rows.append(row)
+        print(
+            f"  {json.dumps(settings):70s} ppl {figures.ppl_fill:8.1f}  passes {figures.passes_per_fill:5.1f}"
+            f"  tok/fwd {figures.tokens_per_forward:5.2f}  words {figures.mean_fill_words:4.1f}"
+            f"  empty {figures.empty_fills}",
+            flush=True,
+        )
+    return rows
+
+
+def main(argv: list[str] | None = None) -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--model", type=Path, default=DEFAULT_MODEL)
+    p.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--fills", type=int, default=40, help="held-out fills scored for the fill figures")
+    p.add_argument("--show-fills", type=int, default=10)
+    p.add_argument("--show-rewrites", type=int, default=5)
+    p.add_argument("--batches", type=int, default=8, help="batches of 16 canvases per accuracy figure")
+    p.add_argument("--tune", action="store_true", help="sweep sampler settings on other held-out passages")
+    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--json", type=Path, help="also write every figure and sample here")
+    args = p.parse_args(argv)
+    torch.set_num_threads(args.threads)
+
+    t0 = time.time()
+    loaded = load(args.model, device="cpu")
+    engine = Engine(loaded)
+    model = loaded.model
+    n_params = sum(p.numel() for p in model.parameters())
+    print(f"model {args.model} ({n_params / 1e6:.2f}M parameters), defaults {loaded.generation_defaults}")
+    data: HeldOut = heldout_data(args.corpus, loaded.tokenizer, seed=args.seed)
+    print(
+        f"held-out slice: {len(data.sections)} sections, "
+        f"{int(data.stories.lengths.sum()) + int(data.books.lengths.sum())} tokens"
+    )
+    report: dict = {"model": str(args.model), "parameters": n_params}
+
+    print("\n== denoising accuracy (one forward, held-out continuation canvases) ==")
+    denoise = denoising_accuracy(model, data, batches=args.batches)
+    for level, acc in denoise.items():
+        print(f"  t = {level:.2f}: all slots {acc['all']:.3f}   replaced slots {acc['replaced']:.3f}")
+    report["denoising_accuracy"] = {str(k): v for k, v in denoise.items()}
+
+    print("\n== infill accuracy (span fully replaced, suffix pinned) ==")
+    infill = infill_accuracy(model, data, batches=args.batches)
+    print(
+        f"  one pass {infill['one_pass']:.3f}   second, self-conditioned pass "
+        f"{infill['self_conditioned']:.3f}   ({infill['span_tokens']} span tokens)"
+    )
+    report["infill_accuracy"] = infill
+
+    print("\ntraining the trigram fluency judge on the training split ...", flush=True)
+    lm = fluency_lm(args.corpus, args.seed)
+
+    if args.tune:
+        print("\n== sampler sweep (24 other held-out passages) ==")
+        report["tuning"] = tune(engine, lm, fill_cases(data.sections, 24, args.seed + 1000), args.seed + 1000)
+
+    cases = fill_cases(data.sections, args.fills, args.seed)
+    figures, fills = run_fills(engine, lm, cases, args.seed)
+    print(
+        f"\n== fills through the engine (default sampler settings, {FILL_SLOTS} slots, {len(cases)} gaps) =="
+    )
+    print(
+        f"  tokens per forward {figures.tokens_per_forward:.2f}"
+        f"   passes per fill {figures.passes_per_fill:.1f}   ms per pass {figures.ms_per_pass:.1f}"
+    )
+    print(
+        f"  words per fill {figures.mean_fill_words:.1f} (original gaps {figures.mean_original_words:.1f}),"
+        f" empty fills {figures.empty_fills}"
+    )
+    print(
+        f"  trigram perplexity: fills {figures.ppl_fill:.1f}   originals {figures.ppl_original:.1f}"
+        f"   shuffled originals {figures.ppl_shuffled:.1f}"
+    )
+    report["fills"] = asdict(figures)
+
+    print(f"\n== {args.show_fills} fills (held-out passages; [gap] marks the filled place) ==")
+    shown = []
+    for case, fill in list(zip(cases, fills, strict=True))[: args.show_fills]:
+        before = case.prefix[-160:].replace("\n", " / ")
+        after = case.suffix[:100].replace("\n", " / ")
+        print(f"\n[{case.source}] …{before}[{fill}]{after}…\n  original: [{case.gap}]")
+        shown.append({**asdict(case), "fill": fill})
+    report["shown_fills"] = shown
+
+    print(f"\n== {args.show_rewrites} rewrites (a held-out sentence rewritten in place) ==")
+    rewrites = []
+    for i, case in enumerate(rewrite_cases(data.sections, args.show_rewrites, args.seed)):
+        result = engine.run(
+            EditRequest(
+                prefix=case.prefix, suffix=case.suffix, span=case.gap, mode="rewrite", seed=args.seed + i
+            )
+        )
+        print(f"\n[{case.source}] before: {case.gap}\n  after:  {result.texts[0]}  ({result.passes} passes)")
+        rewrites.append({**asdict(case), "rewrite": result.texts[0], "passes": result.passes})
+    report["rewrites"] = rewrites
+    print(f"\nevaluated in {time.time() - t0:.0f}s")
+    if args.json:
+        args.json.write_text(json.dumps(report, indent=1, ensure_ascii=False) + "\n")
+
+
+if __name__ == "__main__":
+    main()

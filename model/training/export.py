@@ -1,0 +1,75 @@
+"""Export a training checkpoint as a model folder the engine loads like any DiffusionGemma checkpoint.
+
+    python -m model.training.export --run-dir runs/redraft-tiny --out resources/models/redraft-tiny
+
+Writes ``config.json``, ``model.safetensors`` (float32: ~19 MB at this size, and it needs no cast on
+CPU), the tokenizer files and ``generation_config.json`` with the tuned sampler defaults.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import torch
+from transformers import AutoTokenizer, DiffusionGemmaForBlockDiffusion
+from transformers.models.diffusion_gemma.generation_diffusion_gemma import (
+    DiffusionGemmaGenerationConfig,
+    EntropyBoundSamplerConfig,
+)
+
+from model.architecture import TextModelShape, build_config
+
+# Tuned on held-out fills with bench/builtin_model_eval.py --tune (see MODEL_CARD.md).
+SAMPLER_DEFAULTS: dict[str, float | int] = {
+    "max_denoising_steps": 48,
+    "t_min": 0.4,
+    "t_max": 0.8,
+    "entropy_bound": 0.1,
+    "stability_threshold": 1,
+    "confidence_threshold": 0.005,
+}
+
+
+def generation_config(defaults: dict[str, float | int]) -> DiffusionGemmaGenerationConfig:
+    return DiffusionGemmaGenerationConfig(
+        max_denoising_steps=int(defaults["max_denoising_steps"]),
+        t_min=float(defaults["t_min"]),
+        t_max=float(defaults["t_max"]),
+        stability_threshold=int(defaults["stability_threshold"]),
+        confidence_threshold=float(defaults["confidence_threshold"]),
+        sampler_config=EntropyBoundSamplerConfig(entropy_bound=float(defaults["entropy_bound"])),
+        pad_token_id=0,
+        eos_token_id=1,
+        bos_token_id=2,
+    )
+
+
+def export(run_dir: Path, out: Path, defaults: dict[str, float | int] | None = None) -> Path:
+    state = torch.load(run_dir / "checkpoint.pt", weights_only=False, map_location="cpu")
+    model = DiffusionGemmaForBlockDiffusion(build_config(TextModelShape(**state["shape"])))
+    model.load_state_dict(state["model"])
+    out.mkdir(parents=True, exist_ok=True)
+    model.save_pretrained(str(out), safe_serialization=True)
+    AutoTokenizer.from_pretrained(str(run_dir / "tokenizer")).save_pretrained(str(out))
+    generation_config(defaults or SAMPLER_DEFAULTS).save_pretrained(str(out))
+    minutes = state["elapsed"] / 60
+    print(f"exported step {state['step']} ({state['tokens']} canvas tokens, {minutes:.1f} min of training)")
+    return out
+
+
+def main(argv: list[str] | None = None) -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--run-dir", type=Path, required=True)
+    p.add_argument("--out", type=Path, required=True)
+    p.add_argument("--defaults", type=Path, help="JSON file overriding the sampler defaults")
+    args = p.parse_args(argv)
+    defaults = dict(SAMPLER_DEFAULTS)
+    if args.defaults:
+        defaults.update(json.loads(args.defaults.read_text()))
+    print(export(args.run_dir, args.out, defaults))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,224 @@
+"""Smoke tests for the built-in model's training recipe (model/training): a few steps on a tiny corpus.
+
+They assert the behaviour the recipe promises: a section-level held-out split, canvases laid out as
+the engine lays them out, pinned positions out of the loss and out of self-conditioning, a loss that
+falls, a resume that reproduces an uninterrupted run, and an export the engine loads and runs.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+
+from model import EditRequest, Engine, load
+from model.conditioning import self_conditioning_block
+from model.training.data import (
+    BOS_ID,
+    EOS_ID,
+    PAD_ID,
+    CanvasBatch,
+    ExampleMix,
+    ExampleSampler,
+    TokenizedPool,
+    canvas_example,
+    read_sections,
+    split_sections,
+)
+from model.training.export import export
+from model.training.objective import diffusion_loss
+from model.training.train import build_model, parse_args, train
+
+NAMES = ["Lily", "Tom", "Mia", "Ben", "Sam", "Anna", "Max", "Zoe"]
+THINGS = ["ball", "kite", "cat", "red box", "small boat", "tree", "cake", "dog"]
+PLACES = ["park", "garden", "river", "kitchen", "forest", "beach"]
+
+
+def _story(i: int) -> str:
+    name, thing, place = NAMES[i % 8], THINGS[(i * 3) % 8], PLACES[(i * 5) % 6]
+    return (
+        f"Story {i}. One day, {name} went to the {place} with a {thing}.\n"
+        f"{name} was very happy and played with the {thing} for {i} hours.\n"
+        f"When the sun went down on day {i}, {name} said goodbye to the {place} and went home."
+    )
+
+
+def _book(paragraphs: int) -> str:
+    text = []
+    for i in range(paragraphs):
+        body = (
+            f"Paragraph {i} of the book. The old man walked slowly along the road, thinking of "
+            f"the {THINGS[i % 8]} he had lost, and of the {PLACES[i % 6]} where he had been young."
+        )
+        # Hard-wrapped at ~40 columns, as Project Gutenberg files are.
+        text.append("\n".join(textwrap.wrap(body, 40)))
+    return "\n\n".join(text)
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("corpus")
+    stories = "\n<|endoftext|>\n".join(_story(i) for i in range(120)) + "\n<|endoftext|>\n"
+    (folder / "tinystories_test.txt").write_text(stories)
+    (folder / "gutenberg_00001_test_book.txt").write_text(_book(200))
+    return folder
+
+
+def _tiny_args(run_dir: Path, corpus: Path, *extra: str):
+    return parse_args(
+        ["--run-dir", str(run_dir), "--corpus", str(corpus), "--vocab-size", "400", "--hidden-size", "32",
+         "--layers", "2", "--heads", "2", "--kv-heads", "1", "--head-dim", "16", "--intermediate-size", "64",
+         "--moe-intermediate-size", "32", "--experts", "4", "--top-k", "2", "--canvas", "16",
+         "--batch-size", "4", "--warmup-steps", "2", "--lr", "3e-3", "--threads", "1", "--log-every", "1",
+         "--heldout-fraction", "0.1", *extra]
+    )  # fmt: skip
+
+
+def test_split_is_by_whole_sections_and_books_are_unwrapped(corpus: Path) -> None:
+    sections = read_sections(corpus)
+    train, heldout = split_sections(sections, fraction=0.1, seed=0)
+    assert heldout and train and len(train) + len(heldout) == len(sections)
+    # Every held-out story is held out whole: none of its lines appears anywhere in training text.
+    train_text = "\n".join(s.text for s in train)
+    held_stories = [s for s in heldout if s.is_story]
+    assert held_stories
+    for story in held_stories:
+        for line in story.text.splitlines():
+            assert line not in train_text
+    # The split is stable: the same seed gives the same sections, another seed a different split.
+    assert split_sections(sections, 0.1, 0)[1] == heldout
+    assert split_sections(sections, 0.1, 1)[1] != heldout
+    book = [s for s in sections if not s.is_story]
+    assert len(book) > 1 and book[-1].ends_document and not book[0].ends_document
+    assert "walked slowly along the road, thinking of the" in book[0].text  # hard wraps undone
+
+
+def test_canvas_layouts_match_the_engine() -> None:
+    rng = np.random.default_rng(0)
+    doc = np.arange(100, 140)  # 40 tokens
+    targets, free = canvas_example(doc, 10, 0, 16, False, rng)
+    assert free.all() and list(targets) == list(range(110, 126))
+    # Infill: free span first, then the suffix pinned clean, exactly the document's next tokens.
+    targets, free = canvas_example(doc, 10, 1, 16, False, rng)
+    span = int(free.sum())
+    assert 1 <= span <= 8 and free[:span].all() and not free[span:].any()
+    assert list(targets) == list(range(110, 126))
+    # Past the end of a document: eos, then pad.
+    targets, free = canvas_example(doc, 30, 0, 16, True, rng)
+    assert list(targets[:10]) == list(range(130, 140)) and targets[10] == EOS_ID
+    assert (targets[11:] == PAD_ID).all()
+    # Variable-length gap: the span then pad fill the free slots; the suffix resumes right after the span.
+    for _ in range(20):
+        targets, free = canvas_example(doc, 5, 2, 16, False, rng)
+        slots = int(free.sum())
+        span = int((targets[:slots] != PAD_ID).sum())
+        assert list(targets[:span]) == list(range(105, 105 + span))
+        assert (targets[span:slots] == PAD_ID).all()
+        assert list(targets[slots:]) == list(range(105 + span, 105 + span + 16 - slots))
+
+
+def _pool(docs: list[list[int]], ends: bool) -> TokenizedPool:
+    lengths = np.array([len(d) for d in docs])
+    return TokenizedPool(
+        np.concatenate(docs).astype(np.int32),
+        np.concatenate([[0], np.cumsum(lengths)[:-1]]),
+        lengths,
+        np.full(len(docs), ends),
+    )
+
+
+def test_sampler_batches_are_rectangular_and_deterministic() -> None:
+    pool = _pool([list(range(10, 10 + n)) for n in (30, 50, 80, 120)], ends=True)
+    a = ExampleSampler([pool], [1.0], canvas=16, batch_size=6, mix=ExampleMix(), seed=3)
+    b = ExampleSampler([pool], [1.0], canvas=16, batch_size=6, mix=ExampleMix(), seed=3)
+    for _ in range(5):
+        x, y = a.next_batch(), b.next_batch()
+        assert torch.equal(x.prefix, y.prefix) and torch.equal(x.targets, y.targets)
+        assert (x.prefix[:, 0] == BOS_ID).all() and x.targets.shape == (6, 16)
+        # Each prefix is the text just before its canvas: consecutive token ids in this pool.
+        for row, target in zip(x.prefix, x.targets, strict=True):
+            if row.numel() > 1:
+                assert int(row[-1]) + 1 == int(target[0])
+
+
+def _model_and_batch() -> tuple[torch.nn.Module, CanvasBatch]:
+    args = parse_args(["--run-dir", "unused", "--vocab-size", "64", "--hidden-size", "32", "--layers", "2",
+                       "--heads", "2", "--kv-heads", "1", "--head-dim", "16", "--intermediate-size", "64",
+                       "--moe-intermediate-size", "32", "--canvas", "12"])  # fmt: skip
+    from model.training.train import shape_from_args
+
+    model = build_model(shape_from_args(args), seed=0)
+    gen = torch.Generator().manual_seed(0)
+    targets = torch.randint(6, 64, (4, 12), generator=gen)
+    free = torch.zeros(4, 12, dtype=torch.bool)
+    free[:, :5] = True
+    prefix = torch.cat([torch.full((4, 1), BOS_ID), torch.randint(6, 64, (4, 7), generator=gen)], 1)
+    return model, CanvasBatch(prefix, targets, free, torch.ones(4, dtype=torch.long))
+
+
+def test_pinned_positions_are_clean_out_of_the_loss_and_get_no_self_conditioning() -> None:
+    model, batch = _model_and_batch()
+    seen: list[torch.Tensor] = []
+
+    def capture(_module: torch.nn.Module, args: tuple, _output: torch.Tensor) -> None:
+        seen.append(args[1].detach().clone())  # the signal after the pinning hook scaled it
+
+    handle = self_conditioning_block(model).register_forward_hook(capture)
+    try:
+        out = diffusion_loss(model, batch, torch.Generator().manual_seed(1), t=torch.ones(4), self_condition=True)
+    finally:
+        handle.remove()
+    pinned = ~batch.free
+    assert torch.equal(out.noisy[pinned], batch.targets[pinned])  # pinned slots never noised
+    assert (out.noisy[batch.free] != batch.targets[batch.free]).float().mean() > 0.8  # t = 1 noises the span
+    expected = F.cross_entropy(out.logits[batch.free], batch.targets[batch.free])
+    everywhere = F.cross_entropy(out.logits.reshape(-1, 64), batch.targets.reshape(-1))
+    assert torch.allclose(out.loss, expected) and not torch.allclose(out.loss, everywhere)
+    assert len(seen) == 2  # first pass without, second with self-conditioning
+    second = seen[1]
+    assert second[pinned].abs().max() == 0 and second[batch.free].abs().max() > 0
+
+
+def test_loss_decreases_on_a_repeated_batch() -> None:
+    model, batch = _model_and_batch()
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-2)
+    losses = []
+    for step in range(40):
+        out = diffusion_loss(model, batch, torch.Generator().manual_seed(step), t=torch.full((4,), 0.5))
+        optimizer.zero_grad()
+        out.loss.backward()
+        optimizer.step()
+        losses.append(float(out.loss.detach()))
+    assert np.mean(losses[-5:]) < 0.5 * np.mean(losses[:5])
+
+
+def test_resume_reproduces_an_uninterrupted_run_and_export_runs_in_the_engine(
+    corpus: Path, tmp_path: Path
+) -> None:
+    straight = train(_tiny_args(tmp_path / "straight", corpus, "--max-steps", "6"))
+    train(_tiny_args(tmp_path / "resumed", corpus, "--max-steps", "6", "--stop-at-step", "3"))
+    assert torch.load(tmp_path / "resumed" / "checkpoint.pt", weights_only=False)["step"] == 3
+    resumed = train(_tiny_args(tmp_path / "resumed", corpus, "--max-steps", "6"))
+    losses = [h["loss"] for h in straight["history"] if "loss" in h]
+    assert losses == [h["loss"] for h in resumed["history"] if "loss" in h]
+    a = torch.load(tmp_path / "straight" / "checkpoint.pt", weights_only=False)["model"]
+    b = torch.load(tmp_path / "resumed" / "checkpoint.pt", weights_only=False)["model"]
+    assert all(torch.equal(a[k], b[k]) for k in a)
+
+    # The tokenizer keeps the ids the DiffusionGemma config expects.
+    folder = export(tmp_path / "straight", tmp_path / "model")
+    loaded = load(folder, device="cpu")
+    tok = loaded.tokenizer
+    assert (tok.pad_token_id, tok.eos_token_id, tok.bos_token_id) == (0, 1, 2)
+    assert tok.decode(tok.encode("Lily went to the park – naïve!", add_special_tokens=False)) == (
+        "Lily went to the park – naïve!"
+    )
+    result = Engine(loaded).run(
+        EditRequest(prefix="One day, Lily went to the", suffix=" with a kite.", mode="fill", max_new_tokens=4,
+                    seed=0)
+    )  # fmt: skip
+    assert result.passes >= 1 and isinstance(result.texts[0], str)
