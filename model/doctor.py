@@ -407,10 +407,9 @@ def doctor_main(argv: list[str]) -> int:
         footprint = estimate_footprint(config, precision, args.context)
         size = footprint.total_bytes / GIB
         print(f"  {precision:>5}: about {size:5.1f} GiB at {args.context} tokens of context")
+    target = cpu_device_info()
     if devices:
         target = devices[0] if args.device is None else cuda_device_info(args.device)
-    else:
-        target = cpu_device_info()
     report = preflight(config, args.precision, target, context_tokens=args.context)
     print(f"\nEstimate for {report.precision}:\n{report.footprint.table()}\n")
     print(report.summary())
