@@ -63,13 +63,16 @@ def build_parser() -> argparse.ArgumentParser:
     _model_options(rewrite)
     _sampler_options(rewrite)
 
-    doctor = commands.add_parser("doctor", help="check whether a model fits this machine")
-    doctor.add_argument("rest", nargs=argparse.REMAINDER)
+    commands.add_parser("doctor", help="check whether a model fits this machine (see redraft doctor --help)")
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
+    if args_list[:1] == ["doctor"]:
+        from model.doctor import doctor_main  # owns its own options
+
+        return doctor_main(args_list[1:])
     if not args_list or (args_list[0] not in SUBCOMMANDS and not args_list[0].startswith("-")):
         args_list = ["edit", *args_list]
     args = build_parser().parse_args(args_list)
@@ -77,11 +80,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         from app.gui import run_editor  # Qt only for the editor
 
         return run_editor(model_spec=getattr(args, "model", None), file=getattr(args, "file", None))
-    if args.command == "doctor":
-        from model.doctor import doctor_main
-
-        return doctor_main(args.rest)
-
     from model.errors import RedraftError
 
     try:

@@ -48,6 +48,9 @@ REWRITE_SLACK_FRACTION = 0.2
 REWRITE_SLACK_MIN = 2
 # The last canvas of a span keeps at least this share of its positions for pinned suffix context.
 MIN_PINNED_FRACTION = 0.25
+# Long prefixes go through the encoder in chunks: attention scores for the whole prefix at once would
+# need gigabytes at 8k tokens (no flash kernel for 512-wide heads), chunks bound that.
+PREFILL_CHUNK = 2048
 
 
 @dataclass(frozen=True)
@@ -118,6 +121,7 @@ class Engine:
         end_of_turn = self.tokenizer.convert_tokens_to_ids("<end_of_turn>")
         unk = self.tokenizer.unk_token_id
         self.end_of_turn_id = end_of_turn if isinstance(end_of_turn, int) and end_of_turn != unk else None
+        self.prefill_chunk = PREFILL_CHUNK
 
     # -- public API -------------------------------------------------------------------------------
 
@@ -246,11 +250,13 @@ class Engine:
         cache = DynamicCache(config=model.config.get_text_config(decoder=True))
         prompt = torch.tensor([layout.prompt_ids], device=device).expand(batch, -1).contiguous()
         position = prompt.shape[1]
-        model.model.encoder(
-            input_ids=prompt,
-            past_key_values=cache,
-            position_ids=torch.arange(position, device=device, dtype=torch.int32)[None],
-        )
+        for start in range(0, position, self.prefill_chunk):
+            chunk = prompt[:, start : start + self.prefill_chunk]
+            model.model.encoder(
+                input_ids=chunk,
+                past_key_values=cache,
+                position_ids=torch.arange(start, start + chunk.shape[1], device=device, dtype=torch.int32)[None],
+            )
 
         temperature = LinearTemperatureScheduleLogitsProcessor(options.t_min, options.t_max, steps)
         stopper = StableAndConfidentStoppingCriteria(options.stability_threshold, options.confidence_threshold)

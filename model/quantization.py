@@ -34,15 +34,22 @@ weight once and installs the same module in both places, so ties cost no memory.
 
 from __future__ import annotations
 
+import logging
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-import bitsandbytes as bnb
-import bitsandbytes.functional as bnbf
 import torch
 from torch import nn
 from transformers.activations import ACT2FN
+
+# On CPUs with AVX512-BF16, importing bitsandbytes warns that the optional `kernels` package (which
+# fetches compiled kernels from a hub at run time) is missing. Redraft never fetches code; the warning
+# would only alarm users of `redraft doctor` and the CLI.
+logging.getLogger("bitsandbytes.backends.cpu.ops").setLevel(logging.ERROR)
+
+import bitsandbytes as bnb  # noqa: E402
+import bitsandbytes.functional as bnbf  # noqa: E402
 
 PRECISIONS = ("4bit", "8bit", "bf16")
 EXPERT_SCHEMES = ("nf4", "int8")

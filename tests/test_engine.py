@@ -249,3 +249,16 @@ def test_instruct_mode_uses_the_chat_prompt(engine: Engine) -> None:
         result = engine.run(request)
     assert result.prompt_tokens > len(engine.encode("Make it shorter"))
     assert len(result.token_ids[0]) <= 8
+
+
+def test_chunked_prefill_gives_the_same_result(engine: Engine) -> None:
+    prefix = " ".join(f"word{i}" for i in range(200))
+    request = EditRequest(prefix=prefix, suffix=" end.", mode="fill", max_new_tokens=8, seed=3, options=FAST)
+    whole = engine.run(request)
+    engine.prefill_chunk = 37  # several chunks, including a ragged last one
+    try:
+        chunked = engine.run(request)
+    finally:
+        engine.prefill_chunk = 2048
+    assert whole.prompt_tokens > 3 * 37
+    assert chunked.raw_tokens == whole.raw_tokens
