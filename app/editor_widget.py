@@ -18,12 +18,14 @@ How a rewrite lives in the document, and in its undo history:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from enum import Enum
 
-from PySide6.QtCore import QMimeData, Qt, Signal
+from PySide6.QtCore import QMargins, QMimeData, Qt, Signal
 from PySide6.QtGui import (
+    QColor,
     QContextMenuEvent,
     QDropEvent,
     QFont,
@@ -31,8 +33,8 @@ from PySide6.QtGui import (
     QInputMethodEvent,
     QKeyEvent,
     QKeySequence,
-    QPalette,
     QResizeEvent,
+    QSyntaxHighlighter,
     QTextCharFormat,
     QTextCursor,
     QTextDocument,
@@ -54,7 +56,41 @@ _DELETE_MOVES: dict[StandardKey, tuple[Move, ...]] = {
     StandardKey.DeleteEndOfLine: (Move.EndOfBlock,),
     StandardKey.DeleteCompleteLine: (Move.StartOfBlock, Move.EndOfBlock),
 }
+PROSE_FONTS = ("Charter", "Iowan Old Style", "Georgia", "Source Serif 4", "Noto Serif", "DejaVu Serif", "serif")
 _PARAGRAPH_SEPARATORS = str.maketrans({"\u2029": "\n", "\u2028": "\n"})
+
+
+class MarkdownHighlighter(QSyntaxHighlighter):
+    """Light Markdown cues (headings, emphasis, code). Display only: never part of the text or undo."""
+
+    _INLINE = (
+        (re.compile(r"\*\*[^*\n]+\*\*|__[^_\n]+__"), "bold"),
+        (re.compile(r"(?<![*\w])\*[^*\n]+\*(?!\*)|(?<![_\w])_[^_\n]+_(?!\w)"), "italic"),
+        (re.compile(r"`[^`\n]+`"), "code"),
+    )
+
+    def __init__(self, document: QTextDocument) -> None:
+        super().__init__(document)
+        self.heading_color = QColor("#24211d")
+
+    def highlightBlock(self, text: str) -> None:
+        heading = re.match(r"#{1,6} ", text)
+        if heading:
+            text_format = QTextCharFormat()
+            text_format.setFontWeight(QFont.Weight.Bold)
+            text_format.setForeground(self.heading_color)
+            self.setFormat(0, len(text), text_format)
+            return
+        for pattern, style in self._INLINE:
+            for match in pattern.finditer(text):
+                text_format = QTextCharFormat()
+                if style == "bold":
+                    text_format.setFontWeight(QFont.Weight.Bold)
+                elif style == "italic":
+                    text_format.setFontItalic(True)
+                else:
+                    text_format.setFontFamilies(["DejaVu Sans Mono", "monospace"])
+                self.setFormat(match.start(), match.end() - match.start(), text_format)
 
 
 class Phase(Enum):
@@ -119,10 +155,13 @@ class RewriteEditor(QPlainTextEdit):
         self.setFrameShape(QPlainTextEdit.Shape.NoFrame)
         self.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
         self.setTabChangesFocus(False)
-        font = QFontDatabase.systemFont(QFontDatabase.SystemFont.GeneralFont)
-        font.setPointSizeF(max(font.pointSizeF(), 10.5) + 1.5)
+        base_size = QFontDatabase.systemFont(QFontDatabase.SystemFont.GeneralFont).pointSizeF()
+        font = QFont()
+        font.setFamilies(list(PROSE_FONTS))
         font.setStyleHint(QFont.StyleHint.Serif)
+        font.setPointSizeF(max(base_size, 10.5) + 2)
         self.setFont(font)
+        self.highlighter = MarkdownHighlighter(self.document())
         self.document().setDocumentMargin(28)
         self.setCursorWidth(2)
         self.setPlaceholderText(
@@ -146,12 +185,10 @@ class RewriteEditor(QPlainTextEdit):
         cursor.movePosition(Move.End)
         return cursor.position()
 
-    def set_colors(self, colors: CanvasColors) -> None:
+    def set_colors(self, colors: CanvasColors, heading: QColor | None = None) -> None:
         self.colors = colors
-        palette = self.palette()
-        # The margins around the centred column are painted with the window role: make them paper too.
-        palette.setColor(QPalette.ColorRole.Window, palette.color(QPalette.ColorRole.Base))
-        self.setPalette(palette)
+        self.highlighter.heading_color = heading or colors.ink
+        self.highlighter.rehighlight()
         if self._span is not None and self._span.painted:
             self.repaint_live_span()
 
@@ -422,10 +459,15 @@ class RewriteEditor(QPlainTextEdit):
     # -- layout ---------------------------------------------------------------------------------
 
     def resizeEvent(self, event: QResizeEvent) -> None:
-        super().resizeEvent(event)
+        # Margins first, from the widget's own width: QAbstractScrollArea forwards the viewport's
+        # resize here too, and the base class re-wraps the text to whatever viewport is left.
         self._center_column()
+        super().resizeEvent(event)
 
     def _center_column(self) -> None:
+        """Centre a prose-width column; the margins beside it stay paper."""
         column = self.fontMetrics().horizontalAdvance("n") * MAX_COLUMN_CHARACTERS + 56
         spare = max(0, self.width() - self.verticalScrollBar().sizeHint().width() - column)
-        self.setViewportMargins(spare // 2, 0, spare - spare // 2, 0)
+        margins = QMargins(spare // 2, 0, spare - spare // 2, 0)
+        if margins != self.viewportMargins():
+            self.setViewportMargins(margins)

@@ -895,7 +895,7 @@ class MainWindow(QMainWindow):
         if not isinstance(app, QApplication):
             return
         dark = apply_theme(app, self.prefs.theme)
-        self.editor.set_colors(canvas_colors(dark))
+        self.editor.set_colors(canvas_colors(dark), app.palette().color(app.palette().ColorRole.Link))
 
     def show_about(self) -> None:
         QMessageBox.about(

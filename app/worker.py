@@ -15,6 +15,7 @@ import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
+from itertools import groupby
 
 import torch
 from PySide6.QtCore import QObject, QThread, Signal, Slot
@@ -83,31 +84,40 @@ def _visible_noise(piece: str) -> str:
 
 
 class _FrameBuilder:
-    """Turns passes into segments, remembering the previous pass to spot tokens that just locked in."""
+    """Turns passes into segments, remembering the previous pass to spot tokens that just locked in.
 
-    def __init__(self, special_ids: set[int]) -> None:
+    Runs of neighbouring accepted tokens are decoded together, so a character split across several
+    byte tokens shows as itself rather than as one replacement mark per token.
+    """
+
+    def __init__(self, special_ids: set[int], decode: Callable[[list[int]], str]) -> None:
         self.special_ids = special_ids
+        self.decode = decode
         self.previous: tuple[int, list[list[int]], list[list[bool]]] | None = None
 
     def frames(self, step: Pass) -> list[list[Segment]]:
         previous = self.previous if self.previous is not None and self.previous[0] == step.block else None
         frames = []
         for candidate, pieces in enumerate(step.pieces):
-            segments = [Segment(step.committed[candidate], Ink.SETTLED)] if step.committed[candidate] else []
+            slots: list[tuple[Ink, int, str]] = []
             for slot, piece in enumerate(pieces):
                 token = step.tokens[candidate][slot]
-                if step.accepted[candidate][slot]:
-                    if token in self.special_ids:
-                        continue  # padding and end markers are dropped from the result; show nothing
+                if not step.accepted[candidate][slot]:
+                    slots.append((Ink.NOISE, token, NOISE_GLYPH if token in self.special_ids else piece))
+                elif token not in self.special_ids:  # accepted padding and end markers show as nothing
                     held = (
                         previous is not None
                         and previous[2][candidate][slot]
                         and previous[1][candidate][slot] == token
                     )
-                    segments.append(Segment(piece, Ink.SETTLED if held else Ink.FRESH))
+                    slots.append((Ink.SETTLED if held else Ink.FRESH, token, piece))
+            segments = [Segment(step.committed[candidate], Ink.SETTLED)] if step.committed[candidate] else []
+            for ink, group in groupby(slots, key=lambda item: item[0]):
+                items = list(group)
+                if ink is Ink.NOISE:
+                    segments.extend(Segment(_visible_noise(piece), ink) for _, _, piece in items)
                 else:
-                    text = NOISE_GLYPH if token in self.special_ids else _visible_noise(piece)
-                    segments.append(Segment(text, Ink.NOISE))
+                    segments.append(Segment(self.decode([token for _, token, _ in items]), ink))
             frames.append(segments)
         self.previous = (step.block, step.tokens, step.accepted)
         return frames
@@ -171,8 +181,9 @@ class ModelWorker(QObject):
         if self._engine is None:
             self.editFailed.emit(job_id, self._load_error or "no model is loaded")
             return
-        special_ids = {int(i) for i in self._engine.tokenizer.all_special_ids}
-        builder = _FrameBuilder(special_ids)
+        tokenizer = self._engine.tokenizer
+        special_ids = {int(i) for i in tokenizer.all_special_ids}
+        builder = _FrameBuilder(special_ids, lambda ids: str(tokenizer.decode(ids, skip_special_tokens=False)))
         cancel = lambda: self._board.is_cancelled(job_id)  # noqa: E731
         try:
             passes = self._engine.edit(job.request, cancel=cancel)
