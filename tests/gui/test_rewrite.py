@@ -264,3 +264,40 @@ def test_bad_request_from_the_worker_is_reported(document_window, qtbot) -> None
     assert "temperature" in window.message_bar.label.text()
     assert window.editor.plain_text() == DOCUMENT
     assert window.editor.phase is Phase.IDLE
+
+
+def test_window_appears_before_the_model_has_loaded(make_window, qtbot) -> None:
+    window = make_window(wait_for_model=False)
+    # Construction returned and the window is up while the worker thread loads the model.
+    assert window.isVisible()
+    assert window.model_info is None and window.model_loading
+    assert window.load_progress.isVisible()
+    qtbot.waitUntil(lambda: window.model_info is not None, timeout=SIGNAL_TIMEOUT_MS)
+    assert not window.load_progress.isVisible()
+    assert "CPU" in window.model_label.text()
+
+
+def test_rewrite_with_instruction_and_history(document_window, qtbot) -> None:
+    window = document_window()
+    start, end = select(window, SPAN)
+    window.rewrite_with_instruction("Make this shorter.")
+    result = finish(qtbot, window)
+    assert window.prefs.instruction_history[0] == "Make this shorter."
+    qtbot.keyClick(window.editor, Qt.Key.Key_Return)
+    assert window.editor.plain_text() == DOCUMENT[:start] + result.text + DOCUMENT[end:]
+
+
+def test_undo_key_during_a_run_cancels_it_then_undoes(document_window, qtbot) -> None:
+    window = document_window(max_denoising_steps=40, pass_display_ms=60)
+    editor = window.editor
+    place_cursor(window, editor.end_position())
+    qtbot.keyClicks(editor, "More")
+    typed = editor.plain_text()
+    select(window, SPAN)
+    recorder = PassRecorder(window)
+    job_id = window.rewrite_selection()
+    qtbot.waitUntil(lambda: recorder.count(job_id) >= 1, timeout=SIGNAL_TIMEOUT_MS)
+    qtbot.keyClick(editor, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    assert window.run is None and editor.live_span is None
+    assert editor.plain_text() != typed and editor.plain_text().startswith(DOCUMENT)  # "More" undone
+    qtbot.waitUntil(lambda: job_id in recorder.cancelled, timeout=SIGNAL_TIMEOUT_MS)
