@@ -26,6 +26,7 @@ import secrets
 import time
 from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
+from typing import Any
 
 import torch
 from transformers import DynamicCache
@@ -160,6 +161,9 @@ class Engine:
     def encode(self, text: str) -> list[int]:
         return list(self.tokenizer.encode(text, add_special_tokens=False))
 
+    def decode(self, ids: list[int]) -> str:
+        return str(self.tokenizer.decode(ids, skip_special_tokens=False))
+
     def _prefix_ids(self, prefix: str, budget: int) -> list[int]:
         # Tokenize only the tail that can matter: a token covers at least one character, except
         # multi-byte characters split into bytes, hence the generous factor.
@@ -186,11 +190,12 @@ class Engine:
             "Reply with the rewritten text only."
         )
         messages = [{"role": "user", "content": content}]
+        ids: list[int]
         if getattr(self.tokenizer, "chat_template", None):
-            ids = self.tokenizer.apply_chat_template(messages, tokenize=True, add_generation_prompt=True)
-            if hasattr(ids, "keys"):  # transformers 5 returns a BatchEncoding
-                ids = ids["input_ids"]
-            ids = list(ids)
+            encoded: Any = self.tokenizer.apply_chat_template(messages, tokenize=True, add_generation_prompt=True)
+            if hasattr(encoded, "keys"):  # transformers 5 returns a BatchEncoding
+                encoded = encoded["input_ids"]
+            ids = [int(token) for token in encoded]
         else:
             ids = self.encode(f"User: {content}\nAssistant: ")
             if self.bos_id is not None:
@@ -258,8 +263,9 @@ class Engine:
                 position_ids=torch.arange(start, start + chunk.shape[1], device=device, dtype=torch.int32)[None],
             )
 
-        temperature = LinearTemperatureScheduleLogitsProcessor(options.t_min, options.t_max, steps)
-        stopper = StableAndConfidentStoppingCriteria(options.stability_threshold, options.confidence_threshold)
+        # Typed as Any: the library annotates ints and LongTensors where generate() itself passes tensors.
+        temperature: Any = LinearTemperatureScheduleLogitsProcessor(options.t_min, options.t_max, steps)
+        stopper: Any = StableAndConfidentStoppingCriteria(options.stability_threshold, options.confidence_threshold)
         sampler_config = EntropyBoundSamplerConfig(entropy_bound=options.entropy_bound)
         embed_dtype = model.model.decoder.embed_tokens.weight.dtype
 
@@ -279,13 +285,13 @@ class Engine:
             if pinned.shape[1]:
                 keep_signal = torch.ones(batch, canvas_length, device=device)
                 keep_signal[:, slots:] = 0
-            sampler = EntropyBoundSampler(sampler_config, slots, self.vocab_size, steps)
+            sampler: Any = EntropyBoundSampler(sampler_config, slots, self.vocab_size, steps)
             stopper.reset()
             decoder_positions = torch.arange(
                 position, position + canvas_length, dtype=torch.int32, device=device
             )[None]
 
-            slot_canvas = sampler.initialize_canvas(batch, device)
+            slot_canvas: torch.Tensor = sampler.initialize_canvas(batch, device)
             argmax_slots = slot_canvas
             sc_logits: torch.Tensor | None = None
             finished = torch.zeros(batch, dtype=torch.bool, device=device)
@@ -338,9 +344,7 @@ class Engine:
             block_ids = argmax_slots.tolist()
             for candidate in range(batch):
                 kept[candidate].extend(block_ids[candidate])
-                committed_text[candidate] = self.tokenizer.decode(
-                    self._clean(kept[candidate], layout), skip_special_tokens=False
-                )
+                committed_text[candidate] = self.decode(self._clean(kept[candidate], layout))
             if layout.stop_at_eos:
                 ended |= (argmax_slots == self.eos_id).any(dim=1).cpu()
             if last or bool(ended.all()):
@@ -354,7 +358,7 @@ class Engine:
             position += canvas_length
 
         token_ids = [self._clean(ids, layout) for ids in kept]
-        texts = [self.tokenizer.decode(ids, skip_special_tokens=False) for ids in token_ids]
+        texts = [self.decode(ids) for ids in token_ids]
         per_forward = [len(ids) / max(1, int(n)) for ids, n in zip(token_ids, forward_passes, strict=True)]
         return EditResult(
             texts=texts,

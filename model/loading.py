@@ -221,7 +221,7 @@ def load_tokenizer(folder: Path, config: DiffusionGemmaConfig) -> PreTrainedToke
         tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True, trust_remote_code=False)
     except (OSError, ValueError, TypeError) as error:
         raise ModelLoadError(f"{folder} has no usable tokenizer: {error}") from error
-    vocab_size = int(config.text_config.vocab_size)
+    vocab_size = int(config.get_text_config().vocab_size)
     highest_id = max(tokenizer.get_vocab().values(), default=-1)
     if highest_id >= vocab_size:
         raise ModelLoadError(
@@ -326,4 +326,5 @@ def _load_weights(
         )
     except (OSError, ValueError, RuntimeError, SafetensorError) as error:
         raise ModelLoadError(f"could not load the weights in {folder}: {error}") from error
-    return model.to(device)  # type: ignore[no-any-return]
+    model.to(device)
+    return model
