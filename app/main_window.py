@@ -206,8 +206,8 @@ class FindReplaceDialog(QDialog):
         self.whole_words = QCheckBox("Whole words")
         self.status = QLabel()
         buttons = {
-            "Find Next": lambda: self.find(backward=False),
-            "Find Previous": lambda: self.find(backward=True),
+            "Find Next": lambda: self.find_next(backward=False),
+            "Find Previous": lambda: self.find_next(backward=True),
             "Replace": self.replace_one,
             "Replace All": self.replace_all,
         }
@@ -229,7 +229,7 @@ class FindReplaceDialog(QDialog):
         column.addStretch(1)
         grid.addLayout(column, 0, 2, 4, 1)
         grid.addWidget(self.status, 3, 0, 1, 2)
-        self.find_text.returnPressed.connect(lambda: self.find(backward=False))
+        self.find_text.returnPressed.connect(lambda: self.find_next(backward=False))
 
     def _flags(self, backward: bool = False) -> QTextDocument.FindFlag:
         flags = QTextDocument.FindFlag(0)
@@ -241,7 +241,7 @@ class FindReplaceDialog(QDialog):
             flags |= QTextDocument.FindFlag.FindWholeWords
         return flags
 
-    def find(self, backward: bool = False) -> bool:
+    def find_next(self, backward: bool = False) -> bool:
         editor = self.window_.editor
         needle = self.find_text.text()
         if not needle:
@@ -273,7 +273,7 @@ class FindReplaceDialog(QDialog):
         ):
             with editor.writer_edit():
                 editor.textCursor().insertText(self.replace_text.text())
-        self.find()
+        self.find_next()
 
     def replace_all(self) -> int:
         editor = self.window_.editor

@@ -247,14 +247,14 @@ class RewriteService(QObject):
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._board = _CancelBoard()
-        self.thread = QThread()
-        self.thread.setObjectName("redraft-model")
+        self.model_thread = QThread()
+        self.model_thread.setObjectName("redraft-model")
         self.worker = ModelWorker(self._board)
-        self.worker.moveToThread(self.thread)
+        self.worker.moveToThread(self.model_thread)
         self._loadRequested.connect(self.worker.load_model)
         self._editRequested.connect(self.worker.run_edit)
-        self.thread.finished.connect(self.worker.deleteLater)
-        self.thread.start()
+        self.model_thread.finished.connect(self.worker.deleteLater)
+        self.model_thread.start()
 
     def load_model(self, spec: ModelSpec) -> None:
         """Queue a (re)load; a running edit is cancelled first so the load does not wait for it."""
@@ -272,6 +272,6 @@ class RewriteService(QObject):
 
     def shutdown(self, timeout_ms: int = 10_000) -> None:
         self._board.cancel(self._board.new_job())
-        self.thread.quit()
-        if not self.thread.wait(timeout_ms):
+        self.model_thread.quit()
+        if not self.model_thread.wait(timeout_ms):
             log.warning("the model thread did not stop within %d ms", timeout_ms)
