@@ -272,8 +272,13 @@ def load(
     device: str | torch.device = "auto",
     allow_download: bool = False,
     progress: ProgressCallback | None = None,
+    check_fit: bool = True,
 ) -> LoadedModel:
-    """Load a DiffusionGemma checkpoint for the engine. Raises :class:`ModelLoadError` with the reason."""
+    """Load a DiffusionGemma checkpoint for the engine. Raises :class:`ModelLoadError` with the reason.
+
+    With ``check_fit`` the preflight (:mod:`model.doctor`) runs first, so a model too big for the device
+    gets a plain explanation and advice instead of an out-of-memory crash halfway through loading.
+    """
 
     def report(stage: str, fraction: float) -> None:
         if progress is not None:
@@ -291,6 +296,8 @@ def load(
     report("loading the tokenizer", 0.1)
     tokenizer = load_tokenizer(folder, config)
     chosen = resolve_precision(precision, target, config)
+    if check_fit:
+        ensure_fits(config, chosen, target)
     report(f"loading weights ({chosen})", 0.2)
     model = _load_weights(folder, config, chosen, target)
     model.eval()
@@ -305,6 +312,20 @@ def load(
         precision=chosen,
         generation_defaults=generation_defaults(folder),
     )
+
+
+def ensure_fits(config: DiffusionGemmaConfig, precision: str, device: torch.device) -> None:
+    from model.doctor import GIB, cpu_device_info, cuda_device_info, preflight
+
+    info = cuda_device_info(device) if device.type == "cuda" else cpu_device_info()
+    # The preflight's policies stop at bf16; full precision doubles the weights.
+    report = preflight(config, "bf16" if precision == "fp32" else precision, info)
+    needed = report.footprint.total_bytes + (report.footprint.weights_bytes if precision == "fp32" else 0)
+    if needed > info.free_bytes:
+        raise ModelLoadError(
+            f"this model needs about {needed / GIB:.1f} GiB in {precision}, and {info.describe()}. "
+            f"{report.advice if precision != 'fp32' else 'Use a CUDA GPU, or the built-in model.'}"
+        )
 
 
 def _load_weights(

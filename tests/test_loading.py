@@ -174,3 +174,15 @@ def test_progress_is_reported_in_order(tiny_checkpoint: Path) -> None:
     load(tiny_checkpoint, device="cpu", progress=lambda stage, fraction: stages.append((stage, fraction)))
     fractions = [fraction for _, fraction in stages]
     assert fractions == sorted(fractions) and fractions[0] == 0.0 and fractions[-1] == 1.0
+
+
+def test_a_model_too_big_for_the_device_is_refused_before_loading(
+    tiny_checkpoint: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from model.doctor import DeviceInfo
+
+    little = DeviceInfo(kind="cpu", name="host memory", total_bytes=64 * 2**20, free_bytes=2**20)
+    monkeypatch.setattr("model.doctor.cpu_device_info", lambda: little)
+    with pytest.raises(ModelLoadError, match="needs about .* GiB in fp32, and cpu host memory: 0.0 GiB free"):
+        load(tiny_checkpoint, device="cpu")
+    assert load(tiny_checkpoint, device="cpu", check_fit=False).precision == "fp32"
