@@ -25,7 +25,7 @@ import math
 import secrets
 import time
 from collections.abc import Callable, Generator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import torch
@@ -103,6 +103,7 @@ class _Layout:
     pinned_tail: list[int]  # pinned ids after the last block's slots (empty for continuation)
     keep_slots: int  # how many result tokens to keep (continuation truncates full canvases)
     stop_at_eos: bool  # continuation and instructions end at the first end-of-text
+    original: list[int] = field(default_factory=list)  # rewrite: the span's tokens, slot by slot
 
 
 class Engine:
@@ -210,15 +211,17 @@ class Engine:
             prompt = self._instruction_prompt(request, request.context_budget)
             return self._blocks(prompt, slots, suffix="", stop_at_eos=True)
         prompt = self._prefix_ids(request.prefix, request.context_budget)
+        original: list[int] = []
         if request.mode == "rewrite":
-            span_tokens = len(self.encode(request.span or ""))
-            slots = span_tokens + max(REWRITE_SLACK_MIN, math.ceil(span_tokens * REWRITE_SLACK_FRACTION))
+            original = self.encode(request.span or "")
+            slots = len(original) + max(REWRITE_SLACK_MIN, math.ceil(len(original) * REWRITE_SLACK_FRACTION))
             if request.max_new_tokens is not None:
                 slots = min(slots, request.max_new_tokens)
         else:
             assert request.max_new_tokens is not None  # validated
             slots = request.max_new_tokens
-        return self._blocks(prompt, slots, request.suffix, stop_at_eos=not request.suffix)
+        layout = self._blocks(prompt, slots, request.suffix, stop_at_eos=not request.suffix)
+        return replace(layout, original=original) if request.strength < 1 else layout
 
     def _blocks(self, prompt: list[int], slots: int, suffix: str, stop_at_eos: bool) -> _Layout:
         canvas = self.canvas_length
@@ -292,6 +295,8 @@ class Engine:
             )[None]
 
             slot_canvas: torch.Tensor = sampler.initialize_canvas(batch, device)
+            if layout.original:
+                slot_canvas = self._keep_original(slot_canvas, layout.original, block, request.strength)
             argmax_slots = slot_canvas
             sc_logits: torch.Tensor | None = None
             finished = torch.zeros(batch, dtype=torch.bool, device=device)
@@ -372,6 +377,22 @@ class Engine:
             seed=seed,
             prompt_tokens=len(layout.prompt_ids),
         )
+
+    def _keep_original(self, noise: torch.Tensor, original: list[int], block: int, strength: float) -> torch.Tensor:
+        """Start a rewrite canvas from the span itself, each token re-noised with probability ``strength``.
+
+        This is the training distribution at noise level ``strength`` (the model is trained to predict
+        every free slot, noised or not), so clean tokens of the original tend to be kept and the
+        re-noised ones re-imagined. Spare slots past the span stay noise.
+        """
+        start = block * self.canvas_length
+        span = torch.tensor(original[start : start + noise.shape[1]], dtype=noise.dtype, device=noise.device)
+        if not span.numel():
+            return noise
+        keep = torch.rand(noise.shape[0], span.numel(), device=noise.device) >= strength
+        seeded = noise.clone()
+        seeded[:, : span.numel()] = torch.where(keep, span[None], noise[:, : span.numel()])
+        return seeded
 
     def _clean(self, ids: list[int], layout: _Layout) -> list[int]:
         """The new span's tokens: up to the slots asked for, without padding and end markers."""

@@ -107,6 +107,9 @@ class EditRequest:
     seed: int | None = None
     candidates: int = 1
     context_budget: int = 2048
+    # rewrite only: the share of the span's tokens replaced by noise on the first canvas. 1.0 develops
+    # the span from pure noise (only the context guides it); lower keeps more of the original.
+    strength: float = 1.0
 
     def validate(self) -> None:
         if self.mode not in MODES:
@@ -133,6 +136,8 @@ class EditRequest:
             raise RequestError(f"candidates must be between 1 and {MAX_CANDIDATES}, got {self.candidates}")
         if self.context_budget < 1:
             raise RequestError(f"the context budget must be at least 1 token, got {self.context_budget}")
+        if not (isinstance(self.strength, int | float) and 0 < self.strength <= 1):
+            raise RequestError(f"rewrite strength must be in (0, 1], got {self.strength}")
         if self.seed is not None and not 0 <= self.seed < 2**63:
             raise RequestError(f"the seed must be a non-negative 63-bit integer, got {self.seed}")
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -262,3 +263,24 @@ def test_chunked_prefill_gives_the_same_result(engine: Engine) -> None:
         engine.prefill_chunk = 2048
     assert whole.prompt_tokens > 3 * 37
     assert chunked.raw_tokens == whole.raw_tokens
+
+
+def test_rewrite_strength_starts_from_the_original_span(engine: Engine) -> None:
+    span = " on the market square, where the stalls"
+    original = engine.encode(span)
+    request = EditRequest(prefix="Rain fell", span=span, suffix=" folded.", mode="rewrite", seed=6,
+                          strength=0.3, candidates=4, options=FAST)
+    with recorded_canvases(engine) as canvases:
+        engine.run(request)
+    first = canvases[0][:, : len(original)]
+    kept = (first == torch.tensor(original)[None]).float().mean().item()
+    assert 0.5 < kept < 0.95  # about 70% of the original tokens survive the initial noise
+    with recorded_canvases(engine) as canvases:
+        engine.run(dataclasses.replace(request, strength=1.0))
+    fresh = (canvases[0][:, : len(original)] == torch.tensor(original)[None]).float().mean().item()
+    assert fresh < 0.1
+
+
+def test_strength_out_of_range_is_refused(engine: Engine) -> None:
+    with pytest.raises(RequestError, match="strength"):
+        engine.run(EditRequest(prefix="a", span="b", mode="rewrite", strength=0.0))
