@@ -562,6 +562,7 @@ class MainWindow(QMainWindow):
             seed=seed,
             candidates=prefs.candidates,
             context_budget=prefs.context_budget,
+            strength=prefs.rewrite_strength,
         )
         editor.begin_live_span(start, end)
         job_id = self.service.submit(request, prefs.pass_display_ms)

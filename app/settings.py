@@ -45,6 +45,8 @@ class Preferences:
     seed: int = _setting(0, "rewrite/seed")
     context_budget: int = _setting(2048, "rewrite/context_budget")
     fill_max_tokens: int = _setting(24, "rewrite/fill_max_tokens")
+    # Share of the selection re-noised before it develops: 1.0 re-imagines it from the context alone.
+    rewrite_strength: float = _setting(1.0, "rewrite/strength")
     # The least time a pass stays on screen, so fast hardware still shows the text developing.
     pass_display_ms: int = _setting(35, "rewrite/pass_display_ms")
     theme: str = _setting("system", "ui/theme")
@@ -74,6 +76,7 @@ class Preferences:
             seed=min(max(self.seed, 0), 2**31 - 1),
             context_budget=min(max(self.context_budget, 16), 32768),
             fill_max_tokens=min(max(self.fill_max_tokens, 1), 1024),
+            rewrite_strength=min(max(self.rewrite_strength, 0.05), 1.0),
             pass_display_ms=min(max(self.pass_display_ms, 0), 2000),
             zoom=min(max(self.zoom, -8), 24),
             recent_files=self.recent_files[:MAX_RECENT_FILES],

@@ -83,6 +83,9 @@ class SettingsDialog(QDialog):
         self.t_min = _double(p.t_min, 10.0, 0.05)
         self.entropy_bound = _double(p.entropy_bound, 10.0, 0.01, decimals=3)
         self.candidates = _integer(p.candidates, 1, 8)
+        self.strength = _integer(round(p.rewrite_strength * 100), 5, 100)
+        self.strength.setSuffix(" % re-noised")
+        self.strength.setToolTip("How much of the selection a rewrite starts from noise; less keeps more of it")
         self.random_seed = QCheckBox("Random seed for every rewrite")
         self.random_seed.setChecked(p.random_seed)
         self.seed = _integer(p.seed, 0, 2**31 - 1)
@@ -107,6 +110,7 @@ class SettingsDialog(QDialog):
         sampler_form.addRow("Temperature at the start:", self.t_max)
         sampler_form.addRow("Temperature at the end:", self.t_min)
         sampler_form.addRow("Entropy bound:", self.entropy_bound)
+        sampler_form.addRow("Rewrite strength:", self.strength)
         sampler_form.addRow("Candidates:", self.candidates)
         sampler_form.addRow("", self.random_seed)
         sampler_form.addRow("Seed:", self.seed)
@@ -154,7 +158,8 @@ class SettingsDialog(QDialog):
         self.model_path.setText(other.model_path.text())
         self.device.setCurrentIndex(other.device.currentIndex())
         self.allow_download.setChecked(other.allow_download.isChecked())
-        for name in ("max_steps", "t_max", "t_min", "entropy_bound", "candidates", "seed", "context_budget"):
+        spin_boxes = ("max_steps", "t_max", "t_min", "entropy_bound", "strength", "candidates", "seed")
+        for name in (*spin_boxes, "context_budget"):
             getattr(self, name).setValue(getattr(other, name).value())
         self.pass_display.setValue(other.pass_display.value())
         self.random_seed.setChecked(other.random_seed.isChecked())
@@ -177,6 +182,7 @@ class SettingsDialog(QDialog):
             t_min=round(self.t_min.value(), 4),
             entropy_bound=round(self.entropy_bound.value(), 4),
             candidates=self.candidates.value(),
+            rewrite_strength=self.strength.value() / 100,
             random_seed=self.random_seed.isChecked(),
             seed=self.seed.value(),
             context_budget=self.context_budget.value(),

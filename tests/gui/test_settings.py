@@ -27,6 +27,7 @@ def test_settings_persist_across_a_restart_with_their_types(tmp_path: Path) -> N
         t_min=0.3,
         entropy_bound=0.25,
         candidates=3,
+        rewrite_strength=0.6,
         random_seed=False,
         seed=1234,
         context_budget=512,
@@ -85,9 +86,11 @@ def test_settings_dialog_applies_live_and_reloads_a_changed_model(
     dialog.max_steps.setValue(5)
     dialog.t_max.setValue(0.7)
     dialog.candidates.setValue(2)
+    dialog.strength.setValue(40)
     dialog.theme.setCurrentIndex(dialog.theme.findData("dark"))
     chosen = dialog.preferences()
     assert (chosen.max_denoising_steps, chosen.t_max, chosen.candidates) == (5, 0.7, 2)
+    assert chosen.rewrite_strength == 0.4
 
     window.apply_preferences(chosen)
     assert window.model_info is None  # reloading in the worker
