@@ -19,12 +19,12 @@ import time
 from pathlib import Path
 
 import torch
-from transformers import DiffusionGemmaConfig, DiffusionGemmaTextConfig
+from transformers import DiffusionGemmaConfig
 from transformers.cache_utils import DynamicCache
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from model.architecture import MINIMAL_VISION_CONFIG  # noqa: E402
+from model.architecture import TextModelShape, build_config  # noqa: E402
 from model.doctor import GIB, cuda_device_info, diffusiongemma_26b_a4b_config, preflight  # noqa: E402
 from model.quantization import module_bytes, policy_for  # noqa: E402
 from model.streaming import StreamingStats, _Loader, build_skeleton, rss_anon_bytes  # noqa: E402
@@ -32,29 +32,25 @@ from model.streaming import StreamingStats, _Loader, build_skeleton, rss_anon_by
 
 def scaled_down_config() -> DiffusionGemmaConfig:
     """The real structure (MoE + dense MLP, 5:1 sliding/full, k=v full layers) at CPU-friendly size."""
-    text = DiffusionGemmaTextConfig(
-        vocab_size=16_384,
-        hidden_size=512,
-        intermediate_size=384,
-        num_hidden_layers=6,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        head_dim=128,
-        global_head_dim=256,
-        num_global_key_value_heads=1,
-        num_experts=32,
-        top_k_experts=8,
-        moe_intermediate_size=128,
-        sliding_window=256,
-        max_position_embeddings=8192,
-    )
-    return DiffusionGemmaConfig(
-        text_config=text,
-        vision_config=dict(MINIMAL_VISION_CONFIG),
-        canvas_length=64,
-        image_token_id=text.vocab_size,
-        boi_token_id=text.vocab_size + 1,
-        eoi_token_id=text.vocab_size + 2,
+    return build_config(
+        TextModelShape(
+            vocab_size=16_384,
+            hidden_size=512,
+            intermediate_size=384,
+            num_hidden_layers=6,
+            num_attention_heads=4,
+            num_key_value_heads=2,
+            head_dim=128,
+            global_head_dim=256,
+            num_global_key_value_heads=1,
+            num_experts=32,
+            top_k_experts=8,
+            moe_intermediate_size=128,
+            sliding_window=256,
+            canvas_length=64,
+            full_attention_every=6,
+            max_position_embeddings=8192,
+        )
     )
 
 

@@ -42,6 +42,11 @@ class TextModelShape:
     sliding_window: int = 128
     canvas_length: int = 32
     full_attention_every: int = 2
+    # Full-attention layers may use wider heads and fewer KV heads (the 26B-A4B: 512 and 2, keys shared
+    # as values); None means the same as the sliding layers, which keeps config.json free of overrides.
+    global_head_dim: int | None = None
+    num_global_key_value_heads: int | None = None
+    max_position_embeddings: int = 32_768
 
 
 def build_config(shape: TextModelShape) -> DiffusionGemmaConfig:
@@ -59,16 +64,14 @@ def build_config(shape: TextModelShape) -> DiffusionGemmaConfig:
         num_attention_heads=shape.num_attention_heads,
         num_key_value_heads=shape.num_key_value_heads,
         head_dim=shape.head_dim,
-        # Same head size for full-attention layers: keeps the config's per-layer overrides empty, so
-        # it round-trips through config.json unchanged.
-        global_head_dim=shape.head_dim,
-        num_global_key_value_heads=shape.num_key_value_heads,
+        global_head_dim=shape.global_head_dim or shape.head_dim,
+        num_global_key_value_heads=shape.num_global_key_value_heads or shape.num_key_value_heads,
         num_experts=shape.num_experts,
         top_k_experts=shape.top_k_experts,
         moe_intermediate_size=shape.moe_intermediate_size,
         sliding_window=shape.sliding_window,
         layer_types=layer_types,
-        max_position_embeddings=32_768,
+        max_position_embeddings=shape.max_position_embeddings,
         pad_token_id=0,
         eos_token_id=1,
         bos_token_id=2,

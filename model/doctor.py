@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import torch
-from transformers import AutoModel, DiffusionGemmaConfig, DiffusionGemmaTextConfig
+from transformers import AutoModel, DiffusionGemmaConfig
 
-from model.architecture import MINIMAL_VISION_CONFIG
+from model.architecture import TextModelShape, build_config
 from model.quantization import DEFAULT_SCRATCH_BYTES, int8_bytes, nf4_bytes, policy_for
 
 REAL_MODEL_NAME = "diffusiongemma-26b-a4b"
@@ -39,30 +39,25 @@ def diffusiongemma_26b_a4b_config(canvas_length: int = 256) -> DiffusionGemmaCon
     Full-attention layers (every 6th) use head dim 512 with 2 KV heads and no ``v_proj``: keys double
     as values, which the library expresses by building ``v_proj=None`` in non-sliding layers.
     """
-    text_config = DiffusionGemmaTextConfig(
-        vocab_size=262_144,
-        hidden_size=2816,
-        intermediate_size=2112,
-        num_hidden_layers=30,
-        num_attention_heads=16,
-        num_key_value_heads=8,
-        head_dim=256,
-        global_head_dim=512,
-        num_global_key_value_heads=2,
-        num_experts=128,
-        top_k_experts=8,
-        moe_intermediate_size=704,
-        sliding_window=1024,
-        max_position_embeddings=131_072,
-        tie_word_embeddings=True,
-    )
-    return DiffusionGemmaConfig(
-        text_config=text_config,
-        vision_config=dict(MINIMAL_VISION_CONFIG),
-        canvas_length=canvas_length,
-        image_token_id=text_config.vocab_size,
-        boi_token_id=text_config.vocab_size + 1,
-        eoi_token_id=text_config.vocab_size + 2,
+    return build_config(
+        TextModelShape(
+            vocab_size=262_144,
+            hidden_size=2816,
+            intermediate_size=2112,
+            num_hidden_layers=30,
+            num_attention_heads=16,
+            num_key_value_heads=8,
+            head_dim=256,
+            global_head_dim=512,
+            num_global_key_value_heads=2,
+            num_experts=128,
+            top_k_experts=8,
+            moe_intermediate_size=704,
+            sliding_window=1024,
+            canvas_length=canvas_length,
+            full_attention_every=6,
+            max_position_embeddings=131_072,
+        )
     )
 
 
