@@ -19,6 +19,9 @@ import torch
 from model.training.data import ExampleMix
 
 CORPUS_SOURCE = Path("/work/shared/corpus/SOURCE.md")
+# The shipped run was extended once (see the card): planned steps, and the checkpoint it resumed from.
+PLANNED_STEPS = 2400
+RESUMED_AT = 1379
 
 
 def _books(source_md: Path) -> list[str]:
@@ -182,16 +185,23 @@ def render(run_dir: Path, model_dir: Path, report: dict, source_md: Path = CORPU
         + ", ".join(f"{h['heldout_loss']} at step {h['step']}" for h in held)
         + ".\n"
     )
-    w("Reproduce (about 70 minutes on two cores):\n")
-    w("```")
     w(
+        f"The run was planned for {PLANNED_STEPS} steps; when the shared machine turned out faster than "
+        f"measured, it was stopped at its step-{RESUMED_AT} checkpoint and resumed with `--max-steps "
+        f"{args['max_steps']}` (the cosine schedule stretched from there: the learning rate stepped up from "
+        "7.1e-4 to 1.05e-3 and decayed again). Both legs are deterministic, so this reproduces it (about an "
+        "hour on two cores):\n"
+    )
+    common = (
         "python -m model.training.train --run-dir runs/redraft-tiny --hidden-size 192 --heads 3 --kv-heads 1 \\\n"
         "    --head-dim 64 --intermediate-size 384 --experts 4 --top-k 2 --moe-intermediate-size 192 --canvas 64 \\\n"
         f"    --batch-size 16 --story-weight {args['story_weight']} --lr {args['lr']} --warmup-steps "
-        f"{args['warmup_steps']} --max-steps {args['max_steps']} \\\n"
-        f"    --max-minutes {args['max_minutes']} --threads 1 --seed {args['seed']}\n"
-        "python -m model.training.export --run-dir runs/redraft-tiny --out resources/models/redraft-tiny"
+        f"{args['warmup_steps']} --threads 1 --seed {args['seed']} --max-minutes {args['max_minutes']}"
     )
+    w("```")
+    w(f"{common} \\\n    --max-steps {PLANNED_STEPS} --stop-at-step {RESUMED_AT}")
+    w(f"{common} \\\n    --max-steps {args['max_steps']}")
+    w("python -m model.training.export --run-dir runs/redraft-tiny --out resources/models/redraft-tiny")
     w("```\n")
 
     w("## Evaluation (held-out slice)\n")
