@@ -182,11 +182,13 @@ def tune(engine: Engine, lm: TrigramLM, cases: list[Case], seed: int) -> list[di
         {"entropy_bound": 0.5},
         {"entropy_bound": 1.0},
         {"entropy_bound": 2.0},
-        {"t_min": 0.2, "t_max": 0.6},
-        {"t_min": 0.1, "t_max": 0.4},
-        {"t_min": 0.2, "t_max": 0.6, "entropy_bound": 1.0},
-        {"t_min": 0.2, "t_max": 0.6, "entropy_bound": 1.0, "max_denoising_steps": 24},
-        {"t_min": 0.1, "t_max": 0.4, "entropy_bound": 1.0, "max_denoising_steps": 24},
+        {"entropy_bound": 4.0},
+        {"entropy_bound": 8.0},
+        {"t_min": 0.6, "t_max": 1.0},
+        {"t_min": 0.2, "t_max": 0.6, "entropy_bound": 2.0},
+        {"t_min": 0.6, "t_max": 1.0, "entropy_bound": 2.0},
+        {"entropy_bound": 2.0, "max_denoising_steps": 64},
+        {"entropy_bound": 4.0, "max_denoising_steps": 32},
     ]
     rows = []
     for settings in grid:
@@ -212,6 +214,7 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--show-rewrites", type=int, default=5)
     p.add_argument("--batches", type=int, default=8, help="batches of 16 canvases per accuracy figure")
     p.add_argument("--tune", action="store_true", help="sweep sampler settings on other held-out passages")
+    p.add_argument("--tune-fills", type=int, default=24, help="held-out gaps per sweep setting")
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--json", type=Path, help="also write every figure and sample here")
     args = p.parse_args(argv)
@@ -248,8 +251,9 @@ def main(argv: list[str] | None = None) -> None:
     lm = fluency_lm(args.corpus, args.seed)
 
     if args.tune:
-        print("\n== sampler sweep (24 other held-out passages) ==")
-        report["tuning"] = tune(engine, lm, fill_cases(data.sections, 24, args.seed + 1000), args.seed + 1000)
+        print(f"\n== sampler sweep ({args.tune_fills} other held-out passages) ==")
+        tune_cases = fill_cases(data.sections, args.tune_fills, args.seed + 1000)
+        report["tuning"] = tune(engine, lm, tune_cases, args.seed + 1000)
 
     cases = fill_cases(data.sections, args.fills, args.seed)
     figures, fills = run_fills(engine, lm, cases, args.seed)

@@ -250,8 +250,8 @@ def render(run_dir: Path, model_dir: Path, report: dict, source_md: Path = CORPU
                 f"`{k}` {gen[k]}"
                 for k in ("max_denoising_steps", "t_min", "t_max", "stability_threshold", "confidence_threshold")
             )
-            + f", `entropy_bound` {gen['sampler_config']['entropy_bound']}. Chosen on 24 *other* held-out "
-            "gaps (a different seed) from this sweep:\n"
+            + f", `entropy_bound` {gen['sampler_config']['entropy_bound']}. Chosen on "
+            f"{report['tuning'][0]['fills']} *other* held-out gaps (a different seed) from this sweep:\n"
         )
         w("| settings (changes from published defaults) | fill perplexity | passes | tokens/forward | words | empty |")
         w("|---|---:|---:|---:|---:|---:|")
