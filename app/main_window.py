@@ -678,7 +678,13 @@ class MainWindow(QMainWindow):
             self.candidate_label.setText("")
         has_selection = self.editor.textCursor().hasSelection()
         self.rewrite_action.setEnabled(has_selection or run is not None)
-        self.instruct_action.setEnabled(has_selection or run is not None)
+        instructable = self.model_info is None or self.model_info.follows_instructions
+        self.instruct_action.setEnabled(instructable and (has_selection or run is not None))
+        self.instruct_action.setToolTip(
+            "Rewrite the selection following an instruction"
+            if instructable
+            else "This model is not instruction-tuned; choose an -it checkpoint in Settings"
+        )
 
     # -- popups ---------------------------------------------------------------------------------
 

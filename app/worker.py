@@ -61,6 +61,7 @@ class ModelInfo:
     device: str
     precision: str
     canvas_length: int
+    follows_instructions: bool = False
 
 
 @dataclass(frozen=True)
@@ -169,7 +170,13 @@ class ModelWorker(QObject):
         self._engine = Engine(loaded)
         self._load_error = None
         self.loaded.emit(
-            ModelInfo(loaded.name, loaded.describe_device(), loaded.precision, loaded.canvas_length)
+            ModelInfo(
+                loaded.name,
+                loaded.describe_device(),
+                loaded.precision,
+                loaded.canvas_length,
+                loaded.follows_instructions,
+            )
         )
 
     @Slot(object)

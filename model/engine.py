@@ -38,7 +38,7 @@ from transformers.models.diffusion_gemma.generation_diffusion_gemma import (
 )
 
 from model.conditioning import zero_self_conditioning_at
-from model.errors import EditCancelled
+from model.errors import EditCancelled, RequestError
 from model.loading import LoadedModel
 from model.request import EditRequest, ResolvedOptions
 
@@ -191,21 +191,20 @@ class Engine:
             "Reply with the rewritten text only."
         )
         messages = [{"role": "user", "content": content}]
-        ids: list[int]
-        if getattr(self.tokenizer, "chat_template", None):
-            encoded: Any = self.tokenizer.apply_chat_template(messages, tokenize=True, add_generation_prompt=True)
-            if hasattr(encoded, "keys"):  # transformers 5 returns a BatchEncoding
-                encoded = encoded["input_ids"]
-            ids = [int(token) for token in encoded]
-        else:
-            ids = self.encode(f"User: {content}\nAssistant: ")
-            if self.bos_id is not None:
-                ids = [self.bos_id, *ids]
+        encoded: Any = self.tokenizer.apply_chat_template(messages, tokenize=True, add_generation_prompt=True)
+        if hasattr(encoded, "keys"):  # transformers 5 returns a BatchEncoding
+            encoded = encoded["input_ids"]
+        ids = [int(token) for token in encoded]
         return ids[-budget:]
 
     def _layout(self, request: EditRequest) -> _Layout:
         canvas = self.canvas_length
         if request.mode == "instruct":
+            if not self.loaded.follows_instructions:
+                raise RequestError(
+                    f"{self.loaded.name} is not instruction-tuned (it has no chat template); "
+                    "use Rewrite, or load an instruction-tuned checkpoint such as diffusiongemma-26B-A4B-it"
+                )
             span_tokens = len(self.encode(request.span or ""))
             slots = request.max_new_tokens or min(2 * span_tokens + 8, 4 * canvas)
             prompt = self._instruction_prompt(request, request.context_budget)

@@ -65,6 +65,11 @@ class LoadedModel:
     def vocab_size(self) -> int:
         return int(self.config.text_config.vocab_size)
 
+    @property
+    def follows_instructions(self) -> bool:
+        """Instruction-tuned checkpoints ship a chat template; only they can take ``instruct`` requests."""
+        return bool(getattr(self.tokenizer, "chat_template", None))
+
     def describe_device(self) -> str:
         if self.device.type == "cuda":
             return f"CUDA ({torch.cuda.get_device_name(self.device)})"

@@ -35,7 +35,8 @@ def build_tiny_checkpoint(
 ) -> Path:
     """Write a tiny random DiffusionGemma checkpoint with a matching byte-level BPE tokenizer."""
     folder.mkdir(parents=True, exist_ok=True)
-    tokenizer = train_bpe_tokenizer([SAMPLE_TEXT] * 4, vocab_size)
+    # With a chat template, so tests reach the instruction path too.
+    tokenizer = train_bpe_tokenizer([SAMPLE_TEXT] * 4, vocab_size, chat_template=True)
     shape = TextModelShape(
         vocab_size=len(tokenizer),
         hidden_size=hidden_size,

@@ -26,10 +26,11 @@ CHAT_TEMPLATE = (
 )
 
 
-def train_bpe_tokenizer(texts: Iterable[str], vocab_size: int) -> PreTrainedTokenizerFast:
+def train_bpe_tokenizer(texts: Iterable[str], vocab_size: int, chat_template: bool = False) -> PreTrainedTokenizerFast:
     """Train a byte-level BPE tokenizer on ``texts`` and wrap it for ``AutoTokenizer``.
 
-    Byte-level means any text round-trips, whatever characters the writer types.
+    Byte-level means any text round-trips, whatever characters the writer types. ``chat_template``
+    marks the checkpoint as instruction-tuned: only then does the editor offer instructions.
     """
     tokenizer = Tokenizer(models.BPE(unk_token=None))
     tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
@@ -43,10 +44,10 @@ def train_bpe_tokenizer(texts: Iterable[str], vocab_size: int) -> PreTrainedToke
         show_progress=False,
     )
     tokenizer.train_from_iterator(texts, trainer=trainer)
-    return wrap_tokenizer(tokenizer)
+    return wrap_tokenizer(tokenizer, chat_template)
 
 
-def wrap_tokenizer(tokenizer: Tokenizer) -> PreTrainedTokenizerFast:
+def wrap_tokenizer(tokenizer: Tokenizer, chat_template: bool = False) -> PreTrainedTokenizerFast:
     """The ``transformers`` view of a raw ``tokenizers`` object, with our special tokens named."""
     fast = PreTrainedTokenizerFast(
         tokenizer_object=tokenizer,
@@ -57,5 +58,6 @@ def wrap_tokenizer(tokenizer: Tokenizer) -> PreTrainedTokenizerFast:
         additional_special_tokens=[START_OF_TURN, END_OF_TURN],
         clean_up_tokenization_spaces=False,
     )
-    fast.chat_template = CHAT_TEMPLATE
+    if chat_template:
+        fast.chat_template = CHAT_TEMPLATE
     return fast

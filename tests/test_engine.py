@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -284,3 +285,17 @@ def test_rewrite_strength_starts_from_the_original_span(engine: Engine) -> None:
 def test_strength_out_of_range_is_refused(engine: Engine) -> None:
     with pytest.raises(RequestError, match="strength"):
         engine.run(EditRequest(prefix="a", span="b", mode="rewrite", strength=0.0))
+
+
+def test_instructions_need_an_instruction_tuned_checkpoint(tiny_checkpoint, tmp_path) -> None:
+    import shutil
+
+    from model import load
+
+    plain = Path(shutil.copytree(tiny_checkpoint, tmp_path / "plain"))
+    (plain / "chat_template.jinja").unlink()
+    loaded = load(plain, device="cpu")
+    assert not loaded.follows_instructions
+    request = EditRequest(prefix="A", span="the text", mode="instruct", instruction="Shorter", max_new_tokens=4)
+    with pytest.raises(RequestError, match="not instruction-tuned"):
+        Engine(loaded).run(request)

@@ -301,3 +301,21 @@ def test_undo_key_during_a_run_cancels_it_then_undoes(document_window, qtbot) ->
     assert window.run is None and editor.live_span is None
     assert editor.plain_text() != typed and editor.plain_text().startswith(DOCUMENT)  # "More" undone
     qtbot.waitUntil(lambda: job_id in recorder.cancelled, timeout=SIGNAL_TIMEOUT_MS)
+
+
+def test_instruct_is_offered_only_for_instruction_tuned_models(make_window, tiny_checkpoint, tmp_path) -> None:
+    import shutil
+
+    plain = shutil.copytree(tiny_checkpoint, tmp_path / "plain")
+    (plain / "chat_template.jinja").unlink()
+    window = make_window(model=str(plain))
+    window.editor.setPlainText(DOCUMENT)
+    select(window, SPAN)
+    assert window.rewrite_action.isEnabled()
+    assert not window.instruct_action.isEnabled()
+    assert "not instruction-tuned" in window.instruct_action.toolTip()
+
+    tuned = make_window()
+    tuned.editor.setPlainText(DOCUMENT)
+    select(tuned, SPAN)
+    assert tuned.instruct_action.isEnabled()
