@@ -28,6 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from model import DenoiseOptions, EditRequest, Engine, load  # noqa: E402
+from model.request import PUBLISHED_DEFAULTS  # noqa: E402
 from model.training.data import Section, read_sections, split_sections  # noqa: E402
 from model.training.evaluate import HeldOut, denoising_accuracy, heldout_data, infill_accuracy  # noqa: E402
 from model.training.ngram import TrigramLM, words  # noqa: E402
@@ -192,7 +193,9 @@ def tune(engine: Engine, lm: TrigramLM, cases: list[Case], seed: int) -> list[di
     ]
     rows = []
     for settings in grid:
-        figures, _ = run_fills(engine, lm, cases, seed, DenoiseOptions(**settings))
+        # Relative to the published defaults, not the checkpoint's, so the sweep does not move with them.
+        options = DenoiseOptions(**{**PUBLISHED_DEFAULTS, **settings})  # type: ignore[arg-type]
+        figures, _ = run_fills(engine, lm, cases, seed, options)
         row = {"settings": settings, **asdict(figures)}
         rows.append(row)
         print(
