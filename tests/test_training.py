@@ -222,3 +222,19 @@ def test_resume_reproduces_an_uninterrupted_run_and_export_runs_in_the_engine(
                     seed=0)
     )  # fmt: skip
     assert result.passes >= 1 and isinstance(result.texts[0], str)
+
+
+def test_router_balance_loss_is_one_when_balanced_and_trains_the_router() -> None:
+    from model.training.objective import NoiseConfig, router_balance_loss
+
+    balanced = (torch.full((8, 4), 0.25), torch.tensor([[0, 1], [2, 3]] * 4))
+    collapsed = (torch.tensor([[0.5, 0.5, 0.0, 0.0]] * 8), torch.tensor([[0, 1]] * 8))
+    assert torch.isclose(router_balance_loss([balanced]), torch.tensor(1.0))
+    assert torch.isclose(router_balance_loss([collapsed]), torch.tensor(2.0))
+    model, batch = _model_and_batch()
+    plain = diffusion_loss(model, batch, torch.Generator().manual_seed(0), t=torch.ones(4), self_condition=False)
+    noise = NoiseConfig(router_aux_weight=1.0)
+    aux = diffusion_loss(model, batch, torch.Generator().manual_seed(0), noise, t=torch.ones(4), self_condition=False)
+    assert aux.loss > plain.loss  # the balance term (≥ 1) is added
+    aux.loss.backward()
+    assert model.model.decoder.layers[0].router.proj.weight.grad.abs().sum() > 0

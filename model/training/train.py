@@ -59,6 +59,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--canvas", type=int, default=64)
     p.add_argument("--batch-size", type=int, default=16)
     p.add_argument("--story-weight", type=float, default=0.6, help="share of examples from TinyStories")
+    p.add_argument("--router-aux-weight", type=float, default=0.0, help="MoE load-balancing loss weight")
     p.add_argument("--lr", type=float, default=1.5e-3)
     p.add_argument("--min-lr-ratio", type=float, default=0.1)
     p.add_argument("--warmup-steps", type=int, default=100)
@@ -228,7 +229,7 @@ def train(args: argparse.Namespace) -> dict:
         )
 
     model.train()
-    noise = NoiseConfig()
+    noise = NoiseConfig(router_aux_weight=args.router_aux_weight)
     last_ckpt = time.time()
     window_loss, window_n, window_t0, window_tokens = 0.0, 0, time.time(), 0
     target_steps = args.probe if args.probe else args.max_steps
