@@ -30,7 +30,13 @@ sys.path.insert(0, str(ROOT))
 from model import DenoiseOptions, EditRequest, Engine, load  # noqa: E402
 from model.request import PUBLISHED_DEFAULTS  # noqa: E402
 from model.training.data import Section, read_sections, split_sections  # noqa: E402
-from model.training.evaluate import HeldOut, denoising_accuracy, heldout_data, infill_accuracy  # noqa: E402
+from model.training.evaluate import (  # noqa: E402
+    HeldOut,
+    denoising_accuracy,
+    expert_usage,
+    heldout_data,
+    infill_accuracy,
+)
 from model.training.ngram import TrigramLM, words  # noqa: E402
 
 DEFAULT_MODEL = ROOT / "resources" / "models" / "redraft-tiny"
@@ -250,6 +256,12 @@ def main(argv: list[str] | None = None) -> None:
     )
     report["infill_accuracy"] = infill
 
+    usage = expert_usage(model, data)
+    print("\n== expert routing (share of top-2 slots per decoder layer) ==")
+    for layer, shares in enumerate(usage):
+        print(f"  layer {layer}: " + "  ".join(f"{x:.2f}" for x in shares))
+    report["expert_usage"] = usage
+
     print("\ntraining the trigram fluency judge on the training split ...", flush=True)
     lm = fluency_lm(args.corpus, args.seed)
 
@@ -260,9 +272,7 @@ def main(argv: list[str] | None = None) -> None:
 
     cases = fill_cases(data.sections, args.fills, args.seed)
     figures, fills = run_fills(engine, lm, cases, args.seed)
-    print(
-        f"\n== fills through the engine (default sampler settings, {FILL_SLOTS} slots, {len(cases)} gaps) =="
-    )
+    print(f"\n== fills through the engine (default sampler settings, {FILL_SLOTS} slots, {len(cases)} gaps) ==")
     print(
         f"  tokens per forward {figures.tokens_per_forward:.2f}"
         f"   passes per fill {figures.passes_per_fill:.1f}   ms per pass {figures.ms_per_pass:.1f}"
@@ -290,9 +300,7 @@ def main(argv: list[str] | None = None) -> None:
     rewrites = []
     for i, case in enumerate(rewrite_cases(data.sections, args.show_rewrites, args.seed)):
         result = engine.run(
-            EditRequest(
-                prefix=case.prefix, suffix=case.suffix, span=case.gap, mode="rewrite", seed=args.seed + i
-            )
+            EditRequest(prefix=case.prefix, suffix=case.suffix, span=case.gap, mode="rewrite", seed=args.seed + i)
         )
         print(f"\n[{case.source}] before: {case.gap}\n  after:  {result.texts[0]}  ({result.passes} passes)")
         rewrites.append({**asdict(case), "rewrite": result.texts[0], "passes": result.passes})

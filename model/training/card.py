@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 from pathlib import Path
 
 import torch
@@ -36,7 +35,7 @@ def _books(source_md: Path) -> list[str]:
 
 
 def _one_line(text: str) -> str:
-    return re.sub(r"\s*\n\s*", " / ", text).strip()
+    return text.replace("\n", " / ")
 
 
 def render(run_dir: Path, model_dir: Path, report: dict, source_md: Path = CORPUS_SOURCE) -> str:
@@ -242,6 +241,17 @@ def render(run_dir: Path, model_dir: Path, report: dict, source_md: Path = CORPU
         "offline here, hence the n-gram judge; it rewards common, locally fitting words, so a fill can score "
         "*better* than the original while meaning less.\n"
     )
+    if report.get("expert_usage"):
+        w(
+            "Expert routing on held-out canvases (share of the top-2 routing slots each expert receives, per "
+            "decoder layer). The run had no load-balancing loss, and some experts are nearly unused — the "
+            "Mixture-of-Experts is real but partly collapsed; `--router-aux-weight 0.01` is there for the next run:\n"
+        )
+        w("| layer | " + " | ".join(f"expert {e}" for e in range(len(report["expert_usage"][0]))) + " |")
+        w("|---:|" + "---:|" * len(report["expert_usage"][0]))
+        for layer, shares in enumerate(report["expert_usage"]):
+            w(f"| {layer} | " + " | ".join(f"{x:.2f}" for x in shares) + " |")
+        w("")
     if report.get("tuning"):
         w("### Sampler defaults\n")
         w(
@@ -263,10 +273,15 @@ def render(run_dir: Path, model_dir: Path, report: dict, source_md: Path = CORPU
             )
         w("")
     w("## Sample fills (held-out passages, unedited)\n")
-    w("`[...]` is what the model wrote into the gap; the original gap follows.\n")
+    w(
+        "The text between `⟦` and `⟧` is what the model wrote into the gap (the engine's `fill`, default "
+        "settings, 24 slots); the original gap follows. Line breaks are shown as ` / `; nothing else is "
+        "changed. The same for rewrites: the engine's `rewrite` of the sentence, in place.\n"
+    )
     for i, f in enumerate(report["shown_fills"], 1):
-        w(f"{i}. *{f['source']}* — …{_one_line(f['prefix'][-200:])}**[{f['fill']}]**{_one_line(f['suffix'][:100])}…  ")
-        w(f"   original: [{f['gap']}]")
+        before, after = _one_line(f["prefix"][-200:]), _one_line(f["suffix"][:100])
+        w(f"{i}. *{f['source']}* — …{before}⟦{_one_line(f['fill'])}⟧{after}…  ")
+        w(f"   original: ⟦{_one_line(f['gap'])}⟧")
     w("\n## Sample rewrites (held-out sentences, unedited)\n")
     for i, r in enumerate(report["rewrites"], 1):
         w(f"{i}. *{r['source']}* ({r['passes']} passes)  ")

@@ -30,7 +30,7 @@ from model.training.data import (
     split_sections,
     tokenize_sections,
 )
-from model.training.objective import decode, encode_prefix, noise_canvas
+from model.training.objective import decode, encode_prefix, noise_canvas, recording_routers
 
 NOISE_LEVELS = (0.25, 0.5, 0.75)
 
@@ -42,9 +42,7 @@ class HeldOut:
     books: TokenizedPool
 
 
-def heldout_data(
-    corpus: Path, tokenizer: PreTrainedTokenizerFast, fraction: float = 0.02, seed: int = 0
-) -> HeldOut:
+def heldout_data(corpus: Path, tokenizer: PreTrainedTokenizerFast, fraction: float = 0.02, seed: int = 0) -> HeldOut:
     """The held-out sections (same split as training, by default) tokenized for evaluation."""
     _, heldout = split_sections(read_sections(corpus), fraction, seed)
     stories = [s for s in heldout if s.is_story]
@@ -112,3 +110,21 @@ def infill_accuracy(
             hits[i] += int((logits.argmax(-1) == batch.targets)[batch.free].sum())
         total += int(batch.free.sum())
     return {"one_pass": hits[0] / total, "self_conditioned": hits[1] / total, "span_tokens": total}
+
+
+@torch.no_grad()
+def expert_usage(model: nn.Module, data: HeldOut, batches: int = 4, batch_size: int = 16) -> list[list[float]]:
+    """Per decoder layer, the share of top-k routing slots each expert receives on clean canvases."""
+    model.eval()
+    sampler = _sampler(data, model.config.canvas_length, ExampleMix(), batch_size, seed=2)
+    records: list[tuple[torch.Tensor, torch.Tensor]] = []
+    with recording_routers(model, records):
+        for _ in range(batches):
+            batch = sampler.next_batch()
+            decode(model, encode_prefix(model, batch.prefix), batch.targets, batch.free.long(), None)
+    layers = len(model.model.decoder.layers)
+    experts = model.config.text_config.num_experts
+    counts = torch.zeros(layers, experts)
+    for i, (_, chosen) in enumerate(records):
+        counts[i % layers] += torch.bincount(chosen.flatten(), minlength=experts).float()
+    return (counts / counts.sum(1, keepdim=True)).tolist()
