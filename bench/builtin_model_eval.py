@@ -196,6 +196,7 @@ def tune(engine: Engine, lm: TrigramLM, cases: list[Case], seed: int) -> list[di
         {"t_min": 0.6, "t_max": 1.0, "entropy_bound": 2.0},
         {"entropy_bound": 2.0, "max_denoising_steps": 64},
         {"entropy_bound": 4.0, "max_denoising_steps": 32},
+        {"t_min": 0.6, "t_max": 1.0, "entropy_bound": 4.0},
     ]
     rows = []
     for settings in grid:
