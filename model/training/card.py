@@ -226,7 +226,8 @@ def render(run_dir: Path, model_dir: Path, report: dict, source_md: Path = CORPU
     )
     w(
         f"- tokens per forward: **{fills['tokens_per_forward']:.2f}**; passes per fill: "
-        f"**{fills['passes_per_fill']:.1f}**; {fills['ms_per_pass']:.0f} ms per pass on this CPU"
+        f"**{fills['passes_per_fill']:.1f}**; {fills['ms_per_pass']:.0f} ms per pass "
+        "on two shared CPU cores (busy with another run at the time)"
     )
     w(
         f"- words per fill {fills['mean_fill_words']:.1f} (the original gaps: {fills['mean_original_words']:.1f}); "
