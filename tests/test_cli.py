@@ -106,3 +106,10 @@ def test_missing_model_is_a_clear_error(tmp_path: Path) -> None:
     done = redraft("fill", "--json", "--model", str(tmp_path / "no-model"), stdin="{}\n")
     assert done.returncode == 1
     assert "does not exist" in done.stderr
+
+
+def test_fill_json_uses_the_builtin_model_by_default() -> None:
+    request = {"prefix": "Once upon a time, there was a", "max_new_tokens": 8, "seed": 1}
+    done = redraft("fill", "--json", stdin=json.dumps(request) + "\n")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["text"].strip()

@@ -186,3 +186,14 @@ def test_a_model_too_big_for_the_device_is_refused_before_loading(
     with pytest.raises(ModelLoadError, match="needs about .* GiB in fp32, and cpu host memory: 0.0 GiB free"):
         load(tiny_checkpoint, device="cpu")
     assert load(tiny_checkpoint, device="cpu", check_fit=False).precision == "fp32"
+
+
+def test_the_builtin_model_loads_and_fills() -> None:
+    from model import EditRequest, Engine
+
+    loaded = load(device="cpu")
+    assert loaded.name == "redraft-tiny" and not loaded.follows_instructions
+    assert loaded.generation_defaults["max_denoising_steps"] > 0
+    result = Engine(loaded).run(EditRequest(prefix="Once upon a time, Lily", suffix=" in the park.",
+                                            mode="fill", max_new_tokens=8, seed=0))
+    assert result.text.strip()  # the trained model writes something, and stops within the slots

@@ -214,6 +214,7 @@ def test_resume_reproduces_an_uninterrupted_run_and_export_runs_in_the_engine(
     loaded = load(folder, device="cpu")
     tok = loaded.tokenizer
     assert (tok.pad_token_id, tok.eos_token_id, tok.bos_token_id) == (0, 1, 2)
+    assert not loaded.follows_instructions  # not instruction-tuned: no chat template shipped
     assert tok.decode(tok.encode("Lily went to the park – naïve!", add_special_tokens=False)) == (
         "Lily went to the park – naïve!"
     )

@@ -55,7 +55,11 @@ def export(run_dir: Path, out: Path, defaults: dict[str, float | int] | None = N
     model.load_state_dict(state["model"])
     out.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(str(out), safe_serialization=True)
-    AutoTokenizer.from_pretrained(str(run_dir / "tokenizer")).save_pretrained(str(out))
+    tokenizer = AutoTokenizer.from_pretrained(str(run_dir / "tokenizer"))
+    # Not instruction-tuned: without a chat template the editor does not offer instructions for it.
+    tokenizer.chat_template = None
+    (out / "chat_template.jinja").unlink(missing_ok=True)
+    tokenizer.save_pretrained(str(out))
     generation_config(defaults or SAMPLER_DEFAULTS).save_pretrained(str(out))
     minutes = state["elapsed"] / 60
     print(f"exported step {state['step']} ({state['tokens']} canvas tokens, {minutes:.1f} min of training)")
