@@ -9,15 +9,14 @@ for a context length, plus activation and runtime overheads. Every term is liste
 from __future__ import annotations
 
 import argparse
-import json
 import os
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import torch
 from transformers import AutoModel, DiffusionGemmaConfig
 
 from model.architecture import TextModelShape, build_config
+from model.errors import ModelLoadError
 from model.quantization import DEFAULT_SCRATCH_BYTES, int8_bytes, nf4_bytes, policy_for
 
 REAL_MODEL_NAME = "diffusiongemma-26b-a4b"
@@ -364,15 +363,16 @@ PRECISION_ORDER = ("bf16", "8bit", "4bit")
 
 
 def config_for_spec(spec: str) -> DiffusionGemmaConfig:
-    """The config of a model spec: the built-in 26B-A4B by name, or a local folder's config.json."""
+    """The config of a model spec: the 26B-A4B by name, else whatever ``load`` would open (the built-in
+    model, a local folder, or a hub id in the local cache); only config.json is read."""
     if spec.lower() in REAL_MODEL_ALIASES:
         return diffusiongemma_26b_a4b_config()
-    path = Path(spec).expanduser()
-    config_file = path / "config.json" if path.is_dir() else path
-    if not config_file.is_file():
-        raise FileNotFoundError(f"no config.json at {path}; give a model folder or {REAL_MODEL_NAME!r}")
-    raw = json.loads(config_file.read_text(encoding="utf-8"))
-    return DiffusionGemmaConfig.from_dict(raw)
+    from model.loading import read_config, resolve_folder
+
+    try:
+        return read_config(resolve_folder(spec))
+    except ModelLoadError as error:
+        raise ValueError(str(error)) from error
 
 
 def doctor_main(argv: list[str]) -> int:

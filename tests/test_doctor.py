@@ -73,3 +73,14 @@ def test_doctor_prints_a_plain_answer(capsys) -> None:
     out = capsys.readouterr().out
     assert "GPUs:" in out and "25.2" in out and ("YES" in out or "NO" in out)
     assert status in (0, 1)
+
+
+def test_doctor_reads_any_spec_load_would_open(tiny_checkpoint, tmp_path) -> None:
+    import pytest
+
+    from model.doctor import config_for_spec
+
+    assert config_for_spec("builtin").text_config.vocab_size == 8192
+    assert config_for_spec(str(tiny_checkpoint)).canvas_length == 32
+    with pytest.raises(ValueError, match="does not exist"):
+        config_for_spec(str(tmp_path / "nowhere"))
