@@ -45,8 +45,9 @@ class Preferences:
     seed: int = _setting(0, "rewrite/seed")
     context_budget: int = _setting(2048, "rewrite/context_budget")
     fill_max_tokens: int = _setting(24, "rewrite/fill_max_tokens")
-    # Share of the selection re-noised before it develops: 1.0 re-imagines it from the context alone.
-    rewrite_strength: float = _setting(1.0, "rewrite/strength")
+    # Share of the selection re-noised before it develops: 1.0 re-imagines it from the context alone;
+    # the default keeps part of it, since a writer who asks for a rewrite wants this sentence, redrafted.
+    rewrite_strength: float = _setting(0.7, "rewrite/strength")
     # The least time a pass stays on screen, so fast hardware still shows the text developing.
     pass_display_ms: int = _setting(35, "rewrite/pass_display_ms")
     theme: str = _setting("system", "ui/theme")
