@@ -239,3 +239,21 @@ def test_router_balance_loss_is_one_when_balanced_and_trains_the_router() -> Non
     assert aux.loss > plain.loss  # the balance term (≥ 1) is added
     aux.loss.backward()
     assert model.model.decoder.layers[0].router.proj.weight.grad.abs().sum() > 0
+
+
+def test_a_new_run_can_start_from_an_exported_model(corpus: Path, tmp_path: Path) -> None:
+    from model.training.train import build_model, load_initial_weights, shape_from_args
+
+    args = _tiny_args(tmp_path / "first", corpus, "--max-steps", "3")
+    train(args)
+    exported = export(tmp_path / "first", tmp_path / "model")
+    model = build_model(shape_from_args(args), seed=123)
+    load_initial_weights(model, exported)
+    trained = torch.load(tmp_path / "first" / "checkpoint.pt", weights_only=False)["model"]
+    assert all(torch.equal(trained[k], model.state_dict()[k]) for k in trained)
+
+    second = train(_tiny_args(tmp_path / "second", corpus, "--max-steps", "2", "--init-from", str(exported)))
+    assert (tmp_path / "second" / "tokenizer" / "tokenizer.json").read_text() == (
+        tmp_path / "first" / "tokenizer" / "tokenizer.json"
+    ).read_text()
+    assert [h["step"] for h in second["history"] if "loss" in h] == [1, 2]

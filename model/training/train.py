@@ -40,6 +40,12 @@ DEFAULT_CORPUS = Path("/work/shared/corpus")
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--run-dir", type=Path, required=True, help="folder for tokenizer, pools, checkpoints")
+    p.add_argument(
+        "--init-from",
+        type=Path,
+        default=None,
+        help="start a new run from an exported model folder (its weights and tokenizer), e.g. the shipped one",
+    )
     p.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
     p.add_argument("--max-bytes-per-file", type=int, default=None, help="read only this much of each file")
     p.add_argument("--heldout-fraction", type=float, default=0.02)
@@ -186,12 +192,32 @@ def save_checkpoint(path: Path, state: dict) -> None:
     tmp.replace(path)  # atomic: a crash mid-save never leaves a broken checkpoint
 
 
+def adopt_tokenizer(source: Path, run_dir: Path) -> None:
+    """A run started from an exported model must tokenize its pools with that model's tokenizer."""
+    tok_dir = run_dir / "tokenizer"
+    if not (tok_dir / "tokenizer.json").exists():
+        AutoTokenizer.from_pretrained(str(source)).save_pretrained(str(tok_dir))
+
+
+def load_initial_weights(model: DiffusionGemmaForBlockDiffusion, source: Path) -> None:
+    """Copy an exported model's weights (safetensors) into a freshly built model of the same shape."""
+    exported = DiffusionGemmaForBlockDiffusion.from_pretrained(str(source), use_safetensors=True)
+    missing, unexpected = model.load_state_dict(exported.state_dict(), strict=False)
+    if unexpected or [k for k in missing if not k.endswith("inv_freq")]:
+        raise SystemExit(f"{source} does not match the run's model shape (missing {missing}, extra {unexpected})")
+
+
 def train(args: argparse.Namespace) -> dict:
     torch.set_num_threads(args.threads)
     args.run_dir.mkdir(parents=True, exist_ok=True)
+    fresh_run = not (args.run_dir / "checkpoint.pt").exists()
+    if args.init_from is not None and fresh_run:
+        adopt_tokenizer(args.init_from, args.run_dir)
     tokenizer, pools = prepare(args)
     shape = shape_from_args(args)
     model = build_model(shape, args.seed)
+    if args.init_from is not None and fresh_run:
+        load_initial_weights(model, args.init_from)
     optimizer = make_optimizer(model, args)
     sampler = make_sampler(pools, args, "train", seed=args.seed)
     generator = torch.Generator().manual_seed(args.seed + 1)
