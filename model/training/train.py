@@ -49,7 +49,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
     p.add_argument("--max-bytes-per-file", type=int, default=None, help="read only this much of each file")
     p.add_argument("--heldout-fraction", type=float, default=0.02)
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0, help="seeds the model init, example order and noise")
+    p.add_argument(
+        "--split-seed", type=int, default=0, help="seeds the held-out split; keep 0 so all runs hold out the same text"
+    )
     p.add_argument("--vocab-size", type=int, default=8192)
     p.add_argument("--tokenizer-chars", type=int, default=40_000_000, help="text used to train BPE")
     p.add_argument("--hidden-size", type=int, default=192)
@@ -105,7 +108,7 @@ def prepare(args: argparse.Namespace) -> tuple[PreTrainedTokenizerFast, dict[str
     if not (tok_dir / "tokenizer.json").exists() or not all((pools_dir / f"{n}.npz").exists() for n in names):
         t0 = time.time()
         sections = read_sections(args.corpus, args.max_bytes_per_file)
-        train, heldout = split_sections(sections, args.heldout_fraction, args.seed)
+        train, heldout = split_sections(sections, args.heldout_fraction, args.split_seed)
         if not (tok_dir / "tokenizer.json").exists():
             save_tokenizer(build_tokenizer(train, args.vocab_size, args.tokenizer_chars), tok_dir)
         tokenizer = AutoTokenizer.from_pretrained(str(tok_dir))
