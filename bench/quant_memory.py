@@ -3,10 +3,12 @@
 On CUDA: the real 26B-A4B config with random weights, quantized tensor by tensor exactly as the
 streaming loader does (its ``_Loader`` is fed random bf16 tensors instead of safetensors reads), then
 peak VRAM (``torch.cuda.max_memory_allocated``) and ms per pass for a 256-token canvas after prefixes of
-0, 2k and 8k tokens; bf16 too where the preflight says it fits. On CPU: a scaled-down config (same
-structure) with prefixes scaled down as well, peak anonymous RSS instead of VRAM.
+0, 2k and 8k tokens; bf16 too where the preflight says it fits. 4-bit experts are timed with both
+expert kernels on CUDA: the fused NF4 Triton kernel and dequantize-then-matmul. On CPU: a scaled-down
+config (same structure) with prefixes scaled down as well, peak anonymous RSS instead of VRAM, and the
+dequantize path only (the fused kernel needs a GPU).
 
-    python bench/quant_memory.py [--precisions 4bit bf16] [--passes 5] [--json out.json]
+    python bench/quant_memory.py [--precisions 4bit bf16] [--kernels fused dequantize] [--passes 5] [--json out.json]
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from model.architecture import TextModelShape, build_config  # noqa: E402
 from model.doctor import GIB, cuda_device_info, diffusiongemma_26b_a4b_config, preflight  # noqa: E402
-from model.quantization import module_bytes, policy_for  # noqa: E402
+from model.quantization import QuantizedExperts, module_bytes, policy_for  # noqa: E402
 from model.streaming import StreamingStats, _Loader, build_skeleton, rss_anon_bytes  # noqa: E402
 
 
@@ -104,10 +106,12 @@ def measure(
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--precisions", nargs="+", default=["4bit", "bf16"])
+    parser.add_argument("--kernels", nargs="+", default=["fused", "dequantize"], help="expert kernels to time")
     parser.add_argument("--passes", type=int, default=5)
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args(argv)
     cuda = torch.cuda.is_available()
+    kernels = args.kernels if cuda else ["dequantize"]
     device = torch.device("cuda" if cuda else "cpu")
     config = diffusiongemma_26b_a4b_config() if cuda else scaled_down_config()
     prefixes = (0, 2048, 8192) if cuda else (0, 256, 1024)
@@ -125,18 +129,23 @@ def main(argv: list[str] | None = None) -> int:
         build_s = time.perf_counter() - start
         weights = module_bytes(model)
         print(f"{precision}: weights {weights / GIB:.2f} GiB, built+quantized in {build_s:.1f} s")
-        for prefix in prefixes:
-            row = {
-                "precision": precision,
-                "weights_bytes": weights,
-                **measure(model, config, prefix, args.passes, device),
-            }
-            kind = "peak VRAM" if cuda else "RSS (anon)"
-            print(
-                f"  prefix {prefix:>5}: {row['ms_per_pass']:8.1f} ms/pass, {kind} {row['peak_bytes'] / GIB:.2f} GiB,"
-                f" {16 * 1000 / row['ms_per_pass']:.0f} tok/s at 16 tokens/pass"
-            )
-            results.append(row)
+        experts = [m for m in model.modules() if isinstance(m, QuantizedExperts)]
+        for kernel in kernels if experts else ["none"]:
+            for module in experts:
+                module.kernel = kernel
+            for prefix in prefixes:
+                row = {
+                    "precision": precision,
+                    "expert_kernel": kernel,
+                    "weights_bytes": weights,
+                    **measure(model, config, prefix, args.passes, device),
+                }
+                kind = "peak VRAM" if cuda else "RSS (anon)"
+                print(
+                    f"  {kernel:>10} prefix {prefix:>5}: {row['ms_per_pass']:8.1f} ms/pass, {kind} "
+                    f"{row['peak_bytes'] / GIB:.2f} GiB, {16 * 1000 / row['ms_per_pass']:.0f} tok/s at 16 tokens/pass"
+                )
+                results.append(row)
         del model
         gc.collect()
         if cuda:

@@ -43,6 +43,8 @@ import torch
 from torch import nn
 from transformers.activations import ACT2FN
 
+from model import nf4_kernel
+
 # On CPUs with AVX512-BF16, importing bitsandbytes warns that the optional `kernels` package (which
 # fetches compiled kernels from a hub at run time) is missing. Redraft never fetches code; the warning
 # would only alarm users of `redraft doctor` and the CLI.
@@ -52,6 +54,10 @@ import bitsandbytes as bnb  # noqa: E402
 import bitsandbytes.functional as bnbf  # noqa: E402
 
 PRECISIONS = ("4bit", "8bit", "bf16")
+# How NF4 experts multiply: "fused" reads the packed codes inside a Triton kernel (model/nf4_kernel.py),
+# "dequantize" expands each run of experts to the compute dtype first, "auto" fuses on CUDA when Triton
+# is there and the shapes fit.
+EXPERT_KERNELS = ("auto", "fused", "dequantize")
 EXPERT_SCHEMES = ("nf4", "int8")
 LINEAR_SCHEMES = ("int8", "bf16", "nf4")  # "nf4" exists only to measure why the policy avoids it
 
@@ -124,10 +130,14 @@ class QuantizedExperts(nn.Module):
         compute_dtype: torch.dtype = torch.bfloat16,
         scratch_bytes: int = DEFAULT_SCRATCH_BYTES,
         device: torch.device | str | None = None,
+        kernel: str = "auto",
     ) -> None:
         super().__init__()
         if scheme not in EXPERT_SCHEMES:
             raise ValueError(f"unknown expert scheme {scheme!r}; use one of {', '.join(EXPERT_SCHEMES)}")
+        if kernel not in EXPERT_KERNELS:
+            raise ValueError(f"unknown expert kernel {kernel!r}; use one of {', '.join(EXPERT_KERNELS)}")
+        self.kernel = kernel
         self.num_experts = num_experts
         self.hidden_dim = hidden_dim
         self.intermediate_dim = intermediate_dim
@@ -146,6 +156,8 @@ class QuantizedExperts(nn.Module):
             for part in ("data", "absmax", "nested_absmax", "nested_code", "offset"):
                 self.register_buffer(f"{name}_{part}", torch.empty(0, device=device), persistent=True)
         self._loaded: set[str] = set()
+        # The 16 NF4 code values for the fused kernel; derived, so not part of the state dict.
+        self.register_buffer("nf4_table", bnbf.get_4bit_type("nf4", device="cpu").float().to(device), persistent=False)
 
     @classmethod
     def from_float(
@@ -155,6 +167,7 @@ class QuantizedExperts(nn.Module):
         double_quant: bool = True,
         compute_dtype: torch.dtype = torch.bfloat16,
         device: torch.device | str | None = None,
+        kernel: str = "auto",
     ) -> QuantizedExperts:
         """Quantize a library ``DiffusionGemmaTextExperts`` (weights on any device) onto ``device``."""
         gate_up = experts.gate_up_proj
@@ -168,6 +181,7 @@ class QuantizedExperts(nn.Module):
             double_quant=double_quant,
             compute_dtype=compute_dtype,
             device=target,
+            kernel=kernel,
         )
         module.load_projection("gate_up", experts.gate_up_proj.detach())
         module.load_projection("down", experts.down_proj.detach())
@@ -272,6 +286,34 @@ class QuantizedExperts(nn.Module):
         )
         return bnbf.dequantize_4bit(packed, quant_state=state)
 
+    def uses_fused_kernel(self, device: torch.device | None = None) -> bool:
+        """Whether ``forward`` multiplies through the fused NF4 kernel on ``device`` (default: its own)."""
+        device = device or self.device
+        if self.scheme != "nf4" or self.kernel == "dequantize" or (self.kernel == "auto" and device.type != "cuda"):
+            return False
+        fits = all(nf4_kernel.supports(cols, device) for _, cols in self.shapes.values())
+        if self.kernel == "fused" and not fits:
+            raise RuntimeError(
+                "the fused NF4 kernel needs Triton on a CUDA device (or TRITON_INTERPRET=1 on CPU) and inner "
+                f"sizes that are multiples of {nf4_kernel.NF4_BLOCK}; use kernel='dequantize' here"
+            )
+        return fits
+
+    def nf4_matrices(self, name: str) -> nf4_kernel.NF4Matrices:
+        """Projection ``name`` as the fused kernel reads it (views of this module's buffers, no copies)."""
+        rows, cols = self.shapes[name]
+        nested = self.double_quant
+        return nf4_kernel.NF4Matrices(
+            packed=getattr(self, f"{name}_data"),
+            scales=getattr(self, f"{name}_absmax"),
+            nested_absmax=getattr(self, f"{name}_nested_absmax") if nested else None,
+            nested_code=getattr(self, f"{name}_nested_code") if nested else None,
+            offset=getattr(self, f"{name}_offset") if nested else None,
+            table=self.nf4_table,
+            n=rows,
+            k=cols,
+        )
+
     def _runs(self, counts: list[int]) -> Iterator[tuple[int, int]]:
         """Maximal runs of consecutive routed-to experts, split to fit the scratch budget."""
         rows, cols = self.shapes["gate_up"]
@@ -300,9 +342,30 @@ class QuantizedExperts(nn.Module):
         counts = torch.bincount(flat_experts, minlength=self.num_experts + 1).tolist()
         inputs = hidden_states[token_of].to(self.compute_dtype)
         weights = top_k_weights.reshape(-1)[order]
-        outputs = torch.zeros(
-            tokens * top_k, self.hidden_dim, dtype=hidden_states.dtype, device=inputs.device
-        )
+        outputs = torch.zeros(tokens * top_k, self.hidden_dim, dtype=hidden_states.dtype, device=inputs.device)
+        if self.uses_fused_kernel(inputs.device):
+            self._multiply_fused(inputs, counts[: self.num_experts], weights, outputs)
+        else:
+            self._multiply_dequantized(inputs, counts, weights, outputs)
+        final = torch.zeros_like(hidden_states)
+        final.index_add_(0, token_of, outputs)
+        return final
+
+    def _multiply_fused(
+        self, inputs: torch.Tensor, counts: list[int], weights: torch.Tensor, outputs: torch.Tensor
+    ) -> None:
+        """All routed rows through the fused kernel: two launches per layer, no bf16 copy of any expert."""
+        routed = sum(counts)
+        hidden = nf4_kernel.nf4_grouped_matmul(inputs[:routed], counts, self.nf4_matrices("gate_up"))
+        gate, up = hidden.chunk(2, dim=-1)
+        hidden = self.act_fn(gate) * up
+        result = nf4_kernel.nf4_grouped_matmul(hidden, counts, self.nf4_matrices("down"))
+        outputs[:routed] = (result.float() * weights[:routed, None]).to(outputs.dtype)
+
+    def _multiply_dequantized(
+        self, inputs: torch.Tensor, counts: list[int], weights: torch.Tensor, outputs: torch.Tensor
+    ) -> None:
+        """Runs of hit experts dequantized into scratch, each multiplied with one grouped_mm call."""
         ends = torch.tensor(counts[: self.num_experts], dtype=torch.int64).cumsum(0).tolist()
         for start, stop in self._runs(counts):
             row_start = ends[start] - counts[start]
@@ -311,9 +374,7 @@ class QuantizedExperts(nn.Module):
                 [ends[e] - row_start for e in range(start, stop)], dtype=torch.int32, device=inputs.device
             )
             gate_up = self.dequantize("gate_up", start, stop)
-            hidden = nn.functional.grouped_mm(
-                inputs[row_start:row_stop], gate_up.transpose(-1, -2), offs=offsets
-            )
+            hidden = nn.functional.grouped_mm(inputs[row_start:row_stop], gate_up.transpose(-1, -2), offs=offsets)
             del gate_up
             gate, up = hidden.chunk(2, dim=-1)
             hidden = self.act_fn(gate) * up
@@ -322,12 +383,7 @@ class QuantizedExperts(nn.Module):
             del down, hidden
             # Router weights are float32 (softmax in fp32): weight in fp32 like the library, per run so
             # the fp32 temporary stays small at long prefills.
-            outputs[row_start:row_stop] = (result.float() * weights[row_start:row_stop, None]).to(
-                outputs.dtype
-            )
-        final = torch.zeros_like(hidden_states)
-        final.index_add_(0, token_of, outputs)
-        return final
+            outputs[row_start:row_stop] = (result.float() * weights[row_start:row_stop, None]).to(outputs.dtype)
 
     def extra_repr(self) -> str:
         return (

@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+import os
 
-import pytest
-import torch
+# Triton decides at import whether its kernels compile or run in the CPU interpreter, so the switch
+# must be on before anything imports it. Only the fused NF4 kernel's tests use it (see
+# tests/test_nf4_kernel.py); no code path picks that kernel on a CPU by itself.
+os.environ.setdefault("TRITON_INTERPRET", "1")
 
-from model import Engine, LoadedModel, load
-from model.tiny import build_tiny_checkpoint
+from pathlib import Path  # noqa: E402
+
+import pytest  # noqa: E402
+import torch  # noqa: E402
+
+from model import Engine, LoadedModel, load  # noqa: E402
+from model.tiny import build_tiny_checkpoint  # noqa: E402
 
 # Tiny models gain nothing from threads, and on a busy 2-core machine extra threads make them far slower.
 torch.set_num_threads(1)
