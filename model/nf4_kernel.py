@@ -40,6 +40,14 @@ except ImportError:  # pragma: no cover - exercised on platforms without Triton
     tl = None
     _triton_knobs = None
 
+try:  # what a failed kernel build or launch raises: compile errors, too little shared memory
+    from triton.errors import TritonError as KernelBuildError
+except ImportError:  # pragma: no cover - no Triton, or one too old to have the common base class
+
+    class KernelBuildError(Exception):  # type: ignore[no-redef]
+        """Never raised: stands in for Triton's error class where Triton is absent."""
+
+
 NF4_BLOCK = 64
 NESTED_BLOCK = 256
 

@@ -49,6 +49,7 @@ from model import nf4_kernel
 # fetches compiled kernels from a hub at run time) is missing. Redraft never fetches code; the warning
 # would only alarm users of `redraft doctor` and the CLI.
 logging.getLogger("bitsandbytes.backends.cpu.ops").setLevel(logging.ERROR)
+logger = logging.getLogger(__name__)
 
 import bitsandbytes as bnb  # noqa: E402
 import bitsandbytes.functional as bnbf  # noqa: E402
@@ -344,7 +345,15 @@ class QuantizedExperts(nn.Module):
         weights = top_k_weights.reshape(-1)[order]
         outputs = torch.zeros(tokens * top_k, self.hidden_dim, dtype=hidden_states.dtype, device=inputs.device)
         if self.uses_fused_kernel(inputs.device):
-            self._multiply_fused(inputs, counts[: self.num_experts], weights, outputs)
+            try:
+                self._multiply_fused(inputs, counts[: self.num_experts], weights, outputs)
+            except nf4_kernel.KernelBuildError as error:
+                if self.kernel == "fused":
+                    raise
+                # A Triton or driver that cannot build the kernel must not stop the model from running.
+                logger.warning("fused NF4 kernel unavailable (%s); dequantizing experts instead", error)
+                self.kernel = "dequantize"
+                self._multiply_dequantized(inputs, counts, weights, outputs)
         else:
             self._multiply_dequantized(inputs, counts, weights, outputs)
         final = torch.zeros_like(hidden_states)

@@ -123,3 +123,25 @@ def test_fused_kernel_is_refused_where_it_cannot_run(monkeypatch: pytest.MonkeyP
         odd.uses_fused_kernel()
     with pytest.raises(ValueError, match="unknown expert kernel"):
         QuantizedExperts(2, 64, 64, "gelu_pytorch_tanh", kernel="fast")
+
+
+@pytest.mark.usefixtures("interpreter")
+def test_a_kernel_that_cannot_be_built_falls_back_to_dequantizing(monkeypatch: pytest.MonkeyPatch) -> None:
+    module = experts_module(double_quant=True, dtype=torch.float32)
+    reference = copy.deepcopy(module)
+    reference.kernel = "dequantize"
+    hidden = torch.randn(20, 128, generator=torch.Generator().manual_seed(4))
+    index, weights = routing(20, 2, 6)
+    want = reference(hidden, index, weights)
+
+    def unbuildable(*_: object) -> torch.Tensor:
+        raise nf4_kernel.KernelBuildError("out of shared memory")
+
+    monkeypatch.setattr(nf4_kernel, "nf4_grouped_matmul", unbuildable)
+    module.kernel = "fused"  # asked for explicitly: the failure is the caller's to see
+    with pytest.raises(nf4_kernel.KernelBuildError):
+        module(hidden, index, weights)
+    module.kernel = "auto"
+    monkeypatch.setattr(module, "uses_fused_kernel", lambda device=None: module.kernel == "auto")
+    assert torch.equal(module(hidden, index, weights), want)  # auto: falls back, same numbers
+    assert module.kernel == "dequantize"  # and does not try again on the next layer call
