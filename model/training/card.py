@@ -1,7 +1,10 @@
 """Write ``MODEL_CARD.md`` for the exported model from the bench report and the training checkpoint.
 
-    python -m model.training.card --run-dir runs/redraft-tiny --model resources/models/redraft-tiny \
+    python -m model.training.card --run-dir runs/redraft-tiny runs/leg3 --model resources/models/redraft-tiny \
         --report runs/eval.json
+
+``--run-dir`` names the runs in order: the first trained from scratch, each later one started from the
+export of the one before (``train --init-from``); the card reports the whole chain.
 
 Figures, fills and rewrites are copied from the bench's JSON report as they are (never edited); the
 data section is built from the corpus's ``SOURCE.md`` so titles, licenses and commits stay exact.
@@ -11,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from dataclasses import dataclass
 from pathlib import Path
 
 import torch
@@ -18,9 +22,72 @@ import torch
 from model.training.data import ExampleMix
 
 CORPUS_SOURCE = Path("/work/shared/corpus/SOURCE.md")
-# The shipped run was extended once (see the card): planned steps, and the checkpoint it resumed from.
+# The first run was extended once (see the card): planned steps, and the checkpoint it resumed from.
 PLANNED_STEPS = 2400
 RESUMED_AT = 1379
+# Arguments that shape the model: the same in every run of a chain, so stated once.
+SHAPE_ARGS = (
+    "hidden_size",
+    "heads",
+    "kv_heads",
+    "head_dim",
+    "intermediate_size",
+    "experts",
+    "top_k",
+    "moe_intermediate_size",
+    "canvas",
+)
+# Per-run arguments written into the reproduction commands, in this order.
+RUN_ARGS = (
+    "batch_size",
+    "story_weight",
+    "router_aux_weight",
+    "lr",
+    "warmup_steps",
+    "threads",
+    "seed",
+    "max_minutes",
+)
+
+
+@dataclass(frozen=True)
+class Run:
+    """One training run of the chain: its arguments and its final checkpoint's counters."""
+
+    run_dir: Path
+    args: dict
+    step: int
+    tokens: int
+    minutes: float
+    history: list[dict]
+
+    @classmethod
+    def read(cls, run_dir: Path) -> Run:
+        state = torch.load(run_dir / "checkpoint.pt", weights_only=False, map_location="cpu")
+        args = json.loads((run_dir / "train_args.json").read_text())
+        return cls(run_dir, args, state["step"], state["tokens"], state["elapsed"] / 60, state["history"])
+
+    @property
+    def train_losses(self) -> list[dict]:
+        return [h for h in self.history if "loss" in h]
+
+    @property
+    def heldout_losses(self) -> list[dict]:
+        return [h for h in self.history if "heldout_loss" in h]
+
+    def command(self, **overrides: object) -> str:
+        flags = [f"--run-dir {self.run_dir}"]
+        if self.args.get("init_from") not in (None, "None"):
+            flags.append(f"--init-from {overrides.pop('init_from', self.args['init_from'])}")
+        flags += [f"--{k.replace('_', '-')} {self.args[k]}" for k in SHAPE_ARGS + RUN_ARGS if k in self.args]
+        flags += [f"--{k.replace('_', '-')} {v}" for k, v in overrides.items()]
+        lines, line = [], "python -m model.training.train"
+        for flag in flags:
+            if len(line) + len(flag) > 100:
+                lines.append(line + " \\")
+                line = "   "
+            line += " " + flag
+        return "\n".join([*lines, line])
 
 
 def _books(source_md: Path) -> list[str]:
@@ -38,16 +105,13 @@ def _one_line(text: str) -> str:
     return text.replace("\n", " / ")
 
 
-def render(run_dir: Path, model_dir: Path, report: dict, source_md: Path = CORPUS_SOURCE) -> str:
+def render(run_dirs: list[Path], model_dir: Path, report: dict, source_md: Path = CORPUS_SOURCE) -> str:
     config = json.loads((model_dir / "config.json").read_text())
     gen = json.loads((model_dir / "generation_config.json").read_text())
     text_cfg = config["text_config"]
-    split = json.loads((run_dir / "split.json").read_text())
-    args = json.loads((run_dir / "train_args.json").read_text())
-    state = torch.load(run_dir / "checkpoint.pt", weights_only=False, map_location="cpu")
-    history = state["history"]
-    train_losses = [h for h in history if "loss" in h]
-    held = [h for h in history if "heldout_loss" in h]
+    runs = [Run.read(d) for d in run_dirs]
+    split = json.loads((run_dirs[0] / "split.json").read_text())
+    args = runs[0].args
     total_bytes = sum(p.stat().st_size for p in model_dir.iterdir() if p.is_file())
     weights_mb = (model_dir / "model.safetensors").stat().st_size / 1e6
     fills = report["fills"]
@@ -160,47 +224,62 @@ def render(run_dir: Path, model_dir: Path, report: dict, source_md: Path = CORPU
         f"with weights {list(mix.prefix_weights)}; 0 means the canvas starts the document."
     )
     w(
-        f"- **Sources**: {float(args['story_weight']):.0%} of canvases from TinyStories, the rest from the "
-        "books — TinyStories is weighted far above its 7% share of the tokens because a model this small "
-        "learns its simple, regular English much faster, and that is what makes short fills readable."
+        "- **Sources**: a fixed share of canvases from TinyStories (per run, below), the rest from the books — "
+        "TinyStories is weighted far above its 7% share of the tokens because a model this small learns its "
+        "simple, regular English much faster, and that is what makes short fills readable."
     )
     w(
-        f"- **Optimiser**: AdamW (β = 0.9, 0.95, weight decay {args['weight_decay']} on matrices), peak "
-        f"learning rate {args['lr']}, {args['warmup_steps']} warmup steps then cosine decay to 10% planned "
-        f"over {args['max_steps']} steps, gradient clipping at 1.0, batch {args['batch_size']} canvases, "
-        f"seed {args['seed']}."
+        f"- **Optimiser**: AdamW (β = 0.9, 0.95, weight decay {args['weight_decay']} on matrices), linear warmup "
+        "then cosine decay to 10% of the peak learning rate over the run's planned steps, gradient clipping at "
+        "1.0. Optional load-balancing loss on the routers (Switch-style, weight below)."
+    )
+    total_minutes = sum(r.minutes for r in runs)
+    w(
+        f"- **Compute**: {sum(r.step for r in runs):,} steps, {sum(r.tokens for r in runs):,} canvas tokens "
+        f"(plus their prefixes) in {total_minutes:.0f} minutes on 2 shared CPU cores, in {len(runs)} "
+        "run(s), each later one starting from the previous one's exported weights (`train --init-from`). "
+        "The size was chosen by measuring throughput first: 4.8 M parameters ran about 1.5 s per step on one "
+        "busy thread, 7.9 M about twice that.\n"
     )
     w(
-        f"- **Compute**: {state['step']} steps, {state['tokens']:,} canvas tokens (plus their prefixes) in "
-        f"{state['elapsed'] / 60:.0f} minutes on 2 shared CPU cores (one torch thread: on a busy 2-core "
-        "machine a second thread made steps slower, not faster). The size was chosen by measuring throughput "
-        "first: 4.8 M parameters ran about 1.5 s per step, 7.9 M about twice that."
+        "| run | steps | canvas tokens | minutes | story share | peak lr | warmup | planned steps | router aux "
+        "| threads | seed | train loss first → last | last held-out loss |"
     )
-    first = train_losses[0]
-    last = train_losses[-1]
+    w("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|")
+    for index, run in enumerate(runs, 1):
+        first, last = run.train_losses[0], run.train_losses[-1]
+        held = run.heldout_losses[-1]
+        a = run.args
+        w(
+            f"| {index} | {run.step:,} | {run.tokens:,} | {run.minutes:.0f} | {float(a['story_weight']):.2f} | "
+            f"{a['lr']} | {a['warmup_steps']} | {a['max_steps']} | {a.get('router_aux_weight', '0.0')} | "
+            f"{a['threads']} | {a['seed']} | {first['loss']} → {last['loss']} | {held['heldout_loss']} |"
+        )
     w(
-        f"- **Loss**: training loss {first['loss']} at step {first['step']} → {last['loss']} at step "
-        f"{last['step']}; held-out loss (fixed held-out batches) "
-        + ", ".join(f"{h['heldout_loss']} at step {h['step']}" for h in held)
+        "\nHeld-out loss is on fixed held-out batches drawn with each run's own story share, so it compares "
+        "checkpoints within a run; the evaluation below compares models. Held-out loss by step: "
+        + "; ".join(
+            f"run {i}: " + ", ".join(f"{h['heldout_loss']} at {h['step']}" for h in run.heldout_losses)
+            for i, run in enumerate(runs, 1)
+        )
         + ".\n"
     )
     w(
-        f"The run was planned for {PLANNED_STEPS} steps; when the shared machine turned out faster than "
-        f"measured, it was stopped at its step-{RESUMED_AT} checkpoint and resumed with `--max-steps "
-        f"{args['max_steps']}` (the cosine schedule stretched from there: the learning rate stepped up from "
-        "7.1e-4 to 1.05e-3 and decayed again). Both legs are deterministic, so this reproduces it (about an "
-        "hour on two cores):\n"
-    )
-    common = (
-        "python -m model.training.train --run-dir runs/redraft-tiny --hidden-size 192 --heads 3 --kv-heads 1 \\\n"
-        "    --head-dim 64 --intermediate-size 384 --experts 4 --top-k 2 --moe-intermediate-size 192 --canvas 64 \\\n"
-        f"    --batch-size 16 --story-weight {args['story_weight']} --lr {args['lr']} --warmup-steps "
-        f"{args['warmup_steps']} --threads 1 --seed {args['seed']} --max-minutes {args['max_minutes']}"
+        f"Run 1 was planned for {PLANNED_STEPS} steps; when the shared machine turned out faster than measured, "
+        f"it was stopped at its step-{RESUMED_AT} checkpoint and resumed with `--max-steps {args['max_steps']}` "
+        "(the cosine schedule stretched from there: the learning rate stepped up from 7.1e-4 to 1.05e-3 and "
+        "decayed again). Later runs stop at their planned step or at `--max-minutes`, whichever comes first "
+        "(a time limit makes a run's length depend on the machine). Every run is deterministic given its "
+        "arguments, so this reproduces the chain:\n"
     )
     w("```")
-    w(f"{common} \\\n    --max-steps {PLANNED_STEPS} --stop-at-step {RESUMED_AT}")
-    w(f"{common} \\\n    --max-steps {args['max_steps']}")
-    w("python -m model.training.export --run-dir runs/redraft-tiny --out resources/models/redraft-tiny")
+    w(runs[0].command(max_steps=PLANNED_STEPS, stop_at_step=RESUMED_AT))
+    w(runs[0].command(max_steps=args["max_steps"]))
+    for index in range(1, len(runs)):
+        previous = f"runs/export-{index}"
+        w(f"python -m model.training.export --run-dir {runs[index - 1].run_dir} --out {previous}")
+        w(runs[index].command(init_from=previous, max_steps=runs[index].args["max_steps"]))
+    w(f"python -m model.training.export --run-dir {runs[-1].run_dir} --out resources/models/redraft-tiny")
     w("```\n")
 
     w("## Evaluation (held-out slice)\n")
@@ -243,10 +322,16 @@ def render(run_dir: Path, model_dir: Path, report: dict, source_md: Path = CORPU
         "*better* than the original while meaning less.\n"
     )
     if report.get("expert_usage"):
+        balanced = [i for i, r in enumerate(runs, 1) if float(r.args.get("router_aux_weight", 0.0)) > 0]
+        why = (
+            f"Run(s) {', '.join(map(str, balanced))} trained with a load-balancing loss on the routers, after run 1 "
+            "(without one) had left some experts nearly unused."
+            if balanced
+            else "No run used a load-balancing loss (`--router-aux-weight`), and some experts may be nearly unused."
+        )
         w(
             "Expert routing on held-out canvases (share of the top-2 routing slots each expert receives, per "
-            "decoder layer). The run had no load-balancing loss, and some experts are nearly unused — the "
-            "Mixture-of-Experts is real but partly collapsed; `--router-aux-weight 0.01` is there for the next run:\n"
+            f"decoder layer; an even split is {1 / text_cfg['num_experts']:.2f} each). {why}\n"
         )
         w("| layer | " + " | ".join(f"expert {e}" for e in range(len(report["expert_usage"][0]))) + " |")
         w("|---:|" + "---:|" * len(report["expert_usage"][0]))
@@ -290,9 +375,9 @@ def render(run_dir: Path, model_dir: Path, report: dict, source_md: Path = CORPU
         w(f"   after: {_one_line(r['rewrite'])}")
     w("\n## Limitations\n")
     w(
-        "- Trained for about an hour on two CPU cores: it writes simple, often ungrammatical, children's-story "
-        "English, loses track of who is who, and knows little about the world. Fills are plausible in their "
-        "immediate context far more often than they are right for the passage."
+        f"- Trained for {total_minutes / 60:.1f} hours on two CPU cores: it writes simple, often ungrammatical, "
+        "children's-story English, loses track of who is who, and knows little about the world. Fills are "
+        "plausible in their immediate context far more often than they are right for the passage."
     )
     w(
         "- `rewrite` regenerates the span from noise at the span's length; at this size it does not preserve "
@@ -312,7 +397,7 @@ def render(run_dir: Path, model_dir: Path, report: dict, source_md: Path = CORPU
 
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--run-dir", type=Path, required=True)
+    p.add_argument("--run-dir", type=Path, nargs="+", required=True, help="the runs in order, first to last")
     p.add_argument("--model", type=Path, required=True)
     p.add_argument("--report", type=Path, required=True, help="JSON written by bench/builtin_model_eval.py")
     args = p.parse_args(argv)
