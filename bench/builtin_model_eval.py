@@ -222,6 +222,9 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--fills", type=int, default=40, help="held-out fills scored for the fill figures")
     p.add_argument("--show-fills", type=int, default=10)
     p.add_argument("--show-rewrites", type=int, default=5)
+    p.add_argument(
+        "--rewrite-strength", type=float, default=0.7, help="noise level of the rewrites (0.7: the editor's default)"
+    )
     p.add_argument("--batches", type=int, default=8, help="batches of 16 canvases per accuracy figure")
     p.add_argument("--tune", action="store_true", help="sweep sampler settings on other held-out passages")
     p.add_argument("--tune-fills", type=int, default=24, help="held-out gaps per sweep setting")
@@ -301,11 +304,19 @@ def main(argv: list[str] | None = None) -> None:
     rewrites = []
     for i, case in enumerate(rewrite_cases(data.sections, args.show_rewrites, args.seed)):
         result = engine.run(
-            EditRequest(prefix=case.prefix, suffix=case.suffix, span=case.gap, mode="rewrite", seed=args.seed + i)
+            EditRequest(
+                prefix=case.prefix,
+                suffix=case.suffix,
+                span=case.gap,
+                mode="rewrite",
+                strength=args.rewrite_strength,
+                seed=args.seed + i,
+            )
         )
         print(f"\n[{case.source}] before: {case.gap}\n  after:  {result.texts[0]}  ({result.passes} passes)")
         rewrites.append({**asdict(case), "rewrite": result.texts[0], "passes": result.passes})
     report["rewrites"] = rewrites
+    report["rewrite_strength"] = args.rewrite_strength
     print(f"\nevaluated in {time.time() - t0:.0f}s")
     if args.json:
         args.json.write_text(json.dumps(report, indent=1, ensure_ascii=False) + "\n")

@@ -369,6 +369,13 @@ def render(run_dirs: list[Path], model_dir: Path, report: dict, source_md: Path 
         w(f"{i}. *{f['source']}* — …{before}⟦{_one_line(f['fill'])}⟧{after}…  ")
         w(f"   original: ⟦{_one_line(f['gap'])}⟧")
     w("\n## Sample rewrites (held-out sentences, unedited)\n")
+    strength = report.get("rewrite_strength", 1.0)
+    w(
+        f"Rewrite strength {strength}: the first canvas holds the sentence with each token re-randomised with "
+        f"probability {strength}"
+        + (" (the editor's default)" if strength == 0.7 else "")
+        + ", so a rewrite keeps part of the sentence and re-develops the rest.\n"
+    )
     for i, r in enumerate(report["rewrites"], 1):
         w(f"{i}. *{r['source']}* ({r['passes']} passes)  ")
         w(f"   before: {_one_line(r['gap'])}  ")
@@ -380,8 +387,8 @@ def render(run_dirs: list[Path], model_dir: Path, report: dict, source_md: Path 
         "plausible in their immediate context far more often than they are right for the passage."
     )
     w(
-        "- `rewrite` regenerates the span from noise at the span's length; at this size it does not preserve "
-        "the meaning of the original sentence."
+        "- `rewrite` re-develops the span at its own length from a canvas that keeps part of it (strength < 1) "
+        "or none of it (strength 1); at this size it does not reliably preserve the sentence's meaning."
     )
     w(
         f"- Trained with prefixes of at most {max(mix.prefix_lengths)} tokens: longer context (the engine allows "
