@@ -105,7 +105,9 @@ def _one_line(text: str) -> str:
     return text.replace("\n", " / ")
 
 
-def render(run_dirs: list[Path], model_dir: Path, report: dict, source_md: Path = CORPUS_SOURCE) -> str:
+def render(
+    run_dirs: list[Path], model_dir: Path, report: dict, source_md: Path = CORPUS_SOURCE, sampler_note: str = ""
+) -> str:
     config = json.loads((model_dir / "config.json").read_text())
     gen = json.loads((model_dir / "generation_config.json").read_text())
     text_cfg = config["text_config"]
@@ -306,7 +308,7 @@ def render(run_dirs: list[Path], model_dir: Path, report: dict, source_md: Path 
     w(
         f"- tokens per forward: **{fills['tokens_per_forward']:.2f}**; passes per fill: "
         f"**{fills['passes_per_fill']:.1f}**; {fills['ms_per_pass']:.0f} ms per pass "
-        "on two shared CPU cores (busy with another run at the time)"
+        "on two CPU cores"
     )
     w(
         f"- words per fill {fills['mean_fill_words']:.1f} (the original gaps: {fills['mean_original_words']:.1f}); "
@@ -324,7 +326,8 @@ def render(run_dirs: list[Path], model_dir: Path, report: dict, source_md: Path 
     if report.get("expert_usage"):
         balanced = [i for i, r in enumerate(runs, 1) if float(r.args.get("router_aux_weight", 0.0)) > 0]
         why = (
-            f"Run(s) {', '.join(map(str, balanced))} trained with a load-balancing loss on the routers, after run 1 "
+            ("Runs " if len(balanced) > 1 else "Run ")
+            + f"{', '.join(map(str, balanced))} trained with a load-balancing loss on the routers, after run 1 "
             "(without one) had left some experts nearly unused."
             if balanced
             else "No run used a load-balancing loss (`--router-aux-weight`), and some experts may be nearly unused."
@@ -346,8 +349,10 @@ def render(run_dirs: list[Path], model_dir: Path, report: dict, source_md: Path 
                 f"`{k}` {gen[k]}"
                 for k in ("max_denoising_steps", "t_min", "t_max", "stability_threshold", "confidence_threshold")
             )
-            + f", `entropy_bound` {gen['sampler_config']['entropy_bound']}. Chosen on "
-            f"{report['tuning'][0]['fills']} *other* held-out gaps (a different seed) from this sweep:\n"
+            + f", `entropy_bound` {gen['sampler_config']['entropy_bound']}. The sweep below runs on "
+            f"{report['tuning'][0]['fills']} *other* held-out gaps (a different seed) than the figures above."
+            + (f" {sampler_note}" if sampler_note else "")
+            + "\n"
         )
         w("| settings (changes from published defaults) | fill perplexity | passes | tokens/forward | words | empty |")
         w("|---|---:|---:|---:|---:|---:|")
@@ -407,8 +412,9 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--run-dir", type=Path, nargs="+", required=True, help="the runs in order, first to last")
     p.add_argument("--model", type=Path, required=True)
     p.add_argument("--report", type=Path, required=True, help="JSON written by bench/builtin_model_eval.py")
+    p.add_argument("--sampler-note", default="", help="how the sampler defaults were chosen, if not from the sweep")
     args = p.parse_args(argv)
-    card = render(args.run_dir, args.model, json.loads(args.report.read_text()))
+    card = render(args.run_dir, args.model, json.loads(args.report.read_text()), sampler_note=args.sampler_note)
     (args.model / "MODEL_CARD.md").write_text(card, encoding="utf-8")
     print(args.model / "MODEL_CARD.md")
 
