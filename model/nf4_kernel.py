@@ -172,8 +172,26 @@ def block_m_for(counts: list[int]) -> int:
     return 16 if busiest <= 16 else 32 if busiest <= 64 else 64
 
 
-def nf4_grouped_matmul(x: torch.Tensor, counts: list[int], weights: NF4Matrices) -> torch.Tensor:
-    """``out[rows of e] = x[rows of e] @ W[e].T`` for rows sorted by expert, ``counts[e]`` rows each."""
+@dataclass(frozen=True)
+class RowTiles:
+    """How the sorted rows are cut into tiles; built once per layer, used by both of its projections."""
+
+    block_m: int
+    table: torch.Tensor  # expert_tiles(...)
+
+    @classmethod
+    def plan(cls, counts: list[int], device: torch.device) -> RowTiles:
+        block_m = block_m_for(counts)
+        return cls(block_m, expert_tiles(counts, block_m, device))
+
+
+def nf4_grouped_matmul(
+    x: torch.Tensor, counts: list[int], weights: NF4Matrices, tiles: RowTiles | None = None
+) -> torch.Tensor:
+    """``out[rows of e] = x[rows of e] @ W[e].T`` for rows sorted by expert, ``counts[e]`` rows each.
+
+    ``tiles`` is ``RowTiles.plan(counts, x.device)``, planned here when not given.
+    """
     if triton is None:
         raise RuntimeError("the fused NF4 kernel needs Triton")
     if x.ndim != 2 or x.shape[1] != weights.k or sum(counts) != x.shape[0]:
@@ -182,15 +200,14 @@ def nf4_grouped_matmul(x: torch.Tensor, counts: list[int], weights: NF4Matrices)
     out = torch.empty(x.shape[0], weights.n, dtype=x.dtype, device=x.device)
     if x.shape[0] == 0:
         return out
-    block_m = block_m_for(counts)
-    tiles = expert_tiles(counts, block_m, x.device)
+    tiles = tiles or RowTiles.plan(counts, x.device)
     block_n = 64
     nested = weights.nested_absmax is not None
     # Placeholders keep the signature fixed when the scales are plain fp32 (the branch is compiled out).
     nested_absmax = weights.nested_absmax if nested else weights.table
     nested_code = weights.nested_code if nested else weights.table
     offset = weights.offset if nested else weights.table
-    grid = (tiles.shape[1], triton.cdiv(weights.n, block_n))
+    grid = (tiles.table.shape[1], triton.cdiv(weights.n, block_n))
     _kernel(interpreting())[grid](
         x,
         out,
@@ -200,9 +217,9 @@ def nf4_grouped_matmul(x: torch.Tensor, counts: list[int], weights: NF4Matrices)
         nested_code,
         offset,
         weights.table,
-        tiles[0],
-        tiles[1],
-        tiles[2],
+        tiles.table[0],
+        tiles.table[1],
+        tiles.table[2],
         weights.n,
         weights.k,
         x.stride(0),
@@ -211,7 +228,7 @@ def nf4_grouped_matmul(x: torch.Tensor, counts: list[int], weights: NF4Matrices)
         # Triton 3.9's interpreter computes tl.dot on bf16 wrongly (numpy has no bf16), so interpreted
         # runs multiply in fp32; compiled kernels use the tensor cores in the input dtype.
         DOT_FP32=interpreting() and x.dtype != torch.float32,
-        BLOCK_M=block_m,
+        BLOCK_M=tiles.block_m,
         BLOCK_N=block_n,
         BLOCK_K=NF4_BLOCK,
     )

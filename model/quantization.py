@@ -365,10 +365,11 @@ class QuantizedExperts(nn.Module):
     ) -> None:
         """All routed rows through the fused kernel: two launches per layer, no bf16 copy of any expert."""
         routed = sum(counts)
-        hidden = nf4_kernel.nf4_grouped_matmul(inputs[:routed], counts, self.nf4_matrices("gate_up"))
+        tiles = nf4_kernel.RowTiles.plan(counts, inputs.device)  # same rows for both projections
+        hidden = nf4_kernel.nf4_grouped_matmul(inputs[:routed], counts, self.nf4_matrices("gate_up"), tiles)
         gate, up = hidden.chunk(2, dim=-1)
         hidden = self.act_fn(gate) * up
-        result = nf4_kernel.nf4_grouped_matmul(hidden, counts, self.nf4_matrices("down"))
+        result = nf4_kernel.nf4_grouped_matmul(hidden, counts, self.nf4_matrices("down"), tiles)
         outputs[:routed] = (result.float() * weights[:routed, None]).to(outputs.dtype)
 
     def _multiply_dequantized(
