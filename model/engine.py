@@ -104,6 +104,9 @@ class _Layout:
     keep_slots: int  # how many result tokens to keep (continuation truncates full canvases)
     stop_at_eos: bool  # continuation and instructions end at the first end-of-text
     original: list[int] = field(default_factory=list)  # rewrite: the span's tokens, slot by slot
+    # Gap fills and rewrites must write at least one token: their training examples always start the
+    # free slots with a real token ([span][pad…]), so pad or end-of-text there is a model error.
+    must_write: bool = False
 
 
 class Engine:
@@ -220,6 +223,8 @@ class Engine:
             assert request.max_new_tokens is not None  # validated
             slots = request.max_new_tokens
         layout = self._blocks(prompt, slots, request.suffix, stop_at_eos=not request.suffix)
+        # A fill at the very end stays plain continuation (exactly generate()'s loop, end-of-text allowed).
+        layout = replace(layout, must_write=request.mode == "rewrite" or bool(request.suffix))
         return replace(layout, original=original) if request.strength < 1 else layout
 
     def _blocks(self, prompt: list[int], slots: int, suffix: str, stop_at_eos: bool) -> _Layout:
@@ -272,6 +277,10 @@ class Engine:
         embed_dtype = model.model.decoder.embed_tokens.weight.dtype
 
         blocks = len(layout.block_slots)
+        not_first = None
+        if layout.must_write:
+            banned = {self.pad_id, self.eos_id} | ({self.end_of_turn_id} if self.end_of_turn_id is not None else set())
+            not_first = torch.tensor(sorted(banned), device=device)
         kept: list[list[int]] = [[] for _ in range(batch)]
         committed_text = [""] * batch
         forward_passes = torch.zeros(batch, dtype=torch.long)
@@ -316,7 +325,7 @@ class Engine:
                         self_conditioning_logits=sc_logits,
                     ).logits
                 logits = temperature(None, raw_logits, cur_step=step_tensor)
-                slot_logits = logits[:, :slots]
+                slot_logits = self._forbid_first(logits[:, :slots], not_first if block == 0 else None)
                 probs = torch.softmax(slot_logits, dim=-1, dtype=torch.float32)
                 sampled = torch.multinomial(probs.reshape(-1, self.vocab_size), num_samples=1).view(batch, slots)
                 new_argmax = torch.argmax(slot_logits, dim=-1)
@@ -329,7 +338,7 @@ class Engine:
                     new_slots = torch.where(finished[:, None], slot_canvas, new_slots)
                     if sc_logits is not None:
                         logits = torch.where(finished[:, None, None], sc_logits, logits)
-                        slot_logits = logits[:, :slots]
+                        slot_logits = self._forbid_first(logits[:, :slots], not_first if block == 0 else None)
                 finished = finished | stopper(new_argmax, slot_logits)
                 slot_canvas, argmax_slots = new_slots, new_argmax
                 sc_logits = logits.to(embed_dtype)
@@ -376,6 +385,16 @@ class Engine:
             seed=seed,
             prompt_tokens=len(layout.prompt_ids),
         )
+
+    @staticmethod
+    def _forbid_first(slot_logits: torch.Tensor, banned: torch.Tensor | None) -> torch.Tensor:
+        """The slot logits with ``banned`` tokens ruled out of the first slot (a copy; None: unchanged)."""
+        if banned is None:
+            return slot_logits
+        slot_logits = slot_logits.clone()
+        # Finite, so entropies stay finite; the self-conditioning signal keeps the unmasked logits.
+        slot_logits[:, 0, banned] = -1e4
+        return slot_logits
 
     def _keep_original(self, noise: torch.Tensor, original: list[int], block: int, strength: float) -> torch.Tensor:
         """Start a rewrite canvas from the span itself, each token re-noised with probability ``strength``.

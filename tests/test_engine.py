@@ -186,6 +186,41 @@ def test_result_drops_pad_and_end_markers(engine: Engine) -> None:
     assert result.text == engine.tokenizer.decode(expected)
 
 
+@contextmanager
+def favouring(engine: Engine, token_ids: list[int]) -> Iterator[None]:
+    """Make the model predict ``token_ids`` in every slot, by a wide margin."""
+
+    def boost(_module: Any, _args: Any, output: Any) -> None:
+        output.logits[..., token_ids] += 50.0
+
+    handle = engine.model.register_forward_hook(boost)
+    try:
+        yield
+    finally:
+        handle.remove()
+
+
+@pytest.mark.parametrize("mode", ["fill", "rewrite"])
+def test_gap_edits_write_at_least_one_token(engine: Engine, mode: str) -> None:
+    # Training always starts the free slots of a gap with a real token; a model that still says
+    # "nothing here" must not hand the writer an empty fill.
+    request = EditRequest(prefix="The boy", suffix=" the woods.", span="ran into" if mode == "rewrite" else None,
+                          mode=mode, max_new_tokens=8, seed=1, options=FAST)  # type: ignore[arg-type]
+    with favouring(engine, [engine.pad_id, engine.eos_id]):
+        result = engine.run(request)
+    assert result.raw_tokens[0][0] not in (engine.pad_id, engine.eos_id)
+    assert all(token in (engine.pad_id, engine.eos_id) for token in result.raw_tokens[0][1:])  # still free
+    assert len(result.token_ids[0]) == 1
+
+
+def test_continuation_may_end_the_document_at_once(engine: Engine) -> None:
+    request = EditRequest(prefix="The end.", mode="fill", max_new_tokens=8, seed=1, options=FAST)
+    with favouring(engine, [engine.eos_id]):
+        result = engine.run(request)
+    assert result.raw_tokens[0][0] == engine.eos_id
+    assert result.token_ids[0] == []
+
+
 def test_passes_carry_what_a_ui_paints(engine: Engine) -> None:
     request = EditRequest(prefix="Rain", suffix=" fell.", mode="fill", max_new_tokens=8, seed=1, options=FAST)
     for step, p in enumerate(_passes(engine, request)):
