@@ -139,9 +139,17 @@ def _pooled_ppl(logs: list[list[float]]) -> float:
 
 
 def run_fills(
-    engine: Engine, lm: TrigramLM, cases: list[Case], seed: int, options: DenoiseOptions | None = None
+    engine: Engine,
+    lm: TrigramLM,
+    cases: list[Case],
+    seed: int,
+    options: DenoiseOptions | None = None,
+    candidates: int = 1,
 ) -> tuple[FillFigures, list[str]]:
-    """Fill every case through the engine; score fills, originals and shuffled originals."""
+    """Fill every case through the engine; score fills, originals and shuffled originals.
+
+    With several candidates the fill is the one the model rates best (what the editor shows).
+    """
     rng = random.Random(seed)
     fills, lp_fill, lp_orig, lp_shuf = [], [], [], []
     passes, per_forward, ms = [], [], []
@@ -152,10 +160,11 @@ def run_fills(
             mode="fill",
             max_new_tokens=FILL_SLOTS,
             seed=seed + i,
+            candidates=candidates,
             options=options or DenoiseOptions(),
         )
         result = engine.run(request)
-        fills.append(result.texts[0])
+        fills.append(result.text)
         passes.append(result.passes)
         per_forward.append(result.tokens_per_forward)
         ms.append(result.ms_per_pass)
@@ -164,7 +173,7 @@ def run_fills(
         original = words(case.gap)
         shuffled = original[:]
         rng.shuffle(shuffled)
-        lp_fill.append(lm.log_probs(context, words(result.texts[0]) + junction))
+        lp_fill.append(lm.log_probs(context, words(result.text) + junction))
         lp_orig.append(lm.log_probs(context, original + junction))
         lp_shuf.append(lm.log_probs(context, shuffled + junction))
     figures = FillFigures(
@@ -224,6 +233,9 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--show-rewrites", type=int, default=5)
     p.add_argument(
         "--rewrite-strength", type=float, default=0.7, help="noise level of the rewrites (0.7: the editor's default)"
+    )
+    p.add_argument(
+        "--candidates", type=int, default=3, help="best-of-N fills, as the editor develops them (its default: 3)"
     )
     p.add_argument("--batches", type=int, default=8, help="batches of 16 canvases per accuracy figure")
     p.add_argument("--tune", action="store_true", help="sweep sampler settings on other held-out passages")
@@ -291,7 +303,20 @@ def main(argv: list[str] | None = None) -> None:
     )
     report["fills"] = asdict(figures)
 
-    print(f"\n== {args.show_fills} fills (held-out passages; [gap] marks the filled place) ==")
+    if args.candidates > 1:
+        best, best_fills = run_fills(engine, lm, cases, args.seed, candidates=args.candidates)
+        print(
+            f"\n== the same gaps, best of {args.candidates} candidates by the model's own score (the editor) ==\n"
+            f"  trigram perplexity: fills {best.ppl_fill:.1f}   passes per fill {best.passes_per_fill:.1f}"
+            f"   ms per pass {best.ms_per_pass:.1f}   empty fills {best.empty_fills}"
+        )
+        report["fills_best_of"] = {"candidates": args.candidates, **asdict(best)}
+        fills = best_fills  # the samples shown are what the editor would show
+
+    print(
+        f"\n== {args.show_fills} fills (held-out passages; [gap] marks the filled place;"
+        f" best of {args.candidates}) =="
+    )
     shown = []
     for case, fill in list(zip(cases, fills, strict=True))[: args.show_fills]:
         before = case.prefix[-160:].replace("\n", " / ")
@@ -300,7 +325,7 @@ def main(argv: list[str] | None = None) -> None:
         shown.append({**asdict(case), "fill": fill})
     report["shown_fills"] = shown
 
-    print(f"\n== {args.show_rewrites} rewrites (a held-out sentence rewritten in place) ==")
+    print(f"\n== {args.show_rewrites} rewrites (a held-out sentence rewritten in place; best of {args.candidates}) ==")
     rewrites = []
     for i, case in enumerate(rewrite_cases(data.sections, args.show_rewrites, args.seed)):
         result = engine.run(
@@ -311,12 +336,14 @@ def main(argv: list[str] | None = None) -> None:
                 mode="rewrite",
                 strength=args.rewrite_strength,
                 seed=args.seed + i,
+                candidates=args.candidates,
             )
         )
-        print(f"\n[{case.source}] before: {case.gap}\n  after:  {result.texts[0]}  ({result.passes} passes)")
-        rewrites.append({**asdict(case), "rewrite": result.texts[0], "passes": result.passes})
+        print(f"\n[{case.source}] before: {case.gap}\n  after:  {result.text}  ({result.passes} passes)")
+        rewrites.append({**asdict(case), "rewrite": result.text, "passes": result.passes})
     report["rewrites"] = rewrites
     report["rewrite_strength"] = args.rewrite_strength
+    report["candidates"] = args.candidates
     print(f"\nevaluated in {time.time() - t0:.0f}s")
     if args.json:
         args.json.write_text(json.dumps(report, indent=1, ensure_ascii=False) + "\n")

@@ -323,6 +323,14 @@ def render(
         "offline here, hence the n-gram judge; it rewards common, locally fitting words, so a fill can score "
         "*better* than the original while meaning less.\n"
     )
+    best = report.get("fills_best_of")
+    if best:
+        w(
+            f"The editor develops {best['candidates']} candidates side by side and shows the one the model "
+            "rates best (mean log-probability of its own tokens, re-read on the finished canvas). On the same "
+            f"gaps, those fills score **{best['ppl_fill']:.0f}** ({best['passes_per_fill']:.1f} passes per fill, "
+            f"{best['ms_per_pass']:.0f} ms per pass for the batch, {best['empty_fills']} empty).\n"
+        )
     if report.get("expert_usage"):
         balanced = [i for i, r in enumerate(runs, 1) if float(r.args.get("router_aux_weight", 0.0)) > 0]
         why = (
@@ -364,9 +372,13 @@ def render(
             )
         w("")
     w("## Sample fills (held-out passages, unedited)\n")
+    shown = report.get("candidates", 1)
+    best_of = f", the best of {shown} candidates as the editor shows it" if shown > 1 else ""
     w(
         "The text between `⟦` and `⟧` is what the model wrote into the gap (the engine's `fill`, default "
-        "settings, 24 slots); the original gap follows. Line breaks are shown as ` / `; nothing else is "
+        "settings, 24 slots"
+        + best_of
+        + "); the original gap follows. Line breaks are shown as ` / `; nothing else is "
         "changed. The same for rewrites: the engine's `rewrite` of the sentence, in place.\n"
     )
     for i, f in enumerate(report["shown_fills"], 1):
