@@ -46,6 +46,20 @@ def test_fill_json_answers_a_batch(tiny_checkpoint: Path) -> None:
     assert json.loads(again.stdout)["text"] == answers[0]["text"]
 
 
+def test_fill_json_lists_candidates_best_first(tiny_checkpoint: Path) -> None:
+    request = {"prefix": "The lighthouse keeper", "suffix": " every evening.", "max_new_tokens": 6, "seed": 1,
+               "candidates": 3}
+    done = redraft("fill", "--json", "--model", str(tiny_checkpoint), "--steps", "8",
+                   stdin=json.dumps(request) + "\n")
+    assert done.returncode == 0, done.stderr
+    answer = json.loads(done.stdout)
+    assert len(answer["candidates"]) == len(answer["scores"]) == 3
+    assert answer["text"] == answer["candidates"][0]
+    scores = [-1e9 if score is None else score for score in answer["scores"]]  # None: wrote nothing
+    assert scores == sorted(scores, reverse=True)
+    assert all(score <= 0 for score in scores)  # mean log-probabilities
+
+
 def test_fill_json_reports_bad_lines_and_keeps_going(tiny_checkpoint: Path) -> None:
     stdin = 'not json\n{"prefix": "", "suffix": ""}\n{"prefix": "Once", "max_new_tokens": 3, "seed": 1}\n'
     done = redraft("fill", "--json", "--model", str(tiny_checkpoint), "--steps", "4", stdin=stdin)
