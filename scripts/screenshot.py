@@ -81,8 +81,10 @@ def main() -> int:
         # most tokens in a few passes, a random one needs many.
         run = window.run
         inked, noise = settled[-1] if settled else (0, 0)
-        ready = run is not None and inked >= MIN_SETTLED and noise >= MIN_NOISE
-        if not ready and (run is None or run.passes < LAST_CHANCE_PASS):
+        ready = inked >= MIN_SETTLED and noise >= MIN_NOISE
+        developing = run is not None and run.result is None
+        # Shoot once the pass is right, or before the rewrite ends without one (never wait forever).
+        if run is None or (developing and not ready and run.passes < LAST_CHANCE_PASS):
             QTimer.singleShot(20, wait_for_passes)
             return
         QTimer.singleShot(60, shoot)  # let the pass paint
