@@ -315,6 +315,7 @@ class Engine:
                 keep_signal = torch.ones(batch, canvas_length, device=device)
                 keep_signal[:, slots:] = 0
             sampler: Any = EntropyBoundSampler(sampler_config, slots, self.vocab_size, steps)
+            first_slot_ban = not_first if block == 0 else None
             stopper.reset()
             decoder_positions = torch.arange(
                 position, position + canvas_length, dtype=torch.int32, device=device
@@ -343,7 +344,7 @@ class Engine:
                         self_conditioning_logits=sc_logits,
                     ).logits
                 logits = temperature(None, raw_logits, cur_step=step_tensor)
-                slot_logits = self._forbid_first(logits[:, :slots], not_first if block == 0 else None)
+                slot_logits = self._forbid_first(logits[:, :slots], first_slot_ban)
                 probs = torch.softmax(slot_logits, dim=-1, dtype=torch.float32)
                 sampled = torch.multinomial(probs.reshape(-1, self.vocab_size), num_samples=1).view(batch, slots)
                 new_argmax = torch.argmax(slot_logits, dim=-1)
@@ -356,7 +357,7 @@ class Engine:
                     new_slots = torch.where(finished[:, None], slot_canvas, new_slots)
                     if sc_logits is not None:
                         logits = torch.where(finished[:, None, None], sc_logits, logits)
-                        slot_logits = self._forbid_first(logits[:, :slots], not_first if block == 0 else None)
+                        slot_logits = self._forbid_first(logits[:, :slots], first_slot_ban)
                 finished = finished | stopper(new_argmax, slot_logits)
                 slot_canvas, argmax_slots = new_slots, new_argmax
                 sc_logits = logits.to(embed_dtype)
@@ -392,8 +393,9 @@ class Engine:
             )
             position += canvas_length
 
-        token_ids = [self._clean(ids, layout) for ids in kept]
-        scores = self._candidate_scores(kept, torch.cat(block_scores, dim=1), layout) if block_scores else [0.0]
+        positions = [self._kept_positions(ids, layout) for ids in kept]
+        token_ids = [[ids[i] for i in where] for ids, where in zip(kept, positions, strict=True)]
+        scores = self._candidate_scores(positions, torch.cat(block_scores, dim=1)) if block_scores else [0.0]
         texts = [self.span_text(ids) for ids in token_ids]
         per_forward = [len(ids) / max(1, int(n)) for ids, n in zip(token_ids, forward_passes, strict=True)]
         return EditResult(
@@ -410,18 +412,18 @@ class Engine:
             scores=scores,
         )
 
-    def _candidate_scores(self, kept: list[list[int]], slot_log_probs: torch.Tensor, layout: _Layout) -> list[float]:
+    @staticmethod
+    def _candidate_scores(positions: list[list[int]], slot_log_probs: torch.Tensor) -> list[float]:
         """Mean log-probability of the tokens each candidate keeps (-inf for an empty candidate).
 
         A mean, not a sum: padding is the model's most confident prediction, so sums favour writing
         nothing. On 40 held-out gaps with the built-in model, best-of-4 by this score cut the fills'
         trigram perplexity by about a fifth (261 → 213); the sum made it worse.
         """
-        scores = []
-        for candidate, ids in enumerate(kept):
-            positions = self._kept_positions(ids, layout)
-            scores.append(float(slot_log_probs[candidate, positions].mean()) if positions else -math.inf)
-        return scores
+        return [
+            float(slot_log_probs[candidate, where].mean()) if where else -math.inf
+            for candidate, where in enumerate(positions)
+        ]
 
     def _score_block(
         self,
