@@ -131,11 +131,23 @@ class FillFigures:
     ppl_fill: float
     ppl_original: float
     ppl_shuffled: float
+    ppl_fill_interval: tuple[float, float]  # 90% bootstrap interval over gaps
 
 
 def _pooled_ppl(logs: list[list[float]]) -> float:
     flat = [x for row in logs for x in row]
     return math.exp(-sum(flat) / max(1, len(flat)))
+
+
+def _bootstrap_interval(logs: list[list[float]], seed: int, draws: int = 2000) -> tuple[float, float]:
+    """5th and 95th percentiles of the pooled perplexity over gaps resampled with replacement.
+
+    Forty gaps make a noisy figure (a few unlikely words move it a lot); the interval says how noisy,
+    so two models are only called different when their figures are well apart.
+    """
+    rng = random.Random(seed)
+    samples = sorted(_pooled_ppl([rng.choice(logs) for _ in logs]) for _ in range(draws))
+    return samples[int(0.05 * draws)], samples[int(0.95 * draws) - 1]
 
 
 def run_fills(
@@ -187,8 +199,14 @@ def run_fills(
         ppl_fill=_pooled_ppl(lp_fill),
         ppl_original=_pooled_ppl(lp_orig),
         ppl_shuffled=_pooled_ppl(lp_shuf),
+        ppl_fill_interval=_bootstrap_interval(lp_fill, seed),
     )
     return figures, fills
+
+
+def _interval(figures: FillFigures) -> str:
+    low, high = figures.ppl_fill_interval
+    return f"(90% bootstrap interval over gaps {low:.0f}-{high:.0f})"
 
 
 def tune(engine: Engine, lm: TrigramLM, cases: list[Case], seed: int) -> list[dict]:
@@ -298,8 +316,8 @@ def main(argv: list[str] | None = None) -> None:
         f" empty fills {figures.empty_fills}"
     )
     print(
-        f"  trigram perplexity: fills {figures.ppl_fill:.1f}   originals {figures.ppl_original:.1f}"
-        f"   shuffled originals {figures.ppl_shuffled:.1f}"
+        f"  trigram perplexity: fills {figures.ppl_fill:.1f} {_interval(figures)}"
+        f"   originals {figures.ppl_original:.1f}   shuffled originals {figures.ppl_shuffled:.1f}"
     )
     report["fills"] = asdict(figures)
 
@@ -307,7 +325,8 @@ def main(argv: list[str] | None = None) -> None:
         best, best_fills = run_fills(engine, lm, cases, args.seed, candidates=args.candidates)
         print(
             f"\n== the same gaps, best of {args.candidates} candidates by the model's own score (the editor) ==\n"
-            f"  trigram perplexity: fills {best.ppl_fill:.1f}   passes per fill {best.passes_per_fill:.1f}"
+            f"  trigram perplexity: fills {best.ppl_fill:.1f} {_interval(best)}"
+            f"   passes per fill {best.passes_per_fill:.1f}"
             f"   ms per pass {best.ms_per_pass:.1f}   empty fills {best.empty_fills}"
         )
         report["fills_best_of"] = {"candidates": args.candidates, **asdict(best)}

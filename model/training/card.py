@@ -101,6 +101,12 @@ def _books(source_md: Path) -> list[str]:
     return rows
 
 
+def _interval(figures: dict) -> str:
+    """" (90% interval over gaps a-b)" when the report has a bootstrap interval (older reports do not)."""
+    interval = figures.get("ppl_fill_interval")
+    return f" (90% bootstrap interval over gaps {interval[0]:.0f}-{interval[1]:.0f})" if interval else ""
+
+
 def _one_line(text: str) -> str:
     return text.replace("\n", " / ")
 
@@ -318,7 +324,8 @@ def render(
         "- fluency — perplexity under an independent word trigram model (interpolated absolute discounting "
         "with continuation unigrams, `model/training/ngram.py`, trained on the training split: all stories "
         "and 6 M characters of books), over the gap's words and the two words after it (so the seam counts): "
-        f"fills **{fills['ppl_fill']:.0f}**, original passages **{fills['ppl_original']:.0f}**, the original "
+        f"fills **{fills['ppl_fill']:.0f}**{_interval(fills)}, original passages "
+        f"**{fills['ppl_original']:.0f}**, the original "
         f"words shuffled **{fills['ppl_shuffled']:.0f}**. No small pretrained language model can be installed "
         "offline here, hence the n-gram judge; it rewards common, locally fitting words, so a fill can score "
         "*better* than the original while meaning less.\n"
@@ -328,7 +335,8 @@ def render(
         w(
             f"The editor develops {best['candidates']} candidates side by side and shows the one the model "
             "rates best (mean log-probability of its own tokens, re-read on the finished canvas). On the same "
-            f"gaps, those fills score **{best['ppl_fill']:.0f}** ({best['passes_per_fill']:.1f} passes per fill, "
+            f"gaps, those fills score **{best['ppl_fill']:.0f}**{_interval(best)} ({best['passes_per_fill']:.1f} "
+            "passes per fill, "
             f"{best['ms_per_pass']:.0f} ms per pass for the batch, {best['empty_fills']} empty).\n"
         )
     if report.get("expert_usage"):
