@@ -257,3 +257,43 @@ def test_a_new_run_can_start_from_an_exported_model(corpus: Path, tmp_path: Path
         tmp_path / "first" / "tokenizer" / "tokenizer.json"
     ).read_text()
     assert [h["step"] for h in second["history"] if "loss" in h] == [1, 2]
+
+
+def _report(parameters: int, with_interval: bool) -> dict:
+    """A bench report (bench/builtin_model_eval.py --json) with distinctive figures to find in the card."""
+    fills = {"fills": 40, "tokens_per_forward": 0.36, "passes_per_fill": 29.8, "ms_per_pass": 24.5,
+             "empty_fills": 0, "mean_fill_words": 11.3, "mean_original_words": 11.9, "ppl_fill": 291.3,
+             "ppl_original": 93.1, "ppl_shuffled": 2114.1}  # fmt: skip
+    if with_interval:
+        fills["ppl_fill_interval"] = [178.4, 421.6]
+    sample = {"source": "tinystories_test#3", "prefix": "One day, Lily", "gap": "went to the", "suffix": " park."}
+    return {
+        "parameters": parameters,
+        "denoising_accuracy": {"0.25": {"all": 0.836, "replaced": 0.356}},
+        "infill_accuracy": {"one_pass": 0.093, "self_conditioned": 0.09, "span_tokens": 2001},
+        "fills": fills,
+        "shown_fills": [{**sample, "fill": "ran to\nthe"}],
+        "rewrites": [{**sample, "rewrite": "walked to the", "passes": 7}],
+    }
+
+
+def test_model_card_reports_the_run_chain_figures_and_licenses(corpus: Path, tmp_path: Path) -> None:
+    from model.training.card import render
+
+    train(_tiny_args(tmp_path / "first", corpus, "--max-steps", "3"))
+    exported = export(tmp_path / "first", tmp_path / "model")
+    train(_tiny_args(tmp_path / "second", corpus, "--max-steps", "2", "--init-from", str(exported)))
+    folder = export(tmp_path / "second", tmp_path / "model")
+    source_md = tmp_path / "SOURCE.md"
+    source_md.write_text("| `gutenberg_00001_test_book.txt` | 1 | A Test Book | An Author |  | 1 | public domain |\n")
+    runs = [tmp_path / "first", tmp_path / "second"]
+
+    card = render(runs, folder, _report(4_830_000, with_interval=True), source_md=source_md)
+    assert "Parameters: 4.83 M" in card
+    assert "**Compute**: 5 steps" in card  # the chain's total: 3 + 2
+    assert "A Test Book (An Author; PG #1)" in card and "CDLA-Sharing-1.0" in card
+    assert "--init-from runs/export-1" in card  # the reproduction commands chain the runs
+    assert "fills **291** (90% bootstrap interval over gaps 178-422)" in card
+    assert "⟦ran to / the⟧" in card  # fills are shown as written, line breaks made visible
+    # Older reports have no interval: the card says nothing rather than inventing one.
+    assert "bootstrap" not in render(runs, folder, _report(4_830_000, with_interval=False), source_md=source_md)

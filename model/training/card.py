@@ -102,7 +102,7 @@ def _books(source_md: Path) -> list[str]:
 
 
 def _interval(figures: dict) -> str:
-    """" (90% interval over gaps a-b)" when the report has a bootstrap interval (older reports do not)."""
+    """The bootstrap interval of a fill perplexity as a parenthesis, or "" for older reports without one."""
     interval = figures.get("ppl_fill_interval")
     return f" (90% bootstrap interval over gaps {interval[0]:.0f}-{interval[1]:.0f})" if interval else ""
 
