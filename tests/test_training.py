@@ -7,6 +7,8 @@ falls, a resume that reproduces an uninterrupted run, and an export the engine l
 
 from __future__ import annotations
 
+import json
+import shutil
 import textwrap
 from pathlib import Path
 
@@ -281,14 +283,20 @@ def test_model_card_reports_the_run_chain_figures_and_licenses(corpus: Path, tmp
     from model.training.card import render
 
     train(_tiny_args(tmp_path / "first", corpus, "--max-steps", "3"))
-    exported = export(tmp_path / "first", tmp_path / "model")
+    exported = export(tmp_path / "first", tmp_path / "export-1")
     train(_tiny_args(tmp_path / "second", corpus, "--max-steps", "2", "--init-from", str(exported)))
     folder = export(tmp_path / "second", tmp_path / "model")
+    # The export records the whole chain, so the card needs nothing but the model folder.
+    lineage = json.loads((folder / "training_runs.json").read_text())
+    assert [r["step"] for r in lineage["runs"]] == [3, 2]
+    assert [r["run_dir"] for r in lineage["runs"]] == [str(tmp_path / "first"), str(tmp_path / "second")]
+    assert lineage["split"] == json.loads((tmp_path / "first" / "split.json").read_text())
+    shutil.rmtree(tmp_path / "first")
+    shutil.rmtree(tmp_path / "second")
     source_md = tmp_path / "SOURCE.md"
     source_md.write_text("| `gutenberg_00001_test_book.txt` | 1 | A Test Book | An Author |  | 1 | public domain |\n")
-    runs = [tmp_path / "first", tmp_path / "second"]
 
-    card = render(runs, folder, _report(4_830_000, with_interval=True), source_md=source_md)
+    card = render(folder, _report(4_830_000, with_interval=True), source_md=source_md)
     assert "Parameters: 4.83 M" in card
     assert "**Compute**: 5 steps" in card  # the chain's total: 3 + 2
     assert "A Test Book (An Author; PG #1)" in card and "CDLA-Sharing-1.0" in card
@@ -296,4 +304,11 @@ def test_model_card_reports_the_run_chain_figures_and_licenses(corpus: Path, tmp
     assert "fills **291** (90% bootstrap interval over gaps 178-422)" in card
     assert "⟦ran to / the⟧" in card  # fills are shown as written, line breaks made visible
     # Older reports have no interval: the card says nothing rather than inventing one.
-    assert "bootstrap" not in render(runs, folder, _report(4_830_000, with_interval=False), source_md=source_md)
+    assert "bootstrap" not in render(folder, _report(4_830_000, with_interval=False), source_md=source_md)
+
+
+def test_model_card_refuses_a_model_folder_without_a_training_record(tmp_path: Path) -> None:
+    from model.training.card import render
+
+    with pytest.raises(SystemExit, match="training_runs.json is missing"):
+        render(tmp_path, _report(4_830_000, with_interval=False))

@@ -1,10 +1,10 @@
-"""Write ``MODEL_CARD.md`` for the exported model from the bench report and the training checkpoint.
+"""Write ``MODEL_CARD.md`` for the exported model from the bench report and the model's training record.
 
-    python -m model.training.card --run-dir runs/redraft-tiny runs/leg3 --model resources/models/redraft-tiny \
-        --report runs/eval.json
+    python -m model.training.card --model resources/models/redraft-tiny --report runs/eval.json
 
-``--run-dir`` names the runs in order: the first trained from scratch, each later one started from the
-export of the one before (``train --init-from``); the card reports the whole chain.
+The record is the model folder's ``training_runs.json``, written by the export: every run in order, the
+first trained from scratch, each later one started from the export of the one before
+(``train --init-from``); the card reports the whole chain.
 
 Figures, fills and rewrites are copied from the bench's JSON report as they are (never edited); the
 data section is built from the corpus's ``SOURCE.md`` so titles, licenses and commits stay exact.
@@ -17,9 +17,8 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-import torch
-
 from model.training.data import ExampleMix
+from model.training.export import LINEAGE_FILE
 
 CORPUS_SOURCE = Path("/work/shared/corpus/SOURCE.md")
 # The first run was extended once (see the card): planned steps, and the checkpoint it resumed from.
@@ -54,7 +53,7 @@ RUN_ARGS = (
 class Run:
     """One training run of the chain: its arguments and its final checkpoint's counters."""
 
-    run_dir: Path
+    run_dir: str
     args: dict
     step: int
     tokens: int
@@ -62,10 +61,10 @@ class Run:
     history: list[dict]
 
     @classmethod
-    def read(cls, run_dir: Path) -> Run:
-        state = torch.load(run_dir / "checkpoint.pt", weights_only=False, map_location="cpu")
-        args = json.loads((run_dir / "train_args.json").read_text())
-        return cls(run_dir, args, state["step"], state["tokens"], state["elapsed"] / 60, state["history"])
+    def from_record(cls, record: dict) -> Run:
+        return cls(
+            record["run_dir"], record["args"], record["step"], record["tokens"], record["minutes"], record["history"]
+        )
 
     @property
     def train_losses(self) -> list[dict]:
@@ -111,14 +110,20 @@ def _one_line(text: str) -> str:
     return text.replace("\n", " / ")
 
 
-def render(
-    run_dirs: list[Path], model_dir: Path, report: dict, source_md: Path = CORPUS_SOURCE, sampler_note: str = ""
-) -> str:
+def read_lineage(model_dir: Path) -> tuple[dict, list[Run]]:
+    """The data split and the runs behind the model folder's weights, from its ``training_runs.json``."""
+    path = model_dir / LINEAGE_FILE
+    if not path.exists():
+        raise SystemExit(f"{path} is missing: export the model with `python -m model.training.export` first")
+    lineage = json.loads(path.read_text())
+    return lineage["split"], [Run.from_record(record) for record in lineage["runs"]]
+
+
+def render(model_dir: Path, report: dict, source_md: Path = CORPUS_SOURCE, sampler_note: str = "") -> str:
+    split, runs = read_lineage(model_dir)
     config = json.loads((model_dir / "config.json").read_text())
     gen = json.loads((model_dir / "generation_config.json").read_text())
     text_cfg = config["text_config"]
-    runs = [Run.read(d) for d in run_dirs]
-    split = json.loads((run_dirs[0] / "split.json").read_text())
     args = runs[0].args
     total_bytes = sum(p.stat().st_size for p in model_dir.iterdir() if p.is_file())
     weights_mb = (model_dir / "model.safetensors").stat().st_size / 1e6
@@ -429,12 +434,11 @@ def render(
 
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--run-dir", type=Path, nargs="+", required=True, help="the runs in order, first to last")
-    p.add_argument("--model", type=Path, required=True)
+    p.add_argument("--model", type=Path, required=True, help="an exported model folder (with training_runs.json)")
     p.add_argument("--report", type=Path, required=True, help="JSON written by bench/builtin_model_eval.py")
     p.add_argument("--sampler-note", default="", help="how the sampler defaults were chosen, if not from the sweep")
     args = p.parse_args(argv)
-    card = render(args.run_dir, args.model, json.loads(args.report.read_text()), sampler_note=args.sampler_note)
+    card = render(args.model, json.loads(args.report.read_text()), sampler_note=args.sampler_note)
     (args.model / "MODEL_CARD.md").write_text(card, encoding="utf-8")
     print(args.model / "MODEL_CARD.md")
 

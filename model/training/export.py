@@ -3,7 +3,9 @@
     python -m model.training.export --run-dir runs/redraft-tiny --out resources/models/redraft-tiny
 
 Writes ``config.json``, ``model.safetensors`` (float32: ~19 MB at this size, and it needs no cast on
-CPU), the tokenizer files and ``generation_config.json`` with the tuned sampler defaults.
+CPU), the tokenizer files, ``generation_config.json`` with the tuned sampler defaults and
+``training_runs.json``: the record of every run that led to these weights, so the model card can be
+written from the model folder alone, long after the run folders are gone.
 """
 
 from __future__ import annotations
@@ -49,6 +51,33 @@ def generation_config(defaults: dict[str, float | int]) -> DiffusionGemmaGenerat
     )
 
 
+LINEAGE_FILE = "training_runs.json"
+# A run started with ``train --init-from`` keeps its source's lineage here until it is exported.
+PRIOR_LINEAGE_FILE = "prior_runs.json"
+
+
+def run_record(run_dir: Path, state: dict) -> dict:
+    """What the model card needs of one run: its arguments, counters and loss history."""
+    return {
+        "run_dir": str(run_dir),
+        "args": json.loads((run_dir / "train_args.json").read_text()),
+        "step": state["step"],
+        "tokens": state["tokens"],
+        "minutes": round(state["elapsed"] / 60, 2),
+        "history": state["history"],
+    }
+
+
+def lineage(run_dir: Path, state: dict) -> dict:
+    """The chain of runs behind this checkpoint: the source model's runs (if any), then this one."""
+    prior_path = run_dir / PRIOR_LINEAGE_FILE
+    if prior_path.exists():
+        prior = json.loads(prior_path.read_text())
+    else:
+        prior = {"split": json.loads((run_dir / "split.json").read_text()), "runs": []}
+    return {"split": prior["split"], "runs": [*prior["runs"], run_record(run_dir, state)]}
+
+
 def export(run_dir: Path, out: Path, defaults: dict[str, float | int] | None = None) -> Path:
     state = torch.load(run_dir / "checkpoint.pt", weights_only=False, map_location="cpu")
     model = DiffusionGemmaForBlockDiffusion(build_config(TextModelShape(**state["shape"])))
@@ -61,6 +90,7 @@ def export(run_dir: Path, out: Path, defaults: dict[str, float | int] | None = N
     (out / "chat_template.jinja").unlink(missing_ok=True)
     tokenizer.save_pretrained(str(out))
     generation_config(defaults or SAMPLER_DEFAULTS).save_pretrained(str(out))
+    (out / LINEAGE_FILE).write_text(json.dumps(lineage(run_dir, state), indent=1) + "\n")
     minutes = state["elapsed"] / 60
     print(f"exported step {state['step']} ({state['tokens']} canvas tokens, {minutes:.1f} min of training)")
     return out

@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import shutil
 import time
 from dataclasses import asdict
 from pathlib import Path
@@ -31,6 +32,7 @@ from transformers import AutoTokenizer, DiffusionGemmaForBlockDiffusion, PreTrai
 
 from model.architecture import TextModelShape, build_config
 from model.training.data import ExampleMix, ExampleSampler, TokenizedPool, read_sections, split_sections
+from model.training.export import LINEAGE_FILE, PRIOR_LINEAGE_FILE
 from model.training.objective import NoiseConfig, diffusion_loss
 from model.training.tokenizer import build_tokenizer, save_tokenizer
 
@@ -195,11 +197,14 @@ def save_checkpoint(path: Path, state: dict) -> None:
     tmp.replace(path)  # atomic: a crash mid-save never leaves a broken checkpoint
 
 
-def adopt_tokenizer(source: Path, run_dir: Path) -> None:
-    """A run started from an exported model must tokenize its pools with that model's tokenizer."""
+def adopt_from(source: Path, run_dir: Path) -> None:
+    """A run started from an exported model must tokenize its pools with that model's tokenizer, and
+    carries the model's training lineage so its own export records the whole chain."""
     tok_dir = run_dir / "tokenizer"
     if not (tok_dir / "tokenizer.json").exists():
         AutoTokenizer.from_pretrained(str(source)).save_pretrained(str(tok_dir))
+    if (source / LINEAGE_FILE).exists():
+        shutil.copyfile(source / LINEAGE_FILE, run_dir / PRIOR_LINEAGE_FILE)
 
 
 def load_initial_weights(model: DiffusionGemmaForBlockDiffusion, source: Path) -> None:
@@ -215,7 +220,7 @@ def train(args: argparse.Namespace) -> dict:
     args.run_dir.mkdir(parents=True, exist_ok=True)
     fresh_run = not (args.run_dir / "checkpoint.pt").exists()
     if args.init_from is not None and fresh_run:
-        adopt_tokenizer(args.init_from, args.run_dir)
+        adopt_from(args.init_from, args.run_dir)
     tokenizer, pools = prepare(args)
     shape = shape_from_args(args)
     model = build_model(shape, args.seed)
