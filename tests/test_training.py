@@ -177,12 +177,37 @@ def test_pinned_positions_are_clean_out_of_the_loss_and_get_no_self_conditioning
     pinned = ~batch.free
     assert torch.equal(out.noisy[pinned], batch.targets[pinned])  # pinned slots never noised
     assert (out.noisy[batch.free] != batch.targets[batch.free]).float().mean() > 0.8  # t = 1 noises the span
-    expected = F.cross_entropy(out.logits[batch.free], batch.targets[batch.free])
-    everywhere = F.cross_entropy(out.logits.reshape(-1, 64), batch.targets.reshape(-1))
-    assert torch.allclose(out.loss, expected) and not torch.allclose(out.loss, everywhere)
+    assert out.free_logits.shape == (int(batch.free.sum()), 64)  # the head ran on the free slots only
+    assert torch.allclose(out.loss, F.cross_entropy(out.free_logits, batch.targets[batch.free]))
     assert len(seen) == 2  # first pass without, second with self-conditioning
     second = seen[1]
     assert second[pinned].abs().max() == 0 and second[batch.free].abs().max() > 0
+
+
+def test_the_loss_equals_the_library_forward_on_the_whole_canvas() -> None:
+    """The free-slot head is only a shortcut: same loss as DiffusionGemmaForBlockDiffusion.forward gives."""
+    from model.training.objective import NoiseConfig, decode, decode_at, encode_prefix, noise_canvas
+
+    model, batch = _model_and_batch()
+    batch.free[1, 5:9] = True  # rows with different numbers of free slots
+    keep = batch.free.long()
+    for self_condition in (False, True):
+        out = diffusion_loss(model, batch, torch.Generator().manual_seed(3), t=torch.full((4,), 0.6),
+                             self_condition=self_condition)  # fmt: skip
+        # The reference draws the same noise and temperature, then runs the library's full forward.
+        gen = torch.Generator().manual_seed(3)
+        noisy, _ = noise_canvas(batch.targets, batch.free, torch.full((4,), 0.6), 64, gen)
+        assert torch.equal(noisy, out.noisy)
+        cache = encode_prefix(model, batch.prefix)
+        sc = None
+        if self_condition:
+            lo, hi = NoiseConfig().sc_temperature_range
+            sc = decode(model, cache, noisy, keep, None) / (lo + (hi - lo) * float(torch.rand((), generator=gen)))
+        full = decode(model, cache, noisy, keep, sc)
+        assert torch.allclose(out.free_logits, full[batch.free], atol=1e-5)
+        assert torch.allclose(decode_at(model, cache, noisy, keep, sc, batch.free), full[batch.free], atol=1e-5)
+        reference = F.cross_entropy(full[batch.free], batch.targets[batch.free])
+        assert torch.allclose(out.loss, reference, atol=1e-6)
 
 
 def test_loss_decreases_on_a_repeated_batch() -> None:

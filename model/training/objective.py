@@ -13,7 +13,7 @@ one trained. The prefix is encoded once into the KV cache and both decoder passe
 from __future__ import annotations
 
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from typing import Any
 
@@ -64,6 +64,29 @@ def decode(
     return out.logits  # type: ignore[no-any-return]
 
 
+def decode_at(
+    model: nn.Module,
+    cache: object,
+    canvas: torch.Tensor,
+    keep: torch.Tensor,
+    self_conditioning_logits: torch.Tensor | None,
+    where: torch.Tensor,
+) -> torch.Tensor:
+    """``decode(...)[where]`` without computing the head anywhere else: (positions, vocab) float32 logits.
+
+    At this model size the vocabulary-wide work (head, soft-cap, their gradients) was about half of a
+    training step, and pinned slots carry no loss, so the head runs on the free slots only.
+    """
+    with zero_self_conditioning_at(model, keep if self_conditioning_logits is not None else None):
+        hidden = model.model(
+            past_key_values=cache, decoder_input_ids=canvas, self_conditioning_logits=self_conditioning_logits
+        ).last_hidden_state
+    # The head of DiffusionGemmaForBlockDiffusion.forward: projection, float32, final soft-capping.
+    logits = model.lm_head(hidden[where]).float()
+    cap = model.final_logit_softcapping
+    return torch.tanh(logits / cap) * cap if cap else logits
+
+
 def router_balance_loss(records: list[tuple[torch.Tensor, torch.Tensor]]) -> torch.Tensor:
     """Mean over layers of E · Σ_e f_e · P_e (1 when perfectly balanced, E/k when collapsed)."""
     losses = []
@@ -92,7 +115,7 @@ def recording_routers(model: nn.Module, records: list[tuple[torch.Tensor, torch.
 @dataclass
 class StepOutput:
     loss: torch.Tensor
-    logits: torch.Tensor
+    free_logits: torch.Tensor  # (free slots, vocab): the prediction at every free slot, in row order
     noisy: torch.Tensor
     used_self_conditioning: bool
 
@@ -121,14 +144,14 @@ def diffusion_loss(
         lo, hi = noise.sc_temperature_range
         temperature = lo + (hi - lo) * float(torch.rand((), generator=generator))
         with torch.no_grad():
-            sc_logits = decode(model, cache, noisy, keep, None).detach() / temperature
+            first = decode_at(model, cache, noisy, keep, None, batch.free) / temperature
+        # Pinned slots get a zeroed signal whatever their logits, so zeros stand in for them there.
+        sc_logits = first.new_zeros((*noisy.shape, first.shape[-1]))
+        sc_logits[batch.free] = first
     records: list[tuple[torch.Tensor, torch.Tensor]] = []
-    if noise.router_aux_weight > 0:
-        with recording_routers(model, records):
-            logits = decode(model, cache, noisy, keep, sc_logits)
-    else:
-        logits = decode(model, cache, noisy, keep, sc_logits)
-    loss = F.cross_entropy(logits[batch.free], batch.targets[batch.free])
+    with recording_routers(model, records) if noise.router_aux_weight > 0 else nullcontext():
+        logits = decode_at(model, cache, noisy, keep, sc_logits, batch.free)
+    loss = F.cross_entropy(logits, batch.targets[batch.free])
     if records:
         loss = loss + noise.router_aux_weight * router_balance_loss(records)
     return StepOutput(loss, logits, noisy, self_condition)
