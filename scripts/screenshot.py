@@ -1,6 +1,7 @@
 """Take docs/screenshot.png: the real window under Xvfb, mid-rewrite.
 
 Run:  xvfb-run -s "-screen 0 1280x800x24" python scripts/screenshot.py [MODEL] [OUT]
+Needs Debian's xvfb and libxcb-cursor0 (Qt 6.5+ will not load its xcb plugin without it).
 MODEL defaults to the built-in model when it is installed, else a tiny random-weight one.
 """
 
