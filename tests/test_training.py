@@ -328,6 +328,8 @@ def test_model_card_reports_the_run_chain_figures_and_licenses(corpus: Path, tmp
     assert "--init-from runs/export-1" in card  # the reproduction commands chain the runs
     assert "fills **291** (90% bootstrap interval over gaps 178-422)" in card
     assert "⟦ran to / the⟧" in card  # fills are shown as written, line breaks made visible
+    # No sweep in this report, yet the card still states the shipped sampler defaults.
+    assert "### Sampler defaults" in card and "`entropy_bound` " in card and "sweep below" not in card
     # Older reports have no interval: the card says nothing rather than inventing one.
     assert "bootstrap" not in render(folder, _report(4_830_000, with_interval=False), source_md=source_md)
 

@@ -373,19 +373,26 @@ def render(model_dir: Path, report: dict, source_md: Path = CORPUS_SOURCE, sampl
         for layer, shares in enumerate(report["expert_usage"]):
             w(f"| {layer} | " + " | ".join(f"{x:.2f}" for x in shares) + " |")
         w("")
-    if report.get("tuning"):
-        w("### Sampler defaults\n")
-        w(
-            "`generation_config.json`: "
-            + ", ".join(
-                f"`{k}` {gen[k]}"
-                for k in ("max_denoising_steps", "t_min", "t_max", "stability_threshold", "confidence_threshold")
-            )
-            + f", `entropy_bound` {gen['sampler_config']['entropy_bound']}. The sweep below runs on "
-            f"{report['tuning'][0]['fills']} *other* held-out gaps (a different seed) than the figures above."
-            + (f" {sampler_note}" if sampler_note else "")
-            + "\n"
+    # The defaults are always stated; the sweep table only when the report ran one.
+    tuning = report.get("tuning") or []
+    w("### Sampler defaults\n")
+    w(
+        "`generation_config.json`: "
+        + ", ".join(
+            f"`{k}` {gen[k]}"
+            for k in ("max_denoising_steps", "t_min", "t_max", "stability_threshold", "confidence_threshold")
         )
+        + f", `entropy_bound` {gen['sampler_config']['entropy_bound']}."
+        + (
+            f" The sweep below runs on {tuning[0]['fills']} *other* held-out gaps (a different seed) than the "
+            "figures above."
+            if tuning
+            else ""
+        )
+        + (f" {sampler_note}" if sampler_note else "")
+        + "\n"
+    )
+    if tuning:
         w("| settings (changes from published defaults) | fill perplexity | passes | tokens/forward | words | empty |")
         w("|---|---:|---:|---:|---:|---:|")
         for row in report["tuning"]:
