@@ -395,7 +395,7 @@ def render(model_dir: Path, report: dict, source_md: Path = CORPUS_SOURCE, sampl
     if tuning:
         w("| settings (changes from published defaults) | fill perplexity | passes | tokens/forward | words | empty |")
         w("|---|---:|---:|---:|---:|---:|")
-        for row in report["tuning"]:
+        for row in tuning:
             w(
                 f"| {json.dumps(row['settings']) if row['settings'] else 'published defaults'} | "
                 f"{row['ppl_fill']:.0f} | {row['passes_per_fill']:.1f} | {row['tokens_per_forward']:.2f} | "
