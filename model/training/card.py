@@ -376,22 +376,19 @@ def render(model_dir: Path, report: dict, source_md: Path = CORPUS_SOURCE, sampl
     # The defaults are always stated; the sweep table only when the report ran one.
     tuning = report.get("tuning") or []
     w("### Sampler defaults\n")
-    w(
-        "`generation_config.json`: "
-        + ", ".join(
-            f"`{k}` {gen[k]}"
-            for k in ("max_denoising_steps", "t_min", "t_max", "stability_threshold", "confidence_threshold")
-        )
-        + f", `entropy_bound` {gen['sampler_config']['entropy_bound']}."
-        + (
-            f" The sweep below runs on {tuning[0]['fills']} *other* held-out gaps (a different seed) than the "
-            "figures above."
-            if tuning
-            else ""
-        )
-        + (f" {sampler_note}" if sampler_note else "")
-        + "\n"
+    defaults = ", ".join(
+        f"`{k}` {gen[k]}"
+        for k in ("max_denoising_steps", "t_min", "t_max", "stability_threshold", "confidence_threshold")
     )
+    sentences = [f"`generation_config.json`: {defaults}, `entropy_bound` {gen['sampler_config']['entropy_bound']}."]
+    if tuning:
+        sentences.append(
+            f"The sweep below runs on {tuning[0]['fills']} *other* held-out gaps (a different seed) than the "
+            "figures above."
+        )
+    if sampler_note:
+        sentences.append(sampler_note)
+    w(" ".join(sentences) + "\n")
     if tuning:
         w("| settings (changes from published defaults) | fill perplexity | passes | tokens/forward | words | empty |")
         w("|---|---:|---:|---:|---:|---:|")
