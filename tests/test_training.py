@@ -235,6 +235,13 @@ def test_resume_reproduces_an_uninterrupted_run_and_export_runs_in_the_engine(
     a = torch.load(tmp_path / "straight" / "checkpoint.pt", weights_only=False)["model"]
     b = torch.load(tmp_path / "resumed" / "checkpoint.pt", weights_only=False)["model"]
     assert all(torch.equal(a[k], b[k]) for k in a)
+    # Held-out loss is reported per example kind, identically whether or not the run was interrupted.
+    held = [h for h in straight["history"] if "heldout_loss" in h][-1]
+    assert held == [h for h in resumed["history"] if "heldout_loss" in h][-1]
+    by_kind = held["heldout_by_kind"]
+    assert set(by_kind) == set(CanvasBatch.KINDS)
+    assert all(0 < loss < 20 for loss in by_kind.values())
+    assert len(set(by_kind.values())) == 3  # each kind scored on its own slots, not one shared mean
 
     # The tokenizer keeps the ids the DiffusionGemma config expects.
     folder = export(tmp_path / "straight", tmp_path / "model")

@@ -34,10 +34,11 @@ from pathlib import Path
 
 import numpy as np
 import torch
+import torch.nn.functional as F
 from transformers import AutoTokenizer, DiffusionGemmaForBlockDiffusion, PreTrainedTokenizerFast
 
 from model.architecture import TextModelShape, build_config
-from model.training.data import ExampleMix, ExampleSampler, TokenizedPool, read_sections, split_sections
+from model.training.data import CanvasBatch, ExampleMix, ExampleSampler, TokenizedPool, read_sections, split_sections
 from model.training.export import LINEAGE_FILE, PRIOR_LINEAGE_FILE
 from model.training.objective import NoiseConfig, diffusion_loss
 from model.training.tokenizer import build_tokenizer, save_tokenizer
@@ -184,17 +185,33 @@ def make_sampler(pools: dict[str, TokenizedPool], args: argparse.Namespace, spli
     )
 
 
-def heldout_loss(
+def heldout_losses(
     model: torch.nn.Module, pools: dict[str, TokenizedPool], args: argparse.Namespace, batches: int = 4
-) -> float:
-    """Loss on a fixed set of held-out batches (same examples and noise every time)."""
+) -> dict[str, float | dict[str, float]]:
+    """Loss on a fixed set of held-out batches (same examples and noise every time), overall and per
+    example kind, so a run can be judged on infill, which the editor's fills depend on, not only on the mix."""
     sampler = make_sampler(pools, args, "heldout", seed=12345)
     generator = torch.Generator().manual_seed(12345)
+    losses: list[float] = []
+    kind_sums = torch.zeros(len(CanvasBatch.KINDS), dtype=torch.float64)
+    kind_counts = torch.zeros(len(CanvasBatch.KINDS), dtype=torch.float64)
     model.eval()
     with torch.no_grad():
-        losses = [float(diffusion_loss(model, sampler.next_batch(), generator).loss) for _ in range(batches)]
+        for _ in range(batches):
+            batch = sampler.next_batch()
+            out = diffusion_loss(model, batch, generator)
+            losses.append(float(out.loss))
+            per_slot = F.cross_entropy(out.free_logits, batch.targets[batch.free], reduction="none")
+            slot_kind = batch.kind[batch.free.nonzero()[:, 0]]
+            kind_sums.index_add_(0, slot_kind, per_slot.double())
+            kind_counts.index_add_(0, slot_kind, torch.ones_like(per_slot, dtype=torch.float64))
     model.train()
-    return float(np.mean(losses))
+    by_kind = {
+        name: round(float(kind_sums[i] / kind_counts[i]), 4)
+        for i, name in enumerate(CanvasBatch.KINDS)
+        if kind_counts[i] > 0
+    }
+    return {"heldout_loss": round(float(np.mean(losses)), 4), "heldout_by_kind": by_kind}
 
 
 def save_checkpoint(path: Path, state: dict) -> None:
@@ -307,8 +324,7 @@ def train(args: argparse.Namespace) -> dict:
         out_of_time = args.max_minutes is not None and elapsed >= args.max_minutes * 60
         out_of_time |= args.stop_at_step is not None and step >= args.stop_at_step
         if not args.probe and (time.time() - last_ckpt >= args.checkpoint_minutes * 60 or out_of_time):
-            held = heldout_loss(model, pools, args)
-            history.append({"step": step, "heldout_loss": round(held, 4)})
+            history.append({"step": step, **heldout_losses(model, pools, args)})
             print(json.dumps(history[-1]), flush=True)
             checkpoint()
             last_ckpt = time.time()
@@ -329,8 +345,7 @@ def train(args: argparse.Namespace) -> dict:
         )
         return {"step": step}
     if step >= target_steps:
-        held = heldout_loss(model, pools, args)
-        history.append({"step": step, "heldout_loss": round(held, 4)})
+        history.append({"step": step, **heldout_losses(model, pools, args)})
         print(json.dumps(history[-1]), flush=True)
         checkpoint()
     print("done", flush=True)
