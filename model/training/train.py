@@ -204,7 +204,7 @@ def heldout_losses(
             per_slot = F.cross_entropy(out.free_logits, batch.targets[batch.free], reduction="none")
             slot_kind = batch.kind[batch.free.nonzero()[:, 0]]
             kind_sums.index_add_(0, slot_kind, per_slot.double())
-            kind_counts.index_add_(0, slot_kind, torch.ones_like(per_slot, dtype=torch.float64))
+            kind_counts += torch.bincount(slot_kind, minlength=len(CanvasBatch.KINDS))
     model.train()
     by_kind = {
         name: round(float(kind_sums[i] / kind_counts[i]), 4)
