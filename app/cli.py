@@ -35,6 +35,12 @@ def _model_options(parser: argparse.ArgumentParser) -> None:
 def _sampler_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=None, help="fix the noise for reproducible results")
     parser.add_argument("--steps", type=int, default=None, help="maximum denoising passes per canvas")
+    parser.add_argument(
+        "--left-to-right-bias",
+        type=float,
+        default=None,
+        help="prefer settling words from the left (nats per slot; 0: the published sampler; default: the model's)",
+    )
     parser.add_argument("--candidates", type=int, default=1, help="candidates developed side by side")
     parser.add_argument("--context-budget", type=int, default=2048, help="prefix tokens kept as context")
     parser.add_argument("--only-span", action="store_true", help="print only the new text, not the document")
@@ -104,7 +110,7 @@ def _load(args: argparse.Namespace) -> Any:
 def _options(args: argparse.Namespace) -> Any:
     from model import DenoiseOptions
 
-    return DenoiseOptions(max_denoising_steps=args.steps)
+    return DenoiseOptions(max_denoising_steps=args.steps, left_to_right_bias=args.left_to_right_bias)
 
 
 def _fill_json(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:

@@ -12,7 +12,9 @@ How an edit maps onto DiffusionGemma's block diffusion:
   (:mod:`model.conditioning`), followed by end-of-text and padding when the document ends there.
 * Each pass is DiffusionGemma's own step, built from the samplers transformers ships: the linear
   temperature schedule, sampling, entropy-bound acceptance, uniform re-noising of the rest, and the
-  stable-and-confident early stop. Only the free slots take part in acceptance and stopping.
+  stable-and-confident early stop. Only the free slots take part in acceptance and stopping. The one
+  extension, off unless a checkpoint or request asks for it, is a left-to-right bias in the ranking
+  of tokens to accept (:mod:`model.sampling`), which small models need to write coherent text.
 * A span longer than one canvas is done block by block: each finished block is committed to the KV
   cache through the encoder and the next canvas starts after it.
 * With no suffix (continuation) every canvas position is free, which makes the loop produce exactly
@@ -31,7 +33,6 @@ from typing import Any
 import torch
 from transformers import DynamicCache
 from transformers.models.diffusion_gemma.generation_diffusion_gemma import (
-    EntropyBoundSampler,
     EntropyBoundSamplerConfig,
     LinearTemperatureScheduleLogitsProcessor,
     StableAndConfidentStoppingCriteria,
@@ -41,6 +42,7 @@ from model.conditioning import zero_self_conditioning_at
 from model.errors import EditCancelled, RequestError
 from model.loading import LoadedModel
 from model.request import EditRequest, ResolvedOptions
+from model.sampling import LeftToRightEntropyBoundSampler
 
 CancelCheck = Callable[[], bool]
 
@@ -314,7 +316,9 @@ class Engine:
             if pinned.shape[1]:
                 keep_signal = torch.ones(batch, canvas_length, device=device)
                 keep_signal[:, slots:] = 0
-            sampler: Any = EntropyBoundSampler(sampler_config, slots, self.vocab_size, steps)
+            sampler: Any = LeftToRightEntropyBoundSampler(
+                sampler_config, slots, self.vocab_size, steps, options.left_to_right_bias
+            )
             first_slot_ban = not_first if block == 0 else None
             stopper.reset()
             decoder_positions = torch.arange(

@@ -39,6 +39,10 @@ GENERATION_KEYS = (
     "stability_threshold",
     "confidence_threshold",
 )
+# Sampler defaults beyond what transformers' DiffusionGemmaGenerationConfig accepts (it refuses unknown
+# keys, so they cannot live in generation_config.json): Redraft's extensions, in a file of their own.
+REDRAFT_SAMPLER_FILE = "redraft_sampler.json"
+REDRAFT_SAMPLER_KEYS = ("left_to_right_bias",)
 
 
 @dataclass
@@ -238,19 +242,39 @@ def load_tokenizer(folder: Path, config: DiffusionGemmaConfig) -> PreTrainedToke
     return tokenizer
 
 
-def generation_defaults(folder: Path) -> dict[str, Any]:
-    """Sampler defaults from the checkpoint's generation_config.json (missing keys stay unset)."""
-    path = folder / "generation_config.json"
-    if not path.is_file():
-        return {}
+def _json_object(path: Path) -> dict[str, Any]:
     try:
         raw = json.loads(path.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as error:
         raise ModelLoadError(f"{path} is not valid JSON: {error}") from error
-    defaults = {key: raw[key] for key in GENERATION_KEYS if raw.get(key) is not None}
-    sampler = raw.get("sampler_config")
-    if isinstance(sampler, dict) and sampler.get("entropy_bound") is not None:
-        defaults["entropy_bound"] = sampler["entropy_bound"]
+    if not isinstance(raw, dict):
+        raise ModelLoadError(f"{path} must hold a JSON object, not {type(raw).__name__}")
+    return raw
+
+
+def generation_defaults(folder: Path) -> dict[str, Any]:
+    """Sampler defaults from the checkpoint's generation_config.json and redraft_sampler.json.
+
+    Missing keys stay unset (the request or the published defaults decide).
+    """
+    defaults: dict[str, Any] = {}
+    path = folder / "generation_config.json"
+    if path.is_file():
+        raw = _json_object(path)
+        defaults = {key: raw[key] for key in GENERATION_KEYS if raw.get(key) is not None}
+        sampler = raw.get("sampler_config")
+        if isinstance(sampler, dict) and sampler.get("entropy_bound") is not None:
+            defaults["entropy_bound"] = sampler["entropy_bound"]
+    path = folder / REDRAFT_SAMPLER_FILE
+    if path.is_file():
+        raw = _json_object(path)
+        unknown = sorted(set(raw) - set(REDRAFT_SAMPLER_KEYS))
+        if unknown:
+            raise ModelLoadError(f"{path} has unknown keys {unknown}; known: {list(REDRAFT_SAMPLER_KEYS)}")
+        for key, value in raw.items():
+            if isinstance(value, bool) or not isinstance(value, int | float) or not value >= 0:
+                raise ModelLoadError(f"{path}: {key} must be a number >= 0, got {value!r}")
+            defaults[key] = float(value)
     return defaults
 
 

@@ -12,7 +12,8 @@ Mode = Literal["rewrite", "fill", "instruct"]
 MODES: tuple[Mode, ...] = ("rewrite", "fill", "instruct")
 
 # DiffusionGemma's published sampler defaults (transformers' DiffusionGemmaGenerationConfig), used when
-# neither the request nor the checkpoint's generation_config.json sets a value.
+# neither the request nor the checkpoint sets a value. ``left_to_right_bias`` is Redraft's extension
+# (model.sampling); 0 is the published sampler.
 PUBLISHED_DEFAULTS = {
     "max_denoising_steps": 48,
     "t_min": 0.4,
@@ -20,6 +21,7 @@ PUBLISHED_DEFAULTS = {
     "entropy_bound": 0.1,
     "stability_threshold": 1,
     "confidence_threshold": 0.005,
+    "left_to_right_bias": 0.0,
 }
 
 MAX_CANDIDATES = 16
@@ -37,6 +39,7 @@ class DenoiseOptions:
     entropy_bound: float | None = None
     stability_threshold: int | None = None
     confidence_threshold: float | None = None
+    left_to_right_bias: float | None = None
 
     def resolved(self, checkpoint_defaults: dict[str, float | int | None]) -> ResolvedOptions:
         values: dict[str, float | int] = {}
@@ -52,6 +55,7 @@ class DenoiseOptions:
             entropy_bound=float(values["entropy_bound"]),
             stability_threshold=int(values["stability_threshold"]),
             confidence_threshold=float(values["confidence_threshold"]),
+            left_to_right_bias=float(values["left_to_right_bias"]),
         )
         options.validate()
         return options
@@ -65,6 +69,7 @@ class ResolvedOptions:
     entropy_bound: float
     stability_threshold: int
     confidence_threshold: float
+    left_to_right_bias: float = 0.0
 
     def validate(self) -> None:
         if not 1 <= self.max_denoising_steps <= MAX_DENOISING_STEPS:
@@ -72,7 +77,7 @@ class ResolvedOptions:
                 f"max denoising steps must be between 1 and {MAX_DENOISING_STEPS}, "
                 f"got {self.max_denoising_steps}"
             )
-        for name in ("t_max", "t_min", "entropy_bound", "confidence_threshold"):
+        for name in ("t_max", "t_min", "entropy_bound", "confidence_threshold", "left_to_right_bias"):
             value = getattr(self, name)
             if not math.isfinite(value):
                 raise RequestError(f"{name.replace('_', ' ')} must be a finite number, got {value}")
@@ -83,6 +88,8 @@ class ResolvedOptions:
             )
         if self.entropy_bound <= 0:
             raise RequestError(f"the entropy bound must be > 0, got {self.entropy_bound}")
+        if self.left_to_right_bias < 0:
+            raise RequestError(f"the left-to-right bias must be >= 0, got {self.left_to_right_bias}")
         if self.stability_threshold < 0:
             raise RequestError(f"the stability threshold must be >= 0, got {self.stability_threshold}")
         if self.confidence_threshold <= 0:

@@ -103,6 +103,7 @@ def test_fill_at_offset(tiny_checkpoint: Path, tmp_path: Path) -> None:
         (["fill", "{doc}", "--at", "3", "--max-new-tokens", "0"], "max new tokens"),
         (["fill", "{missing}", "--at", "3"], "cannot read"),
         (["fill", "{binary}", "--at", "3"], "binary"),
+        (["fill", "{doc}", "--at", "3", "--left-to-right-bias", "-1"], "left-to-right bias must be >= 0"),
     ],
 )
 def test_errors_go_to_stderr_with_a_nonzero_exit(tiny_checkpoint: Path, tmp_path: Path,

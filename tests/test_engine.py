@@ -287,11 +287,30 @@ def test_passes_carry_what_a_ui_paints(engine: Engine) -> None:
           "options": DenoiseOptions(entropy_bound=float("nan"))}, "finite"),
         ({"prefix": "a", "mode": "fill", "max_new_tokens": 4,
           "options": DenoiseOptions(entropy_bound=-1.0)}, "entropy bound"),
+        ({"prefix": "a", "mode": "fill", "max_new_tokens": 4,
+          "options": DenoiseOptions(left_to_right_bias=-0.5)}, "left-to-right bias"),
     ],
 )
 def test_bad_requests_get_clear_errors(engine: Engine, request_kwargs: dict[str, Any], message: str) -> None:
     with pytest.raises(RequestError, match=message):
         engine.run(EditRequest(**request_kwargs))
+
+
+def test_left_to_right_bias_develops_the_span_from_the_left(engine: Engine) -> None:
+    def accepted_masks(bias: float) -> list[list[bool]]:
+        # A bound of about two tokens' entropy: each pass accepts a few slots, not all.
+        options = DenoiseOptions(max_denoising_steps=8, entropy_bound=12.0, left_to_right_bias=bias)
+        request = EditRequest(prefix="The river", suffix=" at dawn.", mode="fill", max_new_tokens=12, seed=3,
+                              options=options)
+        return [p.accepted[0] for p in _passes(engine, request)]
+
+    def is_left_prefix(mask: list[bool]) -> bool:
+        return mask == sorted(mask, reverse=True)
+
+    biased = accepted_masks(100.0)
+    assert all(is_left_prefix(m) and 0 < sum(m) < len(m) for m in biased)
+    # Without the bias the same model and seed accept scattered slots (what the bias changes).
+    assert not all(is_left_prefix(m) for m in accepted_masks(0.0))
 
 
 @pytest.mark.parametrize("start, end", [(-1, 3), (2, 99), (5, 2)])

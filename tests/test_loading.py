@@ -51,6 +51,29 @@ def test_generation_config_supplies_sampler_defaults(checkpoint_copy: Path) -> N
                                           "entropy_bound": 0.25}
 
 
+def test_redraft_sampler_file_adds_the_left_to_right_bias(checkpoint_copy: Path) -> None:
+    (checkpoint_copy / "generation_config.json").write_text(json.dumps({"max_denoising_steps": 17}))
+    (checkpoint_copy / "redraft_sampler.json").write_text(json.dumps({"left_to_right_bias": 2}))
+    loaded = load(checkpoint_copy, device="cpu")
+    assert loaded.generation_defaults == {"max_denoising_steps": 17, "left_to_right_bias": 2.0}
+
+
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        ('{"left_to_right_bias": -1}', "must be a number >= 0"),
+        ('{"left_to_right_bias": "high"}', "must be a number >= 0"),
+        ('{"left_to_right": 1.0}', "unknown keys"),
+        ("[1.0]", "JSON object"),
+        ("{left_to_right_bias: 1}", "not valid JSON"),
+    ],
+)
+def test_bad_redraft_sampler_file_is_refused_clearly(checkpoint_copy: Path, content: str, message: str) -> None:
+    (checkpoint_copy / "redraft_sampler.json").write_text(content)
+    with pytest.raises(ModelLoadError, match=message):
+        load(checkpoint_copy, device="cpu")
+
+
 def test_missing_folder(tmp_path: Path) -> None:
     with pytest.raises(ModelLoadError, match="does not exist"):
         load(tmp_path / "nowhere")

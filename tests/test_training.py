@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
+from transformers.models.diffusion_gemma.generation_diffusion_gemma import DiffusionGemmaGenerationConfig
 
 from model import EditRequest, Engine, load
 from model.conditioning import self_conditioning_block
@@ -31,7 +32,7 @@ from model.training.data import (
     read_sections,
     split_sections,
 )
-from model.training.export import export
+from model.training.export import SAMPLER_DEFAULTS, export
 from model.training.objective import diffusion_loss
 from model.training.train import build_model, parse_args, train
 
@@ -249,6 +250,11 @@ def test_resume_reproduces_an_uninterrupted_run_and_export_runs_in_the_engine(
     tok = loaded.tokenizer
     assert (tok.pad_token_id, tok.eos_token_id, tok.bos_token_id) == (0, 1, 2)
     assert not loaded.follows_instructions  # not instruction-tuned: no chat template shipped
+    # The tuned defaults reach the engine, and generation_config.json stays loadable by transformers
+    # (which refuses keys it does not know, hence Redraft's extension in a file of its own).
+    assert loaded.generation_defaults == SAMPLER_DEFAULTS
+    reference = DiffusionGemmaGenerationConfig.from_pretrained(str(folder))
+    assert reference.sampler_config.entropy_bound == SAMPLER_DEFAULTS["entropy_bound"]
     assert tok.decode(tok.encode("Lily went to the park – naïve!", add_special_tokens=False)) == (
         "Lily went to the park – naïve!"
     )

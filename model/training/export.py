@@ -1,11 +1,13 @@
 """Export a training checkpoint as a model folder the engine loads like any DiffusionGemma checkpoint.
 
     python -m model.training.export --run-dir runs/redraft-tiny --out resources/models/redraft-tiny
+    python -m model.training.export --sampler-only --out resources/models/redraft-tiny   # re-tuned defaults
 
 Writes ``config.json``, ``model.safetensors`` (float32: ~19 MB at this size, and it needs no cast on
-CPU), the tokenizer files, ``generation_config.json`` with the tuned sampler defaults and
-``training_runs.json``: the record of every run that led to these weights, so the model card can be
-written from the model folder alone, long after the run folders are gone.
+CPU), the tokenizer files, the tuned sampler defaults (``generation_config.json``, and Redraft's
+sampler extension in ``redraft_sampler.json``) and ``training_runs.json``: the record of every run
+that led to these weights, so the model card can be written from the model folder alone, long after
+the run folders are gone.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from transformers.models.diffusion_gemma.generation_diffusion_gemma import (
 )
 
 from model.architecture import TextModelShape, build_config
+from model.loading import REDRAFT_SAMPLER_FILE, REDRAFT_SAMPLER_KEYS
 
 # Tuned on held-out fills with bench/builtin_model_eval.py --tune (see MODEL_CARD.md).
 SAMPLER_DEFAULTS: dict[str, float | int] = {
@@ -34,6 +37,7 @@ SAMPLER_DEFAULTS: dict[str, float | int] = {
     "entropy_bound": 4.0,
     "stability_threshold": 1,
     "confidence_threshold": 0.005,
+    "left_to_right_bias": 0.0,
 }
 
 
@@ -49,6 +53,13 @@ def generation_config(defaults: dict[str, float | int]) -> DiffusionGemmaGenerat
         eos_token_id=1,
         bos_token_id=2,
     )
+
+
+def write_sampler_defaults(out: Path, defaults: dict[str, float | int]) -> None:
+    """generation_config.json (loadable by transformers as it is) and redraft_sampler.json beside it."""
+    generation_config(defaults).save_pretrained(str(out))
+    extension = {key: float(defaults[key]) for key in REDRAFT_SAMPLER_KEYS if key in defaults}
+    (out / REDRAFT_SAMPLER_FILE).write_text(json.dumps(extension, indent=2) + "\n")
 
 
 LINEAGE_FILE = "training_runs.json"
@@ -89,7 +100,7 @@ def export(run_dir: Path, out: Path, defaults: dict[str, float | int] | None = N
     tokenizer.chat_template = None
     (out / "chat_template.jinja").unlink(missing_ok=True)
     tokenizer.save_pretrained(str(out))
-    generation_config(defaults or SAMPLER_DEFAULTS).save_pretrained(str(out))
+    write_sampler_defaults(out, defaults or SAMPLER_DEFAULTS)
     (out / LINEAGE_FILE).write_text(json.dumps(lineage(run_dir, state), indent=1) + "\n")
     minutes = state["elapsed"] / 60
     print(f"exported step {state['step']} ({state['tokens']} canvas tokens, {minutes:.1f} min of training)")
@@ -98,13 +109,26 @@ def export(run_dir: Path, out: Path, defaults: dict[str, float | int] | None = N
 
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--run-dir", type=Path, required=True)
+    p.add_argument("--run-dir", type=Path)
     p.add_argument("--out", type=Path, required=True)
     p.add_argument("--defaults", type=Path, help="JSON file overriding the sampler defaults")
+    p.add_argument(
+        "--sampler-only",
+        action="store_true",
+        help="only rewrite the sampler defaults of the model folder --out (weights untouched)",
+    )
     args = p.parse_args(argv)
     defaults = dict(SAMPLER_DEFAULTS)
     if args.defaults:
         defaults.update(json.loads(args.defaults.read_text()))
+    if args.sampler_only:
+        if not (args.out / "config.json").is_file():
+            p.error(f"{args.out} is not a model folder (no config.json)")
+        write_sampler_defaults(args.out, defaults)
+        print(f"wrote the sampler defaults of {args.out}")
+        return
+    if args.run_dir is None:
+        p.error("--run-dir is required (or --sampler-only)")
     print(export(args.run_dir, args.out, defaults))
 
 

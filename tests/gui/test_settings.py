@@ -26,6 +26,7 @@ def test_settings_persist_across_a_restart_with_their_types(tmp_path: Path) -> N
         t_max=0.9,
         t_min=0.3,
         entropy_bound=0.25,
+        left_to_right_bias=0.0,
         candidates=3,
         rewrite_strength=0.6,
         random_seed=False,
@@ -91,6 +92,14 @@ def test_settings_dialog_applies_live_and_reloads_a_changed_model(
     chosen = dialog.preferences()
     assert (chosen.max_denoising_steps, chosen.t_max, chosen.candidates) == (5, 0.7, 2)
     assert chosen.rewrite_strength == 0.4
+    # The bias box starts at "model default" (one step below 0), and 0 is kept as a real choice.
+    assert chosen.left_to_right_bias == -1.0 and chosen.denoise_options().left_to_right_bias is None
+    dialog.left_to_right_bias.setValue(0.0)
+    assert dialog.left_to_right_bias.text() != "Model default"
+    assert dialog.preferences().denoise_options().left_to_right_bias == 0.0
+    dialog.left_to_right_bias.setValue(2.5)
+    chosen = dialog.preferences()
+    assert chosen.denoise_options().left_to_right_bias == 2.5
 
     window.apply_preferences(chosen)
     assert window.model_info is None  # reloading in the worker

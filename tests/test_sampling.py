@@ -1,0 +1,81 @@
+"""The left-to-right bias of the entropy-bound acceptance (model.sampling) against transformers' sampler."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from transformers.models.diffusion_gemma.generation_diffusion_gemma import (
+    EntropyBoundSampler,
+    EntropyBoundSamplerConfig,
+)
+
+from model.sampling import LeftToRightEntropyBoundSampler
+
+VOCAB = 50
+
+
+def _logits(confidence: list[float]) -> torch.Tensor:
+    """One canvas whose slot i puts ``confidence[i]`` logits of margin on token i (lower: more entropy)."""
+    logits = torch.zeros(1, len(confidence), VOCAB)
+    for slot, margin in enumerate(confidence):
+        logits[0, slot, slot] = margin
+    return logits
+
+
+def _accepted(sampler: EntropyBoundSampler, logits: torch.Tensor) -> list[bool]:
+    slots = logits.shape[1]
+    current = torch.full((1, slots), VOCAB - 1)
+    proposed = torch.arange(slots)[None]
+    canvas = sampler.accept_canvas(current, proposed, logits, 5)
+    mask = sampler.accepted_token_mask
+    assert mask is not None
+    # Accepted slots take the proposal, the others keep the current canvas.
+    assert torch.equal(canvas, torch.where(mask, proposed, current))
+    return [bool(x) for x in mask[0]]
+
+
+@pytest.mark.parametrize("bound", [0.05, 1.0, 4.0, 30.0])
+def test_without_bias_it_is_transformers_sampler(bound: float) -> None:
+    torch.manual_seed(0)
+    logits = torch.randn(3, 12, VOCAB) * 4
+    config = EntropyBoundSamplerConfig(entropy_bound=bound)
+    ours = LeftToRightEntropyBoundSampler(config, 12, VOCAB, 8, left_to_right_bias=0.0)
+    theirs = EntropyBoundSampler(config, 12, VOCAB, 8)
+    current, proposed = torch.randint(0, VOCAB, (3, 12)), torch.randint(0, VOCAB, (3, 12))
+    ours_canvas = ours.accept_canvas(current, proposed, logits, 3)
+    assert torch.equal(ours_canvas, theirs.accept_canvas(current, proposed, logits, 3))
+    assert torch.equal(ours.accepted_token_mask, theirs.accepted_token_mask)
+
+
+def test_bias_prefers_early_slots_over_slightly_more_certain_late_ones() -> None:
+    # Slots get more certain towards the right; the bound admits about two tokens.
+    logits = _logits([6.0, 7.0, 8.0, 9.0, 10.0, 11.0])
+    config = EntropyBoundSamplerConfig(entropy_bound=0.01)
+    plain = _accepted(LeftToRightEntropyBoundSampler(config, 6, VOCAB, 8), logits)
+    biased = _accepted(LeftToRightEntropyBoundSampler(config, 6, VOCAB, 8, left_to_right_bias=1.0), logits)
+    assert plain[-1] and not plain[0]  # by entropy alone: the rightmost, most certain slots
+    assert biased[0] and not biased[-1]  # with the bias: from the left
+
+
+def test_a_very_certain_late_token_still_beats_a_doubtful_early_one() -> None:
+    # Slot 0 is nearly uniform; slot 3 is certain. A mild bias does not force slot 0 first (and the
+    # tiny bound admits one token only: the first ranked one is always accepted).
+    logits = _logits([0.1, 0.1, 0.1, 20.0])
+    config = EntropyBoundSamplerConfig(entropy_bound=1e-9)
+    accepted = _accepted(LeftToRightEntropyBoundSampler(config, 4, VOCAB, 8, left_to_right_bias=0.5), logits)
+    assert accepted == [False, False, False, True]
+
+
+def test_the_bound_still_counts_true_entropies() -> None:
+    # Equal entropies: the bound admits the same number of tokens with or without the bias.
+    logits = _logits([9.0] * 8)  # 0.06 nats each: a bound of 0.2 admits four
+    config = EntropyBoundSamplerConfig(entropy_bound=0.2)
+    plain = _accepted(LeftToRightEntropyBoundSampler(config, 8, VOCAB, 8), logits)
+    biased = _accepted(LeftToRightEntropyBoundSampler(config, 8, VOCAB, 8, left_to_right_bias=2.0), logits)
+    assert sum(plain) == sum(biased) == 4
+    assert biased == [True] * 4 + [False] * 4
+
+
+def test_negative_bias_is_refused() -> None:
+    with pytest.raises(ValueError, match="left_to_right_bias"):
+        LeftToRightEntropyBoundSampler(EntropyBoundSamplerConfig(entropy_bound=1.0), 4, VOCAB, 8, -0.5)
