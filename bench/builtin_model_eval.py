@@ -132,6 +132,10 @@ class FillFigures:
     ppl_original: float
     ppl_shuffled: float
     ppl_fill_interval: tuple[float, float]  # 90% bootstrap interval over gaps
+    # The two words after the gap alone: does the new text join the suffix? (Long fills could
+    # otherwise hide a bad seam among many easy words.)
+    ppl_fill_seam: float = math.nan
+    ppl_original_seam: float = math.nan
 
 
 def _pooled_ppl(logs: list[list[float]]) -> float:
@@ -157,20 +161,21 @@ def run_fills(
     seed: int,
     options: DenoiseOptions | None = None,
     candidates: int = 1,
+    slots: int = FILL_SLOTS,
 ) -> tuple[FillFigures, list[str]]:
     """Fill every case through the engine; score fills, originals and shuffled originals.
 
     With several candidates the fill is the one the model rates best (what the editor shows).
     """
     rng = random.Random(seed)
-    fills, lp_fill, lp_orig, lp_shuf = [], [], [], []
+    fills, lp_fill, lp_orig, lp_shuf, seam_fill, seam_orig = [], [], [], [], [], []
     passes, per_forward, ms = [], [], []
     for i, case in enumerate(cases):
         request = EditRequest(
             prefix=case.prefix,
             suffix=case.suffix,
             mode="fill",
-            max_new_tokens=FILL_SLOTS,
+            max_new_tokens=slots,
             seed=seed + i,
             candidates=candidates,
             options=options or DenoiseOptions(),
@@ -187,6 +192,8 @@ def run_fills(
         rng.shuffle(shuffled)
         lp_fill.append(lm.log_probs(context, words(result.text) + junction))
         lp_orig.append(lm.log_probs(context, original + junction))
+        seam_fill.append(lp_fill[-1][len(lp_fill[-1]) - len(junction) :])
+        seam_orig.append(lp_orig[-1][len(lp_orig[-1]) - len(junction) :])
         lp_shuf.append(lm.log_probs(context, shuffled + junction))
     figures = FillFigures(
         fills=len(cases),
@@ -200,6 +207,8 @@ def run_fills(
         ppl_original=_pooled_ppl(lp_orig),
         ppl_shuffled=_pooled_ppl(lp_shuf),
         ppl_fill_interval=_bootstrap_interval(lp_fill, seed),
+        ppl_fill_seam=_pooled_ppl(seam_fill),
+        ppl_original_seam=_pooled_ppl(seam_orig),
     )
     return figures, fills
 
@@ -213,16 +222,16 @@ def tune(engine: Engine, lm: TrigramLM, cases: list[Case], seed: int) -> list[di
     """A small sweep of sampler settings; printed so the chosen defaults can be justified."""
     grid = [
         {},
-        {"entropy_bound": 0.5},
+        {"left_to_right_bias": 1.0},
         {"entropy_bound": 1.0},
-        {"entropy_bound": 2.0},
-        {"entropy_bound": 4.0},
-        {"entropy_bound": 8.0},
-        {"t_min": 0.6, "t_max": 1.0},
-        {"t_min": 0.2, "t_max": 0.6, "entropy_bound": 2.0},
-        {"t_min": 0.6, "t_max": 1.0, "entropy_bound": 2.0},
-        {"entropy_bound": 2.0, "max_denoising_steps": 64},
-        {"entropy_bound": 4.0, "max_denoising_steps": 32},
+        {"entropy_bound": 1.0, "left_to_right_bias": 0.3},
+        {"entropy_bound": 1.0, "left_to_right_bias": 1.0},
+        {"entropy_bound": 1.0, "left_to_right_bias": 3.0},
+        {"entropy_bound": 0.5, "left_to_right_bias": 1.0},
+        {"entropy_bound": 2.0, "left_to_right_bias": 1.0},
+        {"entropy_bound": 1.0, "left_to_right_bias": 1.0, "max_denoising_steps": 64},
+        {"t_min": 0.6, "t_max": 1.0, "entropy_bound": 1.0, "left_to_right_bias": 1.0},
+        # The defaults shipped before the left-to-right bias existed.
         {"t_min": 0.6, "t_max": 1.0, "entropy_bound": 4.0},
     ]
     rows = []
@@ -233,7 +242,8 @@ def tune(engine: Engine, lm: TrigramLM, cases: list[Case], seed: int) -> list[di
         row = {"settings": settings, **asdict(figures)}
         rows.append(row)
         print(
-            f"  {json.dumps(settings):70s} ppl {figures.ppl_fill:8.1f}  passes {figures.passes_per_fill:5.1f}"
+            f"  {json.dumps(settings):70s} ppl {figures.ppl_fill:8.1f}  seam {figures.ppl_fill_seam:7.1f}"
+            f"  passes {figures.passes_per_fill:5.1f}"
             f"  tok/fwd {figures.tokens_per_forward:5.2f}  words {figures.mean_fill_words:4.1f}"
             f"  empty {figures.empty_fills}",
             flush=True,
@@ -247,6 +257,7 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--fills", type=int, default=40, help="held-out fills scored for the fill figures")
+    p.add_argument("--fill-slots", type=int, default=FILL_SLOTS, help="slots offered per gap (the longest fill)")
     p.add_argument("--show-fills", type=int, default=10)
     p.add_argument("--show-rewrites", type=int, default=5)
     p.add_argument(
@@ -305,8 +316,8 @@ def main(argv: list[str] | None = None) -> None:
         report["tuning"] = tune(engine, lm, tune_cases, args.seed + 1000)
 
     cases = fill_cases(data.sections, args.fills, args.seed)
-    figures, fills = run_fills(engine, lm, cases, args.seed)
-    print(f"\n== fills through the engine (default sampler settings, {FILL_SLOTS} slots, {len(cases)} gaps) ==")
+    figures, fills = run_fills(engine, lm, cases, args.seed, slots=args.fill_slots)
+    print(f"\n== fills through the engine (default sampler settings, {args.fill_slots} slots, {len(cases)} gaps) ==")
     print(
         f"  tokens per forward {figures.tokens_per_forward:.2f}"
         f"   passes per fill {figures.passes_per_fill:.1f}   ms per pass {figures.ms_per_pass:.1f}"
@@ -319,10 +330,15 @@ def main(argv: list[str] | None = None) -> None:
         f"  trigram perplexity: fills {figures.ppl_fill:.1f} {_interval(figures)}"
         f"   originals {figures.ppl_original:.1f}   shuffled originals {figures.ppl_shuffled:.1f}"
     )
+    print(
+        f"  the seam alone (two words after the gap): fills {figures.ppl_fill_seam:.1f}"
+        f"   originals {figures.ppl_original_seam:.1f}"
+    )
     report["fills"] = asdict(figures)
+    report["fill_slots"] = args.fill_slots
 
     if args.candidates > 1:
-        best, best_fills = run_fills(engine, lm, cases, args.seed, candidates=args.candidates)
+        best, best_fills = run_fills(engine, lm, cases, args.seed, candidates=args.candidates, slots=args.fill_slots)
         print(
             f"\n== the same gaps, best of {args.candidates} candidates by the model's own score (the editor) ==\n"
             f"  trigram perplexity: fills {best.ppl_fill:.1f} {_interval(best)}"

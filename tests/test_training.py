@@ -281,6 +281,23 @@ def test_router_balance_loss_is_one_when_balanced_and_trains_the_router() -> Non
     assert model.model.decoder.layers[0].router.proj.weight.grad.abs().sum() > 0
 
 
+def test_export_can_rewrite_only_the_sampler_defaults(tiny_checkpoint: Path, tmp_path: Path) -> None:
+    from model.training.export import main as export_main
+
+    folder = tmp_path / "model"
+    shutil.copytree(tiny_checkpoint, folder)
+    weights = (folder / "model.safetensors").read_bytes()
+    (tmp_path / "tuned.json").write_text(json.dumps({"entropy_bound": 0.75, "left_to_right_bias": 2.0}))
+    export_main(["--sampler-only", "--out", str(folder), "--defaults", str(tmp_path / "tuned.json")])
+    assert load(folder, device="cpu").generation_defaults == {
+        **SAMPLER_DEFAULTS, "entropy_bound": 0.75, "left_to_right_bias": 2.0
+    }
+    assert (folder / "model.safetensors").read_bytes() == weights
+    with pytest.raises(SystemExit):  # not a model folder: refused, nothing written
+        export_main(["--sampler-only", "--out", str(tmp_path / "empty")])
+    assert not (tmp_path / "empty").exists()
+
+
 def test_a_new_run_can_start_from_an_exported_model(corpus: Path, tmp_path: Path) -> None:
     from model.training.train import build_model, load_initial_weights, shape_from_args
 
@@ -343,6 +360,13 @@ def test_model_card_reports_the_run_chain_figures_and_licenses(corpus: Path, tmp
     assert "⟦ran to / the⟧" in card  # fills are shown as written, line breaks made visible
     # No sweep in this report, yet the card still states the shipped sampler defaults.
     assert "### Sampler defaults" in card and "`entropy_bound` " in card and "sweep below" not in card
+    # Redraft's sampler extension is stated, and explained (with its cost in length) only when it is on.
+    for bias in (0.0, 1.5):
+        (folder / "redraft_sampler.json").write_text(json.dumps({"left_to_right_bias": bias}))
+        card = render(folder, _report(4_830_000, with_interval=True), source_md=source_md)
+        assert f"`redraft_sampler.json`: `left_to_right_bias` {bias}" in card
+        assert ("entropy plus 1.5 × their slot's index" in card) == (bias > 0)
+        assert ("Fills use most of the slots offered (11.3 words" in card) == (bias > 0)
     # Older reports have no interval: the card says nothing rather than inventing one.
     assert "bootstrap" not in render(folder, _report(4_830_000, with_interval=False), source_md=source_md)
 

@@ -17,6 +17,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from model.loading import REDRAFT_SAMPLER_FILE
 from model.training.data import ExampleMix
 from model.training.export import LINEAGE_FILE
 
@@ -125,11 +126,15 @@ def render(model_dir: Path, report: dict, source_md: Path = CORPUS_SOURCE, sampl
     split, runs = read_lineage(model_dir)
     config = json.loads((model_dir / "config.json").read_text())
     gen = json.loads((model_dir / "generation_config.json").read_text())
+    extension_path = model_dir / REDRAFT_SAMPLER_FILE
+    extension = json.loads(extension_path.read_text()) if extension_path.is_file() else {}
+    left_to_right = float(extension.get("left_to_right_bias", 0.0))
     text_cfg = config["text_config"]
     args = runs[0].args
     total_bytes = sum(p.stat().st_size for p in model_dir.iterdir() if p.is_file())
     weights_mb = (model_dir / "model.safetensors").stat().st_size / 1e6
     fills = report["fills"]
+    slots = report.get("fill_slots", 24)
     mix = ExampleMix()
     books = _books(source_md)
     out: list[str] = []
@@ -325,7 +330,7 @@ def render(model_dir: Path, report: dict, source_md: Path = CORPUS_SOURCE, sampl
     )
     w(
         f"Fills through the engine (`model.engine`, default sampler settings below, {fills['fills']} held-out "
-        f"gaps of 4-14 words, {24} slots offered, the model chooses the length):\n"
+        f"gaps of 4-14 words, {slots} slots offered, the model chooses the length):\n"
     )
     w(
         f"- tokens per forward: **{fills['tokens_per_forward']:.2f}**; passes per fill: "
@@ -344,7 +349,14 @@ def render(model_dir: Path, report: dict, source_md: Path = CORPUS_SOURCE, sampl
         f"**{fills['ppl_original']:.0f}**, the original "
         f"words shuffled **{fills['ppl_shuffled']:.0f}**. No small pretrained language model can be installed "
         "offline here, hence the n-gram judge; it rewards common, locally fitting words, so a fill can score "
-        "*better* than the original while meaning less.\n"
+        "*better* than the original while meaning less."
+        + (
+            f" The seam alone (the two words after the gap, in the fill's context): fills "
+            f"**{fills['ppl_fill_seam']:.0f}**, originals **{fills['ppl_original_seam']:.0f}**."
+            if "ppl_fill_seam" in fills
+            else ""
+        )
+        + "\n"
     )
     best = report.get("fills_best_of")
     if best:
@@ -381,6 +393,20 @@ def render(model_dir: Path, report: dict, source_md: Path = CORPUS_SOURCE, sampl
         for k in ("max_denoising_steps", "t_min", "t_max", "stability_threshold", "confidence_threshold")
     )
     sentences = [f"`generation_config.json`: {defaults}, `entropy_bound` {gen['sampler_config']['entropy_bound']}."]
+    if extension:
+        sentences.append(
+            f"`{REDRAFT_SAMPLER_FILE}`: "
+            + ", ".join(f"`{k}` {v}" for k, v in extension.items())
+            + " (Redraft's extension of the sampler, which transformers' generation config cannot hold)."
+        )
+    if left_to_right > 0:
+        sentences.append(
+            "The left-to-right bias ranks a pass's tokens for acceptance by their entropy plus "
+            f"{left_to_right:g} × their slot's index, in nats (`model/sampling.py`): the text settles roughly "
+            "in reading order, each word conditioned on settled words before it, instead of as scattered "
+            "confident words with the holes filled in afterwards. The entropy bound still counts true "
+            "entropies, and a very certain token further right can still be taken early."
+        )
     if tuning:
         sentences.append(
             f"The sweep below runs on {tuning[0]['fills']} *other* held-out gaps (a different seed) than the "
@@ -390,12 +416,19 @@ def render(model_dir: Path, report: dict, source_md: Path = CORPUS_SOURCE, sampl
         sentences.append(sampler_note)
     w(" ".join(sentences) + "\n")
     if tuning:
-        w("| settings (changes from published defaults) | fill perplexity | passes | tokens/forward | words | empty |")
-        w("|---|---:|---:|---:|---:|---:|")
+        seams = all("ppl_fill_seam" in row for row in tuning)
+        w(
+            "| settings (changes from published defaults) | fill perplexity | "
+            + ("seam | " if seams else "")
+            + "passes | tokens/forward | words | empty |"
+        )
+        w("|---|---:|" + ("---:|" if seams else "") + "---:|---:|---:|---:|")
         for row in tuning:
             w(
                 f"| {json.dumps(row['settings']) if row['settings'] else 'published defaults'} | "
-                f"{row['ppl_fill']:.0f} | {row['passes_per_fill']:.1f} | {row['tokens_per_forward']:.2f} | "
+                f"{row['ppl_fill']:.0f} | "
+                + (f"{row['ppl_fill_seam']:.0f} | " if seams else "")
+                + f"{row['passes_per_fill']:.1f} | {row['tokens_per_forward']:.2f} | "
                 f"{row['mean_fill_words']:.1f} | {row['empty_fills']} |"
             )
         w("")
@@ -404,7 +437,7 @@ def render(model_dir: Path, report: dict, source_md: Path = CORPUS_SOURCE, sampl
     best_of = f", the best of {shown} candidates as the editor shows it" if shown > 1 else ""
     w(
         "The text between `⟦` and `⟧` is what the model wrote into the gap (the engine's `fill`, default "
-        "settings, 24 slots"
+        f"settings, {slots} slots"
         + best_of
         + "); the original gap follows. Line breaks are shown as ` / `; nothing else is "
         "changed. The same for rewrites: the engine's `rewrite` of the sentence, in place.\n"
@@ -431,6 +464,12 @@ def render(model_dir: Path, report: dict, source_md: Path = CORPUS_SOURCE, sampl
         "children's-story English, loses track of who is who, and knows little about the world. Fills are "
         "plausible in their immediate context far more often than they are right for the passage."
     )
+    if left_to_right > 0:
+        w(
+            f"- Fills use most of the slots offered ({fills['mean_fill_words']:.1f} words for {slots} slots where the "
+            f"original gaps had {fills['mean_original_words']:.1f}): with the left-to-right bias the model "
+            "rarely ends a gap early. For a short gap, ask for fewer tokens (the editor's Fill gap popup)."
+        )
     w(
         "- `rewrite` re-develops the span at its own length from a canvas that keeps part of it (strength < 1) "
         "or none of it (strength 1); at this size it does not reliably preserve the sentence's meaning."
