@@ -67,11 +67,13 @@ def main() -> int:
         window.rewrite_selection()
         wait_for_passes()
 
-    settled: list[tuple[int, int]] = []  # (tokens in ink, tokens still noise) per pass
+    # (words in ink, slots still noise) per pass: ink comes in runs of adjacent tokens (one segment for
+    # a whole settled phrase), noise one segment per slot.
+    settled: list[tuple[int, int]] = []
     window.service.worker.passReady.connect(
         lambda _job, painted: settled.append(
             (
-                sum(s.ink is not Ink.NOISE for s in painted.frames[0]),
+                sum(len(s.text.split()) for s in painted.frames[0] if s.ink is not Ink.NOISE),
                 sum(s.ink is Ink.NOISE for s in painted.frames[0]),
             )
         )
