@@ -17,7 +17,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from model.loading import REDRAFT_SAMPLER_FILE
+from model.loading import REDRAFT_SAMPLER_FILE, REDRAFT_SAMPLER_KEYS, generation_defaults
 from model.training.data import ExampleMix
 from model.training.export import LINEAGE_FILE
 
@@ -126,8 +126,9 @@ def render(model_dir: Path, report: dict, source_md: Path = CORPUS_SOURCE, sampl
     split, runs = read_lineage(model_dir)
     config = json.loads((model_dir / "config.json").read_text())
     gen = json.loads((model_dir / "generation_config.json").read_text())
-    extension_path = model_dir / REDRAFT_SAMPLER_FILE
-    extension = json.loads(extension_path.read_text()) if extension_path.is_file() else {}
+    # Read (and validated) as the engine reads it; only the keys the folder sets are stated.
+    loaded_defaults = generation_defaults(model_dir)
+    extension = {key: loaded_defaults[key] for key in REDRAFT_SAMPLER_KEYS if key in loaded_defaults}
     left_to_right = float(extension.get("left_to_right_bias", 0.0))
     text_cfg = config["text_config"]
     args = runs[0].args
