@@ -100,25 +100,28 @@ class _FrameBuilder:
         previous = self.previous if self.previous is not None and self.previous[0] == step.block else None
         frames = []
         for candidate, pieces in enumerate(step.pieces):
-            slots: list[tuple[Ink, int, str]] = []
+            slots: list[tuple[Ink, int, str, int]] = []  # ink, token, piece, slot index
             for slot, piece in enumerate(pieces):
                 token = step.tokens[candidate][slot]
                 if not step.accepted[candidate][slot]:
-                    slots.append((Ink.NOISE, token, NOISE_GLYPH if token in self.special_ids else piece))
+                    slots.append((Ink.NOISE, token, NOISE_GLYPH if token in self.special_ids else piece, slot))
                 elif token not in self.special_ids:  # accepted padding and end markers show as nothing
                     held = (
                         previous is not None
                         and previous[2][candidate][slot]
                         and previous[1][candidate][slot] == token
                     )
-                    slots.append((Ink.SETTLED if held else Ink.FRESH, token, piece))
+                    slots.append((Ink.SETTLED if held else Ink.FRESH, token, piece, slot))
             segments = [Segment(step.committed[candidate], Ink.SETTLED)] if step.committed[candidate] else []
             for ink, group in groupby(slots, key=lambda item: item[0]):
                 items = list(group)
                 if ink is Ink.NOISE:
-                    segments.extend(Segment(_visible_noise(piece), ink) for _, _, piece in items)
+                    segments.extend(Segment(_visible_noise(piece), ink) for _, _, piece, _ in items)
                 else:
-                    segments.append(Segment(self.decode([token for _, token, _ in items]), ink))
+                    text = self.decode([token for _, token, _, _ in items])
+                    if step.lead and items[0][3] == 0 and text.startswith(step.lead):
+                        text = text[len(step.lead) :]  # the document already has it (Pass.lead)
+                    segments.append(Segment(text, ink))
             frames.append(segments)
         self.previous = (step.block, step.tokens, step.accepted)
         return frames

@@ -54,6 +54,7 @@ MIN_PINNED_FRACTION = 0.25
 # Long prefixes go through the encoder in chunks: attention scores for the whole prefix at once would
 # need gigabytes at 8k tokens (no flash kernel for 512-wide heads), chunks bound that.
 PREFILL_CHUNK = 2048
+SPACE = " "
 
 
 @dataclass(frozen=True)
@@ -70,6 +71,9 @@ class Pass:
     committed: list[str]  # text of the blocks already finished, before this block's slots
     finished: list[bool]  # candidates whose current block has stopped early
     ms: float  # wall time of this pass
+    # Text the span's first token carries that the document already has (see ``_Layout.lead``): it is
+    # left out of ``pieces``; a painter decoding tokens itself drops it from the span's start.
+    lead: str = ""
 
     def text(self, candidate: int = 0, accepted_only: bool = False) -> str:
         pieces = self.pieces[candidate]
@@ -118,6 +122,12 @@ class _Layout:
     # Gap fills and rewrites must write at least one token: their training examples always start the
     # free slots with a real token ([span][pad…]), so pad or end-of-text there is a model error.
     must_write: bool = False
+    # A space ending the prefix, moved onto the canvas ("" when none). Byte-level BPE (and
+    # SentencePiece) glue a space to the word after it, so in training text a prefix never ends
+    # in a bare space token; the model would read one as a word break inside a word and start
+    # the span with a fragment ("ed it was strong"). The prompt stops before the space, the first
+    # slot may only hold a token starting with it, and it is cut from the span's text again.
+    lead: str = ""
 
 
 class Engine:
@@ -138,6 +148,7 @@ class Engine:
         unk = self.tokenizer.unk_token_id
         self.end_of_turn_id = end_of_turn if isinstance(end_of_turn, int) and end_of_turn != unk else None
         self.prefill_chunk = PREFILL_CHUNK
+        self._space_led: torch.Tensor | None = None
 
     # -- public API -------------------------------------------------------------------------------
 
@@ -187,6 +198,15 @@ class Engine:
         """
         return self.decode(ids).replace("\r\n", "\n").replace("\r", "\n")
 
+    def _space_led_tokens(self) -> torch.Tensor:
+        """Per vocabulary id, whether its text starts with a space (computed once, on first use)."""
+        if self._space_led is None:
+            texts = self.tokenizer.batch_decode([[i] for i in range(len(self.tokenizer))])
+            led = [text.startswith(SPACE) for text in texts][: self.vocab_size]
+            led += [False] * (self.vocab_size - len(led))
+            self._space_led = torch.tensor(led, device=self.device)
+        return self._space_led
+
     def _prefix_ids(self, prefix: str, budget: int) -> list[int]:
         # Tokenize only the tail that can matter: a token covers at least one character, except
         # multi-byte characters split into bytes, hence the generous factor.
@@ -231,10 +251,11 @@ class Engine:
             slots = request.max_new_tokens or min(2 * span_tokens + 8, 4 * canvas)
             prompt = self._instruction_prompt(request, request.context_budget)
             return self._blocks(prompt, slots, suffix="", stop_at_eos=True)
-        prompt = self._prefix_ids(request.prefix, request.context_budget)
+        lead = SPACE if request.prefix.endswith(SPACE) and self._space_led_tokens().any() else ""
+        prompt = self._prefix_ids(request.prefix[: len(request.prefix) - len(lead)], request.context_budget)
         original: list[int] = []
         if request.mode == "rewrite":
-            original = self.encode(request.span or "")
+            original = self.encode(lead + (request.span or ""))
             slots = len(original) + max(REWRITE_SLACK_MIN, math.ceil(len(original) * REWRITE_SLACK_FRACTION))
             if request.max_new_tokens is not None:
                 slots = min(slots, request.max_new_tokens)
@@ -243,7 +264,7 @@ class Engine:
             slots = request.max_new_tokens
         layout = self._blocks(prompt, slots, request.suffix, stop_at_eos=not request.suffix)
         # A fill at the very end stays plain continuation (exactly generate()'s loop, end-of-text allowed).
-        layout = replace(layout, must_write=request.mode == "rewrite" or bool(request.suffix))
+        layout = replace(layout, must_write=request.mode == "rewrite" or bool(request.suffix), lead=lead)
         return replace(layout, original=original) if request.strength < 1 else layout
 
     def _blocks(self, prompt: list[int], slots: int, suffix: str, stop_at_eos: bool) -> _Layout:
@@ -296,10 +317,7 @@ class Engine:
         embed_dtype = model.model.decoder.embed_tokens.weight.dtype
 
         blocks = len(layout.block_slots)
-        not_first = None
-        if layout.must_write:
-            banned = {self.pad_id, self.eos_id} | ({self.end_of_turn_id} if self.end_of_turn_id is not None else set())
-            not_first = torch.tensor(sorted(banned), device=device)
+        not_first = self._first_slot_forbidden(layout)
         kept: list[list[int]] = [[] for _ in range(batch)]
         committed_text = [""] * batch
         forward_passes = torch.zeros(batch, dtype=torch.long)
@@ -371,7 +389,16 @@ class Engine:
                 elapsed = (time.perf_counter() - started) * 1000
                 pass_ms.append(elapsed)
                 yield self._pass(
-                    step_index, block, blocks, slot_canvas, accepted_mask, entropy, committed_text, finished, elapsed
+                    step_index,
+                    block,
+                    blocks,
+                    slot_canvas,
+                    accepted_mask,
+                    entropy,
+                    committed_text,
+                    finished,
+                    elapsed,
+                    layout.lead if block == 0 else "",
                 )
                 step_index += 1
                 if bool(finished.all()):
@@ -384,7 +411,7 @@ class Engine:
             block_ids = argmax_slots.tolist()
             for candidate in range(batch):
                 kept[candidate].extend(block_ids[candidate])
-                committed_text[candidate] = self.span_text(self._clean(kept[candidate], layout))
+                committed_text[candidate] = self._new_text(self._clean(kept[candidate], layout), layout.lead)
             if layout.stop_at_eos:
                 ended |= (argmax_slots == self.eos_id).any(dim=1).cpu()
             if last or bool(ended.all()):
@@ -400,7 +427,7 @@ class Engine:
         positions = [self._kept_positions(ids, layout) for ids in kept]
         token_ids = [[ids[i] for i in where] for ids, where in zip(kept, positions, strict=True)]
         scores = self._candidate_scores(positions, torch.cat(block_scores, dim=1)) if block_scores else [0.0]
-        texts = [self.span_text(ids) for ids in token_ids]
+        texts = [self._new_text(ids, layout.lead) for ids in token_ids]
         per_forward = [len(ids) / max(1, int(n)) for ids, n in zip(token_ids, forward_passes, strict=True)]
         return EditResult(
             texts=texts,
@@ -450,15 +477,33 @@ class Engine:
         log_probs = torch.log_softmax(raw_logits[:, : slots.shape[1]].float(), dim=-1)
         return log_probs.gather(-1, slots[..., None])[..., 0].cpu()
 
+    def _first_slot_forbidden(self, layout: _Layout) -> torch.Tensor | None:
+        """Which vocabulary ids the span's first slot may not hold (None: any)."""
+        if not layout.must_write and not layout.lead:
+            return None
+        ends = [self.pad_id, self.eos_id] + ([self.end_of_turn_id] if self.end_of_turn_id is not None else [])
+        if layout.lead:
+            forbidden = ~self._space_led_tokens()
+            # A continuation may still end at once; a fill or rewrite must write (``must_write``).
+            forbidden[ends] = layout.must_write
+        else:
+            forbidden = torch.zeros(self.vocab_size, dtype=torch.bool, device=self.device)
+            forbidden[ends] = True
+        return forbidden
+
     @staticmethod
-    def _forbid_first(slot_logits: torch.Tensor, banned: torch.Tensor | None) -> torch.Tensor:
-        """The slot logits with ``banned`` tokens ruled out of the first slot (a copy; None: unchanged)."""
-        if banned is None:
+    def _forbid_first(slot_logits: torch.Tensor, forbidden: torch.Tensor | None) -> torch.Tensor:
+        """The slot logits with ``forbidden`` ids ruled out of the first slot (a copy; None: unchanged)."""
+        if forbidden is None:
             return slot_logits
         slot_logits = slot_logits.clone()
         # Finite, so entropies stay finite; the self-conditioning signal keeps the unmasked logits.
-        slot_logits[:, 0, banned] = -1e4
+        slot_logits[:, 0] = slot_logits[:, 0].masked_fill(forbidden, -1e4)
         return slot_logits
+
+    def _new_text(self, ids: list[int], lead: str) -> str:
+        """The span's text from its tokens, without the ``lead`` the document already has."""
+        return _without_lead(self.span_text(ids), lead)
 
     def _keep_original(self, noise: torch.Tensor, original: list[int], block: int, strength: float) -> torch.Tensor:
         """Start a rewrite canvas from the span itself, each token re-noised with probability ``strength``.
@@ -505,9 +550,13 @@ class Engine:
         committed: list[str],
         finished: torch.Tensor,
         ms: float,
+        lead: str,
     ) -> Pass:
         tokens = slot_canvas.tolist()
         pieces = [self.tokenizer.batch_decode([[t] for t in row]) for row in tokens]
+        if lead:
+            for row in pieces:
+                row[0] = _without_lead(row[0], lead)
         return Pass(
             step=step,
             block=block,
@@ -519,5 +568,10 @@ class Engine:
             committed=list(committed),
             finished=finished.tolist(),
             ms=ms,
+            lead=lead,
         )
+
+
+def _without_lead(text: str, lead: str) -> str:
+    return text[len(lead) :] if lead and text.startswith(lead) else text
 

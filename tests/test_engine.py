@@ -390,3 +390,64 @@ def test_instructions_need_an_instruction_tuned_checkpoint(tiny_checkpoint, tmp_
     request = EditRequest(prefix="A", span="the text", mode="instruct", instruction="Shorter", max_new_tokens=4)
     with pytest.raises(RequestError, match="not instruction-tuned"):
         Engine(loaded).run(request)
+
+
+@contextmanager
+def recorded_prompts(engine: Engine) -> Iterator[list[list[int]]]:
+    """The ids of every chunk the encoder is given (the prompt first, then finished blocks)."""
+    seen: list[list[int]] = []
+
+    def record(_module: Any, _args: Any, kwargs: dict[str, Any]) -> None:
+        seen.append(kwargs["input_ids"][0].tolist())
+
+    handle = engine.model.model.encoder.register_forward_pre_hook(record, with_kwargs=True)
+    try:
+        yield seen
+    finally:
+        handle.remove()
+
+
+def test_a_space_ending_the_prefix_becomes_the_start_of_the_first_token(engine: Engine) -> None:
+    # A writer's selection usually starts after a space. Byte-level BPE glues that space to the next
+    # word, so no training prefix ends in a bare space: the engine moves it onto the canvas.
+    (glued,) = engine.encode("x")  # a token without a leading space, made the model's favourite
+    request = EditRequest(prefix="The boy ", suffix=" the woods.", mode="fill", max_new_tokens=6, seed=3,
+                          options=FAST)
+    with favouring(engine, [glued]), recorded_prompts(engine) as prompts:
+        passes: list[Any] = []
+        result = engine.run(request, on_pass=passes.append)
+    assert prompts[0] == [engine.bos_id, *engine.encode("The boy")]
+    first = engine.decode([result.raw_tokens[0][0]])
+    assert first.startswith(" ") and result.raw_tokens[0][1:6] == [glued] * 5
+    assert result.text == engine.decode(result.token_ids[0])[1:]  # the document keeps its own space
+    assert not result.text.startswith(" ")
+    for step in passes:  # painted without the space too
+        piece = engine.decode([step.tokens[0][0]])
+        assert step.lead == " " and step.pieces[0][0] == (piece[1:] if piece.startswith(" ") else piece)
+
+    # Without the trailing space nothing moves and the favourite may start the span.
+    with favouring(engine, [glued]), recorded_prompts(engine) as prompts:
+        plain = engine.run(dataclasses.replace(request, prefix="The boy"))
+    assert prompts[0] == [engine.bos_id, *engine.encode("The boy")]
+    assert plain.raw_tokens[0][:6] == [glued] * 6 and plain.text == "x" * 6
+
+
+def test_a_moved_space_lets_a_continuation_still_end_at_once(engine: Engine) -> None:
+    request = EditRequest(prefix="The end. ", mode="fill", max_new_tokens=8, seed=1, options=FAST)
+    with favouring(engine, [engine.eos_id]):
+        result = engine.run(request)
+    assert result.raw_tokens[0][0] == engine.eos_id and result.text == ""
+
+
+def test_a_rewrite_after_a_space_starts_from_the_span_as_training_tokenized_it(engine: Engine) -> None:
+    span = "on the market square, where the stalls"
+    glued_to_space = engine.encode(" " + span)
+    assert glued_to_space != engine.encode(" ") + engine.encode(span)  # the case this is about
+    request = EditRequest(prefix="Rain fell ", span=span, suffix=" folded.", mode="rewrite", seed=6,
+                          strength=0.3, candidates=4, options=FAST)
+    with recorded_canvases(engine) as canvases:
+        result = engine.run(request)
+    first = canvases[0][:, : len(glued_to_space)]
+    kept = (first == torch.tensor(glued_to_space)[None]).float().mean().item()
+    assert 0.5 < kept < 0.95
+    assert all(not text.startswith(" ") or text.startswith("  ") for text in result.texts)

@@ -1,0 +1,29 @@
+"""What the model thread hands the editor to paint for each pass (real engine, tiny model)."""
+
+from __future__ import annotations
+
+from app.worker import Ink, _FrameBuilder
+from model import DenoiseOptions, EditRequest, Engine, LoadedModel, Pass
+
+
+def test_a_space_moved_onto_the_canvas_is_not_painted_twice(tiny_model: LoadedModel) -> None:
+    engine = Engine(tiny_model)
+    tokenizer = engine.tokenizer
+    builder = _FrameBuilder({int(i) for i in tokenizer.all_special_ids}, engine.decode)
+    passes: list[Pass] = []
+    request = EditRequest(prefix="The keeper ", suffix=" the stairs.", mode="fill", max_new_tokens=8, seed=2,
+                          candidates=2, options=DenoiseOptions(max_denoising_steps=12, left_to_right_bias=2.0))
+    engine.run(request, on_pass=passes.append)
+    checked = 0
+    for step in passes:
+        frames = builder.frames(step)
+        for candidate, segments in enumerate(frames):
+            if not step.accepted[candidate][0]:
+                continue
+            first_token = engine.decode([step.tokens[candidate][0]])
+            assert first_token.startswith(" ")  # the first slot only takes tokens that bring the space
+            assert segments[0].ink in (Ink.FRESH, Ink.SETTLED)
+            assert segments[0].text.startswith(first_token[1:])
+            assert not segments[0].text.startswith(" ") or first_token.startswith("  ")
+            checked += 1
+    assert checked > 0
