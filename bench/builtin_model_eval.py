@@ -341,8 +341,8 @@ def main(argv: list[str] | None = None) -> None:
         best, best_fills = run_fills(engine, lm, cases, args.seed, candidates=args.candidates, slots=args.fill_slots)
         print(
             f"\n== the same gaps, best of {args.candidates} candidates by the model's own score (the editor) ==\n"
-            f"  trigram perplexity: fills {best.ppl_fill:.1f} {_interval(best)}"
-            f"   passes per fill {best.passes_per_fill:.1f}"
+            f"  trigram perplexity: fills {best.ppl_fill:.1f} {_interval(best)}   seam {best.ppl_fill_seam:.1f}\n"
+            f"  words per fill {best.mean_fill_words:.1f}   passes per fill {best.passes_per_fill:.1f}"
             f"   ms per pass {best.ms_per_pass:.1f}   empty fills {best.empty_fills}"
         )
         report["fills_best_of"] = {"candidates": args.candidates, **asdict(best)}

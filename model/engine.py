@@ -55,6 +55,12 @@ MIN_PINNED_FRACTION = 0.25
 # need gigabytes at 8k tokens (no flash kernel for 512-wide heads), chunks bound that.
 PREFILL_CHUNK = 2048
 SPACE = " "
+# Ranking candidates: the suffix tokens re-predicted to judge the seam, and that score's weight
+# beside the mean log-probability of the span's own tokens. The seam score spreads about 80 times
+# wider (sd 3.2 against 0.04 nats on held-out gaps), so 0.01 already gives it a real say. On 120
+# held-out gaps, best of 3: seam perplexity 373 -> 244, the fill's own 57 -> 65 (single draws: 84).
+SEAM_TOKENS = 4
+SEAM_WEIGHT = 0.01
 
 
 @dataclass(frozen=True)
@@ -325,6 +331,7 @@ class Engine:
         step_index = 0
         ended = torch.zeros(batch, dtype=torch.bool)  # candidates that wrote end-of-text (continuation)
         block_scores: list[torch.Tensor] = []
+        seam_scores: torch.Tensor | None = None
 
         for block, slots in enumerate(layout.block_slots):
             last = block == blocks - 1
@@ -408,6 +415,8 @@ class Engine:
                 block_scores.append(
                     self._score_block(argmax_slots, pinned, sc_logits, keep_signal, decoder_positions, cache)
                 )
+                if last:
+                    seam_scores = self._score_seam(argmax_slots, pinned, decoder_positions, cache)
             block_ids = argmax_slots.tolist()
             for candidate in range(batch):
                 kept[candidate].extend(block_ids[candidate])
@@ -426,7 +435,9 @@ class Engine:
 
         positions = [self._kept_positions(ids, layout) for ids in kept]
         token_ids = [[ids[i] for i in where] for ids, where in zip(kept, positions, strict=True)]
-        scores = self._candidate_scores(positions, torch.cat(block_scores, dim=1)) if block_scores else [0.0]
+        scores = [0.0]
+        if block_scores:
+            scores = self._candidate_scores(positions, torch.cat(block_scores, dim=1), seam_scores)
         texts = [self._new_text(ids, layout.lead) for ids in token_ids]
         per_forward = [len(ids) / max(1, int(n)) for ids, n in zip(token_ids, forward_passes, strict=True)]
         return EditResult(
@@ -444,17 +455,52 @@ class Engine:
         )
 
     @staticmethod
-    def _candidate_scores(positions: list[list[int]], slot_log_probs: torch.Tensor) -> list[float]:
-        """Mean log-probability of the tokens each candidate keeps (-inf for an empty candidate).
+    def _candidate_scores(
+        positions: list[list[int]], slot_log_probs: torch.Tensor, seam: torch.Tensor | None = None
+    ) -> list[float]:
+        """Mean log-probability of the tokens each candidate keeps (-inf for an empty candidate), plus
+        ``SEAM_WEIGHT`` × its seam score (:meth:`_score_seam`) when the span has a suffix.
 
         A mean, not a sum: padding is the model's most confident prediction, so sums favour writing
-        nothing. On 40 held-out gaps with the built-in model, best-of-4 by this score cut the fills'
-        trigram perplexity by about a fifth (261 → 213); the sum made it worse.
+        nothing. On 40 held-out gaps with the built-in model, best-of-4 by the mean cut the fills'
+        trigram perplexity by about a fifth (261 → 213); the sum made it worse. The mean alone prefers
+        self-assured fills that ignore the text after them; the seam term trades a little of that
+        for fills that lead into it (MODEL_CARD.md).
         """
         return [
-            float(slot_log_probs[candidate, where].mean()) if where else -math.inf
+            float(slot_log_probs[candidate, where].mean())
+            + (SEAM_WEIGHT * float(seam[candidate]) if seam is not None else 0.0)
+            if where
+            else -math.inf
             for candidate, where in enumerate(positions)
         ]
+
+    def _score_seam(
+        self, slots: torch.Tensor, pinned: torch.Tensor, positions: torch.Tensor, cache: DynamicCache
+    ) -> torch.Tensor | None:
+        """Per candidate, how well the new text leads into the suffix: the mean log-probability of the
+        first ``SEAM_TOKENS`` suffix tokens when they are replaced by noise and predicted again from
+        the finished span and the rest of the suffix (a real denoising question, unlike reading
+        pinned tokens, on which the model was never trained). None when no suffix text follows.
+        """
+        stops = {self.pad_id, self.eos_id}
+        count = 0
+        for token in pinned[0, :SEAM_TOKENS].tolist():
+            if token in stops:
+                break
+            count += 1
+        if count == 0:
+            return None
+        start = slots.shape[1]
+        canvas = torch.cat([slots, pinned], dim=1)
+        noised = canvas.clone()
+        noised[:, start : start + count] = torch.randint(
+            0, self.vocab_size, (canvas.shape[0], count), device=canvas.device
+        )
+        # No self-conditioning: as on the first pass of a self-conditioned training step.
+        logits = self.model(decoder_input_ids=noised, past_key_values=cache, decoder_position_ids=positions).logits
+        log_probs = torch.log_softmax(logits[:, start : start + count].float(), dim=-1)
+        return log_probs.gather(-1, canvas[:, start : start + count, None])[..., 0].mean(dim=1).cpu()
 
     def _score_block(
         self,

@@ -229,8 +229,7 @@ def test_candidates_are_ranked_by_the_models_own_confidence(engine: Engine) -> N
     def make_row_two_sure(_module: Any, _args: Any, output: Any) -> None:
         output.logits[2, :, favoured] += 50.0  # only candidate 2 is certain of its tokens
 
-    request = EditRequest(prefix="The boy", suffix=" the woods.", mode="fill", max_new_tokens=6, seed=3,
-                          candidates=3, options=FAST)
+    request = EditRequest(prefix="The boy", mode="fill", max_new_tokens=6, seed=3, candidates=3, options=FAST)
     handle = engine.model.register_forward_hook(make_row_two_sure)
     try:
         result = engine.run(request)
@@ -451,3 +450,31 @@ def test_a_rewrite_after_a_space_starts_from_the_span_as_training_tokenized_it(e
     kept = (first == torch.tensor(glued_to_space)[None]).float().mean().item()
     assert 0.5 < kept < 0.95
     assert all(not text.startswith(" ") or text.startswith("  ") for text in result.texts)
+
+
+def test_candidates_that_lead_into_the_suffix_rank_first(engine: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Every candidate writes the same, equally sure fill; only candidate 1's model would predict the
+    # suffix's first tokens back after them. The seam term must pick it.
+    favoured = engine.encode(" river")[0]
+    suffix = " the woods and the hills."
+    suffix_ids = engine.encode(suffix)
+    slots = 6
+
+    def sure_fill_and_seam(_module: Any, _args: Any, output: Any) -> None:
+        output.logits[:, :slots, favoured] += 50.0
+        for offset, token in enumerate(suffix_ids[:4]):
+            output.logits[1, slots + offset, token] += 50.0  # pinned positions: read only by the seam score
+
+    request = EditRequest(prefix="The boy", suffix=suffix, mode="fill", max_new_tokens=slots, seed=3,
+                          candidates=3, options=FAST)
+    handle = engine.model.register_forward_hook(sure_fill_and_seam)
+    try:
+        result = engine.run(request)
+        monkeypatch.setattr("model.engine.SEAM_WEIGHT", 0.0)
+        without_seam = engine.run(request)
+    finally:
+        handle.remove()
+    assert result.token_ids == [[favoured] * slots] * 3
+    assert result.ranking[0] == 1
+    assert result.scores[1] > -1e-3 and all(result.scores[c] < -0.01 for c in (0, 2))
+    assert without_seam.ranking == [0, 1, 2]  # all tied on their own tokens: no reason to prefer 1

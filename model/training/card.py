@@ -363,9 +363,12 @@ def render(model_dir: Path, report: dict, source_md: Path = CORPUS_SOURCE, sampl
     if best:
         w(
             f"The editor develops {best['candidates']} candidates side by side and shows the one the model "
-            "rates best (mean log-probability of its own tokens, re-read on the finished canvas). On the same "
-            f"gaps, those fills score **{best['ppl_fill']:.0f}**{_interval(best)} ({best['passes_per_fill']:.1f} "
-            "passes per fill, "
+            "rates best: the mean log-probability of its own tokens, re-read on the finished canvas, plus "
+            "a small weight on how well it leads into the text after it (the first suffix tokens replaced by "
+            "noise and predicted again). On the same "
+            f"gaps, those fills score **{best['ppl_fill']:.0f}**{_interval(best)}"
+            + (f", the seam alone **{best['ppl_fill_seam']:.0f}**" if "ppl_fill_seam" in best else "")
+            + f" ({best['passes_per_fill']:.1f} passes per fill, "
             f"{best['ms_per_pass']:.0f} ms per pass for the batch, {best['empty_fills']} empty).\n"
         )
     if report.get("expert_usage"):
