@@ -147,7 +147,7 @@ def _fill_json(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
                 "ms_per_pass": round(result.ms_per_pass, 2),
             }
             if len(result.texts) > 1:
-                # Best first, with the model's own score (mean log-probability; null: wrote nothing).
+                # Best first, with the model's own score (Engine._candidate_scores; null: wrote nothing).
                 answer["candidates"] = [result.texts[c] for c in result.ranking]
                 answer["scores"] = [
                     round(result.scores[c], 3) if math.isfinite(result.scores[c]) else None for c in result.ranking

@@ -134,6 +134,7 @@ class _Layout:
     # the span with a fragment ("ed it was strong"). The prompt stops before the space, the first
     # slot may only hold a token starting with it, and it is cut from the span's text again.
     lead: str = ""
+    trail: str = ""  # whitespace moved from the document onto the suffix's start (``Engine._trail``)
 
 
 class Engine:
@@ -259,19 +260,41 @@ class Engine:
             return self._blocks(prompt, slots, suffix="", stop_at_eos=True)
         lead = SPACE if request.prefix.endswith(SPACE) and self._space_led_tokens().any() else ""
         prompt = self._prefix_ids(request.prefix[: len(request.prefix) - len(lead)], request.context_budget)
+        span = request.span or ""
+        trail = self._trail(request)
         original: list[int] = []
         if request.mode == "rewrite":
-            original = self.encode(lead + (request.span or ""))
+            original = self.encode(lead + span[: len(span) - len(trail)])
             slots = len(original) + max(REWRITE_SLACK_MIN, math.ceil(len(original) * REWRITE_SLACK_FRACTION))
             if request.max_new_tokens is not None:
                 slots = min(slots, request.max_new_tokens)
         else:
             assert request.max_new_tokens is not None  # validated
             slots = request.max_new_tokens
-        layout = self._blocks(prompt, slots, request.suffix, stop_at_eos=not request.suffix)
+        layout = self._blocks(prompt, slots, trail + request.suffix, stop_at_eos=not request.suffix)
         # A fill at the very end stays plain continuation (exactly generate()'s loop, end-of-text allowed).
-        layout = replace(layout, must_write=request.mode == "rewrite" or bool(request.suffix), lead=lead)
+        must_write = request.mode == "rewrite" or bool(request.suffix)
+        layout = replace(layout, must_write=must_write, lead=lead, trail=trail)
         return replace(layout, original=original) if request.strength < 1 else layout
+
+    @staticmethod
+    def _trail(request: EditRequest) -> str:
+        """Whitespace between the span and a suffix that starts a word, as the model should see it.
+
+        The mirror of ``_Layout.lead``: a suffix starting with a bare word ("Then") never follows a
+        span in training text, where the space before it belongs to the word (" Then"). A rewrite
+        whose selection ends in whitespace, or a fill at the start of a word after a space (the
+        cursor before "Then"), hands that whitespace to the suffix and puts it back after the new
+        text. Otherwise the model writes up to a glued "Then" and the sentence runs into it.
+        """
+        suffix, span = request.suffix, request.span or ""
+        if not suffix or suffix[0].isspace():
+            return ""
+        if request.mode == "rewrite":
+            return span[len(span.rstrip()) :] if span.strip() else ""
+        if request.mode == "fill" and suffix[0].isalnum() and (not request.prefix or request.prefix[-1].isspace()):
+            return SPACE
+        return ""
 
     def _blocks(self, prompt: list[int], slots: int, suffix: str, stop_at_eos: bool) -> _Layout:
         canvas = self.canvas_length
@@ -438,7 +461,7 @@ class Engine:
         scores = [0.0]
         if block_scores:
             scores = self._candidate_scores(positions, torch.cat(block_scores, dim=1), seam_scores)
-        texts = [self._new_text(ids, layout.lead) for ids in token_ids]
+        texts = [_with_trail(self._new_text(ids, layout.lead), layout.trail) for ids in token_ids]
         per_forward = [len(ids) / max(1, int(n)) for ids, n in zip(token_ids, forward_passes, strict=True)]
         return EditResult(
             texts=texts,
@@ -620,4 +643,8 @@ class Engine:
 
 def _without_lead(text: str, lead: str) -> str:
     return text[len(lead) :] if lead and text.startswith(lead) else text
+
+
+def _with_trail(text: str, trail: str) -> str:
+    return text + trail if trail and text and not text[-1].isspace() else text
 

@@ -478,3 +478,32 @@ def test_candidates_that_lead_into_the_suffix_rank_first(engine: Engine, monkeyp
     assert result.ranking[0] == 1
     assert result.scores[1] > -1e-3 and all(result.scores[c] < -0.01 for c in (0, 2))
     assert without_seam.ranking == [0, 1, 2]  # all tied on their own tokens: no reason to prefer 1
+
+
+@pytest.mark.parametrize(
+    ("prefix", "span", "suffix", "model_suffix", "trail"),
+    [
+        ("The boy ", None, "ran home.", " ran home.", " "),  # fill with the cursor before a word
+        ("", None, "Ran home.", " Ran home.", " "),  # ... at the start of the document
+        ("The boy ", "ran into ", "the woods.", " the woods.", " "),  # selection ending in a space
+        ("The boy ", "ran into\n", "The woods.", "\nThe woods.", "\n"),  # ... in a line break
+        ("The bo", None, "y ran home.", "y ran home.", ""),  # inside a word: nothing moves
+        ("The boy ", None, ", then home.", ", then home.", ""),  # before punctuation
+        ("The boy ", "ran into", " the woods.", " the woods.", ""),  # the suffix has its space
+    ],
+)
+def test_whitespace_before_a_suffix_word_is_handed_to_the_suffix(
+    engine: Engine, prefix: str, span: str | None, suffix: str, model_suffix: str, trail: str
+) -> None:
+    # The mirror of the moved prefix space: in training text the space before a word belongs to it.
+    mode = "rewrite" if span else "fill"
+    request = EditRequest(prefix=prefix, span=span, suffix=suffix, mode=mode, max_new_tokens=6, seed=2,  # type: ignore[arg-type]
+                          options=FAST)
+    slots = 6 if span is None else engine._layout(request).block_slots[0]
+    with recorded_canvases(engine) as canvases:
+        result = engine.run(request)
+    expected = engine.encode(model_suffix)
+    assert canvases[-1][0, slots : slots + len(expected)].tolist() == expected
+    new_text = engine.span_text(result.token_ids[0])
+    new_text = new_text[1:] if prefix.endswith(" ") and new_text.startswith(" ") else new_text
+    assert result.text == (new_text + trail if trail and not new_text[-1].isspace() else new_text)
