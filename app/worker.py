@@ -21,6 +21,7 @@ import torch
 from PySide6.QtCore import QObject, QThread, Signal, Slot
 
 from model import EditCancelled, EditRequest, EditResult, Engine, Pass, RedraftError, load
+from model.engine import without_lead
 
 log = logging.getLogger(__name__)
 
@@ -119,9 +120,7 @@ class _FrameBuilder:
                     segments.extend(Segment(_visible_noise(piece), ink) for _, _, piece, _ in items)
                 else:
                     text = self.decode([token for _, token, _, _ in items])
-                    if step.lead and items[0][3] == 0 and text.startswith(step.lead):
-                        text = text[len(step.lead) :]  # the document already has it (Pass.lead)
-                    segments.append(Segment(text, ink))
+                    segments.append(Segment(without_lead(text, step.lead) if items[0][3] == 0 else text, ink))
             frames.append(segments)
         self.previous = (step.block, step.tokens, step.accepted)
         return frames

@@ -572,7 +572,7 @@ class Engine:
 
     def _new_text(self, ids: list[int], lead: str) -> str:
         """The span's text from its tokens, without the ``lead`` the document already has."""
-        return _without_lead(self.span_text(ids), lead)
+        return without_lead(self.span_text(ids), lead)
 
     def _keep_original(self, noise: torch.Tensor, original: list[int], block: int, strength: float) -> torch.Tensor:
         """Start a rewrite canvas from the span itself, each token re-noised with probability ``strength``.
@@ -625,7 +625,7 @@ class Engine:
         pieces = [self.tokenizer.batch_decode([[t] for t in row]) for row in tokens]
         if lead:
             for row in pieces:
-                row[0] = _without_lead(row[0], lead)
+                row[0] = without_lead(row[0], lead)
         return Pass(
             step=step,
             block=block,
@@ -641,7 +641,8 @@ class Engine:
         )
 
 
-def _without_lead(text: str, lead: str) -> str:
+def without_lead(text: str, lead: str) -> str:
+    """``text`` less a leading ``lead`` (``Pass.lead``) that the document already holds."""
     return text[len(lead) :] if lead and text.startswith(lead) else text
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -18,18 +18,28 @@ FAST = DenoiseOptions(max_denoising_steps=6)
 
 
 @contextmanager
-def recorded_canvases(engine: Engine) -> Iterator[list[torch.Tensor]]:
-    """Every canvas the decoder is given, in order."""
+def recorded_inputs(module: torch.nn.Module, name: str) -> Iterator[list[torch.Tensor]]:
+    """The keyword input ``name`` of every call to ``module``, in order."""
     seen: list[torch.Tensor] = []
 
     def record(_module: Any, _args: Any, kwargs: dict[str, Any]) -> None:
-        seen.append(kwargs["decoder_input_ids"].clone())
+        seen.append(kwargs[name].clone())
 
-    handle = engine.model.register_forward_pre_hook(record, with_kwargs=True)
+    handle = module.register_forward_pre_hook(record, with_kwargs=True)
     try:
         yield seen
     finally:
         handle.remove()
+
+
+def recorded_canvases(engine: Engine) -> AbstractContextManager[list[torch.Tensor]]:
+    """Every canvas the decoder is given, in order."""
+    return recorded_inputs(engine.model, "decoder_input_ids")
+
+
+def recorded_prompts(engine: Engine) -> AbstractContextManager[list[torch.Tensor]]:
+    """Every chunk the encoder is given (the prompt first, then finished blocks), in order."""
+    return recorded_inputs(engine.model.model.encoder, "input_ids")
 
 
 @contextmanager
@@ -391,21 +401,6 @@ def test_instructions_need_an_instruction_tuned_checkpoint(tiny_checkpoint, tmp_
         Engine(loaded).run(request)
 
 
-@contextmanager
-def recorded_prompts(engine: Engine) -> Iterator[list[list[int]]]:
-    """The ids of every chunk the encoder is given (the prompt first, then finished blocks)."""
-    seen: list[list[int]] = []
-
-    def record(_module: Any, _args: Any, kwargs: dict[str, Any]) -> None:
-        seen.append(kwargs["input_ids"][0].tolist())
-
-    handle = engine.model.model.encoder.register_forward_pre_hook(record, with_kwargs=True)
-    try:
-        yield seen
-    finally:
-        handle.remove()
-
-
 def test_a_space_ending_the_prefix_becomes_the_start_of_the_first_token(engine: Engine) -> None:
     # A writer's selection usually starts after a space. Byte-level BPE glues that space to the next
     # word, so no training prefix ends in a bare space: the engine moves it onto the canvas.
@@ -415,7 +410,7 @@ def test_a_space_ending_the_prefix_becomes_the_start_of_the_first_token(engine: 
     with favouring(engine, [glued]), recorded_prompts(engine) as prompts:
         passes: list[Any] = []
         result = engine.run(request, on_pass=passes.append)
-    assert prompts[0] == [engine.bos_id, *engine.encode("The boy")]
+    assert prompts[0][0].tolist() == [engine.bos_id, *engine.encode("The boy")]
     first = engine.decode([result.raw_tokens[0][0]])
     assert first.startswith(" ") and result.raw_tokens[0][1:6] == [glued] * 5
     assert result.text == engine.decode(result.token_ids[0])[1:]  # the document keeps its own space
@@ -427,7 +422,7 @@ def test_a_space_ending_the_prefix_becomes_the_start_of_the_first_token(engine: 
     # Without the trailing space nothing moves and the favourite may start the span.
     with favouring(engine, [glued]), recorded_prompts(engine) as prompts:
         plain = engine.run(dataclasses.replace(request, prefix="The boy"))
-    assert prompts[0] == [engine.bos_id, *engine.encode("The boy")]
+    assert prompts[0][0].tolist() == [engine.bos_id, *engine.encode("The boy")]
     assert plain.raw_tokens[0][:6] == [glued] * 6 and plain.text == "x" * 6
 
 
