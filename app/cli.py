@@ -60,6 +60,11 @@ def build_parser() -> argparse.ArgumentParser:
     fill.add_argument("--json", action="store_true", help="read JSON-lines requests from stdin")
     fill.add_argument("--at", type=int, default=None, help="character offset of the gap")
     fill.add_argument("--max-new-tokens", type=int, default=32, help="longest text the gap may get")
+    fill.add_argument(
+        "--fixed-length",
+        action="store_true",
+        help="develop every candidate at --max-new-tokens (default: gap candidates try shorter lengths too)",
+    )
     _model_options(fill)
     _sampler_options(fill)
 
@@ -126,9 +131,12 @@ def _fill_json(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
             fields = json.loads(line)
             if not isinstance(fields, dict):
                 raise ValueError("a request must be a JSON object")
-            unknown = set(fields) - {"prefix", "suffix", "max_new_tokens", "seed", "candidates"}
+            unknown = set(fields) - {"prefix", "suffix", "max_new_tokens", "seed", "candidates", "vary_length"}
             if unknown:
                 raise ValueError(f"unknown fields: {', '.join(sorted(unknown))}")
+            vary_length = fields.get("vary_length", not args.fixed_length)
+            if not isinstance(vary_length, bool):
+                raise ValueError(f"vary_length must be true or false, got {vary_length!r}")
             request = EditRequest(
                 prefix=fields.get("prefix", ""),
                 suffix=fields.get("suffix", ""),
@@ -138,6 +146,7 @@ def _fill_json(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
                 candidates=fields.get("candidates", 1),
                 options=_options(args),
                 context_budget=args.context_budget,
+                vary_length=vary_length,
             )
             result = engine.run(request)
             answer: dict[str, Any] = {
@@ -204,7 +213,7 @@ def _edit_file(args: argparse.Namespace) -> int:
         if args.at is None:
             raise RequestError("fill FILE needs --at OFFSET (the character offset of the gap)")
         prefix, _, suffix = split_document(document, args.at, args.at)
-        request = EditRequest(prefix=prefix, suffix=suffix, mode="fill", **common)
+        request = EditRequest(prefix=prefix, suffix=suffix, mode="fill", vary_length=not args.fixed_length, **common)
     else:
         prefix, span, suffix = split_document(document, *_parse_span(args.span))
         if not span.strip():

@@ -45,7 +45,7 @@ class Preferences:
     # Candidates develop side by side in one batch and the editor shows the one the model rates best,
     # which reads better than a single draw. The batch is nearly free on a GPU; on two CPU cores the
     # built-in model takes about 2.5x as long (a 24-token fill: 1.5 s -> 3.9 s, measured).
-    candidates: int = _setting(3, "rewrite/candidates")
+    candidates: int = _setting(4, "rewrite/candidates")
     random_seed: bool = _setting(True, "rewrite/random_seed")
     seed: int = _setting(0, "rewrite/seed")
     context_budget: int = _setting(2048, "rewrite/context_budget")

@@ -91,6 +91,10 @@ class SettingsDialog(QDialog):
             "published DiffusionGemma sampler. Small models write more coherent text with it."
         )
         self.candidates = _integer(p.candidates, 1, 8)
+        self.candidates.setToolTip(
+            "Versions developed side by side; the model's favourite is shown first. A gap's candidates also "
+            "try shorter lengths (all of the tokens asked for, 2/3, 1/2, 1/3), so the model chooses the length."
+        )
         self.strength = _integer(round(p.rewrite_strength * 100), 5, 100)
         self.strength.setSuffix(" % re-noised")
         self.strength.setToolTip("How much of the selection a rewrite starts from noise; less keeps more of it")

@@ -162,6 +162,7 @@ def run_fills(
     options: DenoiseOptions | None = None,
     candidates: int = 1,
     slots: int = FILL_SLOTS,
+    vary_length: bool = True,
 ) -> tuple[FillFigures, list[str]]:
     """Fill every case through the engine; score fills, originals and shuffled originals.
 
@@ -179,6 +180,7 @@ def run_fills(
             seed=seed + i,
             candidates=candidates,
             options=options or DenoiseOptions(),
+            vary_length=vary_length,
         )
         result = engine.run(request)
         fills.append(result.text)
@@ -264,7 +266,10 @@ def main(argv: list[str] | None = None) -> None:
         "--rewrite-strength", type=float, default=0.7, help="noise level of the rewrites (0.7: the editor's default)"
     )
     p.add_argument(
-        "--candidates", type=int, default=3, help="best-of-N fills, as the editor develops them (its default: 3)"
+        "--candidates", type=int, default=4, help="best-of-N fills, as the editor develops them (its default: 4)"
+    )
+    p.add_argument(
+        "--fixed-length", action="store_true", help="best-of-N candidates all at --fill-slots (the editor varies them)"
     )
     p.add_argument("--batches", type=int, default=8, help="batches of 16 canvases per accuracy figure")
     p.add_argument("--tune", action="store_true", help="sweep sampler settings on other held-out passages")
@@ -338,14 +343,19 @@ def main(argv: list[str] | None = None) -> None:
     report["fill_slots"] = args.fill_slots
 
     if args.candidates > 1:
-        best, best_fills = run_fills(engine, lm, cases, args.seed, candidates=args.candidates, slots=args.fill_slots)
+        best, best_fills = run_fills(
+            engine, lm, cases, args.seed, candidates=args.candidates, slots=args.fill_slots,
+            vary_length=not args.fixed_length,
+        )
+        lengths = "all at the slots offered" if args.fixed_length else "at several lengths"
         print(
-            f"\n== the same gaps, best of {args.candidates} candidates by the model's own score (the editor) ==\n"
+            f"\n== the same gaps, best of {args.candidates} candidates ({lengths}) by the model's own score"
+            " (the editor) ==\n"
             f"  trigram perplexity: fills {best.ppl_fill:.1f} {_interval(best)}   seam {best.ppl_fill_seam:.1f}\n"
             f"  words per fill {best.mean_fill_words:.1f}   passes per fill {best.passes_per_fill:.1f}"
             f"   ms per pass {best.ms_per_pass:.1f}   empty fills {best.empty_fills}"
         )
-        report["fills_best_of"] = {"candidates": args.candidates, **asdict(best)}
+        report["fills_best_of"] = {"candidates": args.candidates, "vary_length": not args.fixed_length, **asdict(best)}
         fills = best_fills  # the samples shown are what the editor would show
 
     print(

@@ -7,8 +7,10 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
+from transformers import AutoTokenizer
 
 ENV = {**os.environ, "OMP_NUM_THREADS": "1"}
 
@@ -58,6 +60,23 @@ def test_fill_json_lists_candidates_best_first(tiny_checkpoint: Path) -> None:
     scores = [-1e9 if score is None else score for score in answer["scores"]]  # None: wrote nothing
     assert scores == sorted(scores, reverse=True)
     assert all(score <= 0 for score in scores)  # mean log-probabilities
+
+
+def test_fill_json_candidates_try_shorter_lengths_unless_told_not_to(tiny_checkpoint: Path) -> None:
+    base = {"prefix": "The lighthouse keeper", "suffix": " every evening.", "max_new_tokens": 12, "seed": 1,
+            "candidates": 4}
+    lines = [json.dumps(base), json.dumps({**base, "vary_length": False}), json.dumps({**base, "vary_length": 1})]
+    done = redraft("fill", "--json", "--model", str(tiny_checkpoint), "--steps", "8", stdin="\n".join(lines) + "\n")
+    varied, fixed, bad = (json.loads(line) for line in done.stdout.splitlines())
+    tokenizer = AutoTokenizer.from_pretrained(str(tiny_checkpoint))
+
+    def tokens(answer: dict[str, Any]) -> int:
+        return sum(len(tokenizer.encode(text, add_special_tokens=False)) for text in answer["candidates"])
+
+    # A random-weight model writes (nearly) every slot it is given: 12+8+6+4 slots against 4 x 12.
+    assert tokens(varied) < tokens(fixed) - 10
+    assert bad == {"error": "request on line 3: vary_length must be true or false, got 1"}
+    assert done.returncode != 0
 
 
 def test_fill_json_reports_bad_lines_and_keeps_going(tiny_checkpoint: Path) -> None:

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 import torch
 
-from model import DenoiseOptions, EditCancelled, EditRequest, Engine, RequestError, split_document
+from model import DenoiseOptions, EditCancelled, EditRequest, Engine, Pass, RequestError, split_document
 from model.conditioning import self_conditioning_block
 
 FAST = DenoiseOptions(max_denoising_steps=6)
@@ -461,7 +461,7 @@ def test_candidates_that_lead_into_the_suffix_rank_first(engine: Engine, monkeyp
             output.logits[1, slots + offset, token] += 50.0  # pinned positions: read only by the seam score
 
     request = EditRequest(prefix="The boy", suffix=suffix, mode="fill", max_new_tokens=slots, seed=3,
-                          candidates=3, options=FAST)
+                          candidates=3, options=FAST, vary_length=False)
     handle = engine.model.register_forward_hook(sure_fill_and_seam)
     try:
         result = engine.run(request)
@@ -473,6 +473,81 @@ def test_candidates_that_lead_into_the_suffix_rank_first(engine: Engine, monkeyp
     assert result.ranking[0] == 1
     assert result.scores[1] > -1e-3 and all(result.scores[c] < -0.01 for c in (0, 2))
     assert without_seam.ranking == [0, 1, 2]  # all tied on their own tokens: no reason to prefer 1
+
+
+def test_gap_candidates_develop_at_several_lengths_with_the_suffix_after_each(engine: Engine) -> None:
+    suffix = " the stairs every evening."
+    suffix_ids = engine.encode(suffix)
+    favoured = engine.encode(" river")[0]
+    request = EditRequest(prefix="The keeper", suffix=suffix, mode="fill", max_new_tokens=12, seed=4,
+                          candidates=5, options=FAST)
+    widths = [12, 8, 6, 4, 12]  # LENGTH_SHARES, cycled
+    passes: list[Pass] = []
+    with favouring(engine, [favoured]), recorded_canvases(engine) as canvases, \
+            recorded_self_conditioning(engine) as signals:
+        result = engine.run(request, on_pass=passes.append)
+
+    # Every slot is favoured, so each candidate fills exactly its own slots; none takes suffix tokens.
+    assert result.token_ids == [[favoured] * width for width in widths]
+    assert result.texts == [engine.span_text([favoured] * width) for width in widths]
+    for canvas in canvases[: result.passes]:
+        for row, width in enumerate(widths):
+            assert canvas[row, width : width + len(suffix_ids)].tolist() == suffix_ids
+            assert canvas[row, width + len(suffix_ids)] == engine.eos_id
+    for signal in signals[1 : result.passes]:  # the passes (the ranking's re-reads come after)
+        for row, width in enumerate(widths):
+            assert torch.count_nonzero(signal[row, width:]) == 0
+            assert torch.count_nonzero(signal[row, :width]) > 0
+    for step in passes:  # painted: each candidate's own slots only
+        assert [len(tokens) for tokens in step.tokens] == widths
+        assert [len(pieces) for pieces in step.pieces] == widths
+        assert [len(accepted) for accepted in step.accepted] == widths
+
+
+def test_the_seam_can_rank_a_shorter_gap_candidate_first(engine: Engine) -> None:
+    # All candidates are equally sure of their own tokens; only the 6-slot candidate's model predicts
+    # the suffix back right after its text, where its suffix starts.
+    favoured = engine.encode(" river")[0]
+    suffix = " the woods and the hills."
+    suffix_ids = engine.encode(suffix)
+
+    def sure_fill_and_seam(_module: Any, _args: Any, output: Any) -> None:
+        output.logits[:, :, favoured] += 50.0
+        for offset, token in enumerate(suffix_ids[:4]):
+            output.logits[2, 6 + offset, token] += 80.0
+
+    request = EditRequest(prefix="The boy", suffix=suffix, mode="fill", max_new_tokens=12, seed=3,
+                          candidates=3, options=FAST)
+    handle = engine.model.register_forward_hook(sure_fill_and_seam)
+    try:
+        result = engine.run(request)
+    finally:
+        handle.remove()
+    assert [len(ids) for ids in result.token_ids] == [12, 8, 6]
+    assert result.ranking[0] == 2 and result.text == engine.span_text([favoured] * 6)
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"vary_length": False},
+        {"candidates": 1},
+        {"suffix": ""},  # continuation: no seam to choose a length by
+        {"mode": "rewrite", "span": "by the old mill", "max_new_tokens": None},
+    ],
+)
+def test_lengths_vary_only_for_gap_fills_with_several_candidates(engine: Engine, change: dict[str, Any]) -> None:
+    request = EditRequest(prefix="The boy", suffix=" the woods.", mode="fill", max_new_tokens=12, seed=3,
+                          candidates=3, options=FAST)
+    request = dataclasses.replace(request, **change)
+    layout = engine._layout(request)
+    assert layout.candidate_slots == []
+    with recorded_canvases(engine) as canvases:
+        engine.run(request)
+    slots = layout.block_slots[-1]
+    suffix_ids = engine.encode(" the woods.")
+    for row in canvases[0]:  # every candidate has the suffix right after all the slots
+        assert row[slots : slots + len(suffix_ids)].tolist() == (suffix_ids if request.suffix else [])
 
 
 @pytest.mark.parametrize(
