@@ -20,6 +20,7 @@ from transformers.models.diffusion_gemma.generation_diffusion_gemma import Diffu
 
 from model import EditRequest, Engine, load
 from model.conditioning import self_conditioning_block
+from model.loading import builtin_model_folder
 from model.training.data import (
     BOS_ID,
     EOS_ID,
@@ -28,6 +29,7 @@ from model.training.data import (
     ExampleMix,
     ExampleSampler,
     TokenizedPool,
+    WordEdges,
     canvas_example,
     read_sections,
     split_sections,
@@ -146,6 +148,43 @@ def test_sampler_batches_are_rectangular_and_deterministic() -> None:
         for row, target in zip(x.prefix, x.targets, strict=True):
             if row.numel() > 1:
                 assert int(row[-1]) + 1 == int(target[0])
+
+
+def test_word_aligned_examples_start_and_end_between_words() -> None:
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(str(builtin_model_folder()))
+    edges = WordEdges.of(tokenizer)
+    text = " ".join(_story(i) for i in range(40)) + " Strawberries, unbelievably, outnumbered the blackbirds."
+    pool = _pool([tokenizer.encode(text, add_special_tokens=False)], ends=True)
+    doc = pool.doc(0)
+
+    def cuts(sampler: ExampleSampler) -> tuple[int, int]:
+        """Examples whose canvas starts inside a word, and infill/gap spans that end inside one."""
+        starts = ends = 0
+        for _ in range(60):
+            batch = sampler.next_batch()
+            for prefix, targets, free, kind in zip(batch.prefix, batch.targets, batch.free, batch.kind, strict=True):
+                if prefix.numel() > 1:
+                    glued = edges.ends[int(prefix[-1])] and edges.starts[int(targets[0])]
+                    starts += bool(glued)
+                if kind > 0:
+                    # The span is the free slots that hold text; the next target token is the suffix's first.
+                    span = int((free & (targets != 0)).sum())
+                    slots = int(free.sum())
+                    after = int(targets[slots]) if slots < len(targets) else 0
+                    ends += bool(after and edges.ends[int(targets[span - 1])] and edges.starts[after])
+        return starts, ends
+
+    mix = ExampleMix(continuation=0.2, infill=0.4, gap=0.4)
+    plain = cuts(ExampleSampler([pool], [1.0], canvas=32, batch_size=8, mix=mix, seed=5))
+    aligned = cuts(ExampleSampler([pool], [1.0], canvas=32, batch_size=8, mix=mix, seed=5, edges=edges))
+    assert plain[0] > 10 and plain[1] > 10  # random cuts land inside words often
+    assert aligned == (0, 0)
+    # A word longer than the span allows is cut before it rather than inside it.
+    start = int(np.flatnonzero(doc == tokenizer.encode(" unbelievably", add_special_tokens=False)[0])[0])
+    assert len(tokenizer.encode(" unbelievably", add_special_tokens=False)) > 1
+    assert edges.span_end(doc, start - 1, 2, 2) == 1
 
 
 def _model_and_batch() -> tuple[torch.nn.Module, CanvasBatch]:
@@ -339,7 +378,8 @@ def test_model_card_reports_the_run_chain_figures_and_licenses(corpus: Path, tmp
 
     train(_tiny_args(tmp_path / "first", corpus, "--max-steps", "3"))
     exported = export(tmp_path / "first", tmp_path / "export-1")
-    train(_tiny_args(tmp_path / "second", corpus, "--max-steps", "2", "--init-from", str(exported)))
+    train(_tiny_args(tmp_path / "second", corpus, "--max-steps", "2", "--init-from", str(exported),
+                     "--mix", "0.2,0.5,0.3", "--word-aligned"))
     folder = export(tmp_path / "second", tmp_path / "model")
     # The export records the whole chain, so the card needs nothing but the model folder.
     lineage = json.loads((folder / "training_runs.json").read_text())
@@ -356,6 +396,8 @@ def test_model_card_reports_the_run_chain_figures_and_licenses(corpus: Path, tmp
     assert "**Compute**: 5 steps" in card  # the chain's total: 3 + 2
     assert "A Test Book (An Author; PG #1)" in card and "CDLA-Sharing-1.0" in card
     assert "--init-from runs/export-1" in card  # the reproduction commands chain the runs
+    assert "--mix 0.2,0.5,0.3" in card and card.count("--word-aligned") == 1  # the second run only
+    assert "Changed later — run 2: 20% continuation, 50% infill, 30% gaps; word-aligned examples" in card
     assert "fills **291** (90% bootstrap interval over gaps 178-422)" in card
     assert "⟦ran to / the⟧" in card  # fills are shown as written, line breaks made visible
     # No sweep in this report, yet the card still states the shipped sampler defaults.
@@ -367,6 +409,15 @@ def test_model_card_reports_the_run_chain_figures_and_licenses(corpus: Path, tmp
         assert f"`redraft_sampler.json`: `left_to_right_bias` {bias}" in card
         assert ("entropy plus 1.5 × their slot's index" in card) == (bias > 0)
         assert ("Fills use most of the slots offered (11.3 words" in card) == (bias > 0)
+    # The editor's best of 4 at several lengths: the card says which lengths, and drops the "most of
+    # the slots" limitation that a single draw still has.
+    report = _report(4_830_000, with_interval=True)
+    report["fill_slots"] = 24
+    report["fills_best_of"] = {**report["fills"], "candidates": 4, "vary_length": True, "mean_fill_words": 14.2}
+    card = render(folder, report, source_md=source_md)
+    assert "develop at different lengths (24, 16, 12, 8 of the 24 slots)" in card
+    assert "14.2 words per fill, where a single draw at 24 slots writes 11.3" in card
+    assert "Fills use most of the slots offered" not in card
     # Older reports have no interval: the card says nothing rather than inventing one.
     assert "bootstrap" not in render(folder, _report(4_830_000, with_interval=False), source_md=source_md)
 
@@ -376,3 +427,15 @@ def test_model_card_refuses_a_model_folder_without_a_training_record(tmp_path: P
 
     with pytest.raises(SystemExit, match="training_runs.json is missing"):
         render(tmp_path, _report(4_830_000, with_interval=False))
+
+
+def test_mix_flag_takes_three_shares(capsys: pytest.CaptureFixture[str]) -> None:
+    from model.training.train import example_mix
+
+    args = parse_args(["--run-dir", "unused", "--mix", "2,1,1"])
+    assert example_mix(args.mix) == ExampleMix(continuation=2.0, infill=1.0, gap=1.0)
+    assert example_mix(parse_args(["--run-dir", "unused"]).mix) == ExampleMix()
+    for bad in ("0.5,0.5", "a,b,c", "-1,1,1", "0,0,0"):
+        with pytest.raises(SystemExit):
+            parse_args(["--run-dir", "unused", "--mix", bad])
+        assert "--mix" in capsys.readouterr().err

@@ -17,6 +17,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from model.engine import LENGTH_SHARES
 from model.loading import REDRAFT_SAMPLER_FILE, REDRAFT_SAMPLER_KEYS, generation_defaults
 from model.training.data import ExampleMix
 from model.training.export import LINEAGE_FILE
@@ -48,6 +49,7 @@ RUN_ARGS = (
     "warmup_steps",
     "threads",
     "seed",
+    "mix",
     "max_minutes",
 )
 
@@ -82,6 +84,8 @@ class Run:
         if self.args.get("init_from") not in (None, "None"):
             flags.append(f"--init-from {overrides.pop('init_from', self.args['init_from'])}")
         flags += [f"--{k.replace('_', '-')} {self.args[k]}" for k in SHAPE_ARGS + RUN_ARGS if k in self.args]
+        if self.args.get("word_aligned") == "True":
+            flags.append("--word-aligned")
         flags += [f"--{k.replace('_', '-')} {v}" for k, v in overrides.items()]
         lines, line = [], "python -m model.training.train"
         for flag in flags:
@@ -107,6 +111,41 @@ def _interval(figures: dict) -> str:
     """The bootstrap interval of a fill perplexity as a parenthesis, or "" for older reports without one."""
     interval = figures.get("ppl_fill_interval")
     return f" (90% bootstrap interval over gaps {interval[0]:.0f}-{interval[1]:.0f})" if interval else ""
+
+
+def _mix_changes(runs: list[Run]) -> str:
+    """The runs that trained on another mix, or on word-aligned examples (`train --mix`, `--word-aligned`)."""
+    default = ExampleMix()
+    default_shares = [default.continuation, default.infill, default.gap]
+    notes = []
+    for number, run in enumerate(runs, 1):
+        shares = [float(x) for x in run.args.get("mix", "0,0,0").split(",")]
+        changed = sum(shares) > 0 and [x / sum(shares) for x in shares] != default_shares
+        aligned = run.args.get("word_aligned") == "True"
+        if not (changed or aligned):
+            continue
+        parts = []
+        if changed:
+            c, i, g = (x / sum(shares) for x in shares)
+            parts.append(f"{c:.0%} continuation, {i:.0%} infill, {g:.0%} gaps")
+        if aligned:
+            parts.append(
+                "word-aligned examples (canvases start and spans end between words, never inside one, as "
+                "a writer's cursor and selections do)"
+            )
+        notes.append(f"run {number}: " + "; ".join(parts))
+    return (" Changed later — " + "; ".join(notes) + ".") if notes else ""
+
+
+def _length_choice(best: dict, fills: dict, slots: int) -> str:
+    """How the editor's candidates choose a gap's length, with the words per fill it gives."""
+    widths = sorted({max(1, round(slots * share)) for share in LENGTH_SHARES[: best["candidates"]]}, reverse=True)
+    return (
+        f" For a gap the candidates develop at different lengths ({', '.join(map(str, widths))} of the {slots} "
+        "slots), each with the text after it pinned right behind its last slot, so the ranking chooses the "
+        f"length as well: {best['mean_fill_words']:.1f} words per fill, where a single draw at {slots} slots "
+        f"writes {fills['mean_fill_words']:.1f} and the original gaps hold {fills['mean_original_words']:.1f}."
+    )
 
 
 def _one_line(text: str) -> str:
@@ -239,6 +278,7 @@ def render(model_dir: Path, report: dict, source_md: Path = CORPUS_SOURCE, sampl
         "Continuation gets the largest share because it teaches plain language modelling, which everything "
         "else needs at this size; infill matches how the engine pins suffixes; the gap share is enough for "
         "the model to learn to leave surplus slots empty."
+        + _mix_changes(runs)
     )
     w(
         f"- **Prefix lengths** (one per batch, so batches need no padding): {list(mix.prefix_lengths)} tokens "
@@ -369,7 +409,9 @@ def render(model_dir: Path, report: dict, source_md: Path = CORPUS_SOURCE, sampl
             f"gaps, those fills score **{best['ppl_fill']:.0f}**{_interval(best)}"
             + (f", the seam alone **{best['ppl_fill_seam']:.0f}**" if "ppl_fill_seam" in best else "")
             + f" ({best['passes_per_fill']:.1f} passes per fill, "
-            f"{best['ms_per_pass']:.0f} ms per pass for the batch, {best['empty_fills']} empty).\n"
+            f"{best['ms_per_pass']:.0f} ms per pass for the batch, {best['empty_fills']} empty)."
+            + (_length_choice(best, fills, slots) if best.get("vary_length") else "")
+            + "\n"
         )
     if report.get("expert_usage"):
         balanced = [i for i, r in enumerate(runs, 1) if float(r.args.get("router_aux_weight", 0.0)) > 0]
@@ -468,7 +510,7 @@ def render(model_dir: Path, report: dict, source_md: Path = CORPUS_SOURCE, sampl
         "children's-story English, loses track of who is who, and knows little about the world. Fills are "
         "plausible in their immediate context far more often than they are right for the passage."
     )
-    if left_to_right > 0:
+    if left_to_right > 0 and not (best and best.get("vary_length")):
         w(
             f"- Fills use most of the slots offered ({fills['mean_fill_words']:.1f} words for {slots} slots where the "
             f"original gaps had {fills['mean_original_words']:.1f}): with the left-to-right bias the model "

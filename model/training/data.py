@@ -12,6 +12,9 @@ Canvas layouts (the engine builds the same ones at inference time, see ``model/e
   pinned if the document ends inside the canvas);
 * variable-length gap: like infill, but the free slots hold ``[span][pad × k]`` so the model learns
   to leave surplus slots empty and ``fill`` can choose its length.
+
+With ``WordEdges`` (``train --word-aligned``) canvases start, and spans end, between words, as the
+editor's edits do: a writer's cursor or selection sits at a word boundary, never inside a word.
 """
 
 from __future__ import annotations
@@ -154,12 +157,62 @@ class ExampleMix:
     prefix_weights: tuple[float, ...] = (0.10, 0.15, 0.20, 0.25, 0.15, 0.15)
 
 
+@dataclass(frozen=True)
+class WordEdges:
+    """Per vocabulary id, whether its text starts / ends with a letter or digit.
+
+    Two neighbouring tokens that touch at letters or digits ("straw" + "berries") are one word; a
+    space, a line break or punctuation between them is a word boundary.
+    """
+
+    starts: np.ndarray  # bool, (vocab,)
+    ends: np.ndarray
+
+    @classmethod
+    def of(cls, tokenizer: object) -> WordEdges:
+        texts = tokenizer.batch_decode([[i] for i in range(len(tokenizer))])  # type: ignore[attr-defined]
+        special = set(tokenizer.all_special_ids)  # type: ignore[attr-defined]
+        starts = [bool(t) and t[0].isalnum() and i not in special for i, t in enumerate(texts)]
+        ends = [bool(t) and t[-1].isalnum() and i not in special for i, t in enumerate(texts)]
+        return cls(np.array(starts), np.array(ends))
+
+    def inside_word(self, doc: np.ndarray, i: int) -> bool:
+        """Whether position ``i`` of ``doc`` (a cut before ``doc[i]``) falls inside a word."""
+        return 0 < i < len(doc) and bool(self.ends[doc[i - 1]] and self.starts[doc[i]])
+
+    def word_start(self, doc: np.ndarray, i: int, last: int) -> int:
+        """The first word boundary at or after ``i``, not past ``last`` (``i`` itself if none)."""
+        for j in range(i, last + 1):
+            if not self.inside_word(doc, j):
+                return j
+        return i
+
+    def span_end(self, doc: np.ndarray, start: int, span: int, longest: int) -> int:
+        """``span`` moved to end between words: on to the word's end if that stays within ``longest``
+        tokens, else back to its start (or unchanged if the span is one word too long for either)."""
+        end = start + span
+        for longer in range(end, start + longest + 1):
+            if not self.inside_word(doc, longer):
+                return longer - start
+        for shorter in range(end - 1, start, -1):
+            if not self.inside_word(doc, shorter):
+                return shorter - start
+        return span
+
+
 def canvas_example(
-    doc: np.ndarray, start: int, kind: int, canvas: int, ends_document: bool, rng: np.random.Generator
+    doc: np.ndarray,
+    start: int,
+    kind: int,
+    canvas: int,
+    ends_document: bool,
+    rng: np.random.Generator,
+    edges: WordEdges | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """(targets, free) for the canvas beginning at ``doc[start]`` (the prefix is what precedes it).
 
-    Past the end of a document the canvas holds ``eos`` then ``pad``, the engine's convention.
+    Past the end of a document the canvas holds ``eos`` then ``pad``, the engine's convention. With
+    ``edges`` the span of an infill or gap example ends between words.
     """
     tail = doc[start : start + canvas]
     clean = np.full(canvas, PAD_ID, dtype=np.int64)
@@ -173,11 +226,15 @@ def canvas_example(
         return clean, free
     if kind == 1:
         span = int(rng.integers(1, half + 1))
+        if edges is not None:
+            span = edges.span_end(doc, start, span, half)
         free[:span] = True
         return clean, free
     # Variable-length gap: `slots` free positions, of which only the first `span` hold text.
     slots = int(rng.integers(2, half + 1))
     span = min(int(rng.integers(1, slots + 1)), len(doc) - start)
+    if edges is not None:
+        span = edges.span_end(doc, start, span, min(slots, len(doc) - start))
     rest = doc[start + span :]
     targets = np.full(canvas, PAD_ID, dtype=np.int64)
     targets[:span] = doc[start : start + span]
@@ -200,6 +257,7 @@ class ExampleSampler:
         batch_size: int,
         mix: ExampleMix | None = None,
         seed: int = 0,
+        edges: WordEdges | None = None,
     ) -> None:
         self.pools = list(pools)
         # An empty pool (e.g. no held-out book section in a tiny corpus) is never drawn from.
@@ -209,6 +267,7 @@ class ExampleSampler:
         self.batch_size = batch_size
         self.mix = mix or ExampleMix()
         self.rng = np.random.default_rng(seed)
+        self.edges = edges
 
     def state(self) -> dict:
         return self.rng.bit_generator.state  # type: ignore[no-any-return]
@@ -228,7 +287,10 @@ class ExampleSampler:
                 if last >= 0:
                     return d, 0
             elif last >= prefix_len:
-                return d, int(self.rng.integers(prefix_len, last + 1))
+                start = int(self.rng.integers(prefix_len, last + 1))
+                if self.edges is not None:
+                    start = self.edges.word_start(pool.doc(d), start, last)
+                return d, start
         return None
 
     def next_batch(self) -> CanvasBatch:
@@ -247,7 +309,7 @@ class ExampleSampler:
                 doc = pool.doc(d)
                 kind = int(self.rng.choice(3, p=kind_p))
                 targets, free = canvas_example(
-                    doc, start, kind, self.canvas, bool(pool.ends_document[d]), self.rng
+                    doc, start, kind, self.canvas, bool(pool.ends_document[d]), self.rng, self.edges
                 )
                 prefix = np.concatenate([[BOS_ID], doc[start - prefix_len : start]]).astype(np.int64)
                 rows.append((prefix, targets, free, kind))

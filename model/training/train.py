@@ -38,7 +38,15 @@ import torch.nn.functional as F
 from transformers import AutoTokenizer, DiffusionGemmaForBlockDiffusion, PreTrainedTokenizerFast
 
 from model.architecture import TextModelShape, build_config
-from model.training.data import CanvasBatch, ExampleMix, ExampleSampler, TokenizedPool, read_sections, split_sections
+from model.training.data import (
+    CanvasBatch,
+    ExampleMix,
+    ExampleSampler,
+    TokenizedPool,
+    WordEdges,
+    read_sections,
+    split_sections,
+)
 from model.training.export import LINEAGE_FILE, PRIOR_LINEAGE_FILE
 from model.training.objective import NoiseConfig, diffusion_loss
 from model.training.tokenizer import build_tokenizer, save_tokenizer
@@ -77,6 +85,16 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--canvas", type=int, default=64)
     p.add_argument("--batch-size", type=int, default=16)
     p.add_argument("--story-weight", type=float, default=0.6, help="share of examples from TinyStories")
+    p.add_argument(
+        "--mix",
+        type=_mix_flag,
+        default=DEFAULT_MIX,
+        metavar="C,I,G",
+        help="shares of continuation, infill and variable-length gap examples (default 0.4,0.35,0.25)",
+    )
+    p.add_argument(
+        "--word-aligned", action="store_true", help="start canvases and end spans between words, as edits do"
+    )
     p.add_argument("--router-aux-weight", type=float, default=0.0, help="MoE load-balancing loss weight")
     p.add_argument("--lr", type=float, default=1.5e-3)
     p.add_argument("--min-lr-ratio", type=float, default=0.1)
@@ -90,6 +108,25 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--probe", type=int, default=0, help="time this many steps from scratch, print, exit")
     return p.parse_args(argv)
+
+
+def example_mix(text: str) -> ExampleMix:
+    """``--mix C,I,G``: the shares of continuation, infill and gap examples (any scale)."""
+    try:
+        continuation, infill, gap = (float(part) for part in text.split(","))
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(f"--mix takes three shares C,I,G like 0.4,0.35,0.25, got {text!r}") from error
+    if min(continuation, infill, gap) < 0 or continuation + infill + gap <= 0:
+        raise argparse.ArgumentTypeError(f"--mix shares must be >= 0 and not all 0, got {text!r}")
+    return ExampleMix(continuation=continuation, infill=infill, gap=gap)
+
+
+DEFAULT_MIX = f"{ExampleMix.continuation},{ExampleMix.infill},{ExampleMix.gap}"
+
+
+def _mix_flag(text: str) -> str:
+    example_mix(text)  # validated here, kept as text so train_args.json and the card can repeat it
+    return text
 
 
 def shape_from_args(args: argparse.Namespace) -> TextModelShape:
@@ -174,23 +211,34 @@ def make_optimizer(model: torch.nn.Module, args: argparse.Namespace) -> torch.op
     )
 
 
-def make_sampler(pools: dict[str, TokenizedPool], args: argparse.Namespace, split: str, seed: int) -> ExampleSampler:
+def make_sampler(
+    pools: dict[str, TokenizedPool],
+    args: argparse.Namespace,
+    split: str,
+    seed: int,
+    edges: WordEdges | None = None,
+) -> ExampleSampler:
     return ExampleSampler(
         [pools[f"{split}_stories"], pools[f"{split}_books"]],
         [args.story_weight, 1 - args.story_weight],
         canvas=args.canvas,
         batch_size=args.batch_size,
-        mix=ExampleMix(),
+        mix=example_mix(args.mix),
         seed=seed,
+        edges=edges,
     )
 
 
 def heldout_losses(
-    model: torch.nn.Module, pools: dict[str, TokenizedPool], args: argparse.Namespace, batches: int = 4
+    model: torch.nn.Module,
+    pools: dict[str, TokenizedPool],
+    args: argparse.Namespace,
+    edges: WordEdges | None = None,
+    batches: int = 4,
 ) -> dict[str, float | dict[str, float]]:
     """Loss on a fixed set of held-out batches (same examples and noise every time), overall and per
     example kind, so a run can be judged on infill, which the editor's fills depend on, not only on the mix."""
-    sampler = make_sampler(pools, args, "heldout", seed=12345)
+    sampler = make_sampler(pools, args, "heldout", seed=12345, edges=edges)
     generator = torch.Generator().manual_seed(12345)
     losses: list[float] = []
     kind_sums = torch.zeros(len(CanvasBatch.KINDS), dtype=torch.float64)
@@ -250,7 +298,8 @@ def train(args: argparse.Namespace) -> dict:
     if args.init_from is not None and fresh_run:
         load_initial_weights(model, args.init_from)
     optimizer = make_optimizer(model, args)
-    sampler = make_sampler(pools, args, "train", seed=args.seed)
+    edges = WordEdges.of(tokenizer) if args.word_aligned else None
+    sampler = make_sampler(pools, args, "train", seed=args.seed, edges=edges)
     generator = torch.Generator().manual_seed(args.seed + 1)
     ckpt_path = args.run_dir / "checkpoint.pt"
     step, tokens, elapsed, history = 0, 0, 0.0, []
@@ -324,7 +373,7 @@ def train(args: argparse.Namespace) -> dict:
         out_of_time = args.max_minutes is not None and elapsed >= args.max_minutes * 60
         out_of_time |= args.stop_at_step is not None and step >= args.stop_at_step
         if not args.probe and (time.time() - last_ckpt >= args.checkpoint_minutes * 60 or out_of_time):
-            history.append({"step": step, **heldout_losses(model, pools, args)})
+            history.append({"step": step, **heldout_losses(model, pools, args, edges)})
             print(json.dumps(history[-1]), flush=True)
             checkpoint()
             last_ckpt = time.time()
@@ -345,7 +394,7 @@ def train(args: argparse.Namespace) -> dict:
         )
         return {"step": step}
     if step >= target_steps:
-        history.append({"step": step, **heldout_losses(model, pools, args)})
+        history.append({"step": step, **heldout_losses(model, pools, args, edges)})
         print(json.dumps(history[-1]), flush=True)
         checkpoint()
     print("done", flush=True)
