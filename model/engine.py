@@ -77,7 +77,8 @@ LENGTH_SHARES = (1.0, 2 / 3, 1 / 2, 1 / 3)
 
 @dataclass(frozen=True)
 class Pass:
-    """One denoising step, ready to paint: everything is per candidate, over the current block's slots."""
+    """One denoising step, ready to paint: everything is per candidate, over its own slots of the current
+    block (a gap's shorter candidates have fewer, ``LENGTH_SHARES``)."""
 
     step: int  # 0-based over the whole edit (all blocks)
     block: int
@@ -104,7 +105,7 @@ class Pass:
 class EditResult:
     texts: list[str]  # the new span, per candidate
     token_ids: list[list[int]]
-    raw_tokens: list[list[int]]  # every block's final canvas slots, before padding and end markers are removed
+    raw_tokens: list[list[int]]  # every block's final slots (the candidate's own), with padding and end markers
     passes: int  # denoising passes run (all blocks)
     blocks: int
     tokens_per_forward: float  # new (non-pad) tokens per decoder forward, averaged over candidates

@@ -409,8 +409,8 @@ def test_model_card_reports_the_run_chain_figures_and_licenses(corpus: Path, tmp
         assert f"`redraft_sampler.json`: `left_to_right_bias` {bias}" in card
         assert ("entropy plus 1.5 × their slot's index" in card) == (bias > 0)
         assert ("Fills use most of the slots offered (11.3 words" in card) == (bias > 0)
-    # The editor's best of 4 at several lengths: the card says which lengths, and drops the "most of
-    # the slots" limitation that a single draw still has.
+    # The editor's best of 4 at several lengths: the card says which lengths, and limits the "most of
+    # the slots" caveat to single draws.
     report = _report(4_830_000, with_interval=True)
     report["fill_slots"] = 24
     report["fills_best_of"] = {**report["fills"], "candidates": 4, "vary_length": True, "mean_fill_words": 14.2}
@@ -418,6 +418,8 @@ def test_model_card_reports_the_run_chain_figures_and_licenses(corpus: Path, tmp
     assert "develop at different lengths (24, 16, 12, 8 of the 24 slots)" in card
     assert "14.2 words per fill, where a single draw at 24 slots writes 11.3" in card
     assert "Fills use most of the slots offered" not in card
+    assert "A single draw uses most of the slots offered (11.3 words for 24 slots" in card
+    assert "`--candidates 4` for the same" in card
     # Older reports have no interval: the card says nothing rather than inventing one.
     assert "bootstrap" not in render(folder, _report(4_830_000, with_interval=False), source_md=source_md)
 

@@ -510,7 +510,15 @@ def render(model_dir: Path, report: dict, source_md: Path = CORPUS_SOURCE, sampl
         "children's-story English, loses track of who is who, and knows little about the world. Fills are "
         "plausible in their immediate context far more often than they are right for the passage."
     )
-    if left_to_right > 0 and not (best and best.get("vary_length")):
+    if left_to_right > 0 and best and best.get("vary_length"):
+        w(
+            f"- A single draw uses most of the slots offered ({fills['mean_fill_words']:.1f} words for {slots} "
+            f"slots where the original gaps had {fills['mean_original_words']:.1f}): the model rarely ends a gap "
+            f"early by itself. The editor's {best['candidates']} candidates at several lengths let the ranking "
+            f"choose ({best['mean_fill_words']:.1f} words); from the command line pass "
+            f"`--candidates {best['candidates']}` for the same."
+        )
+    elif left_to_right > 0:
         w(
             f"- Fills use most of the slots offered ({fills['mean_fill_words']:.1f} words for {slots} slots where the "
             f"original gaps had {fills['mean_original_words']:.1f}): with the left-to-right bias the model "
