@@ -75,6 +75,11 @@ SEAM_WEIGHT = 0.01
 LENGTH_SHARES = (1.0, 2 / 3, 1 / 2, 1 / 3)
 
 
+def candidate_widths(slots: int, candidates: int) -> list[int]:
+    """Free slots per gap candidate: ``LENGTH_SHARES`` of ``slots``, cycled, at least one each."""
+    return [max(1, round(slots * LENGTH_SHARES[c % len(LENGTH_SHARES)])) for c in range(candidates)]
+
+
 @dataclass(frozen=True)
 class Pass:
     """One denoising step, ready to paint: everything is per candidate, over its own slots of the current
@@ -291,9 +296,7 @@ class Engine:
         must_write = request.mode == "rewrite" or bool(request.suffix)
         layout = replace(layout, must_write=must_write, lead=lead, trail=trail)
         if request.mode == "fill" and request.suffix and request.vary_length and request.candidates > 1:
-            widest = layout.block_slots[-1]
-            shares = [LENGTH_SHARES[c % len(LENGTH_SHARES)] for c in range(request.candidates)]
-            layout = replace(layout, candidate_slots=[max(1, round(widest * share)) for share in shares])
+            layout = replace(layout, candidate_slots=candidate_widths(layout.block_slots[-1], request.candidates))
         return replace(layout, original=original) if request.strength < 1 else layout
 
     @staticmethod
@@ -430,7 +433,7 @@ class Engine:
                         self_conditioning_logits=sc_logits,
                     ).logits
                 logits = temperature(None, raw_logits, cur_step=step_tensor)
-                slot_logits = self._hold(self._forbid_first(logits[:, :slots], first_slot_ban), held)
+                slot_logits = self._slot_logits(logits, slots, first_slot_ban, held)
                 probs = torch.softmax(slot_logits, dim=-1, dtype=torch.float32)
                 sampled = torch.multinomial(probs.reshape(-1, self.vocab_size), num_samples=1).view(batch, slots)
                 new_argmax = torch.argmax(slot_logits, dim=-1)
@@ -445,7 +448,7 @@ class Engine:
                     new_slots = torch.where(finished[:, None], slot_canvas, new_slots)
                     if sc_logits is not None:
                         logits = torch.where(finished[:, None, None], sc_logits, logits)
-                        slot_logits = self._hold(self._forbid_first(logits[:, :slots], first_slot_ban), held)
+                        slot_logits = self._slot_logits(logits, slots, first_slot_ban, held)
                 finished = finished | stopper(new_argmax, slot_logits)
                 slot_canvas, argmax_slots = new_slots, new_argmax
                 sc_logits = logits.to(embed_dtype)
@@ -604,6 +607,13 @@ class Engine:
             forbidden = torch.zeros(self.vocab_size, dtype=torch.bool, device=self.device)
             forbidden[ends] = True
         return forbidden
+
+    @classmethod
+    def _slot_logits(
+        cls, logits: torch.Tensor, slots: int, first_slot_ban: torch.Tensor | None, held: torch.Tensor | None
+    ) -> torch.Tensor:
+        """The free slots' logits as the sampler sees them: first-slot ban and held ids applied."""
+        return cls._hold(cls._forbid_first(logits[:, :slots], first_slot_ban), held)
 
     @staticmethod
     def _hold(slot_logits: torch.Tensor, held: torch.Tensor | None) -> torch.Tensor:

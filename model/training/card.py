@@ -17,10 +17,11 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from model.engine import LENGTH_SHARES
+from model.engine import candidate_widths
 from model.loading import REDRAFT_SAMPLER_FILE, REDRAFT_SAMPLER_KEYS, generation_defaults
 from model.training.data import ExampleMix
 from model.training.export import LINEAGE_FILE
+from model.training.train import DEFAULT_MIX, example_mix
 
 CORPUS_SOURCE = Path("/work/shared/corpus/SOURCE.md")
 # The first run was extended once (see the card): planned steps, and the checkpoint it resumed from.
@@ -115,18 +116,20 @@ def _interval(figures: dict) -> str:
 
 def _mix_changes(runs: list[Run]) -> str:
     """The runs that trained on another mix, or on word-aligned examples (`train --mix`, `--word-aligned`)."""
-    default = ExampleMix()
-    default_shares = [default.continuation, default.infill, default.gap]
+    def shares(mix: ExampleMix) -> list[float]:
+        total = mix.continuation + mix.infill + mix.gap
+        return [mix.continuation / total, mix.infill / total, mix.gap / total]
+
     notes = []
     for number, run in enumerate(runs, 1):
-        shares = [float(x) for x in run.args.get("mix", "0,0,0").split(",")]
-        changed = sum(shares) > 0 and [x / sum(shares) for x in shares] != default_shares
+        run_shares = shares(example_mix(run.args.get("mix", DEFAULT_MIX)))
+        changed = run_shares != shares(ExampleMix())
         aligned = run.args.get("word_aligned") == "True"
         if not (changed or aligned):
             continue
         parts = []
         if changed:
-            c, i, g = (x / sum(shares) for x in shares)
+            c, i, g = run_shares
             parts.append(f"{c:.0%} continuation, {i:.0%} infill, {g:.0%} gaps")
         if aligned:
             parts.append(
@@ -139,7 +142,7 @@ def _mix_changes(runs: list[Run]) -> str:
 
 def _length_choice(best: dict, fills: dict, slots: int) -> str:
     """How the editor's candidates choose a gap's length, with the words per fill it gives."""
-    widths = sorted({max(1, round(slots * share)) for share in LENGTH_SHARES[: best["candidates"]]}, reverse=True)
+    widths = sorted(set(candidate_widths(slots, best["candidates"])), reverse=True)
     return (
         f" For a gap the candidates develop at different lengths ({', '.join(map(str, widths))} of the {slots} "
         "slots), each with the text after it pinned right behind its last slot, so the ranking chooses the "
