@@ -41,6 +41,13 @@ def _sampler_options(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="prefer settling words from the left (nats per slot; 0: the published sampler; default: the model's)",
     )
+    parser.add_argument(
+        "--polish-rounds",
+        type=int,
+        default=None,
+        help="rounds that re-develop the least likely words of the finished text (0: the published sampler; "
+        "default: the model's)",
+    )
     parser.add_argument("--candidates", type=int, default=1, help="candidates developed side by side")
     parser.add_argument("--context-budget", type=int, default=2048, help="prefix tokens kept as context")
     parser.add_argument("--only-span", action="store_true", help="print only the new text, not the document")
@@ -115,7 +122,9 @@ def _load(args: argparse.Namespace) -> Any:
 def _options(args: argparse.Namespace) -> Any:
     from model import DenoiseOptions
 
-    return DenoiseOptions(max_denoising_steps=args.steps, left_to_right_bias=args.left_to_right_bias)
+    return DenoiseOptions(
+        max_denoising_steps=args.steps, left_to_right_bias=args.left_to_right_bias, polish_rounds=args.polish_rounds
+    )
 
 
 def _fill_json(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:

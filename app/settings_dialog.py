@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.settings import Preferences
+from model.request import MAX_POLISH_ROUNDS
 
 MODEL_SOURCES = (("Built-in model", "builtin"), ("Local folder", "folder"), ("Hugging Face Hub id", "hub"))
 DEVICE_LABELS = (("Automatic", "auto"), ("CPU", "cpu"), ("CUDA GPU", "cuda"))
@@ -90,6 +91,11 @@ class SettingsDialog(QDialog):
             "How strongly each pass prefers to settle words from the left (nats per slot); 0 is the "
             "published DiffusionGemma sampler. Small models write more coherent text with it."
         )
+        self.polish_rounds = _integer(p.polish_rounds, -1, MAX_POLISH_ROUNDS, MODEL_DEFAULT)
+        self.polish_rounds.setToolTip(
+            "After the text has developed, rounds in which its least likely words turn back into noise "
+            "and develop again; 0 is the published sampler. Small models write cleaner text with a few."
+        )
         self.candidates = _integer(p.candidates, 1, 8)
         self.candidates.setToolTip(
             "Versions developed side by side; the model's favourite is shown first. A gap's candidates also "
@@ -123,6 +129,7 @@ class SettingsDialog(QDialog):
         sampler_form.addRow("Temperature at the end:", self.t_min)
         sampler_form.addRow("Entropy bound:", self.entropy_bound)
         sampler_form.addRow("Left-to-right bias:", self.left_to_right_bias)
+        sampler_form.addRow("Polish rounds:", self.polish_rounds)
         sampler_form.addRow("Rewrite strength:", self.strength)
         sampler_form.addRow("Candidates:", self.candidates)
         sampler_form.addRow("", self.random_seed)
@@ -172,7 +179,15 @@ class SettingsDialog(QDialog):
         self.device.setCurrentIndex(other.device.currentIndex())
         self.allow_download.setChecked(other.allow_download.isChecked())
         spin_boxes = (
-            "max_steps", "t_max", "t_min", "entropy_bound", "left_to_right_bias", "strength", "candidates", "seed"
+            "max_steps",
+            "t_max",
+            "t_min",
+            "entropy_bound",
+            "left_to_right_bias",
+            "polish_rounds",
+            "strength",
+            "candidates",
+            "seed",
         )
         for name in (*spin_boxes, "context_budget"):
             getattr(self, name).setValue(getattr(other, name).value())
@@ -197,6 +212,7 @@ class SettingsDialog(QDialog):
             t_min=round(self.t_min.value(), 4),
             entropy_bound=round(self.entropy_bound.value(), 4),
             left_to_right_bias=round(bias, 4) if (bias := self.left_to_right_bias.value()) >= 0 else -1.0,
+            polish_rounds=self.polish_rounds.value(),
             candidates=self.candidates.value(),
             rewrite_strength=self.strength.value() / 100,
             random_seed=self.random_seed.isChecked(),

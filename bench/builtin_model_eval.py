@@ -233,6 +233,9 @@ def tune(engine: Engine, lm: TrigramLM, cases: list[Case], seed: int) -> list[di
         {"entropy_bound": 2.0, "left_to_right_bias": 1.0},
         {"entropy_bound": 1.0, "left_to_right_bias": 1.0, "max_denoising_steps": 64},
         {"t_min": 0.6, "t_max": 1.0, "entropy_bound": 1.0, "left_to_right_bias": 1.0},
+        {"entropy_bound": 1.0, "left_to_right_bias": 1.0, "polish_rounds": 3},
+        {"entropy_bound": 1.0, "left_to_right_bias": 1.0, "polish_rounds": 6},
+        {"entropy_bound": 1.0, "left_to_right_bias": 1.0, "polish_rounds": 12},
         # The defaults shipped before the left-to-right bias existed.
         {"t_min": 0.6, "t_max": 1.0, "entropy_bound": 4.0},
     ]

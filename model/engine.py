@@ -12,13 +12,17 @@ How an edit maps onto DiffusionGemma's block diffusion:
   (:mod:`model.conditioning`), followed by end-of-text and padding when the document ends there.
 * Each pass is DiffusionGemma's own step, built from the samplers transformers ships: the linear
   temperature schedule, sampling, entropy-bound acceptance, uniform re-noising of the rest, and the
-  stable-and-confident early stop. Only the free slots take part in acceptance and stopping. The one
-  extension, off unless a checkpoint or request asks for it, is a left-to-right bias in the ranking
-  of tokens to accept (:mod:`model.sampling`), which small models need to write coherent text.
+  stable-and-confident early stop. Only the free slots take part in acceptance and stopping. Redraft's
+  first extension, off unless a checkpoint or request asks for it, is a left-to-right bias in the
+  ranking of tokens to accept (:mod:`model.sampling`), which small models need to write coherent text.
 * Several candidates develop side by side as one batch and are ranked by the model's own score. For
   a gap between prefix and suffix they also try shorter lengths (``LENGTH_SHARES``): each candidate
   has its own number of free slots, with the suffix pinned right after them, so the ranking chooses
   the gap's length too.
+* Optionally (``polish_rounds``, the second extension, also off by default) each finished block is
+  polished: its weakest tokens, as the model re-reads the clean canvas, are replaced by noise and
+  predicted again with everything else in place, a few rounds with fewer tokens each time
+  (:meth:`Engine._polish`).
 * A span longer than one canvas is done block by block: each finished block is committed to the KV
   cache through the encoder and the next canvas starts after it.
 * With no suffix (continuation) every canvas position is free, which makes the loop produce exactly
@@ -73,6 +77,10 @@ SEAM_WEIGHT = 0.01
 # padding after a shorter length instead, the suffix left where it was, ruined the seam (perplexity
 # 1500): the model does not plan its text to end where padding is imposed.
 LENGTH_SHARES = (1.0, 2 / 3, 1 / 2, 1 / 3)
+# Polishing (``polish_rounds``): the first round re-noises this share of each candidate's slots (its
+# least likely tokens), later rounds linearly fewer. Uniform-noise diffusion trains the model to spot
+# and replace wrong tokens anywhere on a canvas, but the sampler never revisits a finished one.
+POLISH_SHARE = 0.3
 
 
 def candidate_widths(slots: int, candidates: int) -> list[int]:
@@ -83,7 +91,8 @@ def candidate_widths(slots: int, candidates: int) -> list[int]:
 @dataclass(frozen=True)
 class Pass:
     """One denoising step, ready to paint: everything is per candidate, over its own slots of the current
-    block (a gap's shorter candidates have fewer, ``LENGTH_SHARES``)."""
+    block (a gap's shorter candidates have fewer, ``LENGTH_SHARES``). A polish round (``polish_rounds``)
+    is a pass too, with every slot accepted: the whole canvas is text again after it."""
 
     step: int  # 0-based over the whole edit (all blocks)
     block: int
@@ -111,7 +120,7 @@ class EditResult:
     texts: list[str]  # the new span, per candidate
     token_ids: list[list[int]]
     raw_tokens: list[list[int]]  # every block's final slots (the candidate's own), with padding and end markers
-    passes: int  # denoising passes run (all blocks)
+    passes: int  # denoising passes run (all blocks, polish rounds included)
     blocks: int
     tokens_per_forward: float  # new (non-pad) tokens per decoder forward, averaged over candidates
     ms_per_pass: float
@@ -425,13 +434,7 @@ class Engine:
                 canvas = torch.cat([slot_canvas, pinned], dim=1)
                 # As in generate(): the step is an int32 tensor, so the schedule's arithmetic matches.
                 step_tensor = torch.tensor(cur_step, device=device, dtype=torch.int32)
-                with zero_self_conditioning_at(model, keep_signal if sc_logits is not None else None):
-                    raw_logits = model(
-                        decoder_input_ids=canvas,
-                        past_key_values=cache,
-                        decoder_position_ids=decoder_positions,
-                        self_conditioning_logits=sc_logits,
-                    ).logits
+                raw_logits = self._decode(canvas, decoder_positions, cache, sc_logits, keep_signal)
                 logits = temperature(None, raw_logits, cur_step=step_tensor)
                 slot_logits = self._slot_logits(logits, slots, first_slot_ban, held)
                 probs = torch.softmax(slot_logits, dim=-1, dtype=torch.float32)
@@ -473,6 +476,33 @@ class Engine:
                 step_index += 1
                 if bool(finished.all()):
                     break
+
+            for polish_round in range(options.polish_rounds):
+                if cancel is not None and cancel():
+                    raise EditCancelled("the edit was cancelled")
+                started = time.perf_counter()
+                share = POLISH_SHARE * (1 - polish_round / options.polish_rounds)
+                argmax_slots, sc_logits, entropy = self._polish(
+                    argmax_slots, pinned, widths, share, first_slot_ban, held, sc_logits, keep_signal,
+                    decoder_positions, cache,
+                )
+                forward_passes += 2
+                elapsed = (time.perf_counter() - started) * 1000
+                pass_ms.append(elapsed)
+                yield self._pass(
+                    step_index,
+                    block,
+                    blocks,
+                    argmax_slots,
+                    torch.ones_like(argmax_slots, dtype=torch.bool),
+                    entropy,
+                    committed_text,
+                    finished,
+                    elapsed,
+                    layout.lead if block == 0 else "",
+                    widths,
+                )
+                step_index += 1
 
             if batch > 1:
                 block_scores.append(
@@ -573,6 +603,23 @@ class Engine:
         log_probs = torch.log_softmax(logits[rows, columns].float(), dim=-1)
         return log_probs.gather(-1, canvas.gather(1, columns)[..., None])[..., 0].mean(dim=1).cpu()
 
+    def _decode(
+        self,
+        canvas: torch.Tensor,
+        positions: torch.Tensor,
+        cache: DynamicCache,
+        sc_logits: torch.Tensor | None,
+        keep_signal: torch.Tensor | None,
+    ) -> torch.Tensor:
+        """One decoder pass over whole canvases; pinned positions (``keep_signal`` 0) get no self-conditioning."""
+        with zero_self_conditioning_at(self.model, keep_signal if sc_logits is not None else None):
+            return self.model(  # type: ignore[no-any-return]
+                decoder_input_ids=canvas,
+                past_key_values=cache,
+                decoder_position_ids=positions,
+                self_conditioning_logits=sc_logits,
+            ).logits
+
     def _score_block(
         self,
         slots: torch.Tensor,
@@ -583,16 +630,50 @@ class Engine:
         cache: DynamicCache,
     ) -> torch.Tensor:
         """Log-probability of each finished slot token, re-read by the model on the clean final canvas."""
-        canvas = torch.cat([slots, pinned], dim=1)
-        with zero_self_conditioning_at(self.model, keep_signal if sc_logits is not None else None):
-            raw_logits = self.model(
-                decoder_input_ids=canvas,
-                past_key_values=cache,
-                decoder_position_ids=positions,
-                self_conditioning_logits=sc_logits,
-            ).logits
+        raw_logits = self._decode(torch.cat([slots, pinned], dim=1), positions, cache, sc_logits, keep_signal)
         log_probs = torch.log_softmax(raw_logits[:, : slots.shape[1]].float(), dim=-1)
         return log_probs.gather(-1, slots[..., None])[..., 0].cpu()
+
+    def _polish(
+        self,
+        slots: torch.Tensor,
+        pinned: torch.Tensor,
+        widths: list[int],
+        share: float,
+        first_slot_ban: torch.Tensor | None,
+        held: torch.Tensor | None,
+        sc_logits: torch.Tensor | None,
+        keep_signal: torch.Tensor | None,
+        positions: torch.Tensor,
+        cache: DynamicCache,
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """One polishing round of finished slots (``polish_rounds``).
+
+        The model re-reads the clean canvas; each candidate's ``share`` of its own slots (at least one)
+        whose tokens it finds least likely become noise and are predicted again (argmax) from the rest,
+        which stay in place. Returns the new slots, the re-read's logits (the next pass's
+        self-conditioning) and the per-slot entropy of the new predictions.
+        """
+        batch, slot_count = slots.shape
+        reread = self._decode(torch.cat([slots, pinned], dim=1), positions, cache, sc_logits, keep_signal)
+        log_probs = torch.log_softmax(self._slot_logits(reread, slot_count, first_slot_ban, held).float(), dim=-1)
+        own = log_probs.gather(-1, slots[..., None])[..., 0]
+        width = torch.tensor(widths, device=slots.device)[:, None]
+        own = own.masked_fill(torch.arange(slot_count, device=slots.device)[None] >= width, math.inf)
+        counts = torch.tensor([max(1, round(share * w)) for w in widths], device=slots.device)[:, None]
+        weakest = own.argsort(dim=1, stable=True).argsort(dim=1) < counts  # each row's rank below its count
+        noise = torch.randint(0, self.vocab_size, (batch, slot_count), device=slots.device)
+        noised = torch.where(weakest, noise, slots)
+        sc = reread.to(self.model.model.decoder.embed_tokens.weight.dtype)
+        logits = self._slot_logits(
+            self._decode(torch.cat([noised, pinned], dim=1), positions, cache, sc, keep_signal),
+            slot_count,
+            first_slot_ban,
+            held,
+        )
+        log_probs = torch.log_softmax(logits.float(), dim=-1)
+        entropy = -(log_probs.exp() * log_probs).sum(-1)
+        return torch.where(weakest, logits.argmax(dim=-1), slots), sc, entropy
 
     def _first_slot_forbidden(self, layout: _Layout) -> torch.Tensor | None:
         """Which vocabulary ids the span's first slot may not hold (None: any)."""

@@ -42,7 +42,8 @@ GENERATION_KEYS = (
 # Sampler defaults beyond what transformers' DiffusionGemmaGenerationConfig accepts (it refuses unknown
 # keys, so they cannot live in generation_config.json): Redraft's extensions, in a file of their own.
 REDRAFT_SAMPLER_FILE = "redraft_sampler.json"
-REDRAFT_SAMPLER_KEYS = ("left_to_right_bias",)
+REDRAFT_SAMPLER_KEYS = ("left_to_right_bias", "polish_rounds")
+REDRAFT_SAMPLER_COUNTS = ("polish_rounds",)
 
 
 @dataclass
@@ -274,7 +275,9 @@ def generation_defaults(folder: Path) -> dict[str, Any]:
         for key, value in raw.items():
             if isinstance(value, bool) or not isinstance(value, int | float) or not value >= 0:
                 raise ModelLoadError(f"{path}: {key} must be a number >= 0, got {value!r}")
-            defaults[key] = float(value)
+            if key in REDRAFT_SAMPLER_COUNTS and not float(value).is_integer():
+                raise ModelLoadError(f"{path}: {key} must be a whole number, got {value!r}")
+            defaults[key] = int(value) if key in REDRAFT_SAMPLER_COUNTS else float(value)
     return defaults
 
 

@@ -12,8 +12,8 @@ Mode = Literal["rewrite", "fill", "instruct"]
 MODES: tuple[Mode, ...] = ("rewrite", "fill", "instruct")
 
 # DiffusionGemma's published sampler defaults (transformers' DiffusionGemmaGenerationConfig), used when
-# neither the request nor the checkpoint sets a value. ``left_to_right_bias`` is Redraft's extension
-# (model.sampling); 0 is the published sampler.
+# neither the request nor the checkpoint sets a value. ``left_to_right_bias`` (model.sampling) and
+# ``polish_rounds`` (model.engine) are Redraft's extensions; 0 is the published sampler.
 PUBLISHED_DEFAULTS = {
     "max_denoising_steps": 48,
     "t_min": 0.4,
@@ -22,7 +22,9 @@ PUBLISHED_DEFAULTS = {
     "stability_threshold": 1,
     "confidence_threshold": 0.005,
     "left_to_right_bias": 0.0,
+    "polish_rounds": 0,
 }
+MAX_POLISH_ROUNDS = 64
 
 MAX_CANDIDATES = 16
 MAX_DENOISING_STEPS = 1024
@@ -40,6 +42,7 @@ class DenoiseOptions:
     stability_threshold: int | None = None
     confidence_threshold: float | None = None
     left_to_right_bias: float | None = None
+    polish_rounds: int | None = None
 
     def resolved(self, checkpoint_defaults: dict[str, float | int | None]) -> ResolvedOptions:
         values: dict[str, float | int] = {}
@@ -56,9 +59,17 @@ class DenoiseOptions:
             stability_threshold=int(values["stability_threshold"]),
             confidence_threshold=float(values["confidence_threshold"]),
             left_to_right_bias=float(values["left_to_right_bias"]),
+            polish_rounds=_whole(values["polish_rounds"], "polish rounds"),
         )
         options.validate()
         return options
+
+
+def _whole(value: float | int, name: str) -> int:
+    """A count from a request or a checkpoint's JSON (which may hold 4.0): a whole number, or an error."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value % 1:
+        raise RequestError(f"{name} must be a whole number, got {value!r}")
+    return int(value)
 
 
 @dataclass(frozen=True)
@@ -70,6 +81,7 @@ class ResolvedOptions:
     stability_threshold: int
     confidence_threshold: float
     left_to_right_bias: float = 0.0
+    polish_rounds: int = 0
 
     def validate(self) -> None:
         if not 1 <= self.max_denoising_steps <= MAX_DENOISING_STEPS:
@@ -90,6 +102,8 @@ class ResolvedOptions:
             raise RequestError(f"the entropy bound must be > 0, got {self.entropy_bound}")
         if self.left_to_right_bias < 0:
             raise RequestError(f"the left-to-right bias must be >= 0, got {self.left_to_right_bias}")
+        if not 0 <= self.polish_rounds <= MAX_POLISH_ROUNDS:
+            raise RequestError(f"polish rounds must be between 0 and {MAX_POLISH_ROUNDS}, got {self.polish_rounds}")
         if self.stability_threshold < 0:
             raise RequestError(f"the stability threshold must be >= 0, got {self.stability_threshold}")
         if self.confidence_threshold <= 0:

@@ -48,6 +48,17 @@ def test_fill_json_answers_a_batch(tiny_checkpoint: Path) -> None:
     assert json.loads(again.stdout)["text"] == answers[0]["text"]
 
 
+def test_polish_rounds_flag_adds_that_many_passes(tiny_checkpoint: Path) -> None:
+    request = json.dumps({"prefix": "The lighthouse keeper", "suffix": " every evening.", "max_new_tokens": 6,
+                          "seed": 1}) + "\n"
+    answers = [
+        json.loads(redraft("fill", "--json", "--model", str(tiny_checkpoint), "--steps", "8", "--polish-rounds",
+                           rounds, stdin=request).stdout)
+        for rounds in ("0", "5")
+    ]
+    assert answers[1]["passes"] == answers[0]["passes"] + 5
+
+
 def test_fill_json_lists_candidates_best_first(tiny_checkpoint: Path) -> None:
     request = {"prefix": "The lighthouse keeper", "suffix": " every evening.", "max_new_tokens": 6, "seed": 1,
                "candidates": 3}
@@ -123,6 +134,7 @@ def test_fill_at_offset(tiny_checkpoint: Path, tmp_path: Path) -> None:
         (["fill", "{missing}", "--at", "3"], "cannot read"),
         (["fill", "{binary}", "--at", "3"], "binary"),
         (["fill", "{doc}", "--at", "3", "--left-to-right-bias", "-1"], "left-to-right bias must be >= 0"),
+        (["fill", "{doc}", "--at", "3", "--polish-rounds", "-1"], "polish rounds must be between 0 and 64"),
     ],
 )
 def test_errors_go_to_stderr_with_a_nonzero_exit(tiny_checkpoint: Path, tmp_path: Path,

@@ -298,6 +298,12 @@ def test_passes_carry_what_a_ui_paints(engine: Engine) -> None:
           "options": DenoiseOptions(entropy_bound=-1.0)}, "entropy bound"),
         ({"prefix": "a", "mode": "fill", "max_new_tokens": 4,
           "options": DenoiseOptions(left_to_right_bias=-0.5)}, "left-to-right bias"),
+        ({"prefix": "a", "mode": "fill", "max_new_tokens": 4,
+          "options": DenoiseOptions(polish_rounds=-1)}, "polish rounds must be between 0 and 64"),
+        ({"prefix": "a", "mode": "fill", "max_new_tokens": 4,
+          "options": DenoiseOptions(polish_rounds=65)}, "polish rounds must be between 0 and 64"),
+        ({"prefix": "a", "mode": "fill", "max_new_tokens": 4,
+          "options": DenoiseOptions(polish_rounds=2.5)}, "polish rounds must be a whole number"),  # type: ignore[arg-type]
     ],
 )
 def test_bad_requests_get_clear_errors(engine: Engine, request_kwargs: dict[str, Any], message: str) -> None:
@@ -577,3 +583,67 @@ def test_whitespace_before_a_suffix_word_is_handed_to_the_suffix(
     new_text = engine.span_text(result.token_ids[0])
     new_text = new_text[1:] if prefix.endswith(" ") and new_text.startswith(" ") else new_text
     assert result.text == (new_text + trail if trail and not new_text[-1].isspace() else new_text)
+
+
+@contextmanager
+def recorded_decoder_calls(engine: Engine) -> Iterator[list[tuple[torch.Tensor, torch.Tensor]]]:
+    """(canvas, logits) of every decoder call, in order."""
+    calls: list[tuple[torch.Tensor, torch.Tensor]] = []
+
+    def record(_module: Any, _args: Any, kwargs: dict[str, Any], output: Any) -> None:
+        calls.append((kwargs["decoder_input_ids"].clone(), output.logits.clone()))
+
+    handle = engine.model.register_forward_hook(record, with_kwargs=True)
+    try:
+        yield calls
+    finally:
+        handle.remove()
+
+
+def test_polish_re_develops_each_candidates_least_likely_tokens_with_the_rest_in_place(engine: Engine) -> None:
+    from model.engine import POLISH_SHARE
+
+    rounds, slot_count = 3, 10
+    suffix = " the stairs every evening."
+    suffix_ids = engine.encode(suffix)
+    request = EditRequest(prefix="The keeper", suffix=suffix, mode="fill", max_new_tokens=slot_count, seed=4,
+                          candidates=3, options=dataclasses.replace(FAST, polish_rounds=rounds))
+    ban = engine._first_slot_forbidden(engine._layout(request))
+    widths = [10, 7, 5]  # LENGTH_SHARES
+    passes: list[Pass] = []
+    with recorded_decoder_calls(engine) as calls:
+        result = engine.run(request, on_pass=passes.append)
+
+    developed = result.passes - rounds  # the polish rounds are passes too, two decoder calls each
+    slots = calls[developed][0][:, :slot_count].clone()  # the first re-read holds the developed canvases
+    for polish_round in range(rounds):
+        first = developed + 2 * polish_round
+        (reread, reread_logits), (noised, logits) = calls[first : first + 2]
+        assert torch.equal(reread[:, :slot_count], slots)
+        own = torch.log_softmax(engine._slot_logits(reread_logits, slot_count, ban, None).float(), -1)
+        own = own.gather(-1, slots[..., None])[..., 0]
+        predicted = engine._slot_logits(logits, slot_count, ban, None).argmax(-1)
+        share = POLISH_SHARE * (1 - polish_round / rounds)
+        for row, width in enumerate(widths):
+            # Only the candidate's own slots are polished; its suffix stays pinned right after them.
+            assert noised[row, width : width + len(suffix_ids)].tolist() == suffix_ids
+            assert torch.equal(noised[row, width:slot_count], slots[row, width:])
+            weakest = own[row, :width].argsort(stable=True)[: max(1, round(share * width))]
+            changed = (noised[row, :slot_count] != slots[row]).nonzero().flatten()
+            assert set(changed.tolist()) <= set(weakest.tolist())  # noise may redraw a token as itself
+            slots[row, weakest] = predicted[row, weakest]
+        painted = passes[developed + polish_round]
+        assert painted.tokens == [row[:width] for row, width in zip(slots.tolist(), widths, strict=True)]
+        assert all(all(flags) for flags in painted.accepted)
+    assert result.raw_tokens == [row[:width] for row, width in zip(slots.tolist(), widths, strict=True)]
+
+
+def test_polish_off_changes_nothing_and_on_only_adds_passes(engine: Engine) -> None:
+    def run(rounds: int | None) -> Any:
+        options = dataclasses.replace(FAST, polish_rounds=rounds)
+        return engine.run(EditRequest(prefix="Rain", suffix=" fell.", mode="fill", max_new_tokens=8, seed=2,
+                                      options=options))
+
+    default, off, polished = run(None), run(0), run(4)
+    assert off.raw_tokens == default.raw_tokens and off.passes == default.passes  # published default: off
+    assert polished.passes == off.passes + 4

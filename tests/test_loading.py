@@ -10,7 +10,7 @@ import pytest
 import torch
 from transformers import DiffusionGemmaForBlockDiffusion
 
-from model import ModelLoadError, load
+from model import DenoiseOptions, ModelLoadError, load
 from model.architecture import TextModelShape, build_config
 from model.tokenization import train_bpe_tokenizer
 
@@ -58,12 +58,20 @@ def test_redraft_sampler_file_adds_the_left_to_right_bias(checkpoint_copy: Path)
     assert loaded.generation_defaults == {"max_denoising_steps": 17, "left_to_right_bias": 2.0}
 
 
+def test_redraft_sampler_file_sets_polish_rounds_as_a_count(checkpoint_copy: Path) -> None:
+    (checkpoint_copy / "redraft_sampler.json").write_text(json.dumps({"polish_rounds": 6.0}))
+    loaded = load(checkpoint_copy, device="cpu")
+    assert loaded.generation_defaults == {"polish_rounds": 6}
+    assert DenoiseOptions().resolved(loaded.generation_defaults).polish_rounds == 6
+
+
 @pytest.mark.parametrize(
     "content, message",
     [
         ('{"left_to_right_bias": -1}', "must be a number >= 0"),
         ('{"left_to_right_bias": "high"}', "must be a number >= 0"),
         ('{"left_to_right": 1.0}', "unknown keys"),
+        ('{"polish_rounds": 1.5}', "polish_rounds must be a whole number"),
         ("[1.0]", "JSON object"),
         ("{left_to_right_bias: 1}", "not valid JSON"),
     ],

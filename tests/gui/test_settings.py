@@ -27,6 +27,7 @@ def test_settings_persist_across_a_restart_with_their_types(tmp_path: Path) -> N
         t_min=0.3,
         entropy_bound=0.25,
         left_to_right_bias=0.0,
+        polish_rounds=2,
         candidates=3,
         rewrite_strength=0.6,
         random_seed=False,
@@ -67,11 +68,13 @@ def test_defaults_and_unreadable_values(tmp_path: Path) -> None:
     broken.setValue("files/recent", "not json")
     broken.setValue("ui/theme", "purple")
     broken.setValue("rewrite/candidates", "99")
+    broken.setValue("sampler/polish_rounds", "500")
     broken.sync()
     loaded = SettingsStore(QSettings(ini, QSettings.Format.IniFormat)).load()
     assert loaded.recent_files == ()
     assert loaded.theme == "system"
     assert loaded.candidates == 8  # clamped
+    assert loaded.polish_rounds == 64
 
 
 def test_settings_dialog_applies_live_and_reloads_a_changed_model(
@@ -100,6 +103,13 @@ def test_settings_dialog_applies_live_and_reloads_a_changed_model(
     dialog.left_to_right_bias.setValue(2.5)
     chosen = dialog.preferences()
     assert chosen.denoise_options().left_to_right_bias == 2.5
+    # Polish rounds the same way: "model default" below 0, and 0 (off) kept.
+    assert dialog.polish_rounds.text() == "Model default" and chosen.denoise_options().polish_rounds is None
+    dialog.polish_rounds.setValue(0)
+    assert dialog.preferences().denoise_options().polish_rounds == 0
+    dialog.polish_rounds.setValue(3)
+    chosen = dialog.preferences()
+    assert chosen.denoise_options().polish_rounds == 3
 
     window.apply_preferences(chosen)
     assert window.model_info is None  # reloading in the worker
