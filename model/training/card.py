@@ -17,7 +17,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from model.engine import candidate_widths
+from model.engine import POLISH_SHARE, candidate_widths
 from model.loading import REDRAFT_SAMPLER_FILE, REDRAFT_SAMPLER_KEYS, generation_defaults
 from model.training.data import ExampleMix
 from model.training.export import LINEAGE_FILE
@@ -172,6 +172,7 @@ def render(model_dir: Path, report: dict, source_md: Path = CORPUS_SOURCE, sampl
     loaded_defaults = generation_defaults(model_dir)
     extension = {key: loaded_defaults[key] for key in REDRAFT_SAMPLER_KEYS if key in loaded_defaults}
     left_to_right = float(extension.get("left_to_right_bias", 0.0))
+    polish_rounds = int(extension.get("polish_rounds", 0))
     text_cfg = config["text_config"]
     args = runs[0].args
     total_bytes = sum(p.stat().st_size for p in model_dir.iterdir() if p.is_file())
@@ -456,6 +457,15 @@ def render(model_dir: Path, report: dict, source_md: Path = CORPUS_SOURCE, sampl
             "confident words with the holes filled in afterwards. The entropy bound still counts true "
             "entropies, and a very certain token further right can still be taken early."
         )
+    if polish_rounds > 0:
+        shares = ", ".join(f"{POLISH_SHARE * (1 - r / polish_rounds):.0%}" for r in range(polish_rounds))
+        sentences.append(
+            f"The {polish_rounds} polish rounds (`model/engine.py`) revisit a canvas once it has developed: "
+            "the model re-reads it, and each candidate's least likely tokens (a share of its slots, one "
+            f"round after another: {shares}) turn back into noise and are predicted again from everything "
+            "else, which stays in place. Training on uniform noise teaches the model to spot and replace "
+            "wrong tokens anywhere on a canvas, but the sampler itself never returns to a finished one."
+        )
     if tuning:
         sentences.append(
             f"The sweep below runs on {tuning[0]['fills']} *other* held-out gaps (a different seed) than the "
@@ -526,6 +536,13 @@ def render(model_dir: Path, report: dict, source_md: Path = CORPUS_SOURCE, sampl
             f"- Fills use most of the slots offered ({fills['mean_fill_words']:.1f} words for {slots} slots where the "
             f"original gaps had {fills['mean_original_words']:.1f}): with the left-to-right bias the model "
             "rarely ends a gap early. For a short gap, ask for fewer tokens (the editor's Fill gap popup)."
+        )
+    if polish_rounds > 0:
+        w(
+            "- Polishing makes fills more grammatical phrase by phrase and also more generic: re-developed words "
+            "are the model's most likely ones, so fills lean on stock phrases and now and then repeat one "
+            "(\"the world of the world\"). The trigram judge rewards exactly that, which is why polished fills "
+            "score better than the original text without reading better than it."
         )
     w(
         "- `rewrite` re-develops the span at its own length from a canvas that keeps part of it (strength < 1) "

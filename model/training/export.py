@@ -24,7 +24,7 @@ from transformers.models.diffusion_gemma.generation_diffusion_gemma import (
 )
 
 from model.architecture import TextModelShape, build_config
-from model.loading import REDRAFT_SAMPLER_FILE, REDRAFT_SAMPLER_KEYS
+from model.loading import REDRAFT_SAMPLER_COUNTS, REDRAFT_SAMPLER_FILE, REDRAFT_SAMPLER_KEYS
 
 # Tuned on held-out fills with bench/builtin_model_eval.py --tune (see MODEL_CARD.md).
 SAMPLER_DEFAULTS: dict[str, float | int] = {
@@ -41,6 +41,9 @@ SAMPLER_DEFAULTS: dict[str, float | int] = {
     # Redraft's extension (model.sampling): settling words from the left roughly halved the trigram
     # perplexity of this model's fills.
     "left_to_right_bias": 1.0,
+    # Redraft's second extension (model.engine): re-developing the least likely words of a finished
+    # canvas. On 40 held-out gaps, best of 4: trigram perplexity 74 -> 32 with 6 rounds (4: 39, 8: 33).
+    "polish_rounds": 6,
 }
 
 
@@ -61,7 +64,11 @@ def generation_config(defaults: dict[str, float | int]) -> DiffusionGemmaGenerat
 def write_sampler_defaults(out: Path, defaults: dict[str, float | int]) -> None:
     """generation_config.json (loadable by transformers as it is) and redraft_sampler.json beside it."""
     generation_config(defaults).save_pretrained(str(out))
-    extension = {key: float(defaults[key]) for key in REDRAFT_SAMPLER_KEYS if key in defaults}
+    extension = {
+        key: int(defaults[key]) if key in REDRAFT_SAMPLER_COUNTS else float(defaults[key])
+        for key in REDRAFT_SAMPLER_KEYS
+        if key in defaults
+    }
     (out / REDRAFT_SAMPLER_FILE).write_text(json.dumps(extension, indent=2) + "\n")
 
 
