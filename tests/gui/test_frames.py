@@ -27,3 +27,19 @@ def test_a_space_moved_onto_the_canvas_is_not_painted_twice(tiny_model: LoadedMo
             assert not segments[0].text.startswith(" ") or first_token.startswith("  ")
             checked += 1
     assert checked > 0
+
+
+def test_polish_rounds_paint_as_text_with_only_redrawn_words_fresh(tiny_model: LoadedModel) -> None:
+    engine = Engine(tiny_model)
+    builder = _FrameBuilder({int(i) for i in engine.tokenizer.all_special_ids}, engine.decode)
+    passes: list[Pass] = []
+    request = EditRequest(prefix="The keeper", suffix=" the stairs.", mode="fill", max_new_tokens=8, seed=3,
+                          options=DenoiseOptions(max_denoising_steps=12, polish_rounds=3))
+    result = engine.run(request, on_pass=passes.append)
+    frames = [builder.frames(step)[0] for step in passes]
+    for before, step, segments in zip(passes[-4:-1], passes[-3:], frames[-3:], strict=True):
+        assert all(segment.ink is not Ink.NOISE for segment in segments)  # polished canvases are all text
+        redrawn = sum(old != new for old, new in zip(before.tokens[0], step.tokens[0], strict=True))
+        fresh = sum(segment.ink is Ink.FRESH for segment in segments)
+        assert fresh <= redrawn
+    assert "".join(segment.text for segment in frames[-1]) == result.texts[0]  # what the writer is left with
