@@ -79,6 +79,11 @@ def build_parser() -> argparse.ArgumentParser:
     rewrite.add_argument("file", type=Path)
     rewrite.add_argument("--span", required=True, help="START:END character offsets")
     rewrite.add_argument("--max-new-tokens", type=int, default=None, help="cap on the new span's tokens")
+    rewrite.add_argument(
+        "--fixed-length",
+        action="store_true",
+        help="develop every candidate at the span's length plus slack (default: candidates try shorter ones too)",
+    )
     _model_options(rewrite)
     _sampler_options(rewrite)
 
@@ -227,7 +232,9 @@ def _edit_file(args: argparse.Namespace) -> int:
         prefix, span, suffix = split_document(document, *_parse_span(args.span))
         if not span.strip():
             raise RequestError("the span is empty or only whitespace; use fill to write into a gap")
-        request = EditRequest(prefix=prefix, span=span, suffix=suffix, mode="rewrite", **common)
+        request = EditRequest(
+            prefix=prefix, span=span, suffix=suffix, mode="rewrite", vary_length=not args.fixed_length, **common
+        )
     request.validate()  # before the (slow) model load
     engine = Engine(_load(args))
     display = None if args.quiet else PassDisplay(sys.stderr)

@@ -98,8 +98,9 @@ class SettingsDialog(QDialog):
         )
         self.candidates = _integer(p.candidates, 1, 8)
         self.candidates.setToolTip(
-            "Versions developed side by side; the model's favourite is shown first. A gap's candidates also "
-            "try shorter lengths (all of the tokens asked for, 2/3, 1/2, 1/3), so the model chooses the length."
+            "Versions developed side by side; the model's favourite is shown first. They also try shorter "
+            "lengths (a gap: all of the tokens asked for, 2/3, 1/2, 1/3; a rewrite: around the selection's "
+            "own length), so the model chooses the length."
         )
         self.strength = _integer(round(p.rewrite_strength * 100), 5, 100)
         self.strength.setSuffix(" % re-noised")

@@ -131,8 +131,9 @@ class EditRequest:
     # rewrite only: the share of the span's tokens replaced by noise on the first canvas. 1.0 develops
     # the span from pure noise (only the context guides it); lower keeps more of the original.
     strength: float = 1.0
-    # fill between prefix and suffix with several candidates: develop them at different lengths (all
-    # the slots asked for, 2/3, 1/2, 1/3 of them, ...) and let the ranking choose (``Engine``).
+    # fill or rewrite before a suffix, with several candidates: develop them at different lengths (a
+    # gap: all the slots asked for, 2/3, 1/2, 1/3 of them; a rewrite: around the span's own length)
+    # and let the ranking choose (``Engine``).
     vary_length: bool = True
 
     def validate(self) -> None:

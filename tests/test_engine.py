@@ -539,10 +539,10 @@ def test_the_seam_can_rank_a_shorter_gap_candidate_first(engine: Engine) -> None
         {"vary_length": False},
         {"candidates": 1},
         {"suffix": ""},  # continuation: no seam to choose a length by
-        {"mode": "rewrite", "span": "by the old mill", "max_new_tokens": None},
+        {"mode": "rewrite", "span": "by the old mill", "max_new_tokens": None, "vary_length": False},
     ],
 )
-def test_lengths_vary_only_for_gap_fills_with_several_candidates(engine: Engine, change: dict[str, Any]) -> None:
+def test_lengths_vary_only_before_a_suffix_with_several_candidates(engine: Engine, change: dict[str, Any]) -> None:
     request = EditRequest(prefix="The boy", suffix=" the woods.", mode="fill", max_new_tokens=12, seed=3,
                           candidates=3, options=FAST)
     request = dataclasses.replace(request, **change)
@@ -647,3 +647,24 @@ def test_polish_off_changes_nothing_and_on_only_adds_passes(engine: Engine) -> N
     default, off, polished = run(None), run(0), run(4)
     assert off.raw_tokens == default.raw_tokens and off.passes == default.passes  # published default: off
     assert polished.passes == off.passes + 4
+
+
+def test_rewrite_candidates_try_lengths_around_the_spans_own(engine: Engine) -> None:
+    from model.engine import REWRITE_LENGTH_SHARES
+
+    span, suffix = " by the old mill and over the hill", " the woods."
+    original, suffix_ids = engine.encode(span), engine.encode(suffix)
+    request = EditRequest(prefix="The boy ran", span=span, suffix=suffix, mode="rewrite", seed=3, candidates=4,
+                          strength=0.5, options=FAST)
+    slots = engine._layout(request).block_slots[-1]
+    widths = [round(slots * share) for share in REWRITE_LENGTH_SHARES]
+    assert engine._layout(request).candidate_slots == widths and widths[0] > len(original) > widths[-1]
+    with recorded_canvases(engine) as canvases:
+        result = engine.run(request)
+    first = canvases[0]
+    for row, width in enumerate(widths):
+        assert first[row, width : width + len(suffix_ids)].tolist() == suffix_ids  # the suffix after its own slots
+        start = first[row, : min(width, len(original))].tolist()
+        kept = sum(token == want for token, want in zip(start, original, strict=False))
+        assert kept >= 2  # about half the span's tokens seed each candidate (strength 0.5)
+    assert [len(ids) for ids in result.raw_tokens] == widths
