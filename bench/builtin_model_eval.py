@@ -86,7 +86,7 @@ def fill_cases(sections: list[Section], count: int, seed: int) -> list[Case]:
 def rewrite_cases(sections: list[Section], count: int, seed: int) -> list[Case]:
     """One whole sentence (the span) in the middle of held-out passages."""
     rng = random.Random(seed)
-    cases = []
+    cases: list[Case] = []
     pool = [s for s in sections if len(s.text) > 600]
     while len(cases) < count:
         section = rng.choice(pool)

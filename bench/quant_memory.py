@@ -21,12 +21,12 @@ import time
 from pathlib import Path
 
 import torch
-from transformers import DiffusionGemmaConfig
+from transformers import DiffusionGemmaConfig, DiffusionGemmaForBlockDiffusion
 from transformers.cache_utils import DynamicCache
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from model.architecture import TextModelShape, build_config  # noqa: E402
+from model.architecture import TextModelShape, build_config, canvas_length_of, text_config_of  # noqa: E402
 from model.doctor import GIB, cuda_device_info, diffusiongemma_26b_a4b_config, preflight  # noqa: E402
 from model.quantization import QuantizedExperts, module_bytes, policy_for  # noqa: E402
 from model.streaming import StreamingStats, _Loader, build_skeleton, rss_anon_bytes  # noqa: E402
@@ -57,7 +57,9 @@ def scaled_down_config() -> DiffusionGemmaConfig:
 
 
 @torch.no_grad()
-def random_quantized_model(config: DiffusionGemmaConfig, precision: str, device: torch.device) -> torch.nn.Module:
+def random_quantized_model(
+    config: DiffusionGemmaConfig, precision: str, device: torch.device
+) -> DiffusionGemmaForBlockDiffusion:
     """Random weights (std 0.02, norms at 1) pushed through the streaming loader's conversion path."""
     model = build_skeleton(config)
     loader = _Loader(model, policy_for(precision), device, StreamingStats())
@@ -78,14 +80,14 @@ def random_quantized_model(config: DiffusionGemmaConfig, precision: str, device:
 
 @torch.no_grad()
 def measure(
-    model: torch.nn.Module, config: DiffusionGemmaConfig, prefix: int, passes: int, device: torch.device
+    model: DiffusionGemmaForBlockDiffusion, config: DiffusionGemmaConfig, prefix: int, passes: int, device: torch.device
 ) -> dict[str, float]:
-    vocab, canvas = config.text_config.vocab_size, config.canvas_length
+    vocab, canvas = text_config_of(config).vocab_size, canvas_length_of(config)
     generator = torch.Generator(device="cpu").manual_seed(0)
     if device.type == "cuda":
         torch.cuda.synchronize()
         torch.cuda.reset_peak_memory_stats()
-    cache = DynamicCache(config=config.text_config)
+    cache = DynamicCache(config=text_config_of(config))
     # "Prefix 0" is one token (BOS): the decoder cannot read an empty cache.
     ids = torch.randint(3, vocab, (1, max(prefix, 1)), generator=generator).to(device)
     model.model.encoder(input_ids=ids, past_key_values=cache, use_cache=True)

@@ -16,15 +16,16 @@ from typing import Any
 
 import torch
 from torch import nn
+from transformers import DiffusionGemmaForBlockDiffusion
 
 
-def self_conditioning_block(model: nn.Module) -> nn.Module:
+def self_conditioning_block(model: DiffusionGemmaForBlockDiffusion) -> nn.Module:
     """The decoder's self-conditioning module of a ``DiffusionGemmaForBlockDiffusion``."""
-    return model.model.decoder.self_conditioning  # type: ignore[no-any-return,union-attr]
+    return model.model.decoder.self_conditioning
 
 
 @contextmanager
-def zero_self_conditioning_at(model: nn.Module, keep: torch.Tensor | None) -> Iterator[None]:
+def zero_self_conditioning_at(model: DiffusionGemmaForBlockDiffusion, keep: torch.Tensor | None) -> Iterator[None]:
     """Within the block, decoder calls see their self-conditioning signal multiplied by ``keep``.
 
     ``keep`` has shape (batch, canvas) and is 1 where a position may receive the previous pass's

@@ -15,7 +15,14 @@ from dataclasses import dataclass, field
 import torch
 from transformers import AutoModel, DiffusionGemmaConfig
 
-from model.architecture import TextModelShape, build_config
+from model.architecture import (
+    ExpertSizes,
+    TextModelShape,
+    build_config,
+    layer_types_of,
+    text_config_of,
+    vision_config_of,
+)
 from model.errors import ModelLoadError
 from model.quantization import DEFAULT_SCRATCH_BYTES, int8_bytes, nf4_bytes, policy_for
 
@@ -146,12 +153,13 @@ class ParameterGroups:
 
 def parameter_groups(config: DiffusionGemmaConfig) -> ParameterGroups:
     """Count the model's parameters from its config (nothing is allocated for the text model)."""
-    text = config.text_config
+    text = text_config_of(config)
+    sizes = ExpertSizes.of(text)
     hidden, heads = text.hidden_size, text.num_attention_heads
     experts: list[tuple[int, int, int]] = []
     linears: list[tuple[int, int]] = []
     router = other = 0
-    for index, layer_type in enumerate(text.layer_types):
+    for index, layer_type in enumerate(layer_types_of(text)):
         layer = text.per_layer_config[index]
         head_dim, kv_heads = layer.head_dim, layer.num_key_value_heads
         linears += [(heads * head_dim, hidden), (kv_heads * head_dim, hidden), (hidden, heads * head_dim)]
@@ -159,10 +167,10 @@ def parameter_groups(config: DiffusionGemmaConfig) -> ParameterGroups:
             linears.append((kv_heads * head_dim, hidden))
         linears += [(text.intermediate_size, hidden)] * 2 + [(hidden, text.intermediate_size)]
         experts += [
-            (text.num_experts, 2 * text.moe_intermediate_size, hidden),
-            (text.num_experts, hidden, text.moe_intermediate_size),
+            (sizes.num_experts, 2 * sizes.moe_intermediate_size, hidden),
+            (sizes.num_experts, hidden, sizes.moe_intermediate_size),
         ]
-        router += text.num_experts * hidden + hidden + text.num_experts
+        router += sizes.num_experts * hidden + hidden + sizes.num_experts
         other += 7 * hidden + 2 * head_dim  # seven layer norms, q/k norms
     # Self-conditioning MLP (decoder only) and its norm, the final norm.
     linears += [(text.intermediate_size, hidden)] * 2 + [(hidden, text.intermediate_size)]
@@ -175,10 +183,11 @@ def parameter_groups(config: DiffusionGemmaConfig) -> ParameterGroups:
 
 def _vision_parameters(config: DiffusionGemmaConfig) -> int:
     """The vision tower and its projection, counted on the meta device (from the config, no memory)."""
+    vision = vision_config_of(config)
     with torch.device("meta"):
-        tower = AutoModel.from_config(config.vision_config)
-    projection = getattr(config.vision_config, "output_proj_dims", config.vision_config.hidden_size)
-    return sum(p.numel() for p in tower.parameters()) + projection * config.text_config.hidden_size
+        tower = AutoModel.from_config(vision)
+    projection = getattr(vision, "output_proj_dims", vision.hidden_size)
+    return sum(p.numel() for p in tower.parameters()) + projection * text_config_of(config).hidden_size
 
 
 @dataclass(frozen=True)
@@ -229,9 +238,9 @@ def weight_bytes(config: DiffusionGemmaConfig, precision: str, double_quant: boo
 
 def kv_cache_bytes(config: DiffusionGemmaConfig, context_tokens: int) -> int:
     """The encoder's prefix cache in bf16; sliding layers keep only their window (``DynamicCache``)."""
-    text = config.text_config
+    text = text_config_of(config)
     total = 0
-    for index, layer_type in enumerate(text.layer_types):
+    for index, layer_type in enumerate(layer_types_of(text)):
         layer = text.per_layer_config[index]
         kept = (
             min(context_tokens, text.sliding_window) if layer_type == "sliding_attention" else context_tokens
@@ -243,12 +252,13 @@ def kv_cache_bytes(config: DiffusionGemmaConfig, context_tokens: int) -> int:
 
 def activation_bytes(config: DiffusionGemmaConfig, context_tokens: int, precision: str) -> dict[str, int]:
     """The largest transient tensors of a prefill of ``context_tokens`` and of one denoising pass."""
-    text = config.text_config
+    text = text_config_of(config)
+    sizes = ExpertSizes.of(text)
     canvas = config.canvas_length or 256
     tokens = max(context_tokens, canvas)
-    routed = tokens * text.top_k_experts
+    routed = tokens * sizes.top_k_experts
     # Sorted expert inputs, their outputs (bf16) and the gate/up activations of the routed rows.
-    moe = routed * (2 * text.hidden_size * 2 + 2 * text.moe_intermediate_size * 2)
+    moe = routed * (2 * text.hidden_size * 2 + 2 * sizes.moe_intermediate_size * 2)
     dense = tokens * (4 * text.hidden_size + 2 * text.intermediate_size) * 2
     heads = text.num_attention_heads
     widest = max(text.per_layer_config[i].head_dim for i in range(text.num_hidden_layers))

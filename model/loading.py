@@ -12,10 +12,11 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import torch
 from safetensors import SafetensorError, safe_open
+from torch import nn
 from transformers import (
     AutoTokenizer,
     DiffusionGemmaConfig,
@@ -24,6 +25,7 @@ from transformers import (
 )
 from transformers.utils import logging as hf_logging
 
+from model.architecture import canvas_length_of, text_config_of
 from model.errors import ModelLoadError
 
 Precision = Literal["auto", "4bit", "8bit", "bf16", "fp32"]
@@ -60,15 +62,15 @@ class LoadedModel:
 
     @property
     def config(self) -> DiffusionGemmaConfig:
-        return self.model.config  # type: ignore[no-any-return]
+        return self.model.config
 
     @property
     def canvas_length(self) -> int:
-        return int(self.config.canvas_length)
+        return int(canvas_length_of(self.config))
 
     @property
     def vocab_size(self) -> int:
-        return int(self.config.text_config.vocab_size)
+        return int(text_config_of(self.config).vocab_size)
 
     @property
     def follows_instructions(self) -> bool:
@@ -379,5 +381,7 @@ def _load_weights(
         )
     except (OSError, ValueError, RuntimeError, SafetensorError) as error:
         raise ModelLoadError(f"could not load the weights in {folder}: {error}") from error
-    model.to(device)
+    # transformers decorates PreTrainedModel.to with functools.wraps, which typeshed types as a callable that
+    # wants ``self`` passed again; the cast only changes how mypy sees this same call.
+    cast(nn.Module, model).to(device)
     return model

@@ -41,6 +41,7 @@ from dataclasses import dataclass
 
 import torch
 from torch import nn
+from transformers import DiffusionGemmaForBlockDiffusion, DiffusionGemmaTextConfig
 from transformers.activations import ACT2FN
 
 from model import nf4_kernel
@@ -112,6 +113,31 @@ def policy_for(precision: str, linears: str | None = None) -> PrecisionPolicy:
 # Experts
 
 
+@dataclass(frozen=True)
+class ExpertsSpec:
+    """The sizes and activation of a library ``DiffusionGemmaTextExperts``, which a stand-in must match."""
+
+    num_experts: int
+    hidden_dim: int
+    intermediate_dim: int
+    hidden_activation: str
+
+    @classmethod
+    def of(cls, experts: nn.Module) -> ExpertsSpec:
+        # Plain attributes, and the text config transformers' experts decorator stores: mypy reads them through
+        # nn.Module.__getattr__ as Tensor | Module, hence the checks.
+        num_experts, hidden_dim, intermediate_dim = experts.num_experts, experts.hidden_dim, experts.intermediate_dim
+        config = experts.config
+        if not (
+            isinstance(num_experts, int)
+            and isinstance(hidden_dim, int)
+            and isinstance(intermediate_dim, int)
+            and isinstance(config, DiffusionGemmaTextConfig)
+        ):
+            raise TypeError(f"{type(experts).__name__} is not a DiffusionGemmaTextExperts (sizes and text config)")
+        return cls(num_experts, hidden_dim, intermediate_dim, config.hidden_activation)
+
+
 class QuantizedExperts(nn.Module):
     """Drop-in for ``DiffusionGemmaTextExperts``: same ``forward(hidden_states, top_k_index, top_k_weights)``.
 
@@ -119,6 +145,10 @@ class QuantizedExperts(nn.Module):
     contiguous slice and dequantizes with one bitsandbytes call. Buffer names deliberately avoid the
     library's ``gate_up_proj``/``down_proj`` so its tie-weights regexes never touch them.
     """
+
+    # Buffers read as attributes (registered by name in __init__).
+    gate_up_data: torch.Tensor
+    nf4_table: torch.Tensor
 
     def __init__(
         self,
@@ -171,21 +201,23 @@ class QuantizedExperts(nn.Module):
         kernel: str = "auto",
     ) -> QuantizedExperts:
         """Quantize a library ``DiffusionGemmaTextExperts`` (weights on any device) onto ``device``."""
-        gate_up = experts.gate_up_proj
+        spec = ExpertsSpec.of(experts)
+        gate_up, down = experts.gate_up_proj, experts.down_proj
+        assert isinstance(gate_up, torch.Tensor) and isinstance(down, torch.Tensor)
         target = torch.device(device) if device is not None else gate_up.device
         module = cls(
-            num_experts=experts.num_experts,
-            hidden_dim=experts.hidden_dim,
-            intermediate_dim=experts.intermediate_dim,
-            hidden_activation=experts.config.hidden_activation,
+            num_experts=spec.num_experts,
+            hidden_dim=spec.hidden_dim,
+            intermediate_dim=spec.intermediate_dim,
+            hidden_activation=spec.hidden_activation,
             scheme=scheme,
             double_quant=double_quant,
             compute_dtype=compute_dtype,
             device=target,
             kernel=kernel,
         )
-        module.load_projection("gate_up", experts.gate_up_proj.detach())
-        module.load_projection("down", experts.down_proj.detach())
+        module.load_projection("gate_up", gate_up.detach())
+        module.load_projection("down", down.detach())
         return module
 
     # ---- quantization ------------------------------------------------------------------------
@@ -440,9 +472,9 @@ def quantize_linear(
     raise ValueError(f"unknown linear scheme {scheme!r}")
 
 
-def quantized_linear_paths(model: nn.Module) -> list[str]:
+def quantized_linear_paths(model: DiffusionGemmaForBlockDiffusion) -> list[str]:
     """Dotted names of the linears the policy may quantize (decoder copies; the encoder ties to them)."""
-    decoder = model.model.decoder  # type: ignore[union-attr]
+    decoder = model.model.decoder
     paths = [
         f"model.decoder.layers.{index}.{linear}"
         for index in range(len(decoder.layers))
@@ -478,7 +510,7 @@ def tied_partner(path: str) -> str | None:
 
 @torch.no_grad()
 def quantize_model(
-    model: nn.Module,
+    model: DiffusionGemmaForBlockDiffusion,
     precision: str,
     *,
     linears: str | None = None,
@@ -494,7 +526,7 @@ def quantize_model(
     target = torch.device(device) if device is not None else next(model.parameters()).device
     if policy.experts == "bf16" and policy.linears == "bf16":
         return cast_floating_parameters(model, target, policy.compute_dtype)
-    decoder = model.model.decoder  # type: ignore[union-attr]
+    decoder = model.model.decoder
     for index in range(len(decoder.layers)):
         path = f"model.decoder.layers.{index}.experts"
         experts = _get(model, path)

@@ -15,6 +15,8 @@ At 0 this class behaves exactly like transformers' sampler.
 
 from __future__ import annotations
 
+from typing import cast
+
 import torch
 from transformers.models.diffusion_gemma.generation_diffusion_gemma import (
     EntropyBoundSampler,
@@ -23,6 +25,10 @@ from transformers.models.diffusion_gemma.generation_diffusion_gemma import (
 
 
 class LeftToRightEntropyBoundSampler(EntropyBoundSampler):
+    # The last accept_canvas's (batch, slots) bool mask. transformers' __init__ assigns a bare None, so mypy infers
+    # the type None; redeclared with the type it really holds (mypy refuses to widen an inherited attribute).
+    accepted_token_mask: torch.Tensor | None  # type: ignore[assignment]
+
     def __init__(
         self,
         config: EntropyBoundSamplerConfig,
@@ -44,7 +50,14 @@ class LeftToRightEntropyBoundSampler(EntropyBoundSampler):
         cur_step: int | torch.Tensor,
     ) -> torch.Tensor:
         if self.left_to_right_bias == 0:
-            return super().accept_canvas(current_canvas, denoiser_canvas, logits, cur_step)  # type: ignore[no-any-return]
+            # transformers annotates canvases with the legacy torch.LongTensor class and cur_step as int, while its
+            # own generate() passes int64 tensors and an int32 step tensor (the engine does the same).
+            return super().accept_canvas(
+                cast(torch.LongTensor, current_canvas),
+                cast(torch.LongTensor, denoiser_canvas),
+                logits,
+                cast(int, cur_step),
+            )
         entropy = torch.distributions.Categorical(logits=logits).entropy()
         slot_index = torch.arange(entropy.shape[-1], device=entropy.device, dtype=entropy.dtype)
         order = torch.argsort(entropy + self.left_to_right_bias * slot_index, dim=-1, stable=True)

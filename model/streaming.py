@@ -31,6 +31,7 @@ from transformers import DiffusionGemmaConfig, DiffusionGemmaForBlockDiffusion
 from model.quantization import (
     QUANTIZED_LAYER_LINEARS,
     QUANTIZED_SELF_CONDITIONING_LINEARS,
+    ExpertsSpec,
     PrecisionPolicy,
     QuantizedExperts,
     policy_for,
@@ -101,10 +102,11 @@ def parameters_on_meta() -> Iterator[None]:
     """
     original = nn.Module.register_parameter
 
-    def register_on_meta(module: nn.Module, name: str, param: nn.Parameter | None) -> None:
+    # Named like the method it replaces (``self``), so its signature matches nn.Module.register_parameter's.
+    def register_on_meta(self: nn.Module, name: str, param: nn.Parameter | None) -> None:
         if param is not None and param.device.type != "meta":
             param = nn.Parameter(param.to("meta"), requires_grad=param.requires_grad)
-        original(module, name, param)
+        original(self, name, param)
 
     nn.Module.register_parameter = register_on_meta  # type: ignore[method-assign]
     try:
@@ -178,8 +180,9 @@ class _Loader:
         if name in self.buffers:
             module_path, _, attr = name.rpartition(".")
             module = self.model.get_submodule(module_path)
-            module._buffers[attr] = tensor.to(self.device)
-            if module._buffers[attr].data_ptr() == tensor.data_ptr():
+            moved = tensor.to(self.device)
+            module._buffers[attr] = moved
+            if moved.data_ptr() == tensor.data_ptr():
                 self.adopted.add(tensor.data_ptr())
             return
         group = self.groups.get(name)
@@ -219,11 +222,12 @@ class _Loader:
         key = next((path for path in paths if path in self.experts), paths[0])
         quantized = self.experts.get(key)
         if quantized is None:
+            spec = ExpertsSpec.of(owner)
             quantized = QuantizedExperts(
-                num_experts=owner.num_experts,
-                hidden_dim=owner.hidden_dim,
-                intermediate_dim=owner.intermediate_dim,
-                hidden_activation=owner.config.hidden_activation,
+                num_experts=spec.num_experts,
+                hidden_dim=spec.hidden_dim,
+                intermediate_dim=spec.intermediate_dim,
+                hidden_activation=spec.hidden_activation,
                 scheme=self.policy.experts,
                 compute_dtype=self.policy.compute_dtype,
                 device=self.device,

@@ -21,12 +21,14 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
+from transformers import PreTrainedTokenizerBase
 
 PAD_ID, EOS_ID, BOS_ID = 0, 1, 2
 SECTION_CHARS = 6000
@@ -119,12 +121,14 @@ class TokenizedPool:
         return cls(z["ids"], z["starts"], z["lengths"], z["ends"])
 
 
-def tokenize_sections(sections: Sequence[Section], tokenizer: object, batch: int = 2000) -> TokenizedPool:
+def tokenize_sections(
+    sections: Sequence[Section], tokenizer: PreTrainedTokenizerBase, batch: int = 2000
+) -> TokenizedPool:
     """Encode sections with a ``PreTrainedTokenizerFast`` (no special tokens added)."""
     encoded: list[list[int]] = []
     for start in range(0, len(sections), batch):
         texts = [s.text for s in sections[start : start + batch]]
-        encoded += tokenizer(texts, add_special_tokens=False)["input_ids"]  # type: ignore[operator]
+        encoded += tokenizer(texts, add_special_tokens=False)["input_ids"]
     lengths = np.array([len(e) for e in encoded], dtype=np.int64)
     starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
     ids = np.fromiter((t for e in encoded for t in e), dtype=np.int32, count=int(lengths.sum()))
@@ -169,9 +173,9 @@ class WordEdges:
     ends: np.ndarray
 
     @classmethod
-    def of(cls, tokenizer: object) -> WordEdges:
-        texts = tokenizer.batch_decode([[i] for i in range(len(tokenizer))])  # type: ignore[attr-defined]
-        special = set(tokenizer.all_special_ids)  # type: ignore[attr-defined]
+    def of(cls, tokenizer: PreTrainedTokenizerBase) -> WordEdges:
+        texts = tokenizer.batch_decode([[i] for i in range(len(tokenizer))])
+        special = set(tokenizer.all_special_ids)
         starts = [bool(t) and t[0].isalnum() and i not in special for i, t in enumerate(texts)]
         ends = [bool(t) and t[-1].isalnum() and i not in special for i, t in enumerate(texts)]
         return cls(np.array(starts), np.array(ends))
@@ -269,10 +273,10 @@ class ExampleSampler:
         self.rng = np.random.default_rng(seed)
         self.edges = edges
 
-    def state(self) -> dict:
-        return self.rng.bit_generator.state  # type: ignore[no-any-return]
+    def state(self) -> Mapping[str, Any]:
+        return self.rng.bit_generator.state
 
-    def set_state(self, state: dict) -> None:
+    def set_state(self, state: Mapping[str, Any]) -> None:
         self.rng.bit_generator.state = state
 
     def _position(self, pool: TokenizedPool, prefix_len: int) -> tuple[int, int] | None:

@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import torch
-from torch import nn
-from transformers import PreTrainedTokenizerFast
+from transformers import DiffusionGemmaForBlockDiffusion, PreTrainedTokenizerBase
 
+from model.architecture import ExpertSizes, canvas_length_of, text_config_of
 from model.training.data import (
     ExampleMix,
     ExampleSampler,
@@ -42,7 +42,7 @@ class HeldOut:
     books: TokenizedPool
 
 
-def heldout_data(corpus: Path, tokenizer: PreTrainedTokenizerFast, fraction: float = 0.02, seed: int = 0) -> HeldOut:
+def heldout_data(corpus: Path, tokenizer: PreTrainedTokenizerBase, fraction: float = 0.02, seed: int = 0) -> HeldOut:
     """The held-out sections (same split as training, by default) tokenized for evaluation."""
     _, heldout = split_sections(read_sections(corpus), fraction, seed)
     stories = [s for s in heldout if s.is_story]
@@ -56,7 +56,7 @@ def _sampler(data: HeldOut, canvas: int, mix: ExampleMix, batch_size: int, seed:
 
 @torch.no_grad()
 def denoising_accuracy(
-    model: nn.Module,
+    model: DiffusionGemmaForBlockDiffusion,
     data: HeldOut,
     levels: Sequence[float] = NOISE_LEVELS,
     batches: int = 8,
@@ -65,8 +65,8 @@ def denoising_accuracy(
 ) -> dict[float, dict[str, float]]:
     """{t: {"all": acc over free slots, "replaced": acc over replaced slots}} in one pass."""
     model.eval()
-    canvas = model.config.canvas_length
-    vocab = model.config.text_config.vocab_size
+    canvas = canvas_length_of(model.config)
+    vocab = text_config_of(model.config).vocab_size
     mix = ExampleMix(continuation=1.0, infill=0.0, gap=0.0)
     results: dict[float, dict[str, float]] = {}
     for level in levels:
@@ -89,12 +89,12 @@ def denoising_accuracy(
 
 @torch.no_grad()
 def infill_accuracy(
-    model: nn.Module, data: HeldOut, batches: int = 8, batch_size: int = 16, seed: int = 1
+    model: DiffusionGemmaForBlockDiffusion, data: HeldOut, batches: int = 8, batch_size: int = 16, seed: int = 1
 ) -> dict[str, float]:
     """Exact-token accuracy on fully masked spans between a prefix and a pinned suffix."""
     model.eval()
-    canvas = model.config.canvas_length
-    vocab = model.config.text_config.vocab_size
+    canvas = canvas_length_of(model.config)
+    vocab = text_config_of(model.config).vocab_size
     sampler = _sampler(data, canvas, ExampleMix(continuation=0.0, infill=1.0, gap=0.0), batch_size, seed)
     generator = torch.Generator().manual_seed(seed)
     hits = [0, 0]
@@ -113,17 +113,19 @@ def infill_accuracy(
 
 
 @torch.no_grad()
-def expert_usage(model: nn.Module, data: HeldOut, batches: int = 4, batch_size: int = 16) -> list[list[float]]:
+def expert_usage(
+    model: DiffusionGemmaForBlockDiffusion, data: HeldOut, batches: int = 4, batch_size: int = 16
+) -> list[list[float]]:
     """Per decoder layer, the share of top-k routing slots each expert receives on clean canvases."""
     model.eval()
-    sampler = _sampler(data, model.config.canvas_length, ExampleMix(), batch_size, seed=2)
+    sampler = _sampler(data, canvas_length_of(model.config), ExampleMix(), batch_size, seed=2)
     records: list[tuple[torch.Tensor, torch.Tensor]] = []
     with recording_routers(model, records):
         for _ in range(batches):
             batch = sampler.next_batch()
             decode(model, encode_prefix(model, batch.prefix), batch.targets, batch.free.long(), None)
     layers = len(model.model.decoder.layers)
-    experts = model.config.text_config.num_experts
+    experts = ExpertSizes.of(text_config_of(model.config)).num_experts
     counts = torch.zeros(layers, experts)
     for i, (_, chosen) in enumerate(records):
         counts[i % layers] += torch.bincount(chosen.flatten(), minlength=experts).float()

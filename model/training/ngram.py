@@ -26,9 +26,9 @@ class TrigramLM:
         self.tri: Counter[tuple[str, str, str]] = Counter()
         self.bi: Counter[tuple[str, str]] = Counter()
         for text in texts:
-            w = ["<s>", "<s>", *words(text)]
-            self.tri.update(zip(w, w[1:], w[2:], strict=False))
-            self.bi.update(zip(w[1:], w[2:], strict=False))
+            padded = ["<s>", "<s>", *words(text)]
+            self.tri.update(zip(padded, padded[1:], padded[2:], strict=False))
+            self.bi.update(zip(padded[1:], padded[2:], strict=False))
         self.ctx2: Counter[tuple[str, str]] = Counter()
         self.types2: Counter[tuple[str, str]] = Counter()
         for (u, v, _), c in self.tri.items():

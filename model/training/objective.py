@@ -20,7 +20,9 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 from torch import nn
+from transformers import DiffusionGemmaForBlockDiffusion
 
+from model.architecture import text_config_of
 from model.conditioning import zero_self_conditioning_at
 from model.training.data import CanvasBatch
 
@@ -46,13 +48,13 @@ def noise_canvas(
     return torch.where(replaced, random_tokens, targets), replaced
 
 
-def encode_prefix(model: nn.Module, prefix: torch.Tensor) -> object:
+def encode_prefix(model: DiffusionGemmaForBlockDiffusion, prefix: torch.Tensor) -> object:
     """The encoder's KV cache for ``[bos] + prefix`` (positions 0..P)."""
     return model.model.encoder(input_ids=prefix, use_cache=True).past_key_values
 
 
 def decode(
-    model: nn.Module,
+    model: DiffusionGemmaForBlockDiffusion,
     cache: object,
     canvas: torch.Tensor,
     keep: torch.Tensor,
@@ -65,7 +67,7 @@ def decode(
 
 
 def decode_at(
-    model: nn.Module,
+    model: DiffusionGemmaForBlockDiffusion,
     cache: object,
     canvas: torch.Tensor,
     keep: torch.Tensor,
@@ -98,7 +100,9 @@ def router_balance_loss(records: list[tuple[torch.Tensor, torch.Tensor]]) -> tor
 
 
 @contextmanager
-def recording_routers(model: nn.Module, records: list[tuple[torch.Tensor, torch.Tensor]]) -> Iterator[None]:
+def recording_routers(
+    model: DiffusionGemmaForBlockDiffusion, records: list[tuple[torch.Tensor, torch.Tensor]]
+) -> Iterator[None]:
     """Collect (router probabilities, chosen experts) from every decoder layer's router."""
 
     def record(_module: nn.Module, _args: tuple[Any, ...], out: tuple[torch.Tensor, ...]) -> None:
@@ -121,7 +125,7 @@ class StepOutput:
 
 
 def diffusion_loss(
-    model: nn.Module,
+    model: DiffusionGemmaForBlockDiffusion,
     batch: CanvasBatch,
     generator: torch.Generator,
     noise: NoiseConfig | None = None,
@@ -130,7 +134,7 @@ def diffusion_loss(
 ) -> StepOutput:
     """Mean cross-entropy over free slots. ``t``/``self_condition`` fixed by evaluation, else drawn."""
     noise = noise or NoiseConfig()
-    vocab = model.config.text_config.vocab_size
+    vocab = text_config_of(model.config).vocab_size
     b = batch.targets.shape[0]
     if t is None:
         t = noise.t_floor + (1 - noise.t_floor) * torch.rand(b, generator=generator)

@@ -35,7 +35,7 @@ from pathlib import Path
 import numpy as np
 import torch
 import torch.nn.functional as F
-from transformers import AutoTokenizer, DiffusionGemmaForBlockDiffusion, PreTrainedTokenizerFast
+from transformers import AutoTokenizer, DiffusionGemmaForBlockDiffusion, PreTrainedTokenizerBase
 
 from model.architecture import TextModelShape, build_config
 from model.training.data import (
@@ -146,7 +146,7 @@ def shape_from_args(args: argparse.Namespace) -> TextModelShape:
     )
 
 
-def prepare(args: argparse.Namespace) -> tuple[PreTrainedTokenizerFast, dict[str, TokenizedPool]]:
+def prepare(args: argparse.Namespace) -> tuple[PreTrainedTokenizerBase, dict[str, TokenizedPool]]:
     """Split, tokenizer and token pools, computed once per run folder and then reused."""
     run = args.run_dir
     tok_dir, pools_dir = run / "tokenizer", run / "pools"
@@ -167,7 +167,7 @@ def prepare(args: argparse.Namespace) -> tuple[PreTrainedTokenizerFast, dict[str
             "heldout_stories": [s for s in heldout if s.is_story],
             "heldout_books": [s for s in heldout if not s.is_story],
         }
-        split_info = {}
+        split_info: dict[str, dict[str, int] | list[str]] = {}
         for name, group in groups.items():
             pool = tokenize_sections(group, tokenizer)
             pool.save(pools_dir / f"{name}.npz")
@@ -230,7 +230,7 @@ def make_sampler(
 
 
 def heldout_losses(
-    model: torch.nn.Module,
+    model: DiffusionGemmaForBlockDiffusion,
     pools: dict[str, TokenizedPool],
     args: argparse.Namespace,
     edges: WordEdges | None = None,
