@@ -154,6 +154,14 @@ def _bootstrap_interval(logs: list[list[float]], seed: int, draws: int = 2000) -
     return samples[int(0.05 * draws)], samples[int(0.95 * draws) - 1]
 
 
+def _judged(lm: TrigramLM, case: Case, span_words: list[str]) -> tuple[list[float], list[float]]:
+    """Trigram log-probabilities of ``span_words`` in the case's place, followed by the two words after it
+    (so the seam counts), and of those two words alone (the seam)."""
+    junction = words(case.suffix)[:2]
+    logs = lm.log_probs(words(case.prefix)[-2:], span_words + junction)
+    return logs, logs[len(logs) - len(junction) :]
+
+
 def run_fills(
     engine: Engine,
     lm: TrigramLM,
@@ -169,7 +177,12 @@ def run_fills(
     With several candidates the fill is the one the model rates best (what the editor shows).
     """
     rng = random.Random(seed)
-    fills, lp_fill, lp_orig, lp_shuf, seam_fill, seam_orig = [], [], [], [], [], []
+    fills: list[str] = []
+    lp_fill: list[list[float]] = []
+    lp_orig: list[list[float]] = []
+    lp_shuf: list[list[float]] = []
+    seam_fill: list[list[float]] = []
+    seam_orig: list[list[float]] = []
     passes, per_forward, ms = [], [], []
     for i, case in enumerate(cases):
         request = EditRequest(
@@ -187,16 +200,14 @@ def run_fills(
         passes.append(result.passes)
         per_forward.append(result.tokens_per_forward)
         ms.append(result.ms_per_pass)
-        context = words(case.prefix)[-2:]
-        junction = words(case.suffix)[:2]  # scoring the words after the gap judges the seam too
         original = words(case.gap)
         shuffled = original[:]
         rng.shuffle(shuffled)
-        lp_fill.append(lm.log_probs(context, words(result.text) + junction))
-        lp_orig.append(lm.log_probs(context, original + junction))
-        seam_fill.append(lp_fill[-1][len(lp_fill[-1]) - len(junction) :])
-        seam_orig.append(lp_orig[-1][len(lp_orig[-1]) - len(junction) :])
-        lp_shuf.append(lm.log_probs(context, shuffled + junction))
+        for text, logs, seams in ((words(result.text), lp_fill, seam_fill), (original, lp_orig, seam_orig)):
+            whole, seam = _judged(lm, case, text)
+            logs.append(whole)
+            seams.append(seam)
+        lp_shuf.append(_judged(lm, case, shuffled)[0])
     figures = FillFigures(
         fills=len(cases),
         tokens_per_forward=sum(per_forward) / len(cases),
@@ -213,6 +224,79 @@ def run_fills(
         ppl_original_seam=_pooled_ppl(seam_orig),
     )
     return figures, fills
+
+
+@dataclass
+class RewriteFigures:
+    rewrites: int
+    strength: float
+    candidates: int
+    ppl_rewrite: float
+    ppl_rewrite_interval: tuple[float, float]
+    ppl_original: float
+    ppl_rewrite_seam: float
+    ppl_original_seam: float
+    length_ratio: float  # words in the rewrite / words in the sentence, averaged over sentences
+    words_kept: float  # share of the sentence's distinct words the rewrite still has, averaged
+    passes_per_rewrite: float
+    ms_per_pass: float
+
+
+def run_rewrites(
+    engine: Engine,
+    lm: TrigramLM,
+    cases: list[Case],
+    seed: int,
+    strength: float,
+    candidates: int,
+    vary_length: bool = True,
+) -> tuple[RewriteFigures, list[tuple[str, int]]]:
+    """Rewrite every case's sentence in place (the editor's request); judge the rewrites like fills, and
+    say how long they came out and how much of the sentence they kept. Returns (figures, [(text, passes)])."""
+    rewrites: list[tuple[str, int]] = []
+    lp_new: list[list[float]] = []
+    lp_orig: list[list[float]] = []
+    seam_new: list[list[float]] = []
+    seam_orig: list[list[float]] = []
+    ratios: list[float] = []
+    kept: list[float] = []
+    ms: list[float] = []
+    for i, case in enumerate(cases):
+        request = EditRequest(
+            prefix=case.prefix,
+            suffix=case.suffix,
+            span=case.gap,
+            mode="rewrite",
+            strength=strength,
+            seed=seed + i,
+            candidates=candidates,
+            vary_length=vary_length,
+        )
+        result = engine.run(request)
+        rewrites.append((result.text, result.passes))
+        ms.append(result.ms_per_pass)
+        new, original = words(result.text), words(case.gap)
+        for text, logs, seams in ((new, lp_new, seam_new), (original, lp_orig, seam_orig)):
+            whole, seam = _judged(lm, case, text)
+            logs.append(whole)
+            seams.append(seam)
+        ratios.append(len(new) / max(1, len(original)))
+        kept.append(len(set(new) & set(original)) / max(1, len(set(original))))
+    figures = RewriteFigures(
+        rewrites=len(cases),
+        strength=strength,
+        candidates=candidates,
+        ppl_rewrite=_pooled_ppl(lp_new),
+        ppl_rewrite_interval=_bootstrap_interval(lp_new, seed),
+        ppl_original=_pooled_ppl(lp_orig),
+        ppl_rewrite_seam=_pooled_ppl(seam_new),
+        ppl_original_seam=_pooled_ppl(seam_orig),
+        length_ratio=sum(ratios) / len(cases),
+        words_kept=sum(kept) / len(cases),
+        passes_per_rewrite=sum(passes for _, passes in rewrites) / len(cases),
+        ms_per_pass=sum(ms) / len(cases),
+    )
+    return figures, rewrites
 
 
 def _interval(figures: FillFigures) -> str:
@@ -265,6 +349,7 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--fill-slots", type=int, default=FILL_SLOTS, help="slots offered per gap (the longest fill)")
     p.add_argument("--show-fills", type=int, default=10)
     p.add_argument("--show-rewrites", type=int, default=5)
+    p.add_argument("--rewrites", type=int, default=40, help="held-out sentences rewritten for the rewrite figures")
     p.add_argument(
         "--rewrite-strength", type=float, default=0.7, help="noise level of the rewrites (0.7: the editor's default)"
     )
@@ -373,22 +458,35 @@ def main(argv: list[str] | None = None) -> None:
         shown.append({**asdict(case), "fill": fill})
     report["shown_fills"] = shown
 
+    rewrite_count = max(args.rewrites, args.show_rewrites)
+    rewrite_figures, rewritten = run_rewrites(
+        engine,
+        lm,
+        rewrite_cases(data.sections, rewrite_count, args.seed),
+        args.seed,
+        args.rewrite_strength,
+        args.candidates,
+        vary_length=not args.fixed_length,
+    )
+    low, high = rewrite_figures.ppl_rewrite_interval
+    print(
+        f"\n== rewrites of {rewrite_count} held-out sentences (strength {args.rewrite_strength}, best of"
+        f" {args.candidates}) ==\n"
+        f"  trigram perplexity: rewrites {rewrite_figures.ppl_rewrite:.1f} (90% interval {low:.0f}-{high:.0f})"
+        f"   originals {rewrite_figures.ppl_original:.1f}\n"
+        f"  the seam alone: rewrites {rewrite_figures.ppl_rewrite_seam:.1f}"
+        f"   originals {rewrite_figures.ppl_original_seam:.1f}\n"
+        f"  length {rewrite_figures.length_ratio:.2f} x the sentence's, {rewrite_figures.words_kept:.0%} of its"
+        f" words kept, {rewrite_figures.passes_per_rewrite:.1f} passes"
+    )
+    report["rewrite_figures"] = asdict(rewrite_figures)
+
     print(f"\n== {args.show_rewrites} rewrites (a held-out sentence rewritten in place; best of {args.candidates}) ==")
     rewrites = []
-    for i, case in enumerate(rewrite_cases(data.sections, args.show_rewrites, args.seed)):
-        result = engine.run(
-            EditRequest(
-                prefix=case.prefix,
-                suffix=case.suffix,
-                span=case.gap,
-                mode="rewrite",
-                strength=args.rewrite_strength,
-                seed=args.seed + i,
-                candidates=args.candidates,
-            )
-        )
-        print(f"\n[{case.source}] before: {case.gap}\n  after:  {result.text}  ({result.passes} passes)")
-        rewrites.append({**asdict(case), "rewrite": result.text, "passes": result.passes})
+    for case, (text, passes) in list(zip(rewrite_cases(data.sections, rewrite_count, args.seed), rewritten,
+                                         strict=True))[: args.show_rewrites]:
+        print(f"\n[{case.source}] before: {case.gap}\n  after:  {text}  ({passes} passes)")
+        rewrites.append({**asdict(case), "rewrite": text, "passes": passes})
     report["rewrites"] = rewrites
     report["rewrite_strength"] = args.rewrite_strength
     report["candidates"] = args.candidates

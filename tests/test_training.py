@@ -420,6 +420,25 @@ def test_model_card_reports_the_run_chain_figures_and_licenses(corpus: Path, tmp
     assert "Fills use most of the slots offered" not in card
     assert "A single draw uses most of the slots offered (11.3 words for 24 slots" in card
     assert "`--candidates 4` for the same" in card
+    # Rewrite figures, when the report has them: fluency like the fills', then length and kept words.
+    assert "Rewrites through the engine" not in card and "keeps 37%" not in card
+    report["rewrite_figures"] = {
+        "rewrites": 40, "strength": 0.7, "candidates": 4, "ppl_rewrite": 33.4, "ppl_rewrite_interval": [27.2, 41.9],
+        "ppl_original": 122.4, "ppl_rewrite_seam": 131.2, "ppl_original_seam": 130.6, "length_ratio": 1.034,
+        "words_kept": 0.366, "passes_per_rewrite": 38.2, "ms_per_pass": 60.0,
+    }  # fmt: skip
+    card = render(folder, report, source_md=source_md)
+    assert "(40 held-out sentences, each rewritten in place at strength 0.7, best of 4" in card
+    assert "about 1.2, 1, 0.84, 0.66 times the sentence's tokens" in card
+    assert "trigram perplexity **33** (90% bootstrap interval 27-42), the original sentences **122**" in card
+    assert "comes out 1.03 times as long as its sentence and keeps 37% of its distinct words" in card
+    assert "(it keeps 37% of the sentence's words)" in card
+    # Polish rounds: explained with their shares round by round, and their cost in variety, only when on.
+    assert "polish rounds" not in card and "Polishing makes" not in card
+    (folder / "redraft_sampler.json").write_text(json.dumps({"left_to_right_bias": 1.0, "polish_rounds": 4}))
+    card = render(folder, report, source_md=source_md)
+    assert "`polish_rounds` 4" in card and "one round after another: 30%, 22%, 15%, 8%" in card
+    assert "Polishing makes fills more grammatical phrase by phrase and also more generic" in card
     # Older reports have no interval: the card says nothing rather than inventing one.
     assert "bootstrap" not in render(folder, _report(4_830_000, with_interval=False), source_md=source_md)
 

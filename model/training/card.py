@@ -17,7 +17,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from model.engine import POLISH_SHARE, candidate_widths
+from model.engine import POLISH_SHARE, REWRITE_LENGTH_SHARES, REWRITE_SLACK_FRACTION, candidate_widths
 from model.loading import REDRAFT_SAMPLER_FILE, REDRAFT_SAMPLER_KEYS, generation_defaults
 from model.training.data import ExampleMix
 from model.training.export import LINEAGE_FILE
@@ -148,6 +148,27 @@ def _length_choice(best: dict, fills: dict, slots: int) -> str:
         "slots), each with the text after it pinned right behind its last slot, so the ranking chooses the "
         f"length as well: {best['mean_fill_words']:.1f} words per fill, where a single draw at {slots} slots "
         f"writes {fills['mean_fill_words']:.1f} and the original gaps hold {fills['mean_original_words']:.1f}."
+    )
+
+
+def _rewrite_figures(figures: dict) -> str:
+    """The rewrite paragraph of the evaluation: fluency like the fills', then length and kept words."""
+    low, high = figures["ppl_rewrite_interval"]
+    lengths = ", ".join(f"{share * (1 + REWRITE_SLACK_FRACTION):.2g}" for share in REWRITE_LENGTH_SHARES)
+    varied = (
+        f"; with a suffix the candidates take about {lengths} times the sentence's tokens and the ranking "
+        "chooses"
+        if figures["candidates"] > 1
+        else ""
+    )
+    return (
+        f"Rewrites through the engine ({figures['rewrites']} held-out sentences, each rewritten in place at "
+        f"strength {figures['strength']}, best of {figures['candidates']} as the editor does them{varied}): "
+        f"trigram perplexity **{figures['ppl_rewrite']:.0f}** (90% bootstrap interval {low:.0f}-{high:.0f}), "
+        f"the original sentences **{figures['ppl_original']:.0f}**; the seam alone "
+        f"**{figures['ppl_rewrite_seam']:.0f}**, originals **{figures['ppl_original_seam']:.0f}**. A rewrite "
+        f"comes out {figures['length_ratio']:.2f} times as long as its sentence and keeps "
+        f"{figures['words_kept']:.0%} of its distinct words ({figures['passes_per_rewrite']:.1f} passes)."
     )
 
 
@@ -417,6 +438,9 @@ def render(model_dir: Path, report: dict, source_md: Path = CORPUS_SOURCE, sampl
             + (_length_choice(best, fills, slots) if best.get("vary_length") else "")
             + "\n"
         )
+    rewritten = report.get("rewrite_figures")
+    if rewritten:
+        w(_rewrite_figures(rewritten) + "\n")
     if report.get("expert_usage"):
         balanced = [i for i, r in enumerate(runs, 1) if float(r.args.get("router_aux_weight", 0.0)) > 0]
         why = (
@@ -545,8 +569,10 @@ def render(model_dir: Path, report: dict, source_md: Path = CORPUS_SOURCE, sampl
             "score better than the original text without reading better than it."
         )
     w(
-        "- `rewrite` re-develops the span at its own length from a canvas that keeps part of it (strength < 1) "
-        "or none of it (strength 1); at this size it does not reliably preserve the sentence's meaning."
+        "- `rewrite` re-develops the span at about its own length from a canvas that keeps part of it "
+        "(strength < 1) or none of it (strength 1); at this size it does not reliably preserve the sentence's "
+        "meaning"
+        + (f" (it keeps {rewritten['words_kept']:.0%} of the sentence's words)." if rewritten else ".")
     )
     w(
         f"- Trained with prefixes of at most {max(mix.prefix_lengths)} tokens: longer context (the engine allows "
