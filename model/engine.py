@@ -36,6 +36,7 @@ import secrets
 import time
 from collections.abc import Callable, Generator
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any
 
 import torch
@@ -420,6 +421,15 @@ class Engine:
                 sampler_config, slots, self.vocab_size, steps, options.left_to_right_bias
             )
             first_slot_ban = not_first if block == 0 else None
+            # What every pass of this block hands a painter besides its own canvas.
+            paint = partial(
+                self._pass,
+                block=block,
+                blocks=blocks,
+                committed=committed_text,
+                lead=layout.lead if block == 0 else "",
+                widths=widths,
+            )
             stopper.reset()
             decoder_positions = torch.arange(
                 position, position + canvas_length, dtype=torch.int32, device=device
@@ -466,21 +476,9 @@ class Engine:
 
                 log_probs = torch.log_softmax(slot_logits.float(), dim=-1)
                 entropy = -(log_probs.exp() * log_probs).sum(-1)
-                elapsed = (time.perf_counter() - started) * 1000
-                pass_ms.append(elapsed)
-                yield self._pass(
-                    step_index,
-                    block,
-                    blocks,
-                    slot_canvas,
-                    accepted_mask,
-                    entropy,
-                    committed_text,
-                    finished,
-                    elapsed,
-                    layout.lead if block == 0 else "",
-                    widths,
-                )
+                pass_ms.append((time.perf_counter() - started) * 1000)
+                yield paint(step=step_index, slot_canvas=slot_canvas, accepted=accepted_mask, entropy=entropy,
+                            finished=finished, ms=pass_ms[-1])
                 step_index += 1
                 if bool(finished.all()):
                     break
@@ -495,21 +493,10 @@ class Engine:
                     decoder_positions, cache,
                 )
                 forward_passes += 2
-                elapsed = (time.perf_counter() - started) * 1000
-                pass_ms.append(elapsed)
-                yield self._pass(
-                    step_index,
-                    block,
-                    blocks,
-                    argmax_slots,
-                    torch.ones_like(argmax_slots, dtype=torch.bool),
-                    entropy,
-                    committed_text,
-                    finished,
-                    elapsed,
-                    layout.lead if block == 0 else "",
-                    widths,
-                )
+                pass_ms.append((time.perf_counter() - started) * 1000)
+                everything = torch.ones_like(argmax_slots, dtype=torch.bool)
+                yield paint(step=step_index, slot_canvas=argmax_slots, accepted=everything, entropy=entropy,
+                            finished=finished, ms=pass_ms[-1])
                 step_index += 1
 
             if batch > 1:
