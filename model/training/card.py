@@ -402,6 +402,11 @@ def render(model_dir: Path, report: dict, source_md: Path = CORPUS_SOURCE, sampl
         f"- tokens per forward: **{fills['tokens_per_forward']:.2f}**; passes per fill: "
         f"**{fills['passes_per_fill']:.1f}**; {fills['ms_per_pass']:.0f} ms per pass "
         "on two CPU cores"
+        + (
+            f" (the {polish_rounds} polish rounds included: a pass each, two decoder forwards each)"
+            if polish_rounds
+            else ""
+        )
     )
     w(
         f"- words per fill {fills['mean_fill_words']:.1f} (the original gaps: {fills['mean_original_words']:.1f}); "
@@ -471,7 +476,8 @@ def render(model_dir: Path, report: dict, source_md: Path = CORPUS_SOURCE, sampl
         sentences.append(
             f"`{REDRAFT_SAMPLER_FILE}`: "
             + ", ".join(f"`{k}` {v}" for k, v in extension.items())
-            + " (Redraft's extension of the sampler, which transformers' generation config cannot hold)."
+            + f" (Redraft's extension{'s' if len(extension) > 1 else ''} of the sampler, which transformers' "
+            "generation config cannot hold)."
         )
     if left_to_right > 0:
         sentences.append(
