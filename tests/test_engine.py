@@ -668,3 +668,20 @@ def test_rewrite_candidates_try_lengths_around_the_spans_own(engine: Engine) -> 
         kept = sum(token == want for token, want in zip(start, original, strict=False))
         assert kept >= 2  # about half the span's tokens seed each candidate (strength 0.5)
     assert [len(ids) for ids in result.raw_tokens] == widths
+
+
+def test_each_block_is_polished_before_it_is_committed_as_context(engine: Engine) -> None:
+    canvas = engine.canvas_length
+    request = EditRequest(prefix="Once", suffix=" and that was the end of it.", mode="fill",
+                          max_new_tokens=canvas + 10, seed=4, options=dataclasses.replace(FAST, polish_rounds=2))
+    passes: list[Pass] = []
+    with recorded_prompts(engine) as prompts:
+        result = engine.run(request, on_pass=passes.append)
+    for block in (0, 1):
+        own = [p for p in passes if p.block == block]
+        assert all(all(p.accepted[0]) for p in own[-2:])  # each block ends with its two polish rounds
+    # What the second block is conditioned on is the first block as polished, which the result keeps.
+    assert prompts[1][0].tolist() == passes[len([p for p in passes if p.block == 0]) - 1].tokens[0]
+    assert result.raw_tokens[0][:canvas] == prompts[1][0].tolist()
+    unpolished = engine.run(dataclasses.replace(request, options=FAST))
+    assert unpolished.raw_tokens[0][:canvas] != result.raw_tokens[0][:canvas]  # polishing did change the block
