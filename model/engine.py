@@ -23,6 +23,8 @@ How an edit maps onto DiffusionGemma's block diffusion:
   polished: its weakest tokens, as the model re-reads the clean canvas, are replaced by noise and
   predicted again with everything else in place, a few rounds with fewer tokens each time
   (:meth:`Engine._polish`).
+* New text inside a line stays on it (``_Layout.single_line``): line-break tokens are banned from the
+  free slots of a rewrite whose selection has none, and of a gap with text on both sides of it.
 * A span longer than one canvas is done block by block: each finished block is committed to the KV
   cache through the encoder and the next canvas starts after it.
 * With no suffix (continuation) every canvas position is free, which makes the loop produce exactly
@@ -168,9 +170,30 @@ class _Layout:
     # slot may only hold a token starting with it, and it is cut from the span's text again.
     lead: str = ""
     trail: str = ""  # whitespace moved from the document onto the suffix's start (``Engine._trail``)
+    # A span inside a line stays inside it: no line breaks in the new text (``Engine._single_line``).
+    single_line: bool = False
     # Free slots of the last block per candidate (``LENGTH_SHARES``, ``REWRITE_LENGTH_SHARES``); empty: all
     # have the block's.
     candidate_slots: list[int] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class _Bans:
+    """Vocabulary ids (boolean masks over the vocabulary) the free slots may not hold: ``first`` in the
+    span's first slot (``Engine._first_slot_forbidden``), ``every`` in any slot (``_Layout.single_line``)."""
+
+    first: torch.Tensor | None = None
+    every: torch.Tensor | None = None
+
+    def applied(self, slot_logits: torch.Tensor) -> torch.Tensor:
+        """``slot_logits`` (batch, slots, vocabulary) with the banned ids ruled out (a copy; no bans: unchanged)."""
+        if self.first is None and self.every is None:
+            return slot_logits
+        # Finite, so entropies stay finite; the self-conditioning signal keeps the unmasked logits.
+        slot_logits = slot_logits.masked_fill(self.every, -1e4) if self.every is not None else slot_logits.clone()
+        if self.first is not None:
+            slot_logits[:, 0] = slot_logits[:, 0].masked_fill(self.first, -1e4)
+        return slot_logits
 
 
 class Engine:
@@ -191,7 +214,7 @@ class Engine:
         unk = self.tokenizer.unk_token_id
         self.end_of_turn_id = end_of_turn if isinstance(end_of_turn, int) and end_of_turn != unk else None
         self.prefill_chunk = PREFILL_CHUNK
-        self._space_led: torch.Tensor | None = None
+        self._vocabulary_masks: dict[str, torch.Tensor] = {}
 
     # -- public API -------------------------------------------------------------------------------
 
@@ -242,13 +265,21 @@ class Engine:
         return self.decode(ids).replace("\r\n", "\n").replace("\r", "\n")
 
     def _space_led_tokens(self) -> torch.Tensor:
-        """Per vocabulary id, whether its text starts with a space (computed once, on first use)."""
-        if self._space_led is None:
+        """Per vocabulary id, whether its text starts with a space."""
+        return self._vocabulary_mask("space_led", lambda text: text.startswith(SPACE))
+
+    def _line_break_tokens(self) -> torch.Tensor:
+        """Per vocabulary id, whether its text holds a line break."""
+        return self._vocabulary_mask("line_break", lambda text: "\n" in text or "\r" in text)
+
+    def _vocabulary_mask(self, name: str, test: Callable[[str], bool]) -> torch.Tensor:
+        """Per vocabulary id, ``test`` of its decoded text (computed once per name, on first use)."""
+        if name not in self._vocabulary_masks:
             texts = self.tokenizer.batch_decode([[i] for i in range(len(self.tokenizer))])
-            led = [text.startswith(SPACE) for text in texts][: self.vocab_size]
-            led += [False] * (self.vocab_size - len(led))
-            self._space_led = torch.tensor(led, device=self.device)
-        return self._space_led
+            flags = [test(text) for text in texts][: self.vocab_size]
+            flags += [False] * (self.vocab_size - len(flags))
+            self._vocabulary_masks[name] = torch.tensor(flags, device=self.device)
+        return self._vocabulary_masks[name]
 
     def _prefix_ids(self, prefix: str, budget: int) -> list[int]:
         # Tokenize only the tail that can matter: a token covers at least one character, except
@@ -310,12 +341,31 @@ class Engine:
         layout = self._blocks(prompt, slots, trail + request.suffix, stop_at_eos=not request.suffix)
         # A fill at the very end stays plain continuation (exactly generate()'s loop, end-of-text allowed).
         must_write = request.mode == "rewrite" or bool(request.suffix)
-        layout = replace(layout, must_write=must_write, lead=lead, trail=trail)
+        single_line = self._single_line(request, trail)
+        layout = replace(layout, must_write=must_write, lead=lead, trail=trail, single_line=single_line)
         if request.suffix and request.vary_length and request.candidates > 1:
             shares = LENGTH_SHARES if request.mode == "fill" else REWRITE_LENGTH_SHARES
             widths = candidate_widths(layout.block_slots[-1], request.candidates, shares)
             layout = replace(layout, candidate_slots=widths)
         return replace(layout, original=original) if request.strength < 1 else layout
+
+    @staticmethod
+    def _single_line(request: EditRequest, trail: str) -> bool:
+        """Whether the new text must not break a line: a rewrite of a span that holds no line break (less
+        the ``trail`` put back after it), or a gap with text before and after it on the same line.
+
+        The model learnt line breaks from stories and books, where they end paragraphs and lines of
+        dialogue, and writes them freely; a writer redrafting a sentence or filling a gap inside a
+        paragraph does not want it split. A span or gap at a line's edge may still break lines.
+        """
+        breaks = ("\n", "\r")
+        if request.mode == "rewrite":
+            span = request.span or ""
+            return not any(mark in span[: len(span) - len(trail)] for mark in breaks)
+        if request.mode == "fill":
+            prefix, suffix = request.prefix, request.suffix
+            return bool(prefix and suffix) and prefix[-1] not in breaks and suffix[0] not in breaks
+        return False
 
     @staticmethod
     def _trail(request: EditRequest) -> str:
@@ -399,7 +449,6 @@ class Engine:
         embed_dtype = model.model.decoder.embed_tokens.weight.dtype
 
         blocks = len(layout.block_slots)
-        not_first = self._first_slot_forbidden(layout)
         kept: list[list[int]] = [[] for _ in range(batch)]
         committed_text = [""] * batch
         forward_passes = torch.zeros(batch, dtype=torch.long)
@@ -420,7 +469,7 @@ class Engine:
             sampler: Any = LeftToRightEntropyBoundSampler(
                 sampler_config, slots, self.vocab_size, steps, options.left_to_right_bias
             )
-            first_slot_ban = not_first if block == 0 else None
+            bans = self._bans(layout, block)
             # What every pass of this block hands a painter besides its own canvas.
             paint = partial(
                 self._pass,
@@ -454,7 +503,7 @@ class Engine:
                 step_tensor = torch.tensor(cur_step, device=device, dtype=torch.int32)
                 raw_logits = self._decode(canvas, decoder_positions, cache, sc_logits, keep_signal)
                 logits = temperature(None, raw_logits, cur_step=step_tensor)
-                slot_logits = self._slot_logits(logits, slots, first_slot_ban, held)
+                slot_logits = self._slot_logits(logits, slots, bans, held)
                 probs = torch.softmax(slot_logits, dim=-1, dtype=torch.float32)
                 sampled = torch.multinomial(probs.reshape(-1, self.vocab_size), num_samples=1).view(batch, slots)
                 new_argmax = torch.argmax(slot_logits, dim=-1)
@@ -469,7 +518,7 @@ class Engine:
                     new_slots = torch.where(finished[:, None], slot_canvas, new_slots)
                     if sc_logits is not None:
                         logits = torch.where(finished[:, None, None], sc_logits, logits)
-                        slot_logits = self._slot_logits(logits, slots, first_slot_ban, held)
+                        slot_logits = self._slot_logits(logits, slots, bans, held)
                 finished = finished | stopper(new_argmax, slot_logits)
                 slot_canvas, argmax_slots = new_slots, new_argmax
                 sc_logits = logits.to(embed_dtype)
@@ -489,7 +538,7 @@ class Engine:
                 started = time.perf_counter()
                 share = POLISH_SHARE * (1 - polish_round / options.polish_rounds)
                 argmax_slots, sc_logits, entropy = self._polish(
-                    argmax_slots, pinned, widths, share, first_slot_ban, held, sc_logits, keep_signal,
+                    argmax_slots, pinned, widths, share, bans, held, sc_logits, keep_signal,
                     decoder_positions, cache,
                 )
                 forward_passes += 2
@@ -635,7 +684,7 @@ class Engine:
         pinned: torch.Tensor,
         widths: list[int],
         share: float,
-        first_slot_ban: torch.Tensor | None,
+        bans: _Bans,
         held: torch.Tensor | None,
         sc_logits: torch.Tensor | None,
         keep_signal: torch.Tensor | None,
@@ -651,7 +700,7 @@ class Engine:
         """
         batch, slot_count = slots.shape
         reread = self._decode(torch.cat([slots, pinned], dim=1), positions, cache, sc_logits, keep_signal)
-        log_probs = torch.log_softmax(self._slot_logits(reread, slot_count, first_slot_ban, held).float(), dim=-1)
+        log_probs = torch.log_softmax(self._slot_logits(reread, slot_count, bans, held).float(), dim=-1)
         own = log_probs.gather(-1, slots[..., None])[..., 0]
         width = torch.tensor(widths, device=slots.device)[:, None]
         own = own.masked_fill(torch.arange(slot_count, device=slots.device)[None] >= width, math.inf)
@@ -663,12 +712,19 @@ class Engine:
         logits = self._slot_logits(
             self._decode(torch.cat([noised, pinned], dim=1), positions, cache, sc, keep_signal),
             slot_count,
-            first_slot_ban,
+            bans,
             held,
         )
         log_probs = torch.log_softmax(logits.float(), dim=-1)
         entropy = -(log_probs.exp() * log_probs).sum(-1)
         return torch.where(weakest, logits.argmax(dim=-1), slots), sc, entropy
+
+    def _bans(self, layout: _Layout, block: int) -> _Bans:
+        """What the free slots of ``block`` may not hold."""
+        return _Bans(
+            first=self._first_slot_forbidden(layout) if block == 0 else None,
+            every=self._line_break_tokens() if layout.single_line else None,
+        )
 
     def _first_slot_forbidden(self, layout: _Layout) -> torch.Tensor | None:
         """Which vocabulary ids the span's first slot may not hold (None: any)."""
@@ -685,11 +741,9 @@ class Engine:
         return forbidden
 
     @classmethod
-    def _slot_logits(
-        cls, logits: torch.Tensor, slots: int, first_slot_ban: torch.Tensor | None, held: torch.Tensor | None
-    ) -> torch.Tensor:
-        """The free slots' logits as the sampler sees them: first-slot ban and held ids applied."""
-        return cls._hold(cls._forbid_first(logits[:, :slots], first_slot_ban), held)
+    def _slot_logits(cls, logits: torch.Tensor, slots: int, bans: _Bans, held: torch.Tensor | None) -> torch.Tensor:
+        """The free slots' logits as the sampler sees them: bans and held ids applied."""
+        return cls._hold(bans.applied(logits[:, :slots]), held)
 
     @staticmethod
     def _hold(slot_logits: torch.Tensor, held: torch.Tensor | None) -> torch.Tensor:
@@ -699,16 +753,6 @@ class Engine:
             return slot_logits
         certain = torch.full_like(slot_logits, -1e4).scatter(-1, held.clamp(min=0)[..., None], 0.0)
         return torch.where((held >= 0)[..., None], certain, slot_logits)
-
-    @staticmethod
-    def _forbid_first(slot_logits: torch.Tensor, forbidden: torch.Tensor | None) -> torch.Tensor:
-        """The slot logits with ``forbidden`` ids ruled out of the first slot (a copy; None: unchanged)."""
-        if forbidden is None:
-            return slot_logits
-        slot_logits = slot_logits.clone()
-        # Finite, so entropies stay finite; the self-conditioning signal keeps the unmasked logits.
-        slot_logits[:, 0] = slot_logits[:, 0].masked_fill(forbidden, -1e4)
-        return slot_logits
 
     def _new_text(self, ids: list[int], lead: str) -> str:
         """The span's text from its tokens, without the ``lead`` the document already has."""

@@ -198,12 +198,38 @@ def test_result_drops_pad_and_end_markers(engine: Engine) -> None:
 
 def test_carriage_returns_become_the_documents_line_breaks(engine: Engine) -> None:
     (carriage_return,) = engine.encode("\r")
-    request = EditRequest(prefix="The boy", suffix=" the woods.", mode="fill", max_new_tokens=4, seed=1,
-                          options=FAST)
+    request = EditRequest(prefix="The boy\n", suffix=" the woods.", mode="fill", max_new_tokens=4, seed=1,
+                          options=FAST)  # at a line's start, where line breaks are allowed
     with favouring(engine, [carriage_return]):
         result = engine.run(request)
     assert result.token_ids[0] == [carriage_return] * 4
     assert result.text == "\n\n\n\n"
+
+
+@pytest.mark.parametrize(
+    ("mode", "prefix", "span", "suffix", "may_break"),
+    [
+        ("fill", "The boy", None, " the woods.", False),  # the cursor inside a line
+        ("fill", "The boy\n", None, "The woods.", True),  # ... at the start of one
+        ("fill", "The boy", None, "\nThe woods.", True),  # ... at the end of one
+        ("fill", "The boy", None, "", True),  # continuing the document
+        ("rewrite", "The boy ", "ran into", " the woods.", False),  # a span inside a line
+        ("rewrite", "The boy ", "ran into\n", "The woods.", False),  # ... its line break is put back after
+        ("rewrite", "The boy ", "ran\ninto", " the woods.", True),  # a span across lines
+    ],
+)
+def test_a_span_inside_a_line_gets_no_line_breaks(
+    engine: Engine, mode: str, prefix: str, span: str | None, suffix: str, may_break: bool
+) -> None:
+    line_breaks = [engine.encode("\n")[0], engine.encode("\r")[0]]
+    request = EditRequest(prefix=prefix, span=span, suffix=suffix, mode=mode, max_new_tokens=6, seed=2,  # type: ignore[arg-type]
+                          candidates=2, options=dataclasses.replace(FAST, polish_rounds=2))
+    with favouring(engine, line_breaks):
+        result = engine.run(request)
+    wrote_breaks = [any(token in line_breaks for token in ids) for ids in result.token_ids]
+    assert wrote_breaks == [may_break] * 2
+    if span == "ran into\n":
+        assert all(text.endswith("\n") and "\n" not in text[:-1] for text in result.texts)
 
 
 @contextmanager
@@ -608,7 +634,7 @@ def test_polish_re_develops_each_candidates_least_likely_tokens_with_the_rest_in
     suffix_ids = engine.encode(suffix)
     request = EditRequest(prefix="The keeper", suffix=suffix, mode="fill", max_new_tokens=slot_count, seed=4,
                           candidates=3, options=dataclasses.replace(FAST, polish_rounds=rounds))
-    ban = engine._first_slot_forbidden(engine._layout(request))
+    bans = engine._bans(engine._layout(request), block=0)
     widths = [10, 7, 5]  # LENGTH_SHARES
     passes: list[Pass] = []
     with recorded_decoder_calls(engine) as calls:
@@ -620,9 +646,9 @@ def test_polish_re_develops_each_candidates_least_likely_tokens_with_the_rest_in
         first = developed + 2 * polish_round
         (reread, reread_logits), (noised, logits) = calls[first : first + 2]
         assert torch.equal(reread[:, :slot_count], slots)
-        own = torch.log_softmax(engine._slot_logits(reread_logits, slot_count, ban, None).float(), -1)
+        own = torch.log_softmax(engine._slot_logits(reread_logits, slot_count, bans, None).float(), -1)
         own = own.gather(-1, slots[..., None])[..., 0]
-        predicted = engine._slot_logits(logits, slot_count, ban, None).argmax(-1)
+        predicted = engine._slot_logits(logits, slot_count, bans, None).argmax(-1)
         share = POLISH_SHARE * (1 - polish_round / rounds)
         for row, width in enumerate(widths):
             # Only the candidate's own slots are polished; its suffix stays pinned right after them.
