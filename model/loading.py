@@ -27,6 +27,7 @@ from transformers.utils import logging as hf_logging
 
 from model.architecture import canvas_length_of, text_config_of
 from model.errors import ModelLoadError
+from model.request import MAX_POLISH_ROUNDS
 
 Precision = Literal["auto", "4bit", "8bit", "bf16", "fp32"]
 PRECISIONS: tuple[str, ...] = ("auto", "4bit", "8bit", "bf16", "fp32")
@@ -277,8 +278,8 @@ def generation_defaults(folder: Path) -> dict[str, Any]:
         for key, value in raw.items():
             if isinstance(value, bool) or not isinstance(value, int | float) or not value >= 0:
                 raise ModelLoadError(f"{path}: {key} must be a number >= 0, got {value!r}")
-            if key in REDRAFT_SAMPLER_COUNTS and not float(value).is_integer():
-                raise ModelLoadError(f"{path}: {key} must be a whole number, got {value!r}")
+            if key in REDRAFT_SAMPLER_COUNTS and not (float(value).is_integer() and value <= MAX_POLISH_ROUNDS):
+                raise ModelLoadError(f"{path}: {key} must be a whole number up to {MAX_POLISH_ROUNDS}, got {value!r}")
             defaults[key] = int(value) if key in REDRAFT_SAMPLER_COUNTS else float(value)
     return defaults
 
