@@ -582,8 +582,6 @@ class MainWindow(QMainWindow):
             return
         run.passes += 1
         step = painted.raw
-        if step.leader is not None:  # polishing: show the candidate the model is most likely to keep
-            run.candidate = step.leader
         self.editor.paint_pass(painted.frames[run.candidate])
         blocks = f" · block {step.block + 1}/{step.blocks}" if step.blocks > 1 else ""
         self.statusBar().showMessage(f"Developing… pass {step.step + 1}{blocks}")

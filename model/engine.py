@@ -115,10 +115,6 @@ class Pass:
     # Text the span's first token carries that the document already has (see ``_Layout.lead``): it is
     # left out of ``pieces``; a painter decoding tokens itself drops it from the span's start.
     lead: str = ""
-    # On polish passes of a one-block edit with several candidates: the one the model rates best so
-    # far (the ranking's log-probability term on the polish re-read; the final ranking adds the seam),
-    # so a painter can show the text it will most likely keep while it polishes. None otherwise.
-    leader: int | None = None
 
     def text(self, candidate: int = 0, accepted_only: bool = False) -> str:
         pieces = self.pieces[candidate]
@@ -541,22 +537,15 @@ class Engine:
                     raise EditCancelled("the edit was cancelled")
                 started = time.perf_counter()
                 share = POLISH_SHARE * (1 - polish_round / options.polish_rounds)
-                read = argmax_slots
-                argmax_slots, sc_logits, entropy, read_log_probs = self._polish(
+                argmax_slots, sc_logits, entropy = self._polish(
                     argmax_slots, pinned, widths, share, bans, held, sc_logits, keep_signal,
                     decoder_positions, cache,
                 )
                 forward_passes += 2
-                leader = None
-                if batch > 1 and blocks == 1:
-                    rows = zip(read.tolist(), widths, strict=True)
-                    positions = [self._kept_positions(row[:width], layout) for row, width in rows]
-                    scores = self._candidate_scores(positions, read_log_probs)
-                    leader = max(range(batch), key=lambda c: scores[c])
                 pass_ms.append((time.perf_counter() - started) * 1000)
                 everything = torch.ones_like(argmax_slots, dtype=torch.bool)
                 yield paint(step=step_index, slot_canvas=argmax_slots, accepted=everything, entropy=entropy,
-                            finished=finished, ms=pass_ms[-1], leader=leader)
+                            finished=finished, ms=pass_ms[-1])
                 step_index += 1
 
             if batch > 1:
@@ -701,21 +690,20 @@ class Engine:
         keep_signal: torch.Tensor | None,
         positions: torch.Tensor,
         cache: DynamicCache,
-    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """One polishing round of finished slots (``polish_rounds``).
 
         The model re-reads the clean canvas; each candidate's ``share`` of its own slots (at least one)
         whose tokens it finds least likely become noise and are predicted again (argmax) from the rest,
         which stay in place. Returns the new slots, the re-read's logits (the next pass's
-        self-conditioning), the per-slot entropy of the new predictions, and the re-read log-probability
-        of each slot's token before the round (on the CPU, for ranking).
+        self-conditioning) and the per-slot entropy of the new predictions.
         """
         batch, slot_count = slots.shape
         reread = self._decode(torch.cat([slots, pinned], dim=1), positions, cache, sc_logits, keep_signal)
         log_probs = torch.log_softmax(self._slot_logits(reread, slot_count, bans, held).float(), dim=-1)
-        read = log_probs.gather(-1, slots[..., None])[..., 0]
+        own = log_probs.gather(-1, slots[..., None])[..., 0]
         width = torch.tensor(widths, device=slots.device)[:, None]
-        own = read.masked_fill(torch.arange(slot_count, device=slots.device)[None] >= width, math.inf)
+        own = own.masked_fill(torch.arange(slot_count, device=slots.device)[None] >= width, math.inf)
         counts = torch.tensor([max(1, round(share * w)) for w in widths], device=slots.device)[:, None]
         weakest = own.argsort(dim=1, stable=True).argsort(dim=1) < counts  # each row's rank below its count
         noise = torch.randint(0, self.vocab_size, (batch, slot_count), device=slots.device)
@@ -729,7 +717,7 @@ class Engine:
         )
         log_probs = torch.log_softmax(logits.float(), dim=-1)
         entropy = -(log_probs.exp() * log_probs).sum(-1)
-        return torch.where(weakest, logits.argmax(dim=-1), slots), sc, entropy, read.cpu()
+        return torch.where(weakest, logits.argmax(dim=-1), slots), sc, entropy
 
     def _bans(self, layout: _Layout, block: int) -> _Bans:
         """What the free slots of ``block`` may not hold."""
@@ -817,7 +805,6 @@ class Engine:
         ms: float,
         lead: str,
         widths: list[int],
-        leader: int | None = None,
     ) -> Pass:
         # Each candidate's own slots only: a shorter one holds suffix tokens in the rest.
         tokens = [row[:width] for row, width in zip(slot_canvas.tolist(), widths, strict=True)]
@@ -837,7 +824,6 @@ class Engine:
             finished=finished.tolist(),
             ms=ms,
             lead=lead,
-            leader=leader,
         )
 
 

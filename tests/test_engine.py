@@ -641,7 +641,6 @@ def test_polish_re_develops_each_candidates_least_likely_tokens_with_the_rest_in
         result = engine.run(request, on_pass=passes.append)
 
     developed = result.passes - rounds  # the polish rounds are passes too, two decoder calls each
-    layout = engine._layout(request)
     slots = calls[developed][0][:, :slot_count].clone()  # the first re-read holds the developed canvases
     for polish_round in range(rounds):
         first = developed + 2 * polish_round
@@ -649,11 +648,6 @@ def test_polish_re_develops_each_candidates_least_likely_tokens_with_the_rest_in
         assert torch.equal(reread[:, :slot_count], slots)
         own = torch.log_softmax(engine._slot_logits(reread_logits, slot_count, bans, None).float(), -1)
         own = own.gather(-1, slots[..., None])[..., 0]
-        # The painter is told which candidate leads: the best mean re-read log-probability of its kept tokens.
-        means = [
-            float(own[row, engine._kept_positions(slots[row, :width].tolist(), layout)].mean())
-            for row, width in enumerate(widths)
-        ]
         predicted = engine._slot_logits(logits, slot_count, bans, None).argmax(-1)
         share = POLISH_SHARE * (1 - polish_round / rounds)
         for row, width in enumerate(widths):
@@ -667,9 +661,7 @@ def test_polish_re_develops_each_candidates_least_likely_tokens_with_the_rest_in
         painted = passes[developed + polish_round]
         assert painted.tokens == [row[:width] for row, width in zip(slots.tolist(), widths, strict=True)]
         assert all(all(flags) for flags in painted.accepted)
-        assert painted.leader == max(range(3), key=lambda row: means[row])
     assert result.raw_tokens == [row[:width] for row, width in zip(slots.tolist(), widths, strict=True)]
-    assert all(p.leader is None for p in passes[:developed])  # while developing, nothing ranks the noise
 
 
 def test_polish_off_changes_nothing_and_on_only_adds_passes(engine: Engine) -> None:

@@ -322,24 +322,3 @@ def test_instruct_is_offered_only_for_instruction_tuned_models(make_window, tiny
     tuned.editor.setPlainText(DOCUMENT)
     select(tuned, SPAN)
     assert tuned.instruct_action.isEnabled()
-
-
-def test_while_polishing_the_window_shows_the_leading_candidate(document_window, qtbot) -> None:
-    window = document_window(candidates=2, max_denoising_steps=6, polish_rounds=3)
-    editor = window.editor
-    select(window, SPAN)
-    led: list[int] = []
-
-    def check(_job_id: int, painted) -> None:  # runs right after the window painted this pass
-        leader = painted.raw.leader
-        shown = editor.text_between(*editor.live_range())
-        if leader is not None:
-            led.append(leader)
-            assert shown == "".join(segment.text for segment in painted.frames[leader])
-
-    recorder = PassRecorder(window, check)
-    job_id = window.rewrite_selection()
-    result = finish(qtbot, window)
-    assert recorder.count(job_id) == result.passes
-    assert len(led) == 3  # every polish pass names a leader
-    assert editor.text_between(*editor.live_range()) == result.text  # then the final ranking's choice
