@@ -214,6 +214,7 @@ class Engine:
         unk = self.tokenizer.unk_token_id
         self.end_of_turn_id = end_of_turn if isinstance(end_of_turn, int) and end_of_turn != unk else None
         self.prefill_chunk = PREFILL_CHUNK
+        self._vocabulary_texts: list[str] | None = None
         self._vocabulary_masks: dict[str, torch.Tensor] = {}
 
     # -- public API -------------------------------------------------------------------------------
@@ -275,8 +276,9 @@ class Engine:
     def _vocabulary_mask(self, name: str, test: Callable[[str], bool]) -> torch.Tensor:
         """Per vocabulary id, ``test`` of its decoded text (computed once per name, on first use)."""
         if name not in self._vocabulary_masks:
-            texts = self.tokenizer.batch_decode([[i] for i in range(len(self.tokenizer))])
-            flags = [test(text) for text in texts][: self.vocab_size]
+            if self._vocabulary_texts is None:  # 262k tokens on the large model: decode them once
+                self._vocabulary_texts = self.tokenizer.batch_decode([[i] for i in range(len(self.tokenizer))])
+            flags = [test(text) for text in self._vocabulary_texts][: self.vocab_size]
             flags += [False] * (self.vocab_size - len(flags))
             self._vocabulary_masks[name] = torch.tensor(flags, device=self.device)
         return self._vocabulary_masks[name]
