@@ -89,6 +89,12 @@ REWRITE_LENGTH_SHARES = (1.0, 0.85, 0.7, 0.55)
 # least likely tokens), later rounds linearly fewer. Uniform-noise diffusion trains the model to spot
 # and replace wrong tokens anywhere on a canvas, but the sampler never revisits a finished one.
 POLISH_SHARE = 0.3
+LINE_BREAKS = ("\n", "\r")
+
+
+def polish_shares(rounds: int) -> list[float]:
+    """The share of each candidate's slots every polish round re-noises: ``POLISH_SHARE``, then linearly less."""
+    return [POLISH_SHARE * (1 - r / rounds) for r in range(rounds)]
 
 
 def candidate_widths(slots: int, candidates: int, shares: tuple[float, ...] = LENGTH_SHARES) -> list[int]:
@@ -271,7 +277,7 @@ class Engine:
 
     def _line_break_tokens(self) -> torch.Tensor:
         """Per vocabulary id, whether its text holds a line break."""
-        return self._vocabulary_mask("line_break", lambda text: "\n" in text or "\r" in text)
+        return self._vocabulary_mask("line_break", lambda text: any(mark in text for mark in LINE_BREAKS))
 
     def _vocabulary_mask(self, name: str, test: Callable[[str], bool]) -> torch.Tensor:
         """Per vocabulary id, ``test`` of its decoded text (computed once per name, on first use)."""
@@ -360,13 +366,12 @@ class Engine:
         dialogue, and writes them freely; a writer redrafting a sentence or filling a gap inside a
         paragraph does not want it split. A span or gap at a line's edge may still break lines.
         """
-        breaks = ("\n", "\r")
         if request.mode == "rewrite":
             span = request.span or ""
-            return not any(mark in span[: len(span) - len(trail)] for mark in breaks)
+            return not any(mark in span[: len(span) - len(trail)] for mark in LINE_BREAKS)
         if request.mode == "fill":
             prefix, suffix = request.prefix, request.suffix
-            return bool(prefix and suffix) and prefix[-1] not in breaks and suffix[0] not in breaks
+            return bool(prefix and suffix) and prefix[-1] not in LINE_BREAKS and suffix[0] not in LINE_BREAKS
         return False
 
     @staticmethod
@@ -534,11 +539,10 @@ class Engine:
                 if bool(finished.all()):
                     break
 
-            for polish_round in range(options.polish_rounds):
+            for share in polish_shares(options.polish_rounds):
                 if cancel is not None and cancel():
                     raise EditCancelled("the edit was cancelled")
                 started = time.perf_counter()
-                share = POLISH_SHARE * (1 - polish_round / options.polish_rounds)
                 argmax_slots, sc_logits, entropy = self._polish(
                     argmax_slots, pinned, widths, share, bans, held, sc_logits, keep_signal,
                     decoder_positions, cache,

@@ -17,7 +17,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from model.engine import POLISH_SHARE, REWRITE_LENGTH_SHARES, REWRITE_SLACK_FRACTION, candidate_widths
+from model.engine import REWRITE_LENGTH_SHARES, REWRITE_SLACK_FRACTION, candidate_widths, polish_shares
 from model.loading import REDRAFT_SAMPLER_FILE, REDRAFT_SAMPLER_KEYS, generation_defaults
 from model.training.data import ExampleMix
 from model.training.export import LINEAGE_FILE
@@ -488,7 +488,7 @@ def render(model_dir: Path, report: dict, source_md: Path = CORPUS_SOURCE, sampl
             "entropies, and a very certain token further right can still be taken early."
         )
     if polish_rounds > 0:
-        shares = ", ".join(f"{POLISH_SHARE * (1 - r / polish_rounds):.0%}" for r in range(polish_rounds))
+        shares = ", ".join(f"{share:.0%}" for share in polish_shares(polish_rounds))
         sentences.append(
             f"The {polish_rounds} polish rounds (`model/engine.py`) revisit a canvas once it has developed: "
             "the model re-reads it, and each candidate's least likely tokens (a share of its slots, one "
