@@ -582,9 +582,15 @@ class MainWindow(QMainWindow):
             return
         run.passes += 1
         step = painted.raw
-        self.editor.paint_pass(painted.frames[run.candidate])
+        self.editor.paint_pass(painted.frames[painted.shown])
         blocks = f" · block {step.block + 1}/{step.blocks}" if step.blocks > 1 else ""
-        self.statusBar().showMessage(f"Developing… pass {step.step + 1}{blocks}")
+        if painted.veiled:
+            message = f"Developing {len(step.pieces)} candidates… pass {step.step + 1}{blocks}"
+        elif painted.replay:
+            message = f"Developing the best candidate… pass {step.step + 1}{blocks}"
+        else:
+            message = f"Developing… pass {step.step + 1}{blocks}"
+        self.statusBar().showMessage(message)
 
     def _on_finished(self, job_id: int, result: EditResult) -> None:
         run = self._current(job_id)

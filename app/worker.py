@@ -1,7 +1,10 @@
 """The model thread: one long-lived QThread owns the model and torch; the GUI thread never runs a pass.
 
 :class:`ModelWorker` lives in that thread and drives :meth:`model.Engine.edit`; every :class:`Pass`
-crosses to the GUI thread as a signal, already turned into paintable segments. :class:`RewriteService`
+crosses to the GUI thread as a signal, already turned into paintable segments. With several
+candidates the winner is known only once all of them have finished, so their passes are shown veiled
+(noise) as they run, and then the winner's own passes are played back: the text the writer watches
+develop is the text that lands. :class:`RewriteService`
 is the GUI-side handle: it queues loads and edits to the worker and owns the cancel flags, which the
 engine checks before every pass, so a cancel or a newer request stops a running edit within one pass.
 """
@@ -9,11 +12,12 @@ engine checks before every pass, so a cancel or a newer request stops a running 
 from __future__ import annotations
 
 import logging
+import random
 import threading
 import time
 import unicodedata
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import Enum
 from itertools import groupby
 
@@ -43,10 +47,14 @@ class Segment:
 
 @dataclass(frozen=True)
 class PaintedPass:
-    """A pass plus, per candidate, the segments to paint where the span is."""
+    """A pass plus, per candidate, the segments to paint where the span is, and which one to paint."""
 
     raw: Pass
     frames: list[list[Segment]]
+    shown: int = 0  # the candidate whose frame the span shows
+    # Several candidates still running: the frame is noise that hides them all (a winner is not known).
+    veiled: bool = False
+    replay: bool = False  # a finished candidate's pass played back after all of them ran
 
 
 @dataclass(frozen=True)
@@ -92,10 +100,25 @@ class _FrameBuilder:
     byte tokens shows as itself rather than as one replacement mark per token.
     """
 
-    def __init__(self, special_ids: set[int], decode: Callable[[list[int]], str]) -> None:
+    def __init__(self, special_ids: set[int], decode: Callable[[list[int]], str], vocab_size: int) -> None:
         self.special_ids = special_ids
         self.decode = decode
+        self.vocab_size = vocab_size
         self.previous: tuple[int, list[list[int]], list[list[bool]]] | None = None
+
+    def veil(self, step: Pass) -> PaintedPass:
+        """The pass as pure noise: as many random tokens as the widest candidate has slots.
+
+        Nothing of any candidate's text shows, so none seems chosen before the ranking has run. The
+        noise is drawn per pass from a generator seeded by the step, not from torch's, which the
+        sampler draws from.
+        """
+        rng = random.Random(step.step)
+        pieces = []
+        for _ in range(max(len(pieces) for pieces in step.pieces)):
+            token = rng.randrange(self.vocab_size)
+            pieces.append(NOISE_GLYPH if token in self.special_ids else _visible_noise(self.decode([token])))
+        return PaintedPass(step, [[Segment("".join(pieces), Ink.NOISE)]], veiled=True)
 
     def frames(self, step: Pass) -> list[list[Segment]]:
         previous = self.previous if self.previous is not None and self.previous[0] == step.block else None
@@ -187,15 +210,18 @@ class ModelWorker(QObject):
         if self._board.is_cancelled(job_id):
             self.editCancelled.emit(job_id)
             return
-        if self._engine is None:
+        engine = self._engine
+        if engine is None:
             self.editFailed.emit(job_id, self._load_error or "no model is loaded")
             return
-        tokenizer = self._engine.tokenizer
-        special_ids = {int(i) for i in tokenizer.all_special_ids}
-        builder = _FrameBuilder(special_ids, lambda ids: str(tokenizer.decode(ids, skip_special_tokens=False)))
+        special_ids = {int(i) for i in engine.tokenizer.all_special_ids}
+        builder = _FrameBuilder(special_ids, engine.decode, engine.vocab_size)
         cancel = lambda: self._board.is_cancelled(job_id)  # noqa: E731
+        # Live painting shows candidate 0; with several, the one shown would not be the one that lands.
+        several = job.request.candidates > 1
+        recorded: list[PaintedPass] = []
         try:
-            passes = self._engine.edit(job.request, cancel=cancel)
+            passes = engine.edit(job.request, cancel=cancel)
             while True:
                 started = time.perf_counter()
                 try:
@@ -203,8 +229,15 @@ class ModelWorker(QObject):
                 except StopIteration as stop:
                     result: EditResult = stop.value
                     break
-                self.passReady.emit(job_id, PaintedPass(step, builder.frames(step)))
-                self._hold(started, job.pass_display_ms, cancel)
+                painted = PaintedPass(step, builder.frames(step))
+                if several:
+                    recorded.append(painted)
+                    self.passReady.emit(job_id, builder.veil(step))
+                else:
+                    self.passReady.emit(job_id, painted)
+                    self._hold(started, job.pass_display_ms, cancel)
+            if several:
+                self._replay(job, recorded, result.ranking[0], cancel)
         except EditCancelled:
             self.editCancelled.emit(job_id)
             return
@@ -213,6 +246,15 @@ class ModelWorker(QObject):
             self.editFailed.emit(job_id, describe_failure(error))
             return
         self.editFinished.emit(job_id, result)
+
+    def _replay(self, job: EditJob, recorded: list[PaintedPass], winner: int, cancel: _CancelCheck) -> None:
+        """Play the winning candidate's passes back, each held as long as a live pass would be."""
+        for painted in recorded:
+            if cancel():
+                raise EditCancelled("the edit was cancelled")
+            started = time.perf_counter()
+            self.passReady.emit(job.job_id, replace(painted, shown=winner, replay=True))
+            self._hold(started, job.pass_display_ms, cancel)
 
     @staticmethod
     def _hold(started: float, display_ms: int, cancel: _CancelCheck) -> None:

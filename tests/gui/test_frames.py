@@ -9,7 +9,7 @@ from model import DenoiseOptions, EditRequest, Engine, LoadedModel, Pass
 def test_a_space_moved_onto_the_canvas_is_not_painted_twice(tiny_model: LoadedModel) -> None:
     engine = Engine(tiny_model)
     tokenizer = engine.tokenizer
-    builder = _FrameBuilder({int(i) for i in tokenizer.all_special_ids}, engine.decode)
+    builder = _FrameBuilder({int(i) for i in tokenizer.all_special_ids}, engine.decode, engine.vocab_size)
     passes: list[Pass] = []
     request = EditRequest(prefix="The keeper ", suffix=" the stairs.", mode="fill", max_new_tokens=8, seed=2,
                           candidates=2, options=DenoiseOptions(max_denoising_steps=12, left_to_right_bias=2.0))
@@ -31,7 +31,7 @@ def test_a_space_moved_onto_the_canvas_is_not_painted_twice(tiny_model: LoadedMo
 
 def test_polish_rounds_paint_as_text_with_only_redrawn_words_fresh(tiny_model: LoadedModel) -> None:
     engine = Engine(tiny_model)
-    builder = _FrameBuilder({int(i) for i in engine.tokenizer.all_special_ids}, engine.decode)
+    builder = _FrameBuilder({int(i) for i in engine.tokenizer.all_special_ids}, engine.decode, engine.vocab_size)
     passes: list[Pass] = []
     request = EditRequest(prefix="The keeper", suffix=" the stairs.", mode="fill", max_new_tokens=8, seed=3,
                           options=DenoiseOptions(max_denoising_steps=12, polish_rounds=3))

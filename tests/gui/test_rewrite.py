@@ -6,6 +6,7 @@ from gui_helpers import DOCUMENT, SIGNAL_TIMEOUT_MS, PassRecorder, place_cursor,
 from PySide6.QtCore import Qt
 
 from app.editor_widget import Phase
+from app.worker import Ink
 from model import EditResult
 
 SPAN = "climbed the stairs"
@@ -35,14 +36,16 @@ def test_rewrite_paints_each_pass_in_the_span_only_and_escape_restores(document_
         live = editor.live_range()
         assert live is not None
         shown = editor.text_between(*live)
-        assert shown == "".join(segment.text for segment in painted.frames[0])
+        assert shown == "".join(segment.text for segment in painted.frames[painted.shown])
 
     recorder = PassRecorder(window, check)
     job_id = window.rewrite_selection()
     assert editor.phase is Phase.DEVELOPING
     result = finish(qtbot, window)
 
-    assert recorder.count(job_id) == result.passes >= 1  # a pass signal per denoising step
+    # Several candidates (the default): each denoising step once veiled, once played back.
+    assert window.prefs.candidates > 1
+    assert recorder.count(job_id) == 2 * result.passes >= 2
     assert not outside_changed
     assert editor.plain_text() == prefix + result.text + suffix
     assert "passes" in window.figures_label.text()
@@ -96,7 +99,7 @@ def test_fill_gap_takes_the_length_the_model_chose(document_window, qtbot) -> No
     recorder = PassRecorder(window)
     job_id = window.fill_gap(max_new_tokens=6)
     result = finish(qtbot, window)
-    assert recorder.count(job_id) == result.passes
+    assert recorder.count(job_id) == 2 * result.passes  # veiled while the candidates ran, then the winner
     assert len(result.token_ids[0]) <= 6
     assert editor.plain_text() == DOCUMENT[:gap] + result.text + DOCUMENT[gap:]
     assert window.prefs.fill_max_tokens == 6  # the popup's choice is remembered
@@ -107,7 +110,7 @@ def test_fill_gap_takes_the_length_the_model_chose(document_window, qtbot) -> No
 
 
 def test_cancel_mid_run_stops_within_one_pass_and_restores(document_window, qtbot) -> None:
-    window = document_window(max_denoising_steps=40, pass_display_ms=60)
+    window = document_window(max_denoising_steps=40, pass_display_ms=60, candidates=1)
     editor = window.editor
     select(window, SPAN)
     undo_steps = editor.document().availableUndoSteps()
@@ -179,7 +182,7 @@ def test_typing_before_the_span_during_a_run_keeps_its_place(document_window, qt
     assert editor.plain_text() == before
 
     result = finish(qtbot, window)
-    assert recorder.count(job_id) == result.passes
+    assert recorder.count(job_id) == 2 * result.passes  # veiled, then played back
     qtbot.keyClick(editor, Qt.Key.Key_Return)
     assert editor.plain_text() == "Draft " + DOCUMENT[:start] + result.text + DOCUMENT[end:]
 
@@ -225,6 +228,53 @@ def test_candidates_cycle_in_place(document_window, qtbot) -> None:
     assert editor.text_between(*editor.live_range()) == result.texts[other]
     qtbot.keyClick(editor, Qt.Key.Key_Return)
     assert editor.plain_text() == DOCUMENT[:start] + result.texts[other] + DOCUMENT[end:]
+
+
+def test_several_candidates_run_veiled_then_the_winner_develops(document_window, qtbot) -> None:
+    window = document_window(candidates=4, seed=5, pass_display_ms=1, polish_rounds=2)  # ends on the final text
+    editor = window.editor
+    gap = DOCUMENT.index(" every evening")
+    place_cursor(window, gap)
+    shown: list[tuple[object, str]] = []
+
+    def check(job_id: int, painted) -> None:  # what the span shows right after each pass was painted
+        shown.append((painted, editor.text_between(*editor.live_range())))
+
+    recorder = PassRecorder(window, check)
+    window.fill_gap(max_new_tokens=8)
+    result = finish(qtbot, window)
+    winner = result.ranking[0]
+    assert winner != 0  # this seed's best candidate is not the one a live painter would have shown
+
+    veiled = [(painted, text) for painted, text in shown if painted.veiled]
+    replayed = [(painted, text) for painted, text in shown if painted.replay]
+    assert len(veiled) == len(replayed) == result.passes
+    assert shown[: len(veiled)] == veiled  # every candidate has finished before any text shows
+    for painted, text in veiled:
+        assert all(segment.ink is Ink.NOISE for segment in painted.frames[0])
+        assert text == painted.frames[0][0].text
+    assert [painted.raw.step for painted, _ in replayed] == list(range(result.passes))
+    for painted, text in replayed:
+        assert painted.shown == winner
+        assert text == "".join(segment.text for segment in painted.frames[winner])
+    assert replayed[-1][1] == result.texts[winner] == result.text  # the last pass shown is what lands
+    assert replayed[-1][1] != "".join(segment.text for segment in replayed[-1][0].frames[0])
+    assert editor.text_between(*editor.live_range()) == result.text
+    assert len(recorder.finished) == 1
+
+
+def test_cancel_while_the_winner_plays_back_restores(document_window, qtbot) -> None:
+    window = document_window(candidates=2, pass_display_ms=60)
+    editor = window.editor
+    select(window, SPAN)
+    recorder = PassRecorder(window)
+    job_id = window.rewrite_selection()
+    qtbot.waitUntil(lambda: any(p.replay for job, p in recorder.passes if job == job_id), timeout=SIGNAL_TIMEOUT_MS)
+    qtbot.keyClick(editor, Qt.Key.Key_Escape)
+    assert editor.plain_text() == DOCUMENT
+    qtbot.waitUntil(lambda: job_id in recorder.cancelled, timeout=SIGNAL_TIMEOUT_MS)
+    assert job_id not in recorder.finished
+    assert editor.phase is Phase.IDLE and window.run is None
 
 
 def test_regenerate_runs_again_on_the_original(document_window, qtbot) -> None:
