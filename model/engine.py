@@ -439,7 +439,10 @@ class Engine:
         torch.manual_seed(seed)  # the sampler classes draw from the global generator, as generate() does
 
         cache = DynamicCache(config=model.config.get_text_config(decoder=True))
-        prompt = torch.tensor([layout.prompt_ids], device=device).expand(batch, -1).contiguous()
+        # Every candidate has the same prefix: encode it once and copy its cache to each of them. Four
+        # candidates at a 1.7k-token prefix, built-in model, two CPU cores: 2.48 -> 2.26 s per fill
+        # (bench/engine_speed.py --candidates 4); the share grows with the model and the prefix.
+        prompt = torch.tensor([layout.prompt_ids], device=device)
         position = prompt.shape[1]
         for start in range(0, position, self.prefill_chunk):
             chunk = prompt[:, start : start + self.prefill_chunk]
@@ -448,6 +451,7 @@ class Engine:
                 past_key_values=cache,
                 position_ids=torch.arange(start, start + chunk.shape[1], device=device, dtype=torch.int32)[None],
             )
+        cache.batch_repeat_interleave(batch)
 
         # Typed as Any: the library annotates ints and LongTensors where generate() itself passes tensors.
         temperature: Any = LinearTemperatureScheduleLogitsProcessor(options.t_min, options.t_max, steps)

@@ -433,6 +433,19 @@ def test_instructions_need_an_instruction_tuned_checkpoint(tiny_checkpoint, tmp_
         Engine(loaded).run(request)
 
 
+def test_the_prefix_is_encoded_once_for_all_candidates(engine: Engine) -> None:
+    # The candidates' caches are copies of one prefill; each finished block is then encoded per
+    # candidate, since their blocks differ. That the copies are right is what the generate()
+    # equivalence above checks (generate() encodes the prompt once per row).
+    request = EditRequest(prefix="The lighthouse keeper climbed", mode="fill", max_new_tokens=engine.canvas_length + 4,
+                          seed=3, candidates=3, options=FAST)
+    with recorded_prompts(engine) as prompts:
+        result = engine.run(request)
+    assert result.blocks == 2
+    assert [prompt.shape[0] for prompt in prompts] == [1, 3]
+    assert prompts[0][0].tolist() == [engine.bos_id, *engine.encode(request.prefix)]
+
+
 def test_a_space_ending_the_prefix_becomes_the_start_of_the_first_token(engine: Engine) -> None:
     # A writer's selection usually starts after a space. Byte-level BPE glues that space to the next
     # word, so no training prefix ends in a bare space: the engine moves it onto the canvas.
