@@ -114,11 +114,12 @@ class _FrameBuilder:
         sampler draws from.
         """
         rng = random.Random(step.step)
-        pieces = []
-        for _ in range(max(len(pieces) for pieces in step.pieces)):
+        widest = max(len(candidate_pieces) for candidate_pieces in step.pieces)
+        noise = []
+        for _ in range(widest):
             token = rng.randrange(self.vocab_size)
-            pieces.append(NOISE_GLYPH if token in self.special_ids else _visible_noise(self.decode([token])))
-        return PaintedPass(step, [[Segment("".join(pieces), Ink.NOISE)]], veiled=True)
+            noise.append(NOISE_GLYPH if token in self.special_ids else _visible_noise(self.decode([token])))
+        return PaintedPass(step, [[Segment("".join(noise), Ink.NOISE)]], veiled=True)
 
     def frames(self, step: Pass) -> list[list[Segment]]:
         previous = self.previous if self.previous is not None and self.previous[0] == step.block else None
