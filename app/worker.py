@@ -17,7 +17,7 @@ import threading
 import time
 import unicodedata
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from enum import Enum
 from itertools import groupby
 
@@ -220,7 +220,7 @@ class ModelWorker(QObject):
         cancel = lambda: self._board.is_cancelled(job_id)  # noqa: E731
         # Live painting shows candidate 0; with several, the one shown would not be the one that lands.
         several = job.request.candidates > 1
-        recorded: list[PaintedPass] = []
+        recorded: list[Pass] = []
         try:
             passes = engine.edit(job.request, cancel=cancel)
             while True:
@@ -230,15 +230,14 @@ class ModelWorker(QObject):
                 except StopIteration as stop:
                     result: EditResult = stop.value
                     break
-                painted = PaintedPass(step, builder.frames(step))
-                if several:
-                    recorded.append(painted)
+                if several:  # frames are built at playback, off the sampler's clock
+                    recorded.append(step)
                     self.passReady.emit(job_id, builder.veil(step))
                 else:
-                    self.passReady.emit(job_id, painted)
+                    self.passReady.emit(job_id, PaintedPass(step, builder.frames(step)))
                     self._hold(started, job.pass_display_ms, cancel)
             if several:
-                self._replay(job, recorded, result.ranking[0], cancel)
+                self._replay(job, builder, recorded, result.ranking[0], cancel)
         except EditCancelled:
             self.editCancelled.emit(job_id)
             return
@@ -248,13 +247,15 @@ class ModelWorker(QObject):
             return
         self.editFinished.emit(job_id, result)
 
-    def _replay(self, job: EditJob, recorded: list[PaintedPass], winner: int, cancel: _CancelCheck) -> None:
+    def _replay(
+        self, job: EditJob, builder: _FrameBuilder, recorded: list[Pass], winner: int, cancel: _CancelCheck
+    ) -> None:
         """Play the winning candidate's passes back, each held as long as a live pass would be."""
-        for painted in recorded:
+        for step in recorded:
             if cancel():
                 raise EditCancelled("the edit was cancelled")
             started = time.perf_counter()
-            self.passReady.emit(job.job_id, replace(painted, shown=winner, replay=True))
+            self.passReady.emit(job.job_id, PaintedPass(step, builder.frames(step), shown=winner, replay=True))
             self._hold(started, job.pass_display_ms, cancel)
 
     @staticmethod
