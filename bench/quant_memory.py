@@ -27,6 +27,7 @@ from transformers.cache_utils import DynamicCache
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from model.architecture import TextModelShape, build_config, canvas_length_of, text_config_of  # noqa: E402
+from model.cache_kwarg import with_cache  # noqa: E402
 from model.doctor import GIB, cuda_device_info, diffusiongemma_26b_a4b_config, preflight  # noqa: E402
 from model.quantization import QuantizedExperts, module_bytes, policy_for  # noqa: E402
 from model.streaming import StreamingStats, _Loader, build_skeleton, rss_anon_bytes  # noqa: E402
@@ -90,13 +91,13 @@ def measure(
     cache = DynamicCache(config=text_config_of(config))
     # "Prefix 0" is one token (BOS): the decoder cannot read an empty cache.
     ids = torch.randint(3, vocab, (1, max(prefix, 1)), generator=generator).to(device)
-    model.model.encoder(input_ids=ids, past_key_values=cache, use_cache=True)
+    model.model.encoder(input_ids=ids, **with_cache(cache), use_cache=True)
     tokens = torch.randint(3, vocab, (1, canvas), generator=generator).to(device)
     previous = None
     times = []
     for _ in range(passes + 1):  # the first pass warms up kernels and the allocator
         start = time.perf_counter()
-        out = model(past_key_values=cache, decoder_input_ids=tokens, self_conditioning_logits=previous)
+        out = model(**with_cache(cache), decoder_input_ids=tokens, self_conditioning_logits=previous)
         previous = out.logits
         if device.type == "cuda":
             torch.cuda.synchronize()

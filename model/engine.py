@@ -49,6 +49,7 @@ from transformers.models.diffusion_gemma.generation_diffusion_gemma import (
     StableAndConfidentStoppingCriteria,
 )
 
+from model.cache_kwarg import with_cache
 from model.conditioning import zero_self_conditioning_at
 from model.errors import EditCancelled, RequestError
 from model.loading import LoadedModel
@@ -448,7 +449,7 @@ class Engine:
             chunk = prompt[:, start : start + self.prefill_chunk]
             model.model.encoder(
                 input_ids=chunk,
-                past_key_values=cache,
+                **with_cache(cache),
                 position_ids=torch.arange(start, start + chunk.shape[1], device=device, dtype=torch.int32)[None],
             )
         cache.batch_repeat_interleave(batch)
@@ -577,7 +578,7 @@ class Engine:
             # Commit the finished block to the KV cache, so the next canvas is conditioned on it.
             model.model.encoder(
                 input_ids=argmax_slots.contiguous(),
-                past_key_values=cache,
+                **with_cache(cache),
                 position_ids=decoder_positions,
             )
             position += canvas_length
@@ -652,7 +653,7 @@ class Engine:
         columns = torch.tensor(widths, device=canvas.device)[:, None] + torch.arange(count, device=canvas.device)
         noised = canvas.scatter(1, columns, torch.randint(0, self.vocab_size, (batch, count), device=canvas.device))
         # No self-conditioning: as on the first pass of a self-conditioned training step.
-        logits = self.model(decoder_input_ids=noised, past_key_values=cache, decoder_position_ids=positions).logits
+        logits = self.model(decoder_input_ids=noised, **with_cache(cache), decoder_position_ids=positions).logits
         rows = torch.arange(batch, device=canvas.device)[:, None]
         log_probs = torch.log_softmax(logits[rows, columns].float(), dim=-1)
         return log_probs.gather(-1, canvas.gather(1, columns)[..., None])[..., 0].mean(dim=1).cpu()
@@ -669,7 +670,7 @@ class Engine:
         with zero_self_conditioning_at(self.model, keep_signal if sc_logits is not None else None):
             return self.model(  # type: ignore[no-any-return]
                 decoder_input_ids=canvas,
-                past_key_values=cache,
+                **with_cache(cache),
                 decoder_position_ids=positions,
                 self_conditioning_logits=sc_logits,
             ).logits

@@ -23,6 +23,7 @@ from torch import nn
 from transformers import DiffusionGemmaForBlockDiffusion
 
 from model.architecture import text_config_of
+from model.cache_kwarg import with_cache
 from model.conditioning import zero_self_conditioning_at
 from model.training.data import CanvasBatch
 
@@ -62,7 +63,7 @@ def decode(
 ) -> torch.Tensor:
     """One decoder pass of ``DiffusionGemmaForBlockDiffusion`` over the canvas; float32 logits."""
     with zero_self_conditioning_at(model, keep if self_conditioning_logits is not None else None):
-        out = model(past_key_values=cache, decoder_input_ids=canvas, self_conditioning_logits=self_conditioning_logits)
+        out = model(**with_cache(cache), decoder_input_ids=canvas, self_conditioning_logits=self_conditioning_logits)
     return out.logits  # type: ignore[no-any-return]
 
 
@@ -81,7 +82,7 @@ def decode_at(
     """
     with zero_self_conditioning_at(model, keep if self_conditioning_logits is not None else None):
         hidden = model.model(
-            past_key_values=cache, decoder_input_ids=canvas, self_conditioning_logits=self_conditioning_logits
+            **with_cache(cache), decoder_input_ids=canvas, self_conditioning_logits=self_conditioning_logits
         ).last_hidden_state
     # The head of DiffusionGemmaForBlockDiffusion.forward: projection, float32, final soft-capping.
     logits = model.lm_head(hidden[where]).float()
