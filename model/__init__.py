@@ -1,5 +1,6 @@
 """Redraft's engine: requests, the one sampler loop, loading. Plain Python, torch and transformers; no Qt."""
 
+import model.library_warnings  # noqa: F401  first: its filters are in place before torch and bitsandbytes load
 from model.engine import EditResult, Engine, Pass
 from model.errors import EditCancelled, ModelLoadError, RedraftError, RequestError
 from model.loading import BUILTIN, LoadedModel, load

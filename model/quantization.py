@@ -46,12 +46,9 @@ from transformers.activations import ACT2FN
 
 from model import nf4_kernel
 
-# On CPUs with AVX512-BF16, importing bitsandbytes warns that the optional `kernels` package (which
-# fetches compiled kernels from a hub at run time) is missing. Redraft never fetches code; the warning
-# would only alarm users of `redraft doctor` and the CLI.
-logging.getLogger("bitsandbytes.backends.cpu.ops").setLevel(logging.ERROR)
 logger = logging.getLogger(__name__)
 
+# bitsandbytes' import-time warnings are quietened by model.library_warnings, installed on `import model`.
 import bitsandbytes as bnb  # noqa: E402
 import bitsandbytes.functional as bnbf  # noqa: E402
 

@@ -15,10 +15,10 @@ from transformers import AutoTokenizer
 ENV = {**os.environ, "OMP_NUM_THREADS": "1"}
 
 
-def redraft(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+def redraft(*args: str, stdin: str = "", env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     done = subprocess.run(
         [sys.executable, "-m", "app.cli", *args],
-        input=stdin.encode("utf-8"), capture_output=True, env=ENV, timeout=300,
+        input=stdin.encode("utf-8"), capture_output=True, env=env or ENV, timeout=300,
         cwd=Path(__file__).resolve().parent.parent,
     )
     # Decode by hand: text mode would translate "\r\n" and hide whether line endings survive.
@@ -122,6 +122,17 @@ def test_fill_at_offset(tiny_checkpoint: Path, tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert done.stderr == ""
     assert len(done.stdout) > 0
+
+
+def test_stderr_stays_quiet_with_every_warning_shown(tiny_checkpoint: Path, tmp_path: Path) -> None:
+    # The quiet stderr is Redraft's promise, not the libraries' default filters: with Python told to show
+    # every warning, what libraries raise about their own code (model.library_warnings) still stays off it.
+    path = tmp_path / "doc.txt"
+    path.write_text("Before the gap. After the gap.", encoding="utf-8")
+    done = redraft("fill", str(path), "--at", "15", "--max-new-tokens", "4", "--model", str(tiny_checkpoint),
+                   "--steps", "4", "--only-span", "--quiet", env={**ENV, "PYTHONWARNINGS": "always"})
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""
 
 
 @pytest.mark.parametrize(
