@@ -4,7 +4,9 @@
     redraft fill --json                   JSON lines in (prefix, suffix, max_new_tokens, seed), JSON lines out
     redraft fill FILE --at OFFSET         fill a gap, showing each pass; the document goes to stdout
     redraft rewrite FILE --span START:END rewrite a span, showing each pass; the document goes to stdout
-    redraft doctor                        will this model fit this machine?
+    redraft doctor                        will this model fit this machine? (and which torch runs)
+    redraft --self-test                   load the built-in model, fill one gap, print timings (checks a build)
+    redraft enable-gpu / disable-gpu      add or remove the CUDA build of torch for an installed copy
 
 Headless commands never import Qt. Errors go to stderr with a non-zero exit status.
 """
@@ -93,6 +95,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
+    installed = _installed_app_command(args_list)
+    if installed is not None:
+        return installed
     if args_list[:1] == ["doctor"]:
         from model.doctor import doctor_main  # owns its own options
 
@@ -116,6 +121,32 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("redraft: interrupted", file=sys.stderr)
         return 130
+
+
+def _installed_app_command(args_list: list[str]) -> int | None:
+    """What installed copies need before anything imports torch (app/gpu_env.py, app/selftest.py).
+
+    Puts a GPU build of torch first on the import path if the writer enabled one, then answers
+    ``--self-test``, ``--version``, ``enable-gpu`` and ``disable-gpu``; None lets ``main`` go on.
+    """
+    from app import gpu_env
+
+    first = args_list[:1]
+    if first in (["enable-gpu"], ["disable-gpu"]):
+        return gpu_env.main(args_list)
+    gpu_env.activate()
+    if first == ["--self-test"]:
+        from app.selftest import self_test
+
+        return self_test()
+    if first == ["--version"]:
+        from importlib.metadata import version
+
+        print(f"redraft {version('redraft')}")
+        return EXIT_OK
+    if first == ["doctor"]:
+        print(gpu_env.describe_torch() + "\n", flush=True)
+    return None
 
 
 def _load(args: argparse.Namespace) -> Any:

@@ -1,0 +1,60 @@
+"""Where Redraft keeps a writer's own files, in each platform's usual places (platformdirs).
+
+Installed builds put nothing of the writer's beside the program: /opt/redraft and Program Files are
+replaced on every update and removed on uninstall, while these folders stay.
+
+    Linux                              Windows
+    settings   ~/.config/Redraft          %APPDATA%\\Redraft   (QSettings, app/settings.py)
+    logs       ~/.local/state/Redraft/log %LOCALAPPDATA%\\Redraft\\Logs
+    models     ~/.local/share/Redraft/models
+    recovery   ~/.local/state/Redraft/recovery
+    gpu torch  ~/.local/share/Redraft/gpu-torch  (``redraft enable-gpu``, app/gpu_env.py)
+
+``REDRAFT_HOME`` moves all of them under one folder (tests, portable installs).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+APP_NAME = "Redraft"
+
+
+@dataclass(frozen=True)
+class UserDirs:
+    settings: Path
+    logs: Path
+    models: Path
+    recovery: Path
+    data: Path
+
+    def as_rows(self) -> list[tuple[str, Path]]:
+        return [
+            ("settings", self.settings),
+            ("logs", self.logs),
+            ("models", self.models),
+            ("recovery", self.recovery),
+            ("data", self.data),
+        ]
+
+
+def user_dirs() -> UserDirs:
+    """The writer's folders (not created here: each is made when something is first written to it)."""
+    home = os.environ.get("REDRAFT_HOME")
+    if home:
+        root = Path(home)
+        return UserDirs(root / "settings", root / "logs", root / "models", root / "recovery", root / "data")
+    import platformdirs
+
+    # appauthor=False: no "Redraft\Redraft" doubling on Windows.
+    data = Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
+    state = Path(platformdirs.user_state_dir(APP_NAME, appauthor=False))
+    return UserDirs(
+        settings=Path(platformdirs.user_config_dir(APP_NAME, appauthor=False)),
+        logs=Path(platformdirs.user_log_dir(APP_NAME, appauthor=False)),
+        models=data / "models",
+        recovery=state / "recovery",
+        data=data,
+    )
