@@ -101,11 +101,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args_list[:1] == ["doctor"]:
         from model.doctor import doctor_main  # owns its own options
 
-        return doctor_main(args_list[1:])
+        fits = doctor_main(args_list[1:])
+        return max(fits, _doctor_display())
     if not args_list or (args_list[0] not in SUBCOMMANDS and not args_list[0].startswith("-")):
         args_list = ["edit", *args_list]
     args = build_parser().parse_args(args_list)
     if args.command in (None, "edit"):
+        from app.platform_check import check_platform
+
+        report = check_platform()  # before Qt's GUI modules load: a missing library would abort them
+        if report is not None and not report.ok:
+            print(f"redraft: {report.message()}", file=sys.stderr)
+            return EXIT_ERROR
         from app.gui import run_editor  # Qt only for the editor
 
         return run_editor(model_spec=getattr(args, "model", None), file=getattr(args, "file", None))
@@ -121,6 +128,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("redraft: interrupted", file=sys.stderr)
         return 130
+
+
+def _doctor_display() -> int:
+    """``redraft doctor``'s display section: can Qt open a window here?
+
+    EXIT_ERROR when libraries or the plugin are missing (the install is incomplete); a shell without a
+    display is only reported, since doctor is also run on headless machines to size a GPU.
+    """
+    from app.platform_check import check_platform
+
+    report = check_platform()
+    if report is None:
+        print("\nDisplay: nothing to check on this system (Qt brings its own platform plugin)")
+        return EXIT_OK
+    if report.ok:
+        print(f"\nDisplay: Qt's {report.platform!r} platform plugin has every library it needs")
+        return EXIT_OK
+    print(f"\nDisplay: {report.message()}")
+    return EXIT_ERROR if report.missing or not report.plugin_found else EXIT_OK
 
 
 def _installed_app_command(args_list: list[str]) -> int | None:
