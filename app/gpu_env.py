@@ -68,21 +68,22 @@ def activate(sys_path: list[str] | None = None, environ: Mapping[str, str] | Non
     return folder
 
 
-def bundled_torch_version() -> str:
-    """The torch release this copy of Redraft ships (its CUDA twin has the same number)."""
-    from importlib.metadata import PackageNotFoundError, version
+def bundled_version(package: str) -> str:
+    """The release of ``package`` this copy of Redraft ships (its GPU twin has the same number)."""
+    from importlib.metadata import version
 
-    try:
-        return version("torch")
-    except PackageNotFoundError:
-        import torch
-
-        return str(torch.__version__)
+    return version(package)
 
 
-def torch_requirement(bundled: str) -> str:
-    """``2.13.0+cpu`` -> ``torch==2.13.0``: the same release, whichever build the index serves."""
-    return f"torch=={bundled.split('+', 1)[0]}"
+def gpu_requirements(torch_version: str, bitsandbytes_version: str | None) -> list[str]:
+    """``2.13.0+cpu`` -> ``torch==2.13.0``: the same releases, in the builds the indexes serve for CUDA.
+
+    bitsandbytes comes along because the installers drop its CUDA libraries (the 4-bit kernels).
+    """
+    requirements = [f"torch=={torch_version.split('+', 1)[0]}"]
+    if bitsandbytes_version:
+        requirements.append(f"bitsandbytes=={bitsandbytes_version}")
+    return requirements
 
 
 def pip_install(target: Path, requirements: list[str], index_url: str) -> None:
@@ -113,21 +114,22 @@ def pip_install(target: Path, requirements: list[str], index_url: str) -> None:
 def enable(
     cuda: str = DEFAULT_CUDA,
     installer: Installer | None = None,
-    torch_version: str | None = None,
+    versions: tuple[str, str | None] | None = None,
 ) -> Path:
     """Install the CUDA build of torch for this user; the live folder changes only on success."""
     install = installer or pip_install
     folder = gpu_env_dir()
     partial = folder.with_name(folder.name + ".partial")
     previous = folder.with_name(folder.name + ".previous")
-    requirement = torch_requirement(torch_version or bundled_torch_version())
+    torch_version, bitsandbytes_version = versions or (bundled_version("torch"), bundled_version("bitsandbytes"))
+    requirements = gpu_requirements(torch_version, bitsandbytes_version)
     shutil.rmtree(partial, ignore_errors=True)
     partial.parent.mkdir(parents=True, exist_ok=True)
     try:
-        install(partial, [requirement], TORCH_INDEX.format(cuda=cuda))
+        install(partial, requirements, TORCH_INDEX.format(cuda=cuda))
         if not (partial / "torch" / "__init__.py").is_file():
             raise RuntimeError(f"pip finished but left no torch package in {partial}")
-        marker = {"torch": requirement, "cuda": cuda, "python": python_tag()}
+        marker = {"requirements": requirements, "cuda": cuda, "python": python_tag()}
         (partial / MARKER).write_text(json.dumps(marker, indent=2) + "\n", encoding="utf-8")
     except BaseException:  # KeyboardInterrupt included: never leave half an install behind
         shutil.rmtree(partial, ignore_errors=True)

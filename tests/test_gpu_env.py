@@ -45,9 +45,9 @@ def test_user_dirs_are_the_platform_places(monkeypatch: pytest.MonkeyPatch) -> N
     assert dirs.recovery == Path("/x/state/Redraft/recovery")
 
 
-def test_torch_requirement_drops_the_build_tag() -> None:
-    assert gpu_env.torch_requirement("2.13.0+cpu") == "torch==2.13.0"
-    assert gpu_env.torch_requirement("2.13.0") == "torch==2.13.0"
+def test_gpu_requirements_drop_the_build_tag() -> None:
+    assert gpu_env.gpu_requirements("2.13.0+cpu", "0.50.2") == ["torch==2.13.0", "bitsandbytes==0.50.2"]
+    assert gpu_env.gpu_requirements("2.13.0", None) == ["torch==2.13.0"]
 
 
 def test_enable_installs_then_activate_puts_it_first(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -57,8 +57,8 @@ def test_enable_installs_then_activate_puts_it_first(home: Path, monkeypatch: py
         seen.append((requirements, index_url))
         fake_pip(target, requirements, index_url)
 
-    folder = gpu_env.enable("cu126", installer=pip, torch_version="2.13.0+cpu")
-    assert seen == [(["torch==2.13.0"], "https://download.pytorch.org/whl/cu126")]
+    folder = gpu_env.enable("cu126", installer=pip, versions=("2.13.0+cpu", "0.50.2"))
+    assert seen == [(["torch==2.13.0", "bitsandbytes==0.50.2"], "https://download.pytorch.org/whl/cu126")]
     assert json.loads((folder / gpu_env.MARKER).read_text())["cuda"] == "cu126"
     assert not folder.with_name("gpu-torch.partial").exists()
 
@@ -70,7 +70,7 @@ def test_enable_installs_then_activate_puts_it_first(home: Path, monkeypatch: py
 
 
 def test_activate_skips_when_disabled_foreign_or_too_late(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    folder = gpu_env.enable(installer=fake_pip, torch_version="2.13.0")
+    folder = gpu_env.enable(installer=fake_pip, versions=("2.13.0", None))
     path: list[str] = []
     assert gpu_env.activate(path, environ={}) is None, "torch is already imported in this test process"
     monkeypatch.delitem(sys.modules, "torch", raising=False)
@@ -82,24 +82,24 @@ def test_activate_skips_when_disabled_foreign_or_too_late(home: Path, monkeypatc
 
 
 def test_a_failed_install_keeps_the_previous_one(home: Path) -> None:
-    folder = gpu_env.enable("cu126", installer=fake_pip, torch_version="2.13.0")
+    folder = gpu_env.enable("cu126", installer=fake_pip, versions=("2.13.0", None))
 
     def broken(target: Path, requirements: list[str], index_url: str) -> None:
         (target / "nvidia").mkdir(parents=True)  # half a download, then the network goes
         raise RuntimeError("pip stopped with exit status 1")
 
     with pytest.raises(RuntimeError):
-        gpu_env.enable("cu128", installer=broken, torch_version="2.13.0")
+        gpu_env.enable("cu128", installer=broken, versions=("2.13.0", None))
     assert json.loads((folder / gpu_env.MARKER).read_text())["cuda"] == "cu126"
     assert not folder.with_name("gpu-torch.partial").exists()
 
     with pytest.raises(RuntimeError, match="no torch package"):
-        gpu_env.enable("cu128", installer=lambda target, *_: target.mkdir(parents=True), torch_version="2.13.0")
+        gpu_env.enable("cu128", installer=lambda target, *_: target.mkdir(parents=True), versions=("2.13.0", None))
     assert (folder / "torch" / "__init__.py").is_file()
 
 
 def test_disable_removes_it_and_the_cli_reports(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    folder = gpu_env.enable(installer=fake_pip, torch_version="2.13.0")
+    folder = gpu_env.enable(installer=fake_pip, versions=("2.13.0", None))
     assert cli.main(["disable-gpu"]) == 0
     assert not folder.exists()
     assert "removed" in capsys.readouterr().out
