@@ -19,7 +19,7 @@ import math
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, BinaryIO, TextIO
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2
 SUBCOMMANDS = ("fill", "rewrite", "doctor", "edit")
@@ -120,7 +120,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     try:
         if args.command == "fill" and args.json:
-            return _fill_json(args, sys.stdin, sys.stdout)
+            return _fill_json(args, sys.stdin.buffer, sys.stdout)
         return _edit_file(args)
     except RedraftError as error:
         print(f"redraft: {error}", file=sys.stderr)
@@ -189,37 +189,56 @@ def _options(args: argparse.Namespace) -> Any:
     )
 
 
-def _fill_json(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
+JSON_FIELDS = ("prefix", "suffix", "max_new_tokens", "seed", "candidates", "vary_length")
+
+
+def request_from_json_line(line: bytes, args: argparse.Namespace) -> Any:
+    """The fill :class:`EditRequest` one JSON line asks for, validated; RequestError says what is wrong.
+
+    ``args`` gives the command line's defaults for the fields a line leaves out.
+    """
+    from model import EditRequest, RequestError
+
+    try:
+        text = line.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise RequestError(f"the line is not UTF-8 text ({error.reason} at byte {error.start})") from None
+    try:
+        fields = json.loads(text)
+    except (ValueError, RecursionError) as error:
+        raise RequestError(f"the line is not valid JSON ({error})") from None
+    if not isinstance(fields, dict):
+        raise RequestError(f"a request must be a JSON object like {{\"prefix\": \"...\"}}, got {text.strip()[:40]!r}")
+    unknown = set(fields) - set(JSON_FIELDS)
+    if unknown:
+        raise RequestError(f"unknown fields: {', '.join(sorted(unknown))} (known: {', '.join(JSON_FIELDS)})")
+    request = EditRequest(
+        prefix=fields.get("prefix", ""),
+        suffix=fields.get("suffix", ""),
+        mode="fill",
+        max_new_tokens=fields.get("max_new_tokens", args.max_new_tokens),
+        seed=fields.get("seed", args.seed),
+        candidates=fields.get("candidates", 1),
+        options=_options(args),
+        context_budget=args.context_budget,
+        vary_length=fields.get("vary_length", not args.fixed_length),
+    )
+    request.validate()
+    return request
+
+
+def _fill_json(args: argparse.Namespace, stdin: BinaryIO, stdout: TextIO) -> int:
     """One JSON line out per request line in; a bad request gets an ``error`` line and exit status 1."""
-    from model import EditRequest, Engine, RedraftError
+    from model import Engine, RedraftError
 
     engine = Engine(_load(args))
     status = EXIT_OK
+    # Bytes, decoded line by line: one line that is not UTF-8 is that line's error, not a traceback.
     for number, line in enumerate(stdin, start=1):
         if not line.strip():
             continue
         try:
-            fields = json.loads(line)
-            if not isinstance(fields, dict):
-                raise ValueError("a request must be a JSON object")
-            unknown = set(fields) - {"prefix", "suffix", "max_new_tokens", "seed", "candidates", "vary_length"}
-            if unknown:
-                raise ValueError(f"unknown fields: {', '.join(sorted(unknown))}")
-            vary_length = fields.get("vary_length", not args.fixed_length)
-            if not isinstance(vary_length, bool):
-                raise ValueError(f"vary_length must be true or false, got {vary_length!r}")
-            request = EditRequest(
-                prefix=fields.get("prefix", ""),
-                suffix=fields.get("suffix", ""),
-                mode="fill",
-                max_new_tokens=fields.get("max_new_tokens", args.max_new_tokens),
-                seed=fields.get("seed", args.seed),
-                candidates=fields.get("candidates", 1),
-                options=_options(args),
-                context_budget=args.context_budget,
-                vary_length=vary_length,
-            )
-            result = engine.run(request)
+            result = engine.run(request_from_json_line(line, args))
             answer: dict[str, Any] = {
                 "text": result.text,
                 "passes": result.passes,
@@ -232,8 +251,14 @@ def _fill_json(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
                 answer["scores"] = [
                     round(result.scores[c], 3) if math.isfinite(result.scores[c]) else None for c in result.ranking
                 ]
-        except (ValueError, TypeError, RedraftError) as error:
+        except RedraftError as error:
             message = f"request on line {number}: {error}"
+            print(f"redraft: {message}", file=sys.stderr)
+            answer = {"error": message}
+            status = EXIT_ERROR
+        except Exception as error:  # a bug of ours must not cost the rest of the batch its answers
+            message = f"request on line {number} failed inside Redraft ({type(error).__name__}: {error}); "
+            message += "please report it"
             print(f"redraft: {message}", file=sys.stderr)
             answer = {"error": message}
             status = EXIT_ERROR

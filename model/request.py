@@ -44,6 +44,15 @@ class DenoiseOptions:
     left_to_right_bias: float | None = None
     polish_rounds: int | None = None
 
+    def check_types(self) -> None:
+        """Each set option is a number of the right kind (a JSON client can send anything)."""
+        for name in PUBLISHED_DEFAULTS:
+            value = getattr(self, name)
+            if value is None:
+                continue
+            whole = isinstance(PUBLISHED_DEFAULTS[name], int)
+            _check_number(name.replace("_", " "), value, whole=whole)
+
     def resolved(self, checkpoint_defaults: dict[str, float | int | None]) -> ResolvedOptions:
         values: dict[str, float | int] = {}
         for name, published in PUBLISHED_DEFAULTS.items():
@@ -63,6 +72,27 @@ class DenoiseOptions:
         )
         options.validate()
         return options
+
+
+def _check_number(name: str, value: object, *, whole: bool) -> None:
+    """A number from a request (never a bool, a string or null), a whole one where ``whole``."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or (whole and not isinstance(value, int)):
+        kind = "a whole number" if whole else "a number"
+        raise RequestError(f"{name} must be {kind}, got {value!r}")
+
+
+def _check_text(name: str, value: object) -> None:
+    """Text the tokenizer can take: a string that is valid Unicode (no lone UTF-16 surrogates)."""
+    if not isinstance(value, str):
+        raise RequestError(f"{name} must be text, got {type(value).__name__} {value!r:.40}")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as error:
+        raise RequestError(
+            f"{name} is not valid Unicode text: character {error.start} is a lone surrogate "
+            f"(U+{ord(value[error.start]):04X}), which usually means the text was decoded with the wrong "
+            "encoding"
+        ) from None
 
 
 def _whole(value: float | int, name: str) -> int:
@@ -137,10 +167,9 @@ class EditRequest:
     vary_length: bool = True
 
     def validate(self) -> None:
+        self._check_types()
         if self.mode not in MODES:
             raise RequestError(f"unknown mode {self.mode!r}; use one of {', '.join(MODES)}")
-        if not isinstance(self.prefix, str) or not isinstance(self.suffix, str):
-            raise RequestError("prefix and suffix must be text")
         if self.mode == "fill":
             if self.span is not None:
                 raise RequestError("fill develops a gap: pass no span (use rewrite to replace text)")
@@ -165,6 +194,27 @@ class EditRequest:
             raise RequestError(f"rewrite strength must be in (0, 1], got {self.strength}")
         if self.seed is not None and not 0 <= self.seed < 2**63:
             raise RequestError(f"the seed must be a non-negative 63-bit integer, got {self.seed}")
+
+    def _check_types(self) -> None:
+        """Every field of the kind it must be, before any value is compared (clients send JSON)."""
+        _check_text("prefix", self.prefix)
+        _check_text("suffix", self.suffix)
+        for name in ("span", "instruction"):
+            if getattr(self, name) is not None:
+                _check_text(name, getattr(self, name))
+        if not isinstance(self.mode, str):
+            raise RequestError(f"mode must be one of {', '.join(MODES)}, got {self.mode!r}")
+        for name in ("max_new_tokens", "seed"):
+            if getattr(self, name) is not None:
+                _check_number(name.replace("_", " "), getattr(self, name), whole=True)
+        _check_number("candidates", self.candidates, whole=True)
+        _check_number("context budget", self.context_budget, whole=True)
+        _check_number("rewrite strength", self.strength, whole=False)
+        if not isinstance(self.vary_length, bool):
+            raise RequestError(f"vary_length must be true or false, got {self.vary_length!r}")
+        if not isinstance(self.options, DenoiseOptions):
+            raise RequestError(f"options must be DenoiseOptions, got {type(self.options).__name__}")
+        self.options.check_types()
 
     def with_seed(self, seed: int | None) -> EditRequest:
         return replace(self, seed=seed)

@@ -34,3 +34,14 @@ def tiny_model(tiny_checkpoint: Path) -> LoadedModel:
 @pytest.fixture()
 def engine(tiny_model: LoadedModel) -> Engine:
     return Engine(tiny_model)
+
+
+# Figures tests measure as they go (cases fuzzed, kills survived...), printed at the end of the run.
+FIGURES: dict[str, str] = {}
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    if FIGURES:
+        terminalreporter.section("Redraft figures")
+        for name, figure in FIGURES.items():
+            terminalreporter.write_line(f"{name}: {figure}")

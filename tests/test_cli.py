@@ -101,6 +101,30 @@ def test_fill_json_reports_bad_lines_and_keeps_going(tiny_checkpoint: Path) -> N
     assert "line 1" in done.stderr and "line 2" in done.stderr
 
 
+def test_fill_json_answers_bad_fields_in_words(tiny_checkpoint: Path) -> None:
+    lines = [
+        b'{"prefix": "a", "candidates": "x"}',
+        b'{"prefix": "\\ud800", "max_new_tokens": 3}',  # a lone surrogate, as JSON escapes it
+        b'{"prefix": "caf\xe9", "max_new_tokens": 3}',  # Latin-1, not UTF-8
+        b'{"prefix": "a", "max_new_tokens": true}',
+        b'{"prefix": "a", "seed": -1, "max_new_tokens": 3}',
+    ]
+    done = subprocess.run([sys.executable, "-m", "app.cli", "fill", "--json", "--model", str(tiny_checkpoint)],
+                          input=b"\n".join(lines) + b"\n", capture_output=True, env=ENV, timeout=300,
+                          cwd=Path(__file__).resolve().parent.parent)
+    assert done.returncode == 1
+    errors = [json.loads(line)["error"] for line in done.stdout.decode("utf-8").splitlines()]
+    assert errors == [
+        "request on line 1: candidates must be a whole number, got 'x'",
+        "request on line 2: prefix is not valid Unicode text: character 0 is a lone surrogate (U+D800), which "
+        "usually means the text was decoded with the wrong encoding",
+        "request on line 3: the line is not UTF-8 text (invalid continuation byte at byte 15)",
+        "request on line 4: max new tokens must be a whole number, got True",
+        "request on line 5: the seed must be a non-negative 63-bit integer, got -1",
+    ]
+    assert "Traceback" not in done.stderr.decode("utf-8")
+
+
 def test_rewrite_prints_passes_and_the_document(tiny_checkpoint: Path, tmp_path: Path) -> None:
     document = "Première ligne.\r\nThe rain fell on the square.\r\nFin — ☕\n"
     path = tmp_path / "doc.txt"
