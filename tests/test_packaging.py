@@ -1,0 +1,158 @@
+"""The installers' sources (packaging/): what can be checked in seconds, without a multi-minute build.
+
+The builds themselves are checked by ``bash packaging/check`` (build, install, self-test, remove).
+"""
+
+from __future__ import annotations
+
+import configparser
+import importlib.util
+import os
+import re
+import shutil
+import struct
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")  # icons render with Qt, no display needed
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGING = ROOT / "packaging"
+
+
+def load_script(path: Path) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(path.stem + "_under_test", path)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+icons = load_script(PACKAGING / "icons.py")
+windows_lock = load_script(PACKAGING / "windows" / "lock.py")
+
+
+def pins(path: Path) -> dict[str, str]:
+    found = {}
+    for line in path.read_text().splitlines():
+        if line and not line.startswith("#"):
+            name, version = line.split("==")
+            found[re.sub(r"[-_.]+", "-", name).lower()] = version
+    return found
+
+
+def test_ico_directory_points_at_each_png() -> None:
+    images = [(16, b"\x89PNG-sixteen"), (256, b"\x89PNG-big")]
+    data = icons.ico_bytes(images)
+    assert struct.unpack("<HHH", data[:6]) == (0, 1, 2)
+    for index, (size, png) in enumerate(images):
+        width, height, _, _, planes, bits, length, offset = struct.unpack(
+            "<BBBBHHII", data[6 + 16 * index : 22 + 16 * index]
+        )
+        assert (width, height) == (size % 256, size % 256)  # 256 is written as 0
+        assert (planes, bits) == (1, 32)
+        assert data[offset : offset + length] == png
+    with pytest.raises(ValueError):
+        icons.ico_bytes([(512, b"")])
+
+
+def test_icons_render_for_both_platforms(tmp_path: Path, qapp: object) -> None:
+    icons.main(tmp_path)
+    for size in icons.THEME_SIZES:
+        png = (tmp_path / "hicolor" / f"{size}x{size}" / "apps" / "redraft.png").read_bytes()
+        assert png.startswith(b"\x89PNG") and struct.unpack(">II", png[16:24]) == (size, size)
+    ico = (tmp_path / "redraft.ico").read_bytes()
+    assert struct.unpack("<HHH", ico[:6]) == (0, 1, len(icons.ICO_SIZES))
+
+
+def test_windows_constraints_drop_build_tags_and_linux_only_pins() -> None:
+    lock = "# header\ntorch==2.13.0+cpu\ntriton==3.9.0\nnumpy==2.4.6\n"
+    assert windows_lock.windows_constraints(lock) == ["torch==2.13.0", "numpy==2.4.6"]
+    top = windows_lock.top_level((ROOT / "pyproject.toml").read_text())
+    assert any(item.startswith("pyinstaller") for item in top) and "pip" in top
+
+
+def test_windows_lock_ships_the_linux_releases() -> None:
+    """A lock.txt regenerated without lock-windows.txt (packaging/windows/lock.py) fails here."""
+    windows = pins(ROOT / "requirements" / "lock-windows.txt")
+    linux = pins(ROOT / "requirements" / "lock.txt")
+    shared = set(windows) & set(linux)
+    assert {"torch", "transformers", "tokenizers", "pyside6-essentials", "pyinstaller"} <= shared
+    differ = {name: (linux[name], windows[name]) for name in shared if linux[name].split("+")[0] != windows[name]}
+    assert not differ
+    assert "triton" not in windows and not any(name.startswith("nvidia-") for name in windows)
+
+
+def test_desktop_entry_opens_text_and_markdown() -> None:
+    entry = configparser.ConfigParser(interpolation=None)
+    entry.optionxform = str  # type: ignore[assignment,method-assign]
+    entry.read(PACKAGING / "linux" / "redraft.desktop")
+    desktop = entry["Desktop Entry"]
+    assert desktop["Exec"] == "redraft %f" and desktop["Icon"] == "redraft"
+    assert {"text/plain", "text/markdown"} <= set(desktop["MimeType"].strip(";").split(";"))
+    validate = shutil.which("desktop-file-validate")
+    if validate:
+        result = subprocess.run(
+            [validate, str(PACKAGING / "linux" / "redraft.desktop")], capture_output=True, text=True
+        )
+        assert result.returncode == 0, result.stdout + result.stderr
+
+
+def nsis_sections(text: str) -> tuple[str, str]:
+    install, _, uninstall = text.partition('Section "Uninstall"')
+    return install, uninstall
+
+
+def test_installer_is_per_user_and_its_uninstaller_undoes_it() -> None:
+    text = (PACKAGING / "windows" / "redraft.nsi").read_text()
+    install, uninstall = nsis_sections(text)
+    assert "RequestExecutionLevel user" in text and "HKLM" not in text
+    assert 'InstallDir "$LOCALAPPDATA\\Programs\\${APP}"' in text
+    # every registry key and shortcut the installer writes, the uninstaller removes
+    for key, value in re.findall(r'WriteRegStr HKCU "([^"]+)" "([^"]*)"', install):
+        if key.endswith("OpenWithProgids"):
+            assert f'DeleteRegValue HKCU "{key}" "{value}"' in uninstall
+        else:
+            assert any(
+                key == removed or key.startswith(removed + "\\")
+                for removed in re.findall(r'DeleteRegKey HKCU "([^"]+)"', uninstall)
+            ), key
+    for link in re.findall(r'CreateShortCut "([^"]+)"', install):
+        assert f'Delete "{link}"' in uninstall
+    # never a recursive delete of the install folder itself: it may have been chosen by hand
+    assert 'RMDir /r "$INSTDIR"' not in uninstall and 'RMDir "$INSTDIR"' in uninstall
+
+
+@pytest.mark.skipif(shutil.which("makensis") is None, reason="makensis (Debian's nsis) is not installed")
+def test_installer_script_compiles(tmp_path: Path, qapp: object) -> None:
+    payload = tmp_path / "payload"
+    payload.mkdir()
+    icons.main(tmp_path / "icons")
+    shutil.copy(tmp_path / "icons" / "redraft.ico", payload / "redraft.ico")
+    (payload / "redraftw.exe").write_bytes(b"MZ stand-in")
+    out = tmp_path / "setup.exe"
+    result = subprocess.run(
+        ["makensis", "-V2", "-DVERSION=0.1.0", f"-DPAYLOAD={payload}", f"-DOUTFILE={out}",
+         str(PACKAGING / "windows" / "redraft.nsi")],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert out.read_bytes()[:2] == b"MZ"
+
+
+def test_build_scripts_parse() -> None:
+    for script in ("linux/build", "windows/build", "check", "venv.sh"):
+        result = subprocess.run(["bash", "-n", str(PACKAGING / script)], capture_output=True, text=True)
+        assert result.returncode == 0, result.stderr
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the .deb is Linux's")
+def test_deb_depends_name_the_qt_xcb_libraries() -> None:
+    build = (PACKAGING / "linux" / "build").read_text()
+    depends = re.search(r'depends="(.*?)"', build, re.S)
+    assert depends
+    names = {re.split(r"[ (]", item.strip())[0] for item in depends.group(1).replace("\\\n", "").split(",")}
+    assert {"libxcb-cursor0", "libxkbcommon-x11-0", "libegl1", "libfontconfig1", "libdbus-1-3", "libglib2.0-0"} <= names
