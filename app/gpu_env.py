@@ -86,6 +86,11 @@ def gpu_requirements(torch_version: str, bitsandbytes_version: str | None) -> li
     return requirements
 
 
+def is_cuda_build(torch_folder: Path) -> bool:
+    """Whether an installed torch folder holds CUDA kernels (libtorch_cuda.so / torch_cuda.dll)."""
+    return any((torch_folder / "lib").glob("*torch_cuda*"))
+
+
 def pip_install(target: Path, requirements: list[str], index_url: str) -> None:
     """pip into ``target``; in a frozen build through the pip bundled with it (there is no python.exe)."""
     args = [
@@ -99,6 +104,7 @@ def pip_install(target: Path, requirements: list[str], index_url: str) -> None:
         "https://pypi.org/simple",
         "--progress-bar",
         "on",
+        "--no-warn-conflicts",  # it checks against the bundle's own metadata, which pip cannot see whole
         *requirements,
     ]
     if getattr(sys, "frozen", False):
@@ -129,6 +135,9 @@ def enable(
         install(partial, requirements, TORCH_INDEX.format(cuda=cuda))
         if not (partial / "torch" / "__init__.py").is_file():
             raise RuntimeError(f"pip finished but left no torch package in {partial}")
+        if not is_cuda_build(partial / "torch"):
+            # e.g. the PyTorch index was unreachable and pip fell back to a CPU wheel from elsewhere
+            raise RuntimeError("pip installed a torch without CUDA; is download.pytorch.org reachable?")
         marker = {"requirements": requirements, "cuda": cuda, "python": python_tag()}
         (partial / MARKER).write_text(json.dumps(marker, indent=2) + "\n", encoding="utf-8")
     except BaseException:  # KeyboardInterrupt included: never leave half an install behind

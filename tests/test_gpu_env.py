@@ -22,8 +22,9 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def fake_pip(target: Path, requirements: list[str], index_url: str) -> None:
-    (target / "torch").mkdir(parents=True)
+    (target / "torch" / "lib").mkdir(parents=True)
     (target / "torch" / "__init__.py").write_text(f"# {requirements} from {index_url}\n")
+    (target / "torch" / "lib" / "libtorch_cuda.so").write_bytes(b"")
 
 
 def test_user_dirs_follow_redraft_home(home: Path) -> None:
@@ -95,7 +96,15 @@ def test_a_failed_install_keeps_the_previous_one(home: Path) -> None:
 
     with pytest.raises(RuntimeError, match="no torch package"):
         gpu_env.enable("cu128", installer=lambda target, *_: target.mkdir(parents=True), versions=("2.13.0", None))
+
+    def cpu_only(target: Path, requirements: list[str], index_url: str) -> None:
+        fake_pip(target, requirements, index_url)
+        (target / "torch" / "lib" / "libtorch_cuda.so").unlink()  # what pip finds when the CUDA index is down
+
+    with pytest.raises(RuntimeError, match="without CUDA"):
+        gpu_env.enable("cu128", installer=cpu_only, versions=("2.13.0", None))
     assert (folder / "torch" / "__init__.py").is_file()
+    assert json.loads((folder / gpu_env.MARKER).read_text())["cuda"] == "cu126"
 
 
 def test_disable_removes_it_and_the_cli_reports(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
