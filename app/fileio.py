@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import codecs
 import contextlib
+import errno
+import glob
 import os
+import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -121,6 +124,7 @@ def _normalized(text: str, encoding: str, bom: bool) -> TextDocument:
 
 
 def read_document(path: Path, encoding: str | None = None) -> TextDocument:
+    remove_stale_temporaries(path)  # what a save killed mid-write left beside it
     try:
         data = path.read_bytes()
     except OSError as error:
@@ -142,15 +146,85 @@ def encode_document(document: TextDocument) -> bytes:
     return data
 
 
+def _why(error: OSError, target: Path) -> str:
+    """Why a save failed and what the writer can do, in their terms (the file on disk is untouched)."""
+    folder = target.parent
+    reasons = {
+        errno.ENOSPC: f"the disk holding {folder} is full; free some space, or use Save As to put it elsewhere",
+        errno.EDQUOT: f"your disk quota on {folder} is used up; free some space, or use Save As elsewhere",
+        errno.EROFS: f"{folder} is on a read-only disk; use Save As to put it on another one",
+        errno.EACCES: f"you do not have permission to write in {folder}; use Save As to put it in a folder of yours",
+        errno.EPERM: f"the system does not allow writing {target.name} in {folder}; use Save As to put it elsewhere",
+        errno.ENOENT: f"the folder {folder} no longer exists; use Save As to choose where the document goes",
+        errno.ENOTDIR: f"{folder} is not a folder any more; use Save As to choose where the document goes",
+    }
+    return reasons.get(error.errno or 0, f"{error.strerror or error}; use Save As to try another place")
+
+
+TEMP_SUFFIX = ".redraft-tmp"
+
+
+def process_alive(pid: int) -> bool:
+    """Whether a process with this id runs (on Windows without ``os.kill``, which would end it)."""
+    if sys.platform == "win32":
+        import ctypes
+
+        still_active, query_limited_information = 259, 0x1000
+        kernel32 = ctypes.windll.kernel32
+        handle = kernel32.OpenProcess(query_limited_information, False, pid)
+        if not handle:
+            return False
+        code = ctypes.c_ulong()
+        try:
+            return bool(kernel32.GetExitCodeProcess(handle, ctypes.byref(code))) and code.value == still_active
+        finally:
+            kernel32.CloseHandle(handle)
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # someone else's process
+    return True
+
+
+def remove_stale_temporaries(target: Path) -> int:
+    """Delete the temporary files a save of ``target`` left when its process was killed mid-write.
+
+    They are named ``.NAME.PID.*.redraft-tmp``; those of a process that still runs (a save in progress
+    in another window) are kept. Returns how many went.
+    """
+    removed = 0
+    with contextlib.suppress(OSError):
+        for temporary in target.parent.glob(f".{glob.escape(target.name)}.*{TEMP_SUFFIX}"):
+            pid = temporary.name[len(target.name) + 2 :].split(".", 1)[0]
+            if pid.isdigit() and process_alive(int(pid)):
+                continue
+            with contextlib.suppress(OSError):
+                temporary.unlink()
+                removed += 1
+    return removed
+
+
 def save_document(path: Path, document: TextDocument) -> None:
-    """Write atomically: a temporary file beside the target, flushed to disk, then renamed over it."""
+    """Write atomically: a temporary file beside the target, flushed to disk, then renamed over it.
+
+    Whatever fails, the file on disk is the complete old text or the complete new one, and no temporary
+    file is left; the FileError says why and what to do.
+    """
     data = encode_document(document)
     target = path.resolve() if path.is_symlink() else path
     folder = target.parent
+    remove_stale_temporaries(target)
+    with contextlib.suppress(FileNotFoundError):
+        # The rename would replace a read-only file without asking (only the folder's permission counts),
+        # so its read-only mark is honoured here, also for an administrator.
+        if not target.stat().st_mode & 0o222:
+            raise FileError(f"{target} is read-only; use Save As to save a copy, or make it writable first")
     try:
-        handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".redraft-tmp", dir=folder)
+        handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.{os.getpid()}.", suffix=TEMP_SUFFIX, dir=folder)
     except OSError as error:
-        raise FileError(f"could not write in {folder}: {error.strerror or error}") from error
+        raise FileError(f"could not save {target.name}: {_why(error, target)}") from error
     try:
         with os.fdopen(handle, "wb") as stream:
             stream.write(data)
@@ -162,4 +236,4 @@ def save_document(path: Path, document: TextDocument) -> None:
     except OSError as error:
         with contextlib.suppress(OSError):
             os.unlink(temporary)
-        raise FileError(f"could not save {target}: {error.strerror or error}") from error
+        raise FileError(f"could not save {target.name}: {_why(error, target)}") from error

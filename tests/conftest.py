@@ -13,6 +13,7 @@ from pathlib import Path  # noqa: E402
 
 import pytest  # noqa: E402
 import torch  # noqa: E402
+from figures import FIGURES  # noqa: E402
 
 from model import Engine, LoadedModel, load  # noqa: E402
 from model.tiny import build_tiny_checkpoint  # noqa: E402
@@ -35,9 +36,6 @@ def tiny_model(tiny_checkpoint: Path) -> LoadedModel:
 def engine(tiny_model: LoadedModel) -> Engine:
     return Engine(tiny_model)
 
-
-# Figures tests measure as they go (cases fuzzed, kills survived...), printed at the end of the run.
-FIGURES: dict[str, str] = {}
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:

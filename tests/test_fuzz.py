@@ -13,7 +13,7 @@ import json
 from collections import Counter
 from typing import Any
 
-from conftest import FIGURES
+from figures import FIGURES
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

@@ -1,0 +1,74 @@
+"""The recovery area: one locked folder per running instance, whole records, orphans of dead instances."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+from app.recovery import RecoveryArea
+
+ROOT = Path(__file__).resolve().parent.parent
+
+INSTANCE = """
+import sys, time
+from pathlib import Path
+from app.recovery import RecoveryArea
+area = RecoveryArea(Path(sys.argv[1]))
+area.write("doc-1", "Chapter one, unsaved.\\n", path=Path("/books/one.md"), title="one.md", newline="\\r\\n")
+area.write("untitled-1", "An untitled draft ✍️", path=None, title="Untitled")
+print("written", flush=True)
+time.sleep(600)
+"""
+
+
+def _instance(root: Path) -> subprocess.Popen[str]:
+    process = subprocess.Popen([sys.executable, "-c", INSTANCE, str(root)], cwd=ROOT, stdout=subprocess.PIPE,
+                               text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})  # fmt: skip
+    assert process.stdout is not None and process.stdout.readline().strip() == "written"
+    return process
+
+
+def test_records_are_written_only_when_the_text_changed(tmp_path: Path) -> None:
+    area = RecoveryArea(tmp_path)
+    assert area.write("doc", "one", path=None, title="Untitled")
+    assert not area.write("doc", "one", path=None, title="Untitled")
+    assert area.write("doc", "one two", path=None, title="Untitled")
+    assert area.folder is not None
+    assert [p.name for p in area.folder.glob("*.json")] == ["doc.json"]
+    area.remove("doc")
+    assert list(area.folder.glob("*.json")) == []
+    area.release()
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_running_instance_is_not_an_orphan_and_a_killed_one_is(tmp_path: Path) -> None:
+    running = _instance(tmp_path)
+    try:
+        assert RecoveryArea(tmp_path).orphans() == []
+        running.send_signal(signal.SIGKILL)
+        running.wait()
+        area = RecoveryArea(tmp_path)
+        area.claim()  # this instance's own folder is never its own orphan
+        found = area.orphans()
+        assert [(d.title, d.path, d.text, d.newline) for d in found] == [
+            ("one.md", Path("/books/one.md"), "Chapter one, unsaved.\n", "\r\n"),
+            ("Untitled", None, "An untitled draft ✍️", "\n"),
+        ]
+        assert "one.md (/books/one.md), 3 words, autosaved" in found[0].describe()
+        area.discard(found)
+        assert RecoveryArea(tmp_path).orphans() == []
+        assert [p for p in tmp_path.iterdir()] == [area.folder]  # the dead folder went, ours stays
+    finally:
+        running.kill()
+        running.wait()
+
+
+def test_a_torn_record_is_skipped_not_fatal(tmp_path: Path) -> None:
+    dead = tmp_path / "12345-deadbeef"
+    dead.mkdir()
+    (dead / "lock").write_text("{}")
+    (dead / "doc.json").write_text('{"text": "half')
+    assert RecoveryArea(tmp_path).orphans() == []
