@@ -3,14 +3,23 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import sys
 from pathlib import Path
 
 import qasync
+from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
 
+from app.autosave import Autosaver
+from app.disk_watch import DiskWatcher
 from app.main_window import MainWindow
+from app.recovery import RecoveryArea
+from app.recovery_dialog import offer_recovery
 from app.settings import APPLICATION, ORGANIZATION, SettingsStore
+from app.userdirs import user_dirs
+
+log = logging.getLogger(__name__)
 
 
 def run_editor(model_spec: str | None = None, file: Path | None = None) -> int:
@@ -26,10 +35,26 @@ def run_editor(model_spec: str | None = None, file: Path | None = None) -> int:
     closed = asyncio.Event()
     app.aboutToQuit.connect(closed.set)
 
+    # This instance's recovery folder, locked for its life; a clean exit removes it (aboutToQuit).
+    area = RecoveryArea(user_dirs().recovery)
+    try:
+        area.claim()
+    except OSError as error:  # no recovery area is no reason to refuse to write
+        log.warning("autosave is off: %s", error)
+    app.aboutToQuit.connect(area.release)
+
     window = MainWindow(SettingsStore(), model_spec=model_spec)
+    protect_document(window, area)
     window.show()  # the model loads in its thread; the window does not wait for it
     if file is not None:
         window.open_path(Path(file), ask_encoding=True)
+    QTimer.singleShot(0, lambda: offer_recovery(window, area, window))
     with loop:
         loop.run_until_complete(closed.wait())
     return 0
+
+
+def protect_document(window: MainWindow, area: RecoveryArea) -> None:
+    """Autosave the window's unsaved text into ``area`` and watch its file for changes by others."""
+    window.autosaver = Autosaver(window, area)  # type: ignore[attr-defined]
+    window.disk_watcher = DiskWatcher(window, window)  # type: ignore[attr-defined]

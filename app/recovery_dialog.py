@@ -1,0 +1,129 @@
+"""On start, offer back what Redraft instances that died had not saved.
+
+The dialog lists each document (name, where it came from, its size, when it was autosaved) with a
+preview of its text; the writer recovers one into the window, discards them, or decides later (they
+are offered again at the next start). A recovered document opens unsaved, under its old file name if
+it had one, so Save writes it where it belongs and closing asks first; its old record then goes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QDialog,
+    QDialogButtonBox,
+    QLabel,
+    QListWidget,
+    QListWidgetItem,
+    QPlainTextEdit,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.recovery import RecoveredDocument, RecoveryArea
+
+PREVIEW_CHARACTERS = 4000
+
+
+class RecoveryDialog(QDialog):
+    """Recover (the selected document), Discard All, or Later. ``chosen`` is set on Recover."""
+
+    def __init__(self, documents: list[RecoveredDocument], parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Recover unsaved work")
+        self.documents = documents
+        self.chosen: RecoveredDocument | None = None
+        self.discard_all = False
+        count = len(documents)
+        intro = QLabel(
+            f"Redraft closed unexpectedly with {count} unsaved document{'s' if count > 1 else ''}. "
+            "Recover one now; the others stay here for the next start unless you discard them."
+            if count > 1
+            else "Redraft closed unexpectedly before this document was saved."
+        )
+        intro.setWordWrap(True)
+        self.list = QListWidget()
+        for document in documents:
+            item = QListWidgetItem(document.describe())
+            item.setData(Qt.ItemDataRole.UserRole, document)
+            self.list.addItem(item)
+        self.preview = QPlainTextEdit()
+        self.preview.setReadOnly(True)
+        self.list.currentRowChanged.connect(self._show_preview)
+        buttons = QDialogButtonBox()
+        self.recover_button = QPushButton("Recover")
+        self.recover_button.setDefault(True)
+        self.discard_button = QPushButton("Discard All")
+        self.later_button = QPushButton("Later")
+        buttons.addButton(self.recover_button, QDialogButtonBox.ButtonRole.AcceptRole)
+        buttons.addButton(self.discard_button, QDialogButtonBox.ButtonRole.DestructiveRole)
+        buttons.addButton(self.later_button, QDialogButtonBox.ButtonRole.RejectRole)
+        self.recover_button.clicked.connect(self._recover)
+        self.discard_button.clicked.connect(self._discard)
+        self.later_button.clicked.connect(self.reject)
+        layout = QVBoxLayout(self)
+        layout.addWidget(intro)
+        layout.addWidget(self.list)
+        layout.addWidget(QLabel("Its text:"))
+        layout.addWidget(self.preview, 1)
+        layout.addWidget(buttons)
+        self.resize(640, 480)
+        self.list.setCurrentRow(len(documents) - 1)  # the newest first in view
+
+    def _show_preview(self, row: int) -> None:
+        text = self.documents[row].text if 0 <= row < len(self.documents) else ""
+        more = len(text) > PREVIEW_CHARACTERS
+        self.preview.setPlainText(text[:PREVIEW_CHARACTERS] + ("\n…" if more else ""))
+
+    def _recover(self) -> None:
+        row = self.list.currentRow()
+        if 0 <= row < len(self.documents):
+            self.chosen = self.documents[row]
+            self.accept()
+
+    def _discard(self) -> None:
+        self.discard_all = True
+        self.accept()
+
+
+def recover_into(window: object, document: RecoveredDocument) -> None:
+    """Put a recovered document into ``window`` (a MainWindow) as unsaved text under its old name."""
+    from app.main_window import MainWindow
+
+    assert isinstance(window, MainWindow)
+    window.editor.setPlainText(document.text)
+    window.path = document.path
+    window.file_format = replace(
+        window.file_format, encoding=document.encoding, bom=document.bom, newline=document.newline, text=""
+    )
+    window.editor.document().setModified(True)
+    window._update_title()
+    when = document.describe().rsplit("autosaved ", 1)[-1]
+    window.message_bar.show_message(
+        f"Recovered {document.title} as autosaved at {when}. It is not saved yet: Save keeps it.", "info"
+    )
+
+
+def offer_recovery(window: object, area: RecoveryArea, dialog_parent: QWidget | None = None) -> RecoveryDialog | None:
+    """Show the dialog if instances died with unsaved work; returns it (open, non-modal) or None.
+
+    Recovering or discarding removes those records; Later keeps them for the next start.
+    """
+    documents = area.orphans()
+    if not documents:
+        return None
+    dialog = RecoveryDialog(documents, dialog_parent)
+
+    def answered(_result: int) -> None:
+        if dialog.chosen is not None:
+            recover_into(window, dialog.chosen)
+            area.discard([dialog.chosen])
+        elif dialog.discard_all:
+            area.discard(documents)
+
+    dialog.finished.connect(answered)
+    dialog.open()
+    return dialog

@@ -1,0 +1,148 @@
+"""Autosave, recovery on start and files changed by other programs, in the real window (offscreen)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from gui_helpers import SIGNAL_TIMEOUT_MS, select
+from PySide6.QtWidgets import QMessageBox
+
+from app.autosave import Autosaver
+from app.disk_watch import DiskWatcher
+from app.main_window import MainWindow
+from app.recovery import RecoveryArea
+from app.recovery_dialog import offer_recovery
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _record(area: RecoveryArea) -> dict[str, object] | None:
+    assert area.folder is not None
+    records = list(area.folder.glob("*.json"))
+    return json.loads(records[0].read_text()) if records else None
+
+
+def test_unsaved_text_is_recorded_and_a_save_removes_it(document_window: Callable[..., MainWindow], qtbot,
+                                                        tmp_path: Path) -> None:
+    window = document_window()
+    area = RecoveryArea(tmp_path / "recovery")
+    autosaver = Autosaver(window, area, interval_ms=50)
+    window.editor.insertPlainText("Unsaved words. ")
+    qtbot.waitUntil(lambda: area.folder is not None and _record(area) is not None, timeout=5000)
+    record = _record(area)
+    assert record is not None and record["text"] == window.editor.plain_text() and record["path"] is None
+    assert window.save_to(tmp_path / "saved.md")
+    assert _record(area) is None
+    window.editor.insertPlainText("More. ")
+    qtbot.waitUntil(lambda: _record(area) is not None, timeout=5000)
+    assert autosaver.failed is False
+
+
+def test_a_developing_rewrite_is_recorded_as_the_original(document_window: Callable[..., MainWindow], qtbot,
+                                                          tmp_path: Path) -> None:
+    window = document_window(pass_display_ms=400, max_denoising_steps=30)
+    original = window.editor.plain_text()
+    area = RecoveryArea(tmp_path / "recovery")
+    autosaver = Autosaver(window, area, interval_ms=50)
+    select(window, "climbed the stairs")
+    window.rewrite_selection()
+    qtbot.waitUntil(lambda: window.run is not None and window.run.passes >= 2, timeout=SIGNAL_TIMEOUT_MS)
+    assert window.editor.plain_text() != original  # the span shows noise now
+    window.editor.document().setModified(True)
+    autosaver.write_now()
+    record = _record(area)
+    assert record is not None and record["text"] == original
+    window.cancel_rewrite()
+
+
+INSTANCE = """
+import sys, time
+from pathlib import Path
+from app.recovery import RecoveryArea
+area = RecoveryArea(Path(sys.argv[1]))
+area.write("doc", "Recovered chapter.\\r\\nSecond line.", path=Path(sys.argv[2]), title="chapter.md", newline="\\r\\n")
+print("written", flush=True)
+time.sleep(600)
+"""
+
+
+def test_work_of_a_killed_instance_is_offered_and_recovered(document_window: Callable[..., MainWindow], qtbot,
+                                                            tmp_path: Path) -> None:
+    root, path = tmp_path / "recovery", tmp_path / "chapter.md"
+    dead = subprocess.Popen([sys.executable, "-c", INSTANCE, str(root), str(path)], cwd=ROOT, text=True,
+                            stdout=subprocess.PIPE, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert dead.stdout is not None and dead.stdout.readline().strip() == "written"
+    dead.send_signal(signal.SIGKILL)
+    dead.wait()
+    window = document_window()
+    area = RecoveryArea(root)
+    area.claim()
+    dialog = offer_recovery(window, area, window)
+    assert dialog is not None and dialog.list.count() == 1
+    assert "chapter.md" in dialog.list.item(0).text() and "Recovered chapter." in dialog.preview.toPlainText()
+    dialog.recover_button.click()
+    assert window.editor.plain_text() == "Recovered chapter.\nSecond line."
+    assert window.path == path and window.file_format.newline == "\r\n"
+    assert window.editor.document().isModified()
+    assert area.orphans() == [] and offer_recovery(window, area, window) is None
+    assert window.save_to(path)
+    assert path.read_bytes() == b"Recovered chapter.\r\nSecond line."
+
+
+def test_an_unmodified_document_reloads_when_its_file_changes(document_window: Callable[..., MainWindow], qtbot,
+                                                               tmp_path: Path) -> None:
+    path = tmp_path / "notes.md"
+    path.write_text("First version.\n")
+    window = document_window()
+    watcher = DiskWatcher(window)
+    assert window.open_path(path)
+    changes: list[str] = []
+    watcher.changedOnDisk.connect(changes.append)
+    window.save_to(path)  # our own save is not a change by someone else
+    path.write_text("Their version.\n")
+    qtbot.waitUntil(lambda: changes == ["changed"], timeout=5000)
+    assert window.editor.plain_text() == "Their version.\n"
+    assert not window.editor.document().isModified()
+
+
+def test_unsaved_changes_ask_before_a_file_changed_on_disk_replaces_them(
+    document_window: Callable[..., MainWindow], qtbot, tmp_path: Path
+) -> None:
+    path = tmp_path / "notes.md"
+    path.write_text("First version.\n")
+    window = document_window()
+    watcher = DiskWatcher(window)
+    assert window.open_path(path)
+    window.editor.insertPlainText("My edit. ")
+    mine = window.editor.plain_text()
+    path.write_text("Their version.\n")
+    qtbot.waitUntil(lambda: watcher.prompt is not None, timeout=5000)
+    assert isinstance(watcher.prompt, QMessageBox) and "notes.md" in watcher.prompt.text()
+    watcher.keep_button.click()
+    assert window.editor.plain_text() == mine and window.editor.document().isModified()
+    path.write_text("Their second version.\n")
+    qtbot.waitUntil(lambda: watcher.prompt is not None, timeout=5000)
+    watcher.reload_button.click()
+    assert window.editor.plain_text() == "Their second version.\n"
+
+
+def test_a_deleted_file_keeps_the_text_and_marks_it_unsaved(document_window: Callable[..., MainWindow], qtbot,
+                                                            tmp_path: Path) -> None:
+    path = tmp_path / "notes.md"
+    path.write_text("Keep me.\n")
+    window = document_window()
+    watcher = DiskWatcher(window)
+    assert window.open_path(path)
+    changes: list[str] = []
+    watcher.changedOnDisk.connect(changes.append)
+    path.unlink()
+    qtbot.waitUntil(lambda: changes == ["deleted"], timeout=5000)
+    assert window.editor.plain_text() == "Keep me.\n" and window.editor.document().isModified()
+    assert "was deleted or moved" in window.message_bar.label.text()
+    assert window.save_to(path) and path.read_text() == "Keep me.\n"
