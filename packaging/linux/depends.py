@@ -2,19 +2,23 @@
 
     python3 packaging/linux/depends.py REPORT_FILE
 
-For every shared library that an ELF file under /opt/redraft loads from outside the bundle (ldd), the
+For every shared library that an ELF file under /opt/redraft loads from outside the bundle (ldd, with
+the library path the frozen app runs with), the
 Debian package that owns it (dpkg -S) must be in the .deb's Depends or pulled in by one of them
 (apt-cache depends --recurse). Exit 1 names each package that only happened to be installed here.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
 from pathlib import Path
 
 BUNDLE = Path("/opt/redraft")
+# PyInstaller's bootloader puts _internal/ first on the library path: resolve libraries as it does.
+RUNTIME_ENV = {**os.environ, "LD_LIBRARY_PATH": str(BUNDLE / "_internal")}
 # Always present: glibc's own libraries come with libc6, which every Debian system has.
 ESSENTIAL = {"libc6", "libgcc-s1", "libstdc++6"}
 
@@ -33,7 +37,9 @@ def external_libraries(files: list[Path]) -> set[str]:
     """Resolved paths of libraries outside the bundle that these files load."""
     found: set[str] = set()
     for start in range(0, len(files), 50):
-        result = subprocess.run(["ldd", *map(str, files[start : start + 50])], capture_output=True, text=True)
+        result = subprocess.run(
+            ["ldd", *map(str, files[start : start + 50])], capture_output=True, text=True, env=RUNTIME_ENV
+        )
         for match in re.finditer(r"=> (/\S+) \(", result.stdout):
             path = match.group(1)
             if not path.startswith(str(BUNDLE)):
@@ -86,7 +92,7 @@ def main(report: Path) -> int:
         lines.append("depends: libraries no package owns: " + ", ".join(unowned))
     unused = sorted(declared - packages - {"libc6"})
     if unused:
-        lines.append("depends: declared but loaded by no bundled file directly: " + ", ".join(unused))
+        lines.append("depends: declared, the bundle has its own copy or loads it indirectly: " + ", ".join(unused))
     report.write_text("\n".join(lines) + "\n", encoding="utf-8")
     print("\n".join(lines))
     return 1 if undeclared or unowned else 0

@@ -1,7 +1,7 @@
 ; Redraft's Windows installer (NSIS 3, Unicode). Built by packaging/windows/build on Linux, and by
 ; .github/workflows/windows.yml on a Windows runner; makensis is the same program on both.
 ;
-;   makensis -DVERSION=0.1.0 -DPAYLOAD=<folder> -DGUI_EXE=<exe> [-DGUI_ARGS=<args>] -DOUTFILE=<setup.exe> redraft.nsi
+;   makensis -DVERSION=0.1.0 -DPAYLOAD=<folder> -DGUI_EXE=<exe> [-DGUI_ARGS=<args>] -DOUTFILE=<setup.exe> [-DFAST] redraft.nsi
 ;
 ; PAYLOAD is copied whole into the install folder. GUI_EXE (relative to it) opens the editor without a
 ; console window: redraftw.exe for the PyInstaller build, python\pythonw.exe with GUI_ARGS "-m app.cli"
@@ -12,11 +12,16 @@
 ; Documents, settings and models the writer added (%APPDATA%\Redraft, %LOCALAPPDATA%\Redraft) are
 ; never touched by the uninstaller.
 
-Unicode true
+; 64-bit like everything it installs; also what Wine's 64-bit-only install (Debian's wine64) can run
+Target amd64-unicode
 ManifestDPIAware true
 RequestExecutionLevel user
-SetCompressor /SOLID lzma
-SetCompressorDictSize 64
+!ifdef FAST
+  SetCompressor zlib  ; -DFAST: a quick build to try the script, three times the size
+!else
+  SetCompressor /SOLID lzma
+  SetCompressorDictSize 64
+!endif
 
 !ifndef VERSION
   !error "pass -DVERSION=x.y.z"
