@@ -49,8 +49,8 @@ class DiskWatcher(QObject):
 
     changedOnDisk = Signal(str)  # "changed" or "deleted", after the window has been told
 
-    def __init__(self, window: WatchedWindow, parent: QObject | None = None) -> None:
-        super().__init__(parent)
+    def __init__(self, window: WatchedWindow) -> None:
+        super().__init__(window if isinstance(window, QObject) else None)  # goes with its window
         self.window = window
         self.watched: Path | None = None
         self.digest: str | None = None

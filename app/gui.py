@@ -41,10 +41,11 @@ def run_editor(model_spec: str | None = None, file: Path | None = None) -> int:
         area.claim()
     except OSError as error:  # no recovery area is no reason to refuse to write
         log.warning("autosave is off: %s", error)
-    app.aboutToQuit.connect(area.release)
 
     window = MainWindow(SettingsStore(), model_spec=model_spec)
-    protect_document(window, area)
+    autosaver = protect_document(window, area)
+    app.aboutToQuit.connect(autosaver.shutdown)  # pending records first, then the folder goes
+    app.aboutToQuit.connect(area.release)
     window.show()  # the model loads in its thread; the window does not wait for it
     if file is not None:
         window.open_path(Path(file), ask_encoding=True)
@@ -54,7 +55,9 @@ def run_editor(model_spec: str | None = None, file: Path | None = None) -> int:
     return 0
 
 
-def protect_document(window: MainWindow, area: RecoveryArea) -> None:
+def protect_document(window: MainWindow, area: RecoveryArea) -> Autosaver:
     """Autosave the window's unsaved text into ``area`` and watch its file for changes by others."""
-    window.autosaver = Autosaver(window, area)  # type: ignore[attr-defined]
-    window.disk_watcher = DiskWatcher(window, window)  # type: ignore[attr-defined]
+    autosaver = Autosaver(window, area)
+    window.autosaver = autosaver  # type: ignore[attr-defined]
+    window.disk_watcher = DiskWatcher(window)  # type: ignore[attr-defined]
+    return autosaver

@@ -3,7 +3,7 @@
 Each running Redraft owns one folder under the recovery area (``user_dirs().recovery``), named for its
 process id and holding an OS lock on ``lock`` for as long as the process lives; the lock, not the pid,
 says whether the instance still runs (a pid can be reused, a lock dies with its process). Every
-document with unsaved changes, untitled ones included, has one JSON record there, replaced
+document with unsaved changes, untitled ones included, has one record there, replaced
 atomically (temporary file, fsync, rename) so a record is always whole. A clean exit removes the
 folder; saving or closing a document removes its record. On start, folders whose lock can be taken
 belong to instances that died: their records are what :meth:`RecoveryArea.orphans` offers back.
@@ -26,6 +26,7 @@ from typing import IO, Any
 
 RECORD_VERSION = 1
 LOCK_NAME = "lock"
+RECORD_SUFFIX = ".record"
 TEMP_SUFFIX = ".tmp"
 
 
@@ -111,19 +112,23 @@ class RecoveryArea:
 
     def write(self, document_id: str, text: str, *, path: Path | None, title: str, encoding: str = "utf-8",
               bom: bool = False, newline: str = "\n") -> bool:  # fmt: skip
-        """Record ``text`` for the document unless the record already holds it; True if written."""
+        """Record ``text`` for the document unless the record already holds it; True if written.
+
+        A record is one JSON line of metadata, then the text as UTF-8: no escaping pass over a 10 MB
+        novel, and hashing and writing release the GIL, so this can run beside the GUI thread.
+        """
         self.claim()
         assert self.folder is not None
-        fields: dict[str, Any] = {
+        body = text.encode("utf-8", "surrogatepass")
+        meta: dict[str, Any] = {
             "path": None if path is None else str(path), "title": title, "encoding": encoding, "bom": bom,
-            "newline": newline, "text": text,
+            "newline": newline,
         }  # fmt: skip
-        digest = hashlib.sha256(json.dumps(fields, sort_keys=True).encode("utf-8", "surrogatepass")).hexdigest()
+        digest = hashlib.sha256(json.dumps(meta, sort_keys=True).encode() + b"\n" + body).hexdigest()
         if self._written.get(document_id) == digest:
             return False
-        fields |= {"version": RECORD_VERSION, "written_at": time.time()}
-        data = json.dumps(fields, ensure_ascii=False).encode("utf-8", "surrogatepass")
-        write_atomically(self.folder / f"{document_id}.json", data)
+        meta |= {"version": RECORD_VERSION, "written_at": time.time(), "bytes": len(body)}
+        write_atomically(self.folder / f"{document_id}{RECORD_SUFFIX}", json.dumps(meta).encode() + b"\n" + body)
         self._written[document_id] = digest
         return True
 
@@ -132,7 +137,7 @@ class RecoveryArea:
         self._written.pop(document_id, None)
         if self.folder is not None:
             with contextlib.suppress(FileNotFoundError):
-                (self.folder / f"{document_id}.json").unlink()
+                (self.folder / f"{document_id}{RECORD_SUFFIX}").unlink()
 
     def release(self) -> None:
         """A clean exit: this instance's records and folder go."""
@@ -170,12 +175,15 @@ class RecoveryArea:
         """Documents of instances that are no longer running, oldest first; unreadable records skipped."""
         found = []
         for folder in self._dead_folders():
-            for record in sorted(folder.glob("*.json")):
+            for record in sorted(folder.glob(f"*{RECORD_SUFFIX}")):
                 try:
-                    fields = json.loads(record.read_bytes().decode("utf-8", "surrogatepass"))
+                    head, _, body = record.read_bytes().partition(b"\n")
+                    fields = json.loads(head)
+                    if len(body) != fields["bytes"]:
+                        continue  # not whole: records are replaced atomically, so not one of ours
                     found.append(
                         RecoveredDocument(
-                            record=record, text=str(fields["text"]),
+                            record=record, text=body.decode("utf-8", "surrogatepass"),
                             path=None if fields.get("path") is None else Path(fields["path"]),
                             title=str(fields.get("title") or "Untitled"), written_at=float(fields["written_at"]),
                             encoding=str(fields.get("encoding", "utf-8")), bom=bool(fields.get("bom", False)),
@@ -183,7 +191,7 @@ class RecoveryArea:
                         )
                     )  # fmt: skip
                 except (OSError, ValueError, KeyError, TypeError):
-                    continue  # a record is written whole or not at all; anything else is not ours
+                    continue
         return sorted(found, key=lambda document: document.written_at)
 
     def discard(self, documents: list[RecoveredDocument]) -> None:
@@ -192,5 +200,5 @@ class RecoveryArea:
             with contextlib.suppress(FileNotFoundError):
                 document.record.unlink()
         for folder in self._dead_folders():
-            if not any(folder.glob("*.json")):
+            if not any(folder.glob(f"*{RECORD_SUFFIX}")):
                 shutil.rmtree(folder, ignore_errors=True)

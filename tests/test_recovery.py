@@ -8,14 +8,14 @@ import subprocess
 import sys
 from pathlib import Path
 
-from app.recovery import RecoveryArea
+from app.recovery import RECORD_SUFFIX, RecoveryArea
 
 ROOT = Path(__file__).resolve().parent.parent
 
 INSTANCE = """
 import sys, time
 from pathlib import Path
-from app.recovery import RecoveryArea
+from app.recovery import RECORD_SUFFIX, RecoveryArea
 area = RecoveryArea(Path(sys.argv[1]))
 area.write("doc-1", "Chapter one, unsaved.\\n", path=Path("/books/one.md"), title="one.md", newline="\\r\\n")
 area.write("untitled-1", "An untitled draft ✍️", path=None, title="Untitled")
@@ -37,9 +37,9 @@ def test_records_are_written_only_when_the_text_changed(tmp_path: Path) -> None:
     assert not area.write("doc", "one", path=None, title="Untitled")
     assert area.write("doc", "one two", path=None, title="Untitled")
     assert area.folder is not None
-    assert [p.name for p in area.folder.glob("*.json")] == ["doc.json"]
+    assert [p.name for p in area.folder.glob("*" + RECORD_SUFFIX)] == ["doc" + RECORD_SUFFIX]
     area.remove("doc")
-    assert list(area.folder.glob("*.json")) == []
+    assert list(area.folder.glob("*" + RECORD_SUFFIX)) == []
     area.release()
     assert list(tmp_path.iterdir()) == []
 
@@ -70,5 +70,5 @@ def test_a_torn_record_is_skipped_not_fatal(tmp_path: Path) -> None:
     dead = tmp_path / "12345-deadbeef"
     dead.mkdir()
     (dead / "lock").write_text("{}")
-    (dead / "doc.json").write_text('{"text": "half')
+    (dead / ("doc" + RECORD_SUFFIX)).write_bytes(b'{"bytes": 100, "written_at": 1}\nonly half of the')
     assert RecoveryArea(tmp_path).orphans() == []

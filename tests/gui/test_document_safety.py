@@ -16,7 +16,7 @@ from PySide6.QtWidgets import QMessageBox
 from app.autosave import Autosaver
 from app.disk_watch import DiskWatcher
 from app.main_window import MainWindow
-from app.recovery import RecoveryArea
+from app.recovery import RECORD_SUFFIX, RecoveryArea
 from app.recovery_dialog import offer_recovery
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -24,8 +24,11 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def _record(area: RecoveryArea) -> dict[str, object] | None:
     assert area.folder is not None
-    records = list(area.folder.glob("*.json"))
-    return json.loads(records[0].read_text()) if records else None
+    records = list(area.folder.glob("*" + RECORD_SUFFIX))
+    if not records:
+        return None
+    head, _, body = records[0].read_bytes().partition(b"\n")
+    return {**json.loads(head), "text": body.decode()}
 
 
 def test_unsaved_text_is_recorded_and_a_save_removes_it(document_window: Callable[..., MainWindow], qtbot,
@@ -38,6 +41,7 @@ def test_unsaved_text_is_recorded_and_a_save_removes_it(document_window: Callabl
     record = _record(area)
     assert record is not None and record["text"] == window.editor.plain_text() and record["path"] is None
     assert window.save_to(tmp_path / "saved.md")
+    autosaver.flush()
     assert _record(area) is None
     window.editor.insertPlainText("More. ")
     qtbot.waitUntil(lambda: _record(area) is not None, timeout=5000)
@@ -56,6 +60,7 @@ def test_a_developing_rewrite_is_recorded_as_the_original(document_window: Calla
     assert window.editor.plain_text() != original  # the span shows noise now
     window.editor.document().setModified(True)
     autosaver.write_now()
+    autosaver.flush()
     record = _record(area)
     assert record is not None and record["text"] == original
     window.cancel_rewrite()
@@ -64,7 +69,7 @@ def test_a_developing_rewrite_is_recorded_as_the_original(document_window: Calla
 INSTANCE = """
 import sys, time
 from pathlib import Path
-from app.recovery import RecoveryArea
+from app.recovery import RECORD_SUFFIX, RecoveryArea
 area = RecoveryArea(Path(sys.argv[1]))
 area.write("doc", "Recovered chapter.\\r\\nSecond line.", path=Path(sys.argv[2]), title="chapter.md", newline="\\r\\n")
 print("written", flush=True)
