@@ -156,7 +156,9 @@ def _installed_app_command(args_list: list[str]) -> int | None:
     ``--self-test``, ``--version``, ``enable-gpu`` and ``disable-gpu``; None lets ``main`` go on.
     """
     from app import gpu_env
+    from app.userdirs import log_when_windowless
 
+    log_when_windowless()  # redraftw.exe / pythonw.exe have no stderr: tracebacks go to the log folder
     first = args_list[:1]
     if first in (["enable-gpu"], ["disable-gpu"]):
         return gpu_env.main(args_list)

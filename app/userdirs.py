@@ -16,6 +16,7 @@ replaced on every update and removed on uninstall, while these folders stay.
 from __future__ import annotations
 
 import os
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -58,3 +59,31 @@ def user_dirs() -> UserDirs:
         recovery=state / "recovery",
         data=data,
     )
+
+
+LOG_NAME = "redraft.log"
+LOG_LIMIT = 1_000_000  # bytes; the previous log is kept as redraft.log.1
+
+
+def log_when_windowless() -> Path | None:
+    """Give a program without a console somewhere to write: stdout and stderr into the log folder.
+
+    A frozen Windows build started from the Start menu (redraftw.exe, pythonw.exe) has no stdout or
+    stderr at all, so tracebacks and warnings would vanish; they go to ``logs/redraft.log`` instead.
+    Returns the log file, or None where the streams already lead somewhere.
+    """
+    if sys.stderr is not None and sys.stdout is not None:
+        return None
+    log = user_dirs().logs / LOG_NAME
+    try:
+        log.parent.mkdir(parents=True, exist_ok=True)
+        if log.exists() and log.stat().st_size > LOG_LIMIT:
+            log.replace(log.with_name(LOG_NAME + ".1"))
+        stream = open(log, "a", encoding="utf-8", buffering=1)  # noqa: SIM115 (open for the process's life)
+    except OSError:
+        return None  # a read-only profile: run without a log rather than not at all
+    if sys.stderr is None:
+        sys.stderr = stream
+    if sys.stdout is None:
+        sys.stdout = stream
+    return log

@@ -144,3 +144,17 @@ def test_self_test_names_the_failing_step(monkeypatch: pytest.MonkeyPatch) -> No
     out = io.StringIO()
     assert selftest.self_test(out) == 1
     assert "FAILED at 'load the built-in model': OSError: model.safetensors is missing" in out.getvalue()
+
+
+def test_a_windowless_start_writes_to_the_log_folder(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from app import userdirs
+
+    assert userdirs.log_when_windowless() is None, "pytest's streams lead somewhere"
+    monkeypatch.setattr(sys, "stderr", None)
+    monkeypatch.setattr(sys, "stdout", None)
+    log = userdirs.log_when_windowless()
+    assert log == home / "logs" / "redraft.log"
+    print("warning: something", file=sys.stderr)
+    sys.stderr.flush()
+    assert "warning: something" in log.read_text()
+    sys.stderr.close()
