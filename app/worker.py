@@ -152,9 +152,11 @@ class _FrameBuilder:
 
 def describe_failure(error: BaseException) -> str:
     if isinstance(error, torch.OutOfMemoryError | MemoryError):
+        if torch.cuda.is_available():
+            torch.cuda.empty_cache()  # what the failed pass held goes back, so the next try can run
         return (
-            "the model ran out of memory; try a shorter selection, fewer candidates, a smaller context "
-            "budget, or the CPU device"
+            "the model ran out of memory; try a shorter selection, fewer candidates or a smaller context "
+            "budget, or in Settings a lower precision (4-bit) or the CPU device"
         )
     if isinstance(error, RedraftError):
         return str(error)
