@@ -42,10 +42,14 @@ class NoiseConfig:
 def noise_canvas(
     targets: torch.Tensor, free: torch.Tensor, t: torch.Tensor, vocab_size: int, generator: torch.Generator
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """(noisy canvas, replaced mask): free slots become uniform random tokens with probability t."""
-    u = torch.rand(targets.shape, generator=generator)
-    replaced = (u < t[:, None]) & free
-    random_tokens = torch.randint(0, vocab_size, targets.shape, generator=generator)
+    """(noisy canvas, replaced mask): free slots become uniform random tokens with probability t.
+
+    The draws come from ``generator`` (a CPU one) and then move to the canvas's device, so a run on a
+    GPU sees the same noise as the same run on CPU and a resumed run the same as an uninterrupted one.
+    """
+    u = torch.rand(targets.shape, generator=generator).to(targets.device)
+    replaced = (u < t.to(targets.device)[:, None]) & free
+    random_tokens = torch.randint(0, vocab_size, targets.shape, generator=generator).to(targets.device)
     return torch.where(replaced, random_tokens, targets), replaced
 
 

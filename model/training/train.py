@@ -20,6 +20,11 @@ it. A checkpoint (model, optimizer, step, and every random state) is written eve
 resumed run produces the same numbers as an uninterrupted one. The learning-rate schedule is by
 step (warmup, then cosine to 10%), so results depend on the seed, not on the machine's speed;
 ``--max-minutes`` only stops early (and saves).
+
+On a GPU (``--device cuda --bf16``, as ``bench/gpu_runbook.py`` trains on a lent machine) the random
+draws stay on CPU generators, so the examples and the noise are those of the same run on CPU. A
+checkpoint without optimizer state (the compact one the runbook carries between machines) resumes
+with fresh Adam moments and the learning rate warming up again over ``--warmup-steps``.
 """
 
 from __future__ import annotations
@@ -29,12 +34,15 @@ import json
 import math
 import shutil
 import time
-from dataclasses import asdict
+from contextlib import nullcontext
+from dataclasses import asdict, replace
 from pathlib import Path
+from typing import Any, cast
 
 import numpy as np
 import torch
 import torch.nn.functional as F
+from torch import nn
 from transformers import AutoTokenizer, DiffusionGemmaForBlockDiffusion, PreTrainedTokenizerBase
 
 from model.architecture import TextModelShape, build_config
@@ -106,6 +114,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--checkpoint-minutes", type=float, default=5.0)
     p.add_argument("--log-every", type=int, default=25)
     p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--device", default="cpu", choices=["cpu", "cuda"], help="where the model trains")
+    p.add_argument("--bf16", action="store_true", help="bf16 autocast for the forward passes (CUDA only)")
     p.add_argument("--probe", type=int, default=0, help="time this many steps from scratch, print, exit")
     return p.parse_args(argv)
 
@@ -188,11 +198,36 @@ def prepare(args: argparse.Namespace) -> tuple[PreTrainedTokenizerBase, dict[str
     return tokenizer, pools
 
 
-def lr_at(step: int, args: argparse.Namespace) -> float:
+def lr_at(step: int, args: argparse.Namespace, rewarm_from: int | None = None) -> float:
+    """Warmup, then cosine to ``min_lr_ratio``; ``rewarm_from``: the step a run resumed at with fresh
+    Adam moments, from which the rate warms up again (the first updates of a fresh Adam are as large as
+    the rate itself, whatever the gradient's size)."""
     if step < args.warmup_steps:
         return args.lr * (step + 1) / args.warmup_steps
     progress = min(1.0, (step - args.warmup_steps) / max(1, args.max_steps - args.warmup_steps))
-    return args.lr * (args.min_lr_ratio + (1 - args.min_lr_ratio) * 0.5 * (1 + math.cos(math.pi * progress)))
+    rate = args.lr * (args.min_lr_ratio + (1 - args.min_lr_ratio) * 0.5 * (1 + math.cos(math.pi * progress)))
+    if rewarm_from is not None:
+        rate *= min(1.0, (step - rewarm_from + 1) / args.warmup_steps)
+    return rate
+
+
+def on_device(batch: CanvasBatch, device: torch.device) -> CanvasBatch:
+    if device.type == "cpu":
+        return batch
+    return replace(
+        batch,
+        prefix=batch.prefix.to(device, non_blocking=True),
+        targets=batch.targets.to(device, non_blocking=True),
+        free=batch.free.to(device, non_blocking=True),
+        kind=batch.kind.to(device, non_blocking=True),
+    )
+
+
+def autocast(args: argparse.Namespace) -> Any:
+    """bf16 autocast on CUDA with ``--bf16``; weights and optimizer stay float32."""
+    if getattr(args, "bf16", False) and getattr(args, "device", "cpu") == "cuda":
+        return torch.autocast("cuda", dtype=torch.bfloat16)
+    return nullcontext()
 
 
 def build_model(shape: TextModelShape, seed: int) -> DiffusionGemmaForBlockDiffusion:
@@ -240,17 +275,19 @@ def heldout_losses(
     example kind, so a run can be judged on infill, which the editor's fills depend on, not only on the mix."""
     sampler = make_sampler(pools, args, "heldout", seed=12345, edges=edges)
     generator = torch.Generator().manual_seed(12345)
+    device = next(model.parameters()).device
     losses: list[float] = []
     kind_sums = torch.zeros(len(CanvasBatch.KINDS), dtype=torch.float64)
     kind_counts = torch.zeros(len(CanvasBatch.KINDS), dtype=torch.float64)
     model.eval()
     with torch.no_grad():
         for _ in range(batches):
-            batch = sampler.next_batch()
-            out = diffusion_loss(model, batch, generator)
+            batch = on_device(sampler.next_batch(), device)
+            with autocast(args):
+                out = diffusion_loss(model, batch, generator)
             losses.append(float(out.loss))
-            per_slot = F.cross_entropy(out.free_logits, batch.targets[batch.free], reduction="none")
-            slot_kind = batch.kind[batch.free.nonzero()[:, 0]]
+            per_slot = F.cross_entropy(out.free_logits.float(), batch.targets[batch.free], reduction="none").cpu()
+            slot_kind = batch.kind[batch.free.nonzero()[:, 0]].cpu()
             kind_sums.index_add_(0, slot_kind, per_slot.double())
             kind_counts += torch.bincount(slot_kind, minlength=len(CanvasBatch.KINDS))
     model.train()
@@ -288,6 +325,9 @@ def load_initial_weights(model: DiffusionGemmaForBlockDiffusion, source: Path) -
 
 def train(args: argparse.Namespace) -> dict:
     torch.set_num_threads(args.threads)
+    device = torch.device(args.device)
+    if device.type == "cuda":
+        torch.backends.cuda.matmul.allow_tf32 = True  # the float32 parts (optimizer, soft-capped head)
     args.run_dir.mkdir(parents=True, exist_ok=True)
     fresh_run = not (args.run_dir / "checkpoint.pt").exists()
     if args.init_from is not None and fresh_run:
@@ -297,22 +337,28 @@ def train(args: argparse.Namespace) -> dict:
     model = build_model(shape, args.seed)
     if args.init_from is not None and fresh_run:
         load_initial_weights(model, args.init_from)
+    cast(nn.Module, model).to(device)
     optimizer = make_optimizer(model, args)
     edges = WordEdges.of(tokenizer) if args.word_aligned else None
     sampler = make_sampler(pools, args, "train", seed=args.seed, edges=edges)
     generator = torch.Generator().manual_seed(args.seed + 1)
     ckpt_path = args.run_dir / "checkpoint.pt"
     step, tokens, elapsed, history = 0, 0, 0.0, []
+    rewarm_from: int | None = None
     if ckpt_path.exists() and not args.probe:
-        state = torch.load(ckpt_path, weights_only=False)
+        state = torch.load(ckpt_path, weights_only=False, map_location=device)
         # Compare the stored fields only: TextModelShape may gain fields whose defaults keep old shapes.
         if any(asdict(shape).get(k) != v for k, v in state["shape"].items()):
             raise SystemExit(f"{ckpt_path} holds a different model shape: {state['shape']}")
-        model.load_state_dict(state["model"])
-        optimizer.load_state_dict(state["optimizer"])
+        model.load_state_dict(state["model"])  # a compact checkpoint's bf16 weights are cast back to float32
         sampler.set_state(state["sampler"])
-        generator.set_state(state["generator"])
+        generator.set_state(state["generator"].cpu())
         step, tokens, elapsed, history = state["step"], state["tokens"], state["elapsed"], state["history"]
+        if "optimizer" in state:
+            optimizer.load_state_dict(state["optimizer"])
+        else:
+            rewarm_from = step
+            print(f"no optimizer state in {ckpt_path}: fresh Adam moments, the rate warms up again", flush=True)
         print(f"resumed at step {step} ({tokens} canvas tokens, {elapsed / 60:.1f} min)", flush=True)
     n_params = sum(p.numel() for p in model.parameters())
     print(f"model: {n_params / 1e6:.2f}M parameters, shape {asdict(shape)}", flush=True)
@@ -343,9 +389,10 @@ def train(args: argparse.Namespace) -> dict:
     base_elapsed = elapsed
     while step < target_steps:
         for group in optimizer.param_groups:
-            group["lr"] = lr_at(step, args)
-        batch = sampler.next_batch()
-        out = diffusion_loss(model, batch, generator, noise)
+            group["lr"] = lr_at(step, args, rewarm_from)
+        batch = on_device(sampler.next_batch(), device)
+        with autocast(args):
+            out = diffusion_loss(model, batch, generator, noise)
         optimizer.zero_grad(set_to_none=True)
         out.loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -362,7 +409,7 @@ def train(args: argparse.Namespace) -> dict:
             line = {
                 "step": step,
                 "loss": round(window_loss / window_n, 4),
-                "lr": round(lr_at(step, args), 6),
+                "lr": round(lr_at(step, args, rewarm_from), 6),
                 "tok_s": round(window_tokens / dt),
                 "canvas_tokens": tokens,
                 "min": round(elapsed / 60, 2),
@@ -392,7 +439,7 @@ def train(args: argparse.Namespace) -> dict:
             ),
             flush=True,
         )
-        return {"step": step}
+        return {"step": step, "s_per_step": total / max(1, step), "parameters": n_params}
     if step >= target_steps:
         history.append({"step": step, **heldout_losses(model, pools, args, edges)})
         print(json.dumps(history[-1]), flush=True)
