@@ -1,0 +1,248 @@
+"""The engine against the library: one continuation, same model, prompt, seed and sampler settings.
+
+``Engine.run`` (a fill with no suffix, the published sampler) and transformers'
+``DiffusionGemmaForBlockDiffusion.generate`` produce the same tokens for the same seed (tests/test_engine.py),
+so this times the same work done two ways: ms per pass, whole-edit time (prefill included) and their ratio
+(engine / library: below 1 means the engine is faster). Device-agnostic: CPU or CUDA.
+
+    python bench/engine_vs_library.py --tiny                    # a tiny random model (seconds, CPU)
+    python bench/engine_vs_library.py --mid --device cuda       # a mid-size random model (GPU runbook)
+    python bench/engine_vs_library.py --model PATH --json out.json
+
+Passes are counted by a hook on the decoder (one call per pass, the same for both), and each
+figure is the median over ``--repeats`` seeds after one warm-up run of each.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+from transformers import AutoTokenizer, DiffusionGemmaForBlockDiffusion
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from model import DenoiseOptions, EditRequest, Engine, LoadedModel, load  # noqa: E402
+from model.architecture import TextModelShape, build_config  # noqa: E402
+from model.tiny import build_tiny_checkpoint  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+BUILTIN_TOKENIZER = ROOT / "resources" / "models" / "redraft-tiny"
+PROMPT = (
+    "The keeper climbed the stairs of the lighthouse every evening and counted the steps as his father had "
+    "done before him, while the sea turned grey and the gulls went quiet over the harbour."
+)
+
+# Mid-size: a scaled 26B-A4B structure (MoE beside a dense MLP, sliding and full layers) of ~0.25B
+# parameters with the built-in model's 8k vocabulary and the real model's 256-token canvas, big enough
+# that a GPU's kernels, not Python, set the pace, small enough to build from random weights in seconds.
+MID_SHAPE = dict(
+    hidden_size=1024,
+    num_hidden_layers=12,
+    num_attention_heads=8,
+    num_key_value_heads=2,
+    head_dim=128,
+    intermediate_size=2048,
+    num_experts=32,
+    top_k_experts=4,
+    moe_intermediate_size=512,
+    sliding_window=512,
+    canvas_length=256,
+    full_attention_every=6,
+)
+
+
+def build_mid_checkpoint(folder: Path, seed: int = 0) -> Path:
+    """A random-weight mid-size checkpoint (config, safetensors, the built-in model's tokenizer)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    tokenizer = AutoTokenizer.from_pretrained(str(BUILTIN_TOKENIZER))
+    shape = TextModelShape(vocab_size=len(tokenizer), **MID_SHAPE)  # type: ignore[arg-type]
+    torch.manual_seed(seed)
+    model = DiffusionGemmaForBlockDiffusion(build_config(shape))
+    model.save_pretrained(str(folder))
+    tokenizer.save_pretrained(str(folder))
+    return folder
+
+
+@dataclass(frozen=True)
+class Timing:
+    passes: float
+    ms_per_pass: float
+    edit_ms: float
+
+
+@dataclass(frozen=True)
+class Comparison:
+    model: str
+    device: str
+    parameters: int
+    prompt_tokens: int
+    new_tokens: int
+    max_denoising_steps: int
+    repeats: int
+    engine: Timing
+    library: Timing
+    same_tokens: bool  # the two produced identical tokens on every seed (the same work was timed)
+
+    @property
+    def ratio(self) -> float:
+        """Engine ms per pass / library ms per pass."""
+        return self.engine.ms_per_pass / self.library.ms_per_pass
+
+    @property
+    def edit_ratio(self) -> float:
+        return self.engine.edit_ms / self.library.edit_ms
+
+    def as_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "ratio_ms_per_pass": round(self.ratio, 4), "ratio_edit": round(self.edit_ratio, 4)}
+
+
+@contextmanager
+def counted_passes(model: torch.nn.Module) -> Iterator[list[int]]:
+    """Counts decoder calls: one per denoising pass in both the engine and generate() (which calls the bound
+    ``forward`` directly, past any hook on the top module, hence the decoder's)."""
+    count = [0]
+    decoder = model.get_submodule("model.decoder")
+
+    def hook(_module: torch.nn.Module, _args: tuple[Any, ...], _kwargs: dict[str, Any]) -> None:
+        count[0] += 1
+
+    handle = decoder.register_forward_pre_hook(hook, with_kwargs=True)
+    try:
+        yield count
+    finally:
+        handle.remove()
+
+
+def _timed(device: torch.device, run: Callable[[], Any]) -> tuple[Any, float]:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+    start = time.perf_counter()
+    out = run()
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+    return out, (time.perf_counter() - start) * 1000
+
+
+def compare(
+    loaded: LoadedModel, prompt: str, new_tokens: int, steps: int, repeats: int, name: str = ""
+) -> Comparison:
+    """Time ``repeats`` seeded continuations each way (after one warm-up of each) and compare."""
+    engine = Engine(loaded)
+    model = loaded.model
+    device = loaded.device
+    ids = ([engine.bos_id] if engine.bos_id is not None else []) + engine.encode(prompt)
+    request = EditRequest(
+        prefix=prompt, mode="fill", max_new_tokens=new_tokens, candidates=1,
+        # The published sampler, as generate() runs it: no left-to-right bias, no polish rounds.
+        options=DenoiseOptions(max_denoising_steps=steps, left_to_right_bias=0.0, polish_rounds=0),
+    )  # fmt: skip
+    input_ids = torch.tensor([ids], device=device)
+
+    def engine_run(seed: int) -> tuple[list[int], int, float]:
+        with counted_passes(model) as count:
+            result, ms = _timed(device, lambda: engine.run(request.with_seed(seed)))
+        return list(result.raw_tokens[0]), count[0], ms
+
+    def library_run(seed: int) -> tuple[list[int], int, float]:
+        def generate() -> Any:
+            torch.manual_seed(seed)
+            with torch.inference_mode():
+                return model.generate(input_ids, max_new_tokens=new_tokens, max_denoising_steps=steps)
+
+        with counted_passes(model) as count:
+            out, ms = _timed(device, generate)
+        return out.sequences[0, len(ids) :].tolist(), count[0], ms
+
+    engine_run(0)  # warm-up: kernels, allocator, the engine's vocabulary masks
+    library_run(0)
+    rows: dict[str, list[tuple[int, float]]] = {"engine": [], "library": []}
+    same = True
+    for seed in range(1, repeats + 1):
+        ours, engine_passes, engine_ms = engine_run(seed)
+        theirs, library_passes, library_ms = library_run(seed)
+        rows["engine"].append((engine_passes, engine_ms))
+        rows["library"].append((library_passes, library_ms))
+        end = ours.index(engine.eos_id) + 1 if engine.eos_id in ours else len(ours)
+        same &= ours[:end] == theirs[:end]
+
+    def timing(runs: list[tuple[int, float]]) -> Timing:
+        return Timing(
+            passes=statistics.median(p for p, _ in runs),
+            ms_per_pass=round(statistics.median(ms / max(1, p) for p, ms in runs), 3),
+            edit_ms=round(statistics.median(ms for _, ms in runs), 2),
+        )
+
+    return Comparison(
+        model=name or loaded.name,
+        device=loaded.describe_device(),
+        parameters=sum(p.numel() for p in model.parameters()),
+        prompt_tokens=len(ids),
+        new_tokens=new_tokens,
+        max_denoising_steps=steps,
+        repeats=repeats,
+        engine=timing(rows["engine"]),
+        library=timing(rows["library"]),
+        same_tokens=same,
+    )
+
+
+def describe(result: Comparison) -> str:
+    return "\n".join(
+        [
+            f"model {result.model} ({result.parameters / 1e6:.1f}M parameters) on {result.device}; prompt "
+            f"{result.prompt_tokens} tokens, {result.new_tokens} new, at most {result.max_denoising_steps} passes "
+            f"per block, median of {result.repeats}",
+            f"{'':>8} {'passes':>7} {'ms/pass':>9} {'edit ms':>9}",
+            *(
+                f"{name:>8} {t.passes:>7.0f} {t.ms_per_pass:>9.2f} {t.edit_ms:>9.1f}"
+                for name, t in (("engine", result.engine), ("library", result.library))
+            ),
+            f"engine / library: {result.ratio:.3f} per pass, {result.edit_ratio:.3f} per edit; "
+            f"same tokens: {'yes' if result.same_tokens else 'NO'}",
+        ]
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    which = parser.add_mutually_exclusive_group()
+    which.add_argument("--model", default=None, help="a checkpoint folder (default: the built-in model)")
+    which.add_argument("--tiny", action="store_true", help="a tiny random model")
+    which.add_argument("--mid", action="store_true", help="a mid-size random model (~0.25B, canvas 256)")
+    parser.add_argument("--device", default="auto")
+    parser.add_argument("--new-tokens", type=int, default=None, help="default: one canvas")
+    parser.add_argument("--steps", type=int, default=32, help="max denoising passes per block")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--threads", type=int, default=None)
+    parser.add_argument("--json", type=Path, default=None)
+    args = parser.parse_args(argv)
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    spec: str | Path | None = args.model
+    name = ""
+    if args.tiny or args.mid:
+        folder = Path(tempfile.mkdtemp(prefix="redraft-evl-"))
+        spec = build_tiny_checkpoint(folder / "tiny") if args.tiny else build_mid_checkpoint(folder / "mid")
+        name = "tiny (random)" if args.tiny else "mid (random)"
+    loaded = load(spec, device=args.device, precision="bf16" if args.mid and args.device != "cpu" else "auto")
+    new_tokens = args.new_tokens or loaded.canvas_length
+    result = compare(loaded, PROMPT, new_tokens, args.steps, args.repeats, name)
+    print(describe(result))
+    if args.json:
+        args.json.write_text(json.dumps(result.as_dict(), indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
