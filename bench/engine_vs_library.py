@@ -43,7 +43,7 @@ PROMPT = (
     "done before him, while the sea turned grey and the gulls went quiet over the harbour."
 )
 
-# Mid-size: a scaled 26B-A4B structure (MoE beside a dense MLP, sliding and full layers) of ~0.25B
+# Mid-size: a scaled 26B-A4B structure (MoE beside a dense MLP, sliding and full layers) of ~0.27B
 # parameters with the built-in model's 8k vocabulary and the real model's 256-token canvas, big enough
 # that a GPU's kernels, not Python, set the pace, small enough to build from random weights in seconds.
 MID_SHAPE = dict(
@@ -53,9 +53,9 @@ MID_SHAPE = dict(
     num_key_value_heads=2,
     head_dim=128,
     intermediate_size=2048,
-    num_experts=32,
+    num_experts=16,
     top_k_experts=4,
-    moe_intermediate_size=512,
+    moe_intermediate_size=256,
     sliding_window=512,
     canvas_length=256,
     full_attention_every=6,
@@ -219,7 +219,7 @@ def main(argv: list[str] | None = None) -> int:
     which = parser.add_mutually_exclusive_group()
     which.add_argument("--model", default=None, help="a checkpoint folder (default: the built-in model)")
     which.add_argument("--tiny", action="store_true", help="a tiny random model")
-    which.add_argument("--mid", action="store_true", help="a mid-size random model (~0.25B, canvas 256)")
+    which.add_argument("--mid", action="store_true", help="a mid-size random model (~0.27B, canvas 256)")
     parser.add_argument("--device", default="auto")
     parser.add_argument("--new-tokens", type=int, default=None, help="default: one canvas")
     parser.add_argument("--steps", type=int, default=32, help="max denoising passes per block")
