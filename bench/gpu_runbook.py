@@ -568,7 +568,8 @@ def nf4_check(device: Any, hidden: int, inner: int, experts: int = 8) -> list[di
             scale = float(want.abs().max())
             error = float((got - want).abs().max()) / scale
             direct_error = float((direct - reference_t).abs().max()) / float(reference_t.abs().max())
-            tolerance = 1e-4 if dtype == torch.float32 else 3e-2
+            # Triton's float32 tl.dot runs in TF32 on CUDA (10-bit mantissas), the interpreter in full float32.
+            tolerance = (1e-4 if torch.device(device).type == "cpu" else 1e-2) if dtype == torch.float32 else 3e-2
             rows.append({
                 "double_quant": double_quant, "dtype": str(dtype).replace("torch.", ""),
                 "max_error_vs_dequantize": error, "max_error_vs_bitsandbytes_decoding": direct_error,
@@ -609,8 +610,12 @@ def step_bench26b(out: Path, dry_run: bool, budget_s: float) -> dict[str, Any]:
     report["config"] = "DiffusionGemma-26B-A4B (real text config, random weights)" if real else "toy (dry run)"
     report["canvas"] = canvas_length_of(config)
     say(f"{report['device']}; {report['config']}")
-    report["nf4_check"] = nf4_check(device, int(text.hidden_size), int(text.moe_intermediate_size or 0),
-                                    8 if real else 4)  # fmt: skip
+    try:
+        report["nf4_check"] = nf4_check(device, int(text.hidden_size), int(text.moe_intermediate_size or 0),
+                                        8 if real else 4)  # fmt: skip
+    except Exception as error:  # a kernel that does not build here is a finding; the timings still run
+        report["nf4_check"] = [{"ok": False, "error": f"{type(error).__name__}: {error}"}]
+        say(f"NF4 check failed: {report['nf4_check']}")
 
     from quant_memory import measure, random_quantized_model
 
@@ -796,7 +801,7 @@ TOY_LADDER = (Candidate("toy-s", 32, 2, 2, 1, 16, 64, 4, 2, 32), Candidate("toy-
 # experts in use (the shipped run without it left two of four nearly idle).
 GPU_RECIPE = ["--batch-size", "256", "--lr", "2e-3", "--warmup-steps", "200", "--router-aux-weight", "0.01",
               "--word-aligned", "--device", "cuda", "--bf16", "--threads", "4", "--log-every", "100",
-              "--checkpoint-minutes", "100"]  # fmt: skip
+              "--checkpoint-minutes", "2"]  # fmt: skip
 TOY_RECIPE = ["--batch-size", "4", "--lr", "3e-3", "--warmup-steps", "2", "--router-aux-weight", "0.01",
               "--word-aligned", "--threads", "1", "--log-every", "5", "--checkpoint-minutes", "100"]  # fmt: skip
 TOKENS_PER_PARAMETER = 20  # compute-optimal training tokens per parameter (Chinchilla), the sizing rule
@@ -852,6 +857,22 @@ def _train(argv: list[str]) -> dict[str, Any]:
     return result
 
 
+def _train_keeping_checkpoint(argv: list[str], run_dir: Path, report: Report) -> dict[str, Any]:
+    """Train; if training breaks off (out of memory, a kernel), go on from the last checkpoint written, so
+    the call still returns a model, and say so in the report."""
+    try:
+        return _train(argv)
+    except Exception as error:
+        report["training_error"] = f"{type(error).__name__}: {error}"
+        say(f"training stopped: {report['training_error']}; going on from the last checkpoint")
+        import torch
+
+        if not (run_dir / "checkpoint.pt").exists():
+            raise
+        state = torch.load(run_dir / "checkpoint.pt", weights_only=False, map_location="cpu")
+        return {"step": state["step"], "history": state["history"]}
+
+
 def _heldout(history: list[dict[str, Any]]) -> dict[str, Any] | None:
     return next((h for h in reversed(history) if "heldout_loss" in h), None)
 
@@ -887,22 +908,38 @@ def step_train_a(out: Path, dry_run: bool, budget_s: float, carry: Path, work: P
     cap = int(min(room / 2.04, (SHIP_LIMIT - 2_000_000) / 4))
     report["parameter_cap"] = {"cap": cap, "checkpoint_room_bytes": room, "ship_limit_bytes": SHIP_LIMIT}
 
-    probes = []
     probe_steps = 20 if not dry_run else 2
-    for candidate in ladder:
-        parameters = candidate_parameters(candidate, vocab, canvas)
-        if parameters > cap:
-            report.append("probes", {"name": candidate.name, "parameters": parameters, "skipped": "over the cap"})
-            continue
-        probe = _train([*base, *candidate.flags(), "--probe", str(probe_steps)])
-        batch = int(recipe[recipe.index("--batch-size") + 1])
-        row = {"name": candidate.name, "parameters": parameters, "s_per_step": probe["s_per_step"],
-               "tokens_per_step": batch * (canvas + 59), "flags": candidate.flags()}  # fmt: skip
-        say(f"probe {json.dumps(row)}")
-        probes.append(row)
-        report.append("probes", row)
-    # The time both calls leave for training: this call's remainder, and train-b's 9.5 minutes less
-    # ~3.5 for setup, export and evaluation.
+    batch = int(recipe[recipe.index("--batch-size") + 1])
+
+    def probe_ladder(base: list[str]) -> list[dict[str, Any]]:
+        probes = []
+        for candidate in ladder:
+            parameters = candidate_parameters(candidate, vocab, canvas)
+            if parameters > cap:
+                report.append("probes", {"name": candidate.name, "parameters": parameters, "skipped": "over the cap"})
+                continue
+            try:
+                probe = _train([*base, *candidate.flags(), "--probe", str(probe_steps)])
+            except Exception as error:  # a kernel missing on this device for this shape: try the others
+                report.append("probes", {"name": candidate.name, "error": f"{type(error).__name__}: {error}"})
+                continue
+            # Mean prefix of ExampleMix's lengths (58) and the bos token: the encoder's share of a step.
+            row = {"name": candidate.name, "parameters": parameters, "s_per_step": probe["s_per_step"],
+                   "tokens_per_step": batch * (canvas + 59), "flags": candidate.flags()}  # fmt: skip
+            row["tokens_per_s"] = round(row["tokens_per_step"] / row["s_per_step"])
+            say(f"probe {json.dumps(row)}")
+            probes.append(row)
+            report.append("probes", row)
+        return probes
+
+    probes = probe_ladder(base)
+    if not probes and "--bf16" in base:  # bf16 autocast failed on every size: train in float32 (TF32)
+        base = [a for a in base if a != "--bf16"]
+        probes = probe_ladder(base)
+    if not probes:
+        raise SystemExit("every candidate failed its probe (see train-a.json)")
+    # The time both calls leave for training: this call's remainder (less ~75 s for the held-out loss and
+    # the checkpoint), and train-b's.
     a_seconds = max(30.0, budget_s - elapsed_s() - (75 if not dry_run else 10))
     # train-b spends ~60 s on wheels, corpus and pools, ~150 s evaluating, ~30 s exporting and in reserve.
     b_seconds = float(STEP_BUDGET["train-b"] - 240) if not dry_run else 5.0
@@ -915,7 +952,7 @@ def step_train_a(out: Path, dry_run: bool, budget_s: float, carry: Path, work: P
     report["train_args"] = [a for a in argv if a not in ("--run-dir", str(run_dir), "--corpus", str(corpus))]
     say(f"chosen {chosen['name']} ({chosen['parameters'] / 1e6:.1f}M parameters), {max_steps} steps in all")
     stop = ["--max-minutes", f"{a_seconds / 60:.3f}"] if not dry_run else ["--stop-at-step", str(max_steps // 2)]
-    result = _train([*argv, *stop])
+    result = _train_keeping_checkpoint([*argv, *stop], run_dir, report)
     report["step_reached"] = result["step"]
     report["heldout"] = _heldout(result["history"])
     (train_dir / "corpus.json").write_text(json.dumps(corpus_listing(corpus)))
@@ -960,7 +997,7 @@ def step_train_b(out: Path, dry_run: bool, budget_s: float, carry: Path, work: P
     # train.py's --max-minutes counts the run's whole training time, train-a's included.
     allowance = max(30.0, budget_s - elapsed_s() - 180) if not dry_run else 600.0
     minutes = (a["train_elapsed_s"] + allowance) / 60
-    result = _train([*argv, "--max-minutes", f"{minutes:.3f}"])
+    result = _train_keeping_checkpoint([*argv, "--max-minutes", f"{minutes:.3f}"], run_dir, report)
     report["step_reached"] = result["step"]
     report["max_steps"] = int(a["train_args"][a["train_args"].index("--max-steps") + 1])
     report["heldout"] = _heldout(result["history"])

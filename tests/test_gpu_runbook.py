@@ -190,3 +190,19 @@ def test_readme_holds_the_session_plan() -> None:
     readme = (ROOT / "README.md").read_text()
     assert "## On a lent GPU" in readme
     assert rb.plan_markdown() in readme, "README is behind `python bench/gpu_runbook.py plan`"
+
+
+def test_training_that_breaks_off_goes_on_from_the_last_checkpoint(tmp_path: Path, monkeypatch) -> None:
+    import torch
+
+    def broken(_argv: list[str]) -> dict:
+        raise RuntimeError("CUDA out of memory")
+
+    monkeypatch.setattr(rb, "_train", broken)
+    report = rb.Report(tmp_path / "out", "train-a")
+    with pytest.raises(RuntimeError):  # nothing to go on from
+        rb._train_keeping_checkpoint([], tmp_path / "run", report)
+    (tmp_path / "run").mkdir()
+    torch.save({"step": 7, "history": [{"step": 7, "heldout_loss": 5.0}]}, tmp_path / "run" / "checkpoint.pt")
+    assert rb._train_keeping_checkpoint([], tmp_path / "run", report)["step"] == 7
+    assert "out of memory" in json.loads(report.path.read_text())["training_error"]
