@@ -62,7 +62,7 @@ from app.theme import apply_theme, canvas_colors
 from app.worker import ModelInfo, ModelSpec, PaintedPass, RewriteService
 from model import EditRequest, EditResult
 from model.loading import resources_dir
-from model.request import Mode
+from model.request import CONTEXT_CHARS_PER_TOKEN, MAX_CANVAS_TOKENS, Mode
 
 log = logging.getLogger(__name__)
 
@@ -546,15 +546,26 @@ class MainWindow(QMainWindow):
             start = end = cursor.position()
         else:
             start, end = cursor.selectionStart(), cursor.selectionEnd()
-            if start == end or not editor.text_between(start, end).strip():
+            if start == end:
                 self.statusBar().showMessage("Select the text you want to rewrite first.", 4000)
+                return None
+            if not editor.text_between(start, end).strip():
+                self.statusBar().showMessage(
+                    "The selection is only spaces or line breaks: select words to rewrite, or put the cursor "
+                    "in a gap to fill it.",
+                    6000,
+                )
                 return None
         prefs = self.prefs
         seed = None if prefs.random_seed else prefs.seed + regenerations
+        # Only the context the model can read crosses to the worker (the engine reads at most
+        # CONTEXT_CHARS_PER_TOKEN characters a token, the budget before the span and up to a canvas
+        # after it), so a rewrite in a 10 MB novel costs no more than in a short story.
+        context = max(prefs.context_budget, MAX_CANVAS_TOKENS) * CONTEXT_CHARS_PER_TOKEN
         request = EditRequest(
-            prefix=editor.text_between(0, start),
+            prefix=editor.text_between(max(0, start - context), start),
             span=None if mode == "fill" else editor.text_between(start, end),
-            suffix=editor.text_between(end, editor.end_position()),
+            suffix=editor.text_between(end, min(editor.end_position(), end + context)),
             mode=mode,
             instruction=instruction,
             max_new_tokens=max_new_tokens,

@@ -53,7 +53,7 @@ from model.cache_kwarg import with_cache
 from model.conditioning import zero_self_conditioning_at
 from model.errors import EditCancelled, RequestError
 from model.loading import LoadedModel
-from model.request import EditRequest, ResolvedOptions
+from model.request import CONTEXT_CHARS_PER_TOKEN, EditRequest, ResolvedOptions
 from model.sampling import LeftToRightEntropyBoundSampler
 
 CancelCheck = Callable[[], bool]
@@ -293,7 +293,8 @@ class Engine:
     def _prefix_ids(self, prefix: str, budget: int) -> list[int]:
         # Tokenize only the tail that can matter: a token covers at least one character, except
         # multi-byte characters split into bytes, hence the generous factor.
-        tail = prefix[-budget * 8 :] if budget * 8 < len(prefix) else prefix
+        reach = budget * CONTEXT_CHARS_PER_TOKEN
+        tail = prefix[-reach:] if reach < len(prefix) else prefix
         ids = self.encode(tail) if tail else []
         room = budget - (1 if self.bos_id is not None else 0)
         ids = ids[-room:] if room > 0 else []
@@ -301,7 +302,7 @@ class Engine:
 
     def _suffix_ids(self, suffix: str, limit: int) -> tuple[list[int], bool]:
         """The first ``limit`` suffix tokens, and whether they reach the end of the document."""
-        head = suffix[: limit * 8]
+        head = suffix[: limit * CONTEXT_CHARS_PER_TOKEN]
         ids = self.encode(head) if head else []
         reaches_end = len(head) == len(suffix) and len(ids) <= limit
         return ids[:limit], reaches_end

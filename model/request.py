@@ -26,6 +26,13 @@ PUBLISHED_DEFAULTS = {
 }
 MAX_POLISH_ROUNDS = 64
 
+# The most characters one token of context can cover (a token is at least one character, but a
+# multi-byte character can be split over several): the engine tokenizes at most this many characters
+# per token of context on either side, and clients need send no more.
+CONTEXT_CHARS_PER_TOKEN = 8
+# However small the context budget, the text after a span fills up to a canvas; no canvas is wider.
+MAX_CANVAS_TOKENS = 8192
+
 MAX_CANDIDATES = 16
 MAX_DENOISING_STEPS = 1024
 MAX_NEW_TOKENS = 8192
