@@ -11,7 +11,10 @@ ensure_build_venv() {
     torch_pin="$(grep -i '^torch==' "$root/requirements/lock.txt" | sed 's/+.*//')"
     [ -x "$build_python" ] || "${PYTHON:-python3}" -m venv "$build_venv"
     # torch named with its release only: the lock's +cpu build is what pip's constraint then picks
-    "$build_python" -m pip install --quiet -c "$root/requirements/lock.txt" "$torch_pin" "$root[bundle]"
+    # from a clean copy of the sources: setuptools would walk all of build/ looking for package data
+    local src="$root/build/redraft-src"
+    rm -rf "$src" && mkdir -p "$src" && cp -r "$root/pyproject.toml" "$root/README.md" "$root/app" "$root/model" "$src/"
+    "$build_python" -m pip install --quiet -c "$root/requirements/lock.txt" "$torch_pin" "$src[bundle]"
     # tools of the Windows build (resolving and unpacking Windows wheels), outside the app itself
     "$build_python" -m pip install --quiet "uv>=0.5" wheel
     echo "$wanted" > "$stamp"
