@@ -151,3 +151,17 @@ def test_a_deleted_file_keeps_the_text_and_marks_it_unsaved(document_window: Cal
     assert window.editor.plain_text() == "Keep me.\n" and window.editor.document().isModified()
     assert "was deleted or moved" in window.message_bar.label.text()
     assert window.save_to(path) and path.read_text() == "Keep me.\n"
+
+
+def test_a_failed_save_keeps_the_document_open_and_unsaved(document_window: Callable[..., MainWindow],
+                                                           tmp_path: Path) -> None:
+    path = tmp_path / "locked.md"
+    path.write_text("On disk.\n")
+    path.chmod(0o444)
+    window = document_window()
+    window.editor.insertPlainText("New words. ")
+    text = window.editor.plain_text()
+    assert not window.save_to(path)
+    assert "is read-only; use Save As" in window.message_bar.label.text()
+    assert window.editor.plain_text() == text and window.editor.document().isModified()
+    assert path.read_text() == "On disk.\n"
