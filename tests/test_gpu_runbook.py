@@ -64,6 +64,10 @@ def test_dry_run_26b_step_checks_the_kernel_and_measures_both_kernels(dry_run: t
                                                                     ("bf16", "none")}  # fmt: skip
     assert all(r["ms_per_pass"] > 0 and r["peak_bytes"] > 0 for r in rows)
     assert [line.split("|")[1].strip() for line in data["readme_rows"]] == ["4bit (NF4 experts, int8 linears)", "bf16"]
+    targets = data["targets"]
+    assert targets["measured"] and targets["context"] == 16
+    fastest = min(r["ms_per_pass"] for r in rows if r["precision"] == "4bit" and r["prefix"] == 16)
+    assert targets["tokens_per_pass_for_1500_tok_s"] == pytest.approx(1.5 * fastest, abs=0.1)
 
 
 def test_dry_run_training_resumes_from_carried_pieces_and_exports(dry_run: tuple[Path, dict]) -> None:
@@ -79,6 +83,8 @@ def test_dry_run_training_resumes_from_carried_pieces_and_exports(dry_run: tuple
     assert b["model_under_ship_limit"] and b["heldout"]["heldout_loss"] > 0
     evaluation = json.loads((out / "dry-train-b" / "eval.json").read_text())
     assert evaluation["fills"]["fills"] == 2
+    ratio = evaluation["fills_best_of"]["ppl_fill"] / evaluation["fills"]["ppl_original"]
+    assert b["eval"]["fill_over_original_perplexity"] == pytest.approx(ratio, rel=1e-2)
 
 
 def test_engine_vs_library_step_compares_the_same_tokens(dry_run: tuple[Path, dict]) -> None:
