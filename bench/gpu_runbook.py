@@ -1148,7 +1148,19 @@ def dry_run(out: Path) -> dict[str, Any]:
             if step_out.exists():
                 shutil.rmtree(step_out)
             if step == "train-b":
-                # As on a fresh machine: only the pieces that came back, taken back as README says.
+                # First as on a machine still warm (train-a's folder there), then as on a fresh one: only
+                # the pieces that came back, taken back as README says.
+                warm_out = out / "dry-train-b-warm"
+                if warm_out.exists():
+                    shutil.rmtree(warm_out)
+                shutil.copytree(work, tmp / "work-warm")
+                subprocess.run(
+                    [sys.executable, str(Path(__file__).resolve()), step, "--dry-run", "--carry", str(carry),
+                     "--work", str(tmp / "work-warm")],
+                    env={**os.environ, "OUT": str(warm_out), T0_ENV: str(time.time())}, check=True,
+                )  # fmt: skip
+                summary["steps"]["train-b-warm"] = {"files": sorted(p.name for p in warm_out.iterdir()),
+                                                    "back_problems": check_back(warm_out)}  # fmt: skip
                 take_back("train-a", out / "dry-train-a", carry, tmp / "runs")
                 shutil.rmtree(work)
             env = {**os.environ, "OUT": str(step_out), "TRITON_INTERPRET": "1", T0_ENV: str(time.time())}
@@ -1284,6 +1296,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         corpus = prepare_corpus(args.carry, SHARED)
         budget = carry_budget(args.carry)
         (args.carry / "budget.json").write_text(json.dumps({"wheels": wheels, "corpus": corpus, **budget}, indent=1))
+        (args.carry / "PLAN.md").write_text(plan_markdown() + "\n")
         print(json.dumps({"wheels": wheels, **budget}, indent=1))
         return 1 if budget["over"] or check_wheels(args.carry / "wheels")["problems"] else 0
     if args.step == "plan":

@@ -35,10 +35,11 @@ def dry_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
 
 def test_dry_run_runs_every_step_and_everything_comes_back(dry_run: tuple[Path, dict]) -> None:
     out, summary = dry_run
-    assert set(summary["steps"]) == {"bench26b", "engine-vs-library", "train-a", "train-b"}
+    assert set(summary["steps"]) == {"bench26b", "engine-vs-library", "train-a", "train-b-warm", "train-b"}
     for step, row in summary["steps"].items():
         assert row["back_problems"] == [], step
-        assert f"{step}.json" in row["files"] and f"{step}.log" in row["files"]
+        name = step.removesuffix("-warm")
+        assert f"{name}.json" in row["files"] and f"{name}.log" in row["files"]
         assert len(row["files"]) <= rb.BACK_FILES
     # The wheels it carries: the real ones when prepared (installable for the device, importable), else the
     # mechanism on a made-up wheel.
@@ -85,6 +86,17 @@ def test_dry_run_training_resumes_from_carried_pieces_and_exports(dry_run: tuple
     assert evaluation["fills"]["fills"] == 2
     ratio = evaluation["fills_best_of"]["ppl_fill"] / evaluation["fills"]["ppl_original"]
     assert b["eval"]["fill_over_original_perplexity"] == pytest.approx(ratio, rel=1e-2)
+
+
+def test_dry_run_training_on_a_machine_still_warm_resumes_the_full_checkpoint(dry_run: tuple[Path, dict]) -> None:
+    out, _ = dry_run
+    a = json.loads((out / "dry-train-a" / "train-a.json").read_text())
+    warm = json.loads((out / "dry-train-b-warm" / "train-b.json").read_text())
+    cold = json.loads((out / "dry-train-b" / "train-b.json").read_text())
+    assert warm["resumed_from"].startswith("full")
+    assert warm["step_reached"] == a["chosen"]["max_steps"]
+    assert warm["corpus"]["files"] > cold["corpus"]["files"]  # train-a's books are still there, and the new ones
+    assert warm["heldout"] != cold["heldout"]  # Adam's moments kept, and more books: another run
 
 
 def test_engine_vs_library_step_compares_the_same_tokens(dry_run: tuple[Path, dict]) -> None:
