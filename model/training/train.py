@@ -327,7 +327,7 @@ def train(args: argparse.Namespace) -> dict:
     torch.set_num_threads(args.threads)
     device = torch.device(args.device)
     if device.type == "cuda":
-        torch.backends.cuda.matmul.allow_tf32 = True  # the float32 parts (optimizer, soft-capped head)
+        torch.set_float32_matmul_precision("high")  # TF32 for what autocast leaves in float32
     args.run_dir.mkdir(parents=True, exist_ok=True)
     fresh_run = not (args.run_dir / "checkpoint.pt").exists()
     if args.init_from is not None and fresh_run:
