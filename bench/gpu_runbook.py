@@ -344,12 +344,15 @@ def use_carried_wheels(carry: Path, needs_bitsandbytes: bool) -> None:
         raise SystemExit(f"transformers with DiffusionGemma is missing and {carry / 'wheels'} holds no wheels: "
                          "run `python bench/gpu_runbook.py prepare` here and carry .gpu-carry/wheels")  # fmt: skip
     site = Path(tempfile.gettempdir()) / "redraft-site"
-    say(f"installing {len(wheels)} carried wheels into {site}")
-    subprocess.run(
-        [sys.executable, "-m", "pip", "install", "-q", "--no-index", "--no-deps", "--no-compile", "--no-cache-dir",
-         "--upgrade", "--target", str(site), *map(str, wheels)],
-        check=True,
-    )  # fmt: skip
+    # name-version of each wheel; a machine still warm from the last call has them installed already.
+    wanted = {"-".join(w.name.split("-")[:2]) + ".dist-info" for w in wheels}
+    if not wanted <= {p.name for p in site.glob("*.dist-info")}:
+        say(f"installing {len(wheels)} carried wheels into {site}")
+        subprocess.run(
+            [sys.executable, "-m", "pip", "install", "-q", "--no-index", "--no-deps", "--no-compile", "--no-cache-dir",
+             "--upgrade", "--target", str(site), *map(str, wheels)],
+            check=True,
+        )  # fmt: skip
     env = {**os.environ, SITE_ENV: str(site), "PYTHONPATH": os.pathsep.join([str(site), str(ROOT)])}
     os.execve(sys.executable, [sys.executable, *sys.argv], env)
 

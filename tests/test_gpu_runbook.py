@@ -224,3 +224,46 @@ def test_training_that_breaks_off_goes_on_from_the_last_checkpoint(tmp_path: Pat
     torch.save({"step": 7, "history": [{"step": 7, "heldout_loss": 5.0}]}, tmp_path / "run" / "checkpoint.pt")
     assert rb._train_keeping_checkpoint([], tmp_path / "run", report)["step"] == 7
     assert "out of memory" in json.loads(report.path.read_text())["training_error"]
+
+
+class _Exec(Exception):
+    pass
+
+
+def test_on_the_device_the_carried_wheels_are_installed_once_and_the_step_re_executed(tmp_path: Path,
+                                                                                       monkeypatch) -> None:
+    import types
+
+    monkeypatch.setitem(sys.modules, "transformers", types.ModuleType("transformers"))  # the image's: too old
+    monkeypatch.delenv(rb.SITE_ENV, raising=False)
+    monkeypatch.setattr(rb.tempfile, "gettempdir", lambda: str(tmp_path))
+    commands: list[list[str]] = []
+    monkeypatch.setattr(rb.subprocess, "run", lambda command, check: commands.append(command))
+
+    def execve(path: str, argv: list[str], env: dict[str, str]) -> None:
+        raise _Exec(env)
+
+    monkeypatch.setattr(rb.os, "execve", execve)
+    carry = tmp_path / "carry"
+    with pytest.raises(SystemExit, match="holds no wheels"):
+        rb.use_carried_wheels(carry, needs_bitsandbytes=False)
+    (carry / "wheels").mkdir(parents=True)
+    for name in ("transformers-5.24.0-py3-none-any.whl", "regex-2026.11.19-cp312-cp312-manylinux_2_17_x86_64.whl"):
+        (carry / "wheels" / name).write_bytes(b"")
+    with pytest.raises(_Exec) as raised:
+        rb.use_carried_wheels(carry, needs_bitsandbytes=False)
+    site = tmp_path / "redraft-site"
+    (command,) = commands
+    assert {"--no-index", "--no-deps", "--target", str(site)} <= set(command)
+    assert sum(arg.endswith(".whl") for arg in command) == 2
+    env = raised.value.args[0]
+    assert env[rb.SITE_ENV] == str(site) and env["PYTHONPATH"].split(os.pathsep)[0] == str(site)
+    # A machine still warm from the last call: installed already, so only the re-execution.
+    for name in ("transformers-5.24.0.dist-info", "regex-2026.11.19.dist-info"):
+        (site / name).mkdir(parents=True)
+    with pytest.raises(_Exec):
+        rb.use_carried_wheels(carry, needs_bitsandbytes=False)
+    assert len(commands) == 1
+    # Re-executed (or with the libraries in place): nothing more to do.
+    monkeypatch.setenv(rb.SITE_ENV, str(site))
+    rb.use_carried_wheels(carry, needs_bitsandbytes=False)
