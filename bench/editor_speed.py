@@ -1,0 +1,190 @@
+"""How the editor feels: start-up, the first painted pass, the event loop during a rewrite, memory.
+
+    python bench/editor_speed.py                  # the built-in model, offscreen
+    python bench/editor_speed.py --json bench/results/editor.json
+
+The real window and the real worker thread, offscreen. Start-up is measured in a child process from
+its launch (Python's own start included, as a writer waits for it) to the window being shown and to
+the model being ready. Then a rewrite of a 64-token span with about 2k tokens of context before it:
+time from the request to the first pass painted in the span and to the result, the event loop's
+delay meanwhile (a 5 ms timer probe: p50, p99, max), and resident memory idle and while it develops.
+Targets (issue: speed, measured side by side): first pass painted <= 250 ms, p99 delay <= 30 ms,
+window shown <= 1.5 s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+WORDS = (
+    "the keeper climbed the stairs of the lighthouse every evening and counted the steps as his father had "
+    "done before him while the sea turned grey and the gulls went quiet over the harbour"
+).split()
+PROBE_MS = 5
+TARGETS = {"first_pass_ms": 250.0, "delay_p99_ms": 30.0, "window_shown_s": 1.5}
+
+
+def resident_mib() -> float | None:
+    """This process's resident memory (Linux /proc; None elsewhere)."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return None
+
+
+def startup_child() -> None:
+    """Child mode: print when the window is shown and when the model is ready, as seconds since launch."""
+    launched = float(os.environ["REDRAFT_BENCH_LAUNCHED"])
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QApplication
+
+    from app.main_window import MainWindow
+    from app.settings import SettingsStore
+
+    app = QApplication(sys.argv)
+    window = MainWindow(SettingsStore())
+    window.show()
+    QTimer.singleShot(0, lambda: print(f"shown {time.time() - launched:.3f}", flush=True))
+
+    def ready(_info: object) -> None:
+        print(f"ready {time.time() - launched:.3f}", flush=True)
+        window.editor.document().setModified(False)
+        app.quit()
+
+    window.service.worker.loaded.connect(ready)
+    app.exec()
+    window.service.shutdown()
+
+
+def measure_startup(runs: int) -> dict[str, float]:
+    shown, ready = [], []
+    with tempfile.TemporaryDirectory() as home:
+        for _ in range(runs):
+            env = {**os.environ, "REDRAFT_HOME": home, "XDG_CONFIG_HOME": home, "QT_QPA_PLATFORM": "offscreen",
+                   "REDRAFT_BENCH_LAUNCHED": repr(time.time())}  # fmt: skip
+            done = subprocess.run([sys.executable, __file__, "--startup-child"], env=env, capture_output=True,
+                                  text=True, timeout=300, cwd=ROOT)  # fmt: skip
+            figures = dict(line.split() for line in done.stdout.splitlines() if line[:5] in ("shown", "ready"))
+            shown.append(float(figures["shown"]))
+            ready.append(float(figures["ready"]))
+    return {"window_shown_s": statistics.median(shown), "model_ready_s": statistics.median(ready)}
+
+
+def measure_rewrite(model: str | None, candidates: int, repeats: int) -> dict[str, Any]:
+    from PySide6.QtCore import QSettings, QTimer
+    from PySide6.QtGui import QTextCursor
+    from PySide6.QtWidgets import QApplication
+
+    from app.main_window import MainWindow
+    from app.settings import SettingsStore
+
+    app = QApplication.instance() or QApplication(sys.argv)
+    scratch = Path(tempfile.mkdtemp(prefix="redraft-bench-"))
+    settings = SettingsStore(QSettings(str(scratch / "redraft.ini"), QSettings.Format.IniFormat))
+    settings.update(model=model or "builtin", device="cpu", candidates=candidates)
+    window = MainWindow(settings)
+    window.show()
+    while window.model_info is None:
+        app.processEvents()
+        time.sleep(0.01)
+    before = " ".join(WORDS[i % len(WORDS)] for i in range(1600)) + ".\n"  # about 2k tokens
+    span = " ".join(WORDS[(i * 7) % len(WORDS)] for i in range(48))  # about 64 tokens
+    window.editor.setPlainText(before + span + ".\nThe end of the chapter.\n")
+    idle_mib = resident_mib()
+    rows = []
+    for _ in range(repeats):
+        cursor = window.editor.textCursor()
+        cursor.setPosition(len(before))
+        cursor.setPosition(len(before) + len(span), QTextCursor.MoveMode.KeepAnchor)
+        window.editor.setTextCursor(cursor)
+        delays: list[float] = []
+        marks: dict[str, float] = {}
+        busy_mib: list[float] = []
+        last = [time.perf_counter()]
+
+        def probe(last: list[float] = last, delays: list[float] = delays, busy_mib: list[float] = busy_mib) -> None:
+            now = time.perf_counter()
+            delays.append(max(0.0, (now - last[0]) * 1000 - PROBE_MS))
+            last[0] = now
+            if len(delays) % 50 == 0:
+                busy_mib.append(resident_mib() or 0.0)
+
+        def painted(_job: int, _pass: object, marks: dict[str, float] = marks) -> None:
+            marks.setdefault("first", time.perf_counter())
+
+        def finished(_job: int, _result: object, marks: dict[str, float] = marks) -> None:
+            marks["done"] = time.perf_counter()
+
+        worker = window.service.worker
+        worker.passReady.connect(painted)
+        worker.editFinished.connect(finished)
+        timer = QTimer()
+        timer.timeout.connect(probe)
+        timer.start(PROBE_MS)
+        started = time.perf_counter()
+        window.rewrite_selection()
+        while "done" not in marks:
+            app.processEvents()
+            time.sleep(0.0005)
+        timer.stop()
+        worker.passReady.disconnect(painted)
+        worker.editFinished.disconnect(finished)
+        window.reject_rewrite()
+        delays.sort()
+        rows.append({
+            "first_pass_ms": (marks["first"] - started) * 1000,
+            "result_ms": (marks["done"] - started) * 1000,
+            "delay_p50_ms": delays[len(delays) // 2],
+            "delay_p99_ms": delays[min(len(delays) - 1, int(len(delays) * 0.99))],
+            "delay_max_ms": delays[-1],
+            "busy_mib": max(busy_mib, default=resident_mib() or 0.0),
+        })  # fmt: skip
+    window.editor.document().setModified(False)
+    window.service.shutdown()
+    window.close()
+    median = {key: statistics.median(row[key] for row in rows) for key in rows[0]}
+    return {**median, "idle_mib": idle_mib, "candidates": candidates, "repeats": repeats}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--model", default=None, help="model folder (default: the built-in model)")
+    parser.add_argument("--candidates", type=int, default=4, help="as Settings (the editor's default: 4)")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--startup-runs", type=int, default=3)
+    parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument("--startup-child", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.startup_child:
+        startup_child()
+        return
+    figures = {**measure_startup(args.startup_runs), **measure_rewrite(args.model, args.candidates, args.repeats)}
+    print(f"{'figure':<28} {'value':>10}  target")
+    for key, value in figures.items():
+        if isinstance(value, float):
+            target = TARGETS.get(key)
+            verdict = "" if target is None else f"<= {target:g} {'met' if value <= target else 'MISSED'}"
+            print(f"{key:<28} {value:>10.1f}  {verdict}")
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(figures, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
