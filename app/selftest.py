@@ -28,8 +28,8 @@ def self_test(out: TextIO | None = None) -> int:
     from app import gpu_env
     from app.userdirs import user_dirs
 
-    frozen = "frozen bundle" if getattr(sys, "frozen", False) else "source"
-    say(f"Redraft self-test: Python {platform.python_version()} on {platform.system()} {platform.machine()} ({frozen})")
+    system = f"{platform.system()} {platform.machine()}"
+    say(f"Redraft self-test: Python {platform.python_version()} on {system} ({_kind()})")
     step = "import torch"
     try:
         say(gpu_env.describe_torch())
@@ -60,6 +60,16 @@ def self_test(out: TextIO | None = None) -> int:
         say(f"{name:>9}: {path}")
     say(f"self-test passed in {time.perf_counter() - started:.2f} s")
     return 0
+
+
+def _kind() -> str:
+    """Which kind of copy runs: a frozen bundle, an installed package (the embedded-Python one), a checkout."""
+    if getattr(sys, "frozen", False):
+        return "frozen bundle"
+    from pathlib import Path
+
+    checkout = Path(__file__).resolve().parent.parent / "pyproject.toml"
+    return "source checkout" if checkout.is_file() else "installed package"
 
 
 def _qt_check() -> float:
