@@ -922,7 +922,9 @@ def step_train_a(out: Path, dry_run: bool, budget_s: float, carry: Path, work: P
     recipe = [*(GPU_RECIPE if cuda else TOY_RECIPE), "--vocab-size", str(vocab), "--canvas", str(canvas)]
     ladder = LADDER if not dry_run else TOY_LADDER
     base = ["--run-dir", str(run_dir), "--corpus", str(corpus), *recipe]
-    budget = json.loads((carry / "budget.json").read_text()) if (carry / "budget.json").exists() else {}
+    # prepare's arithmetic travels with the corpus (the folders named in carry are all that goes).
+    budget_file = carry / "corpus-a" / "budget.json"
+    budget = json.loads(budget_file.read_text()) if budget_file.exists() else {}
     room = budget.get("checkpoint_room_bytes", 24 * MIB)
     # Two caps: the compact checkpoint (2 bytes a parameter, plus ~2% of states and history) must fit the
     # room train-b's carry leaves; the float32 export must keep the shipped folder under 60 MB.
@@ -1137,6 +1139,7 @@ def dry_run(out: Path) -> dict[str, Any]:
         tmp = Path(tmp_name)
         carry, work = tmp / "carry", tmp / "work"
         toy_corpus(carry / "corpus-a")
+        (carry / "corpus-a" / "budget.json").write_text(json.dumps({"checkpoint_room_bytes": 3 * MIB}))
         toy_corpus(carry / "corpus-b", "books_01", stories_too=False)
         shutil.copyfile(carry / "corpus-a" / "tinystories_toy.txt.xz", carry / "corpus-b" / "tinystories_toy.txt.xz")
         real = CARRY / "wheels"
@@ -1298,7 +1301,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         wheels = prepare_wheels(args.carry, args.carry / "downloads")
         corpus = prepare_corpus(args.carry, SHARED)
         budget = carry_budget(args.carry)
-        (args.carry / "budget.json").write_text(json.dumps({"wheels": wheels, "corpus": corpus, **budget}, indent=1))
+        text = json.dumps({"wheels": wheels, "corpus": corpus, **budget}, indent=1)
+        (args.carry / "budget.json").write_text(text)
+        (args.carry / "corpus-a" / "budget.json").write_text(text)  # train-a reads the checkpoint room there
         (args.carry / "PLAN.md").write_text(plan_markdown() + "\n")
         print(json.dumps({"wheels": wheels, **budget}, indent=1))
         return 1 if budget["over"] or check_wheels(args.carry / "wheels")["problems"] else 0

@@ -76,6 +76,8 @@ def test_dry_run_training_resumes_from_carried_pieces_and_exports(dry_run: tuple
     a = json.loads((out / "dry-train-a" / "train-a.json").read_text())
     b = json.loads((out / "dry-train-b" / "train-b.json").read_text())
     assert a["chosen"]["name"] in {c.name for c in rb.TOY_LADDER}
+    assert a["parameter_cap"]["checkpoint_room_bytes"] == 3 * rb.MIB  # prepare's arithmetic, carried with corpus-a
+    assert a["parameter_cap"]["cap"] == int(3 * rb.MIB / 2.04)
     assert a["step_reached"] == a["chosen"]["max_steps"] // 2
     assert len(a["checkpoint"]["pieces"]) >= 2  # the dry run cuts small pieces to exercise the join
     assert b["resumed_from"].startswith("compact")  # the dry run's train-b runs as on a fresh machine
