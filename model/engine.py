@@ -406,6 +406,12 @@ class Engine:
         last_capacity = canvas - wanted_pinned
         full_blocks = max(0, math.ceil((slots - last_capacity) / canvas))
         last_slots = slots - full_blocks * canvas
+        if last_slots < 1:
+            # No whole number of full canvases leaves the last block between 1 slot and its capacity
+            # (slots just past a multiple of the canvas): one full block fewer, and the last block pins
+            # fewer suffix tokens than it would like, but at least one.
+            full_blocks -= 1
+            last_slots = min(slots - full_blocks * canvas, canvas - 1)
         tail = (suffix_ids + end_ids)[:canvas]
         return _Layout(prompt, [canvas] * full_blocks + [last_slots], tail, slots, stop_at_eos)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
@@ -724,3 +725,14 @@ def test_each_block_is_polished_before_it_is_committed_as_context(engine: Engine
     assert result.raw_tokens[0][:canvas] == prompts[1][0].tolist()
     unpolished = engine.run(dataclasses.replace(request, options=FAST))
     assert unpolished.raw_tokens[0][:canvas] != result.raw_tokens[0][:canvas]  # polishing did change the block
+
+
+def test_every_gap_length_before_a_suffix_lays_out_into_blocks(engine: Engine) -> None:
+    # Lengths just past a multiple of the canvas once left the last block a negative number of slots.
+    canvas = engine.canvas_length
+    for tokens in range(canvas - 8, 2 * canvas + 9):
+        request = EditRequest(prefix="The keeper.", suffix=" The end of it all, said the gulls.", mode="fill",
+                              max_new_tokens=tokens, seed=1, options=DenoiseOptions(max_denoising_steps=1))
+        result = engine.run(request)
+        assert 1 <= result.blocks <= math.ceil(tokens / canvas) + 1
+        assert len(result.token_ids[0]) <= tokens
