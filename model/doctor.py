@@ -24,6 +24,7 @@ from model.architecture import (
     vision_config_of,
 )
 from model.errors import ModelLoadError
+from model.folders import read_config, resolve_folder
 from model.quantization import DEFAULT_SCRATCH_BYTES, int8_bytes, nf4_bytes, policy_for
 
 REAL_MODEL_NAME = "diffusiongemma-26b-a4b"
@@ -377,8 +378,6 @@ def config_for_spec(spec: str) -> DiffusionGemmaConfig:
     model, a local folder, or a hub id in the local cache); only config.json is read."""
     if spec.lower() in REAL_MODEL_ALIASES:
         return diffusiongemma_26b_a4b_config()
-    from model.loading import read_config, resolve_folder
-
     try:
         return read_config(resolve_folder(spec))
     except ModelLoadError as error:

@@ -7,8 +7,6 @@ gets its own specific :class:`ModelLoadError`, raised before any weights are rea
 from __future__ import annotations
 
 import json
-import os
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,14 +23,21 @@ from transformers import (
 )
 from transformers.utils import logging as hf_logging
 
+from model import doctor
 from model.architecture import canvas_length_of, text_config_of
 from model.errors import ModelLoadError
+from model.folders import (  # noqa: F401  re-exported: callers have imported these from here
+    BUILTIN,
+    BUILTIN_MODEL_NAME,
+    builtin_model_folder,
+    read_config,
+    resolve_folder,
+    resources_dir,
+)
 from model.request import MAX_POLISH_ROUNDS
 
 Precision = Literal["auto", "4bit", "8bit", "bf16", "fp32"]
 PRECISIONS: tuple[str, ...] = ("auto", "4bit", "8bit", "bf16", "fp32")
-BUILTIN = "builtin"
-BUILTIN_MODEL_NAME = "redraft-tiny"
 ProgressCallback = Callable[[str, float], None]
 
 GENERATION_KEYS = (
@@ -84,21 +89,6 @@ class LoadedModel:
         return "CPU"
 
 
-def resources_dir() -> Path:
-    """Where Redraft's bundled resources live: an override, a PyInstaller bundle, or the source tree."""
-    override = os.environ.get("REDRAFT_RESOURCES")
-    if override:
-        return Path(override)
-    bundle = getattr(sys, "_MEIPASS", None)
-    if bundle:
-        return Path(bundle) / "resources"
-    return Path(__file__).resolve().parent.parent / "resources"
-
-
-def builtin_model_folder() -> Path:
-    return resources_dir() / "models" / BUILTIN_MODEL_NAME
-
-
 def resolve_device(device: str | torch.device = "auto") -> torch.device:
     if isinstance(device, torch.device):
         return device
@@ -109,71 +99,6 @@ def resolve_device(device: str | torch.device = "auto") -> torch.device:
     if device not in ("cpu", "cuda"):
         raise ModelLoadError(f"unknown device {device!r}; use auto, cpu or cuda")
     return torch.device(device)
-
-
-def resolve_folder(spec: str | Path | None, allow_download: bool = False) -> Path:
-    """A checkpoint folder for ``spec``: 'builtin'/None, a local path, or a hub id in the local cache."""
-    if spec is None or str(spec) == BUILTIN:
-        folder = builtin_model_folder()
-        if not folder.is_dir():
-            raise ModelLoadError(
-                f"the built-in model is not installed (expected it in {folder}); reinstall Redraft "
-                "or choose a model folder in Settings"
-            )
-        return folder
-    path = Path(spec).expanduser()
-    if path.exists():
-        if not path.is_dir():
-            raise ModelLoadError(f"{path} is a file; a model is a folder with config.json and *.safetensors")
-        return path
-    text = str(spec)
-    looks_like_hub_id = text.count("/") == 1 and not text.startswith((".", "/", "~")) and " " not in text
-    if not looks_like_hub_id:
-        raise ModelLoadError(f"model folder {path} does not exist")
-    return _hub_snapshot(text, allow_download)
-
-
-def _hub_snapshot(repo_id: str, allow_download: bool) -> Path:
-    from huggingface_hub import snapshot_download
-    from huggingface_hub.errors import HfHubHTTPError, LocalEntryNotFoundError
-
-    try:
-        return Path(
-            snapshot_download(
-                repo_id,
-                local_files_only=not allow_download,
-                allow_patterns=["*.json", "*.safetensors", "tokenizer*", "*.jinja", "*.model"],
-            )
-        )
-    except LocalEntryNotFoundError as error:
-        if allow_download:
-            raise ModelLoadError(f"could not download {repo_id}: {error}") from error
-        raise ModelLoadError(
-            f"{repo_id} is not in the local Hugging Face cache, and downloads are off; allow downloads "
-            "in Settings (or pass --allow-download), or point Redraft at a local folder"
-        ) from error
-    except (HfHubHTTPError, OSError, ValueError) as error:
-        raise ModelLoadError(f"could not fetch {repo_id}: {error}") from error
-
-
-def read_config(folder: Path) -> DiffusionGemmaConfig:
-    config_path = folder / "config.json"
-    if not config_path.is_file():
-        raise ModelLoadError(f"{folder} has no config.json; is it a model folder?")
-    try:
-        raw = json.loads(config_path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as error:
-        raise ModelLoadError(f"{config_path} is not valid JSON: {error}") from error
-    model_type = raw.get("model_type") if isinstance(raw, dict) else None
-    if model_type != DiffusionGemmaConfig.model_type:
-        raise ModelLoadError(
-            f"{folder} holds a {model_type or 'unknown'!s} model; Redraft runs DiffusionGemma "
-            f"checkpoints (model_type '{DiffusionGemmaConfig.model_type}')"
-        )
-    try:
-        return DiffusionGemmaConfig.from_pretrained(folder, local_files_only=True)
-    except (ValueError, TypeError, OSError) as error:
-        raise ModelLoadError(f"{config_path} is not a valid DiffusionGemma config: {error}") from error
 
 
 def weight_files(folder: Path) -> list[Path]:
@@ -294,9 +219,7 @@ def resolve_precision(precision: str, device: torch.device, config: DiffusionGem
         return precision
     if device.type != "cuda":
         return "fp32"
-    from model.doctor import cuda_device_info, preflight
-
-    report = preflight(config, "bf16", cuda_device_info(device))
+    report = doctor.preflight(config, "bf16", doctor.cuda_device_info(device))
     return "bf16" if report.fits else "4bit"
 
 
@@ -350,15 +273,14 @@ def load(
 
 
 def ensure_fits(config: DiffusionGemmaConfig, precision: str, device: torch.device) -> None:
-    from model.doctor import GIB, cpu_device_info, cuda_device_info, preflight
-
-    info = cuda_device_info(device) if device.type == "cuda" else cpu_device_info()
+    # Looked up on the module at call time, so tests can stand in a smaller machine.
+    info = doctor.cuda_device_info(device) if device.type == "cuda" else doctor.cpu_device_info()
     # The preflight's policies stop at bf16; full precision doubles the weights.
-    report = preflight(config, "bf16" if precision == "fp32" else precision, info)
+    report = doctor.preflight(config, "bf16" if precision == "fp32" else precision, info)
     needed = report.footprint.total_bytes + (report.footprint.weights_bytes if precision == "fp32" else 0)
     if needed > info.free_bytes:
         raise ModelLoadError(
-            f"this model needs about {needed / GIB:.1f} GiB in {precision}, and {info.describe()}. "
+            f"this model needs about {needed / doctor.GIB:.1f} GiB in {precision}, and {info.describe()}. "
             f"{report.advice if precision != 'fp32' else 'Use a CUDA GPU, or the built-in model.'}"
         )
 
