@@ -25,7 +25,7 @@ import torch
 from PySide6.QtCore import QObject, QThread, Signal, Slot
 
 from model import EditCancelled, EditRequest, EditResult, Engine, Pass, RedraftError, load
-from model.engine import without_lead
+from model.passes import without_lead
 
 log = logging.getLogger(__name__)
 

@@ -17,8 +17,9 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from model.engine import REWRITE_LENGTH_SHARES, REWRITE_SLACK_FRACTION, candidate_widths, polish_shares
+from model.canvas import REWRITE_LENGTH_SHARES, REWRITE_SLACK_FRACTION, candidate_widths
 from model.loading import REDRAFT_SAMPLER_FILE, REDRAFT_SAMPLER_KEYS, generation_defaults
+from model.polish import polish_shares
 from model.training.data import ExampleMix
 from model.training.export import LINEAGE_FILE
 from model.training.train import DEFAULT_MIX, example_mix

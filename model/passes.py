@@ -1,0 +1,109 @@
+"""What the loop hands its callers: a :class:`Pass` per denoising step, ready to paint, and the
+:class:`EditResult` at the end."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import torch
+from transformers import PreTrainedTokenizerBase
+
+
+@dataclass(frozen=True)
+class Pass:
+    """One denoising step, ready to paint: everything is per candidate, over its own slots of the current
+    block (a gap's shorter candidates have fewer, ``LENGTH_SHARES``). A polish round (``polish_rounds``)
+    is a pass too, with every slot accepted: the whole canvas is text again after it."""
+
+    step: int  # 0-based over the whole edit (all blocks)
+    block: int
+    blocks: int
+    tokens: list[list[int]]  # slot tokens now on the canvas (accepted ones, and fresh noise elsewhere)
+    accepted: list[list[bool]]  # which slots the sampler accepted on this pass
+    entropy: list[list[float]]  # per-slot entropy of the (temperature-scaled) prediction, nats
+    pieces: list[list[str]]  # decoded text of each slot token, accepted or not
+    committed: list[str]  # text of the blocks already finished, before this block's slots
+    finished: list[bool]  # candidates whose current block has stopped early
+    ms: float  # wall time of this pass
+    # Text the span's first token carries that the document already has (see ``Layout.lead``): it is
+    # left out of ``pieces``; a painter decoding tokens itself drops it from the span's start.
+    lead: str = ""
+
+    def text(self, candidate: int = 0, accepted_only: bool = False) -> str:
+        pieces = self.pieces[candidate]
+        accepted = self.accepted[candidate]
+        body = "".join(p for p, ok in zip(pieces, accepted, strict=True) if ok or not accepted_only)
+        return self.committed[candidate] + body
+
+
+@dataclass(frozen=True)
+class EditResult:
+    texts: list[str]  # the new span, per candidate
+    token_ids: list[list[int]]
+    raw_tokens: list[list[int]]  # every block's final slots (the candidate's own), with padding and end markers
+    passes: int  # denoising passes run (all blocks, polish rounds included)
+    blocks: int
+    tokens_per_forward: float  # new (non-pad) tokens per decoder forward, averaged over candidates
+    ms_per_pass: float
+    pass_ms: list[float] = field(repr=False)
+    seed: int = 0
+    prompt_tokens: int = 0
+    # Per candidate, the mean log-probability the model gives its own finished tokens (only scored
+    # when there are several candidates, to rank them; a single candidate gets 0.0).
+    scores: list[float] = field(default_factory=lambda: [0.0])
+
+    @property
+    def ranking(self) -> list[int]:
+        """Candidate indices, the model's favourite first (ties keep their order)."""
+        return sorted(range(len(self.texts)), key=lambda c: -self.scores[c])
+
+    @property
+    def text(self) -> str:
+        """The model's favourite candidate."""
+        return self.texts[self.ranking[0]]
+
+
+def painted_pass(
+    tokenizer: PreTrainedTokenizerBase,
+    step: int,
+    block: int,
+    blocks: int,
+    slot_canvas: torch.Tensor,
+    accepted: torch.Tensor,
+    entropy: torch.Tensor,
+    committed: list[str],
+    finished: torch.Tensor,
+    ms: float,
+    lead: str,
+    widths: list[int],
+) -> Pass:
+    """One step's canvas as a :class:`Pass`: each candidate's own slots only, decoded piece by piece."""
+    # A shorter candidate holds suffix tokens in the rest of the slot columns.
+    tokens = [row[:width] for row, width in zip(slot_canvas.tolist(), widths, strict=True)]
+    pieces = [tokenizer.batch_decode([[t] for t in row]) for row in tokens]
+    if lead:
+        for row in pieces:
+            row[0] = without_lead(row[0], lead)
+    return Pass(
+        step=step,
+        block=block,
+        blocks=blocks,
+        tokens=tokens,
+        accepted=[row[:width] for row, width in zip(accepted.tolist(), widths, strict=True)],
+        entropy=[row[:width] for row, width in zip(entropy.tolist(), widths, strict=True)],
+        pieces=pieces,
+        committed=list(committed),
+        finished=finished.tolist(),
+        ms=ms,
+        lead=lead,
+    )
+
+
+def without_lead(text: str, lead: str) -> str:
+    """``text`` less a leading ``lead`` (``Pass.lead``) that the document already holds."""
+    return text[len(lead) :] if lead and text.startswith(lead) else text
+
+
+def with_trail(text: str, trail: str) -> str:
+    """``text`` followed by the whitespace moved onto the suffix (``Layout.trail``), unless it ends in some."""
+    return text + trail if trail and text and not text[-1].isspace() else text
