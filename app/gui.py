@@ -12,10 +12,10 @@ from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
 
 from app.autosave import Autosaver
+from app.dialogs.recovery import offer_recovery
 from app.disk_watch import DiskWatcher
 from app.main_window import MainWindow
 from app.recovery import RecoveryArea
-from app.recovery_dialog import offer_recovery
 from app.settings import APPLICATION, ORGANIZATION, SettingsStore
 from app.userdirs import user_dirs
 

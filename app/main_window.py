@@ -4,6 +4,11 @@ The controller turns a writer's request into an :class:`EditRequest` for the mod
 what comes back into the editor's live span. Only the newest job is ever painted: a pass, result or
 failure from any other job id is stale and ignored, which is what makes "a second request cancels the
 first" and "cancel restores at once" safe without waiting for the worker.
+
+Its dialogs and popups live in :mod:`app.dialogs`. What stays is one window's state and its handlers
+(about 700 lines): actions and menus, model loading, the rewrite controller, files, settings. They
+share the window's fields (the editor, the current run, the path, the preferences), so splitting them
+further would mean mixins passing the same state around rather than smaller rooms.
 """
 
 from __future__ import annotations
@@ -12,40 +17,32 @@ import logging
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from PySide6.QtCore import QPoint, Qt, QTimer, Signal
+from PySide6.QtCore import QPoint, Qt, QTimer
 from PySide6.QtGui import (
     QAction,
     QCloseEvent,
     QGuiApplication,
     QIcon,
-    QKeyEvent,
     QKeySequence,
-    QTextCursor,
-    QTextDocument,
 )
 from PySide6.QtWidgets import (
     QApplication,
-    QCheckBox,
-    QComboBox,
     QDialog,
     QFileDialog,
-    QFrame,
-    QGridLayout,
-    QHBoxLayout,
     QInputDialog,
     QLabel,
-    QLineEdit,
     QMainWindow,
     QMessageBox,
     QProgressBar,
-    QPushButton,
-    QSpinBox,
     QToolBar,
-    QToolButton,
     QVBoxLayout,
     QWidget,
 )
 
+from app.dialogs.find_replace import FindReplaceDialog
+from app.dialogs.message_bar import MessageBar
+from app.dialogs.popups import FillGapPopup, InstructionPopup
+from app.dialogs.settings import SettingsDialog
 from app.editor_widget import Phase, RewriteEditor
 from app.fileio import (
     FALLBACK_ENCODINGS,
@@ -57,7 +54,6 @@ from app.fileio import (
     save_document,
 )
 from app.settings import MAX_INSTRUCTION_HISTORY, MAX_RECENT_FILES, Preferences, SettingsStore
-from app.settings_dialog import SettingsDialog
 from app.theme import apply_theme, canvas_colors
 from app.worker import ModelInfo, ModelSpec, PaintedPass, RewriteService
 from model import EditRequest, EditResult
@@ -66,12 +62,6 @@ from model.request import CONTEXT_CHARS_PER_TOKEN, MAX_CANVAS_TOKENS, Mode
 
 log = logging.getLogger(__name__)
 
-INSTRUCTION_PRESETS = {
-    "Shorter": "Make this shorter.",
-    "Simpler": "Make this simpler and easier to read.",
-    "More formal": "Make this more formal.",
-    "Fix grammar": "Fix the grammar and spelling; change nothing else.",
-}
 StandardKey = QKeySequence.StandardKey
 
 
@@ -92,212 +82,6 @@ class RewriteRun:
     candidate: int = 0
     regenerations: int = 0
 
-
-class MessageBar(QFrame):
-    """An inline notice above the text: errors reach the writer without a modal dialog in the way."""
-
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.setObjectName("messageBar")
-        self.label = QLabel()
-        self.label.setWordWrap(True)
-        self.label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        close = QToolButton()
-        close.setText("✕")
-        close.setAutoRaise(True)
-        close.clicked.connect(self.hide)
-        layout = QHBoxLayout(self)
-        layout.setContentsMargins(14, 8, 8, 8)
-        layout.addWidget(self.label, 1)
-        layout.addWidget(close)
-        self.kind = "info"
-        self.hide()
-
-    def show_message(self, text: str, kind: str = "error") -> None:
-        self.kind = kind
-        colors = {"error": ("#f6dcd8", "#7a2a22"), "info": ("#dde8f6", "#1f3f6b")}[kind]
-        self.setStyleSheet(f"#messageBar {{ background: {colors[0]}; }} QLabel {{ color: {colors[1]}; }}")
-        self.label.setText(text)
-        self.show()
-
-
-class FillGapPopup(QFrame):
-    """A small popup at the cursor: the longest gap the model may write."""
-
-    chosen = Signal(int)
-
-    def __init__(self, parent: QWidget, default_tokens: int) -> None:
-        super().__init__(parent, Qt.WindowType.Popup)
-        self.setFrameShape(QFrame.Shape.StyledPanel)
-        self.tokens = QSpinBox()
-        self.tokens.setRange(1, 1024)
-        self.tokens.setValue(default_tokens)
-        self.tokens.setSuffix(" tokens at most")
-        button = QPushButton("Fill")
-        button.setDefault(True)
-        button.clicked.connect(self._choose)
-        layout = QHBoxLayout(self)
-        layout.addWidget(QLabel("Fill the gap with up to"))
-        layout.addWidget(self.tokens)
-        layout.addWidget(button)
-
-    def keyPressEvent(self, event: QKeyEvent) -> None:
-        if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
-            self._choose()
-            return
-        super().keyPressEvent(event)
-
-    def _choose(self) -> None:
-        self.close()
-        self.chosen.emit(self.tokens.value())
-
-
-class InstructionPopup(QFrame):
-    """A prompt box with presets and history, for instruction-tuned checkpoints."""
-
-    chosen = Signal(str)
-
-    def __init__(self, parent: QWidget, history: tuple[str, ...]) -> None:
-        super().__init__(parent, Qt.WindowType.Popup)
-        self.setFrameShape(QFrame.Shape.StyledPanel)
-        self.setMinimumWidth(420)
-        self.prompt = QComboBox()
-        self.prompt.setEditable(True)
-        self.prompt.addItems(list(history))
-        self.prompt.setCurrentText("")
-        line = self.prompt.lineEdit()
-        assert line is not None
-        line.setPlaceholderText("Tell the model how to rewrite the selection…")
-        line.returnPressed.connect(self._choose)
-        presets = QHBoxLayout()
-        for label, instruction in INSTRUCTION_PRESETS.items():
-            button = QPushButton(label)
-            button.setFlat(True)
-            button.clicked.connect(lambda _checked=False, text=instruction: self._choose(text))
-            presets.addWidget(button)
-        go = QPushButton("Rewrite")
-        go.setDefault(True)
-        go.clicked.connect(lambda: self._choose())
-        row = QHBoxLayout()
-        row.addWidget(self.prompt, 1)
-        row.addWidget(go)
-        layout = QVBoxLayout(self)
-        layout.addLayout(row)
-        layout.addLayout(presets)
-
-    def _choose(self, text: str | None = None) -> None:
-        instruction = (text if text is not None else self.prompt.currentText()).strip()
-        if not instruction:
-            return
-        self.close()
-        self.chosen.emit(instruction)
-
-
-class FindReplaceDialog(QDialog):
-    """Non-modal find and replace over the editor; it never replaces inside a developing span."""
-
-    def __init__(self, window: MainWindow) -> None:
-        super().__init__(window)
-        self.setWindowTitle("Find and Replace")
-        self.window_ = window
-        self.find_text = QLineEdit()
-        self.replace_text = QLineEdit()
-        self.match_case = QCheckBox("Match case")
-        self.whole_words = QCheckBox("Whole words")
-        self.status = QLabel()
-        buttons = {
-            "Find Next": lambda: self.find_next(backward=False),
-            "Find Previous": lambda: self.find_next(backward=True),
-            "Replace": self.replace_one,
-            "Replace All": self.replace_all,
-        }
-        grid = QGridLayout(self)
-        grid.addWidget(QLabel("Find:"), 0, 0)
-        grid.addWidget(self.find_text, 0, 1)
-        grid.addWidget(QLabel("Replace with:"), 1, 0)
-        grid.addWidget(self.replace_text, 1, 1)
-        options = QHBoxLayout()
-        options.addWidget(self.match_case)
-        options.addWidget(self.whole_words)
-        options.addStretch(1)
-        grid.addLayout(options, 2, 1)
-        column = QVBoxLayout()
-        for label, handler in buttons.items():
-            button = QPushButton(label)
-            button.clicked.connect(handler)
-            column.addWidget(button)
-        column.addStretch(1)
-        grid.addLayout(column, 0, 2, 4, 1)
-        grid.addWidget(self.status, 3, 0, 1, 2)
-        self.find_text.returnPressed.connect(lambda: self.find_next(backward=False))
-
-    def _flags(self, backward: bool = False) -> QTextDocument.FindFlag:
-        flags = QTextDocument.FindFlag(0)
-        if backward:
-            flags |= QTextDocument.FindFlag.FindBackward
-        if self.match_case.isChecked():
-            flags |= QTextDocument.FindFlag.FindCaseSensitively
-        if self.whole_words.isChecked():
-            flags |= QTextDocument.FindFlag.FindWholeWords
-        return flags
-
-    def find_next(self, backward: bool = False) -> bool:
-        editor = self.window_.editor
-        needle = self.find_text.text()
-        if not needle:
-            return False
-        found = editor.find(needle, self._flags(backward))
-        if not found:  # wrap around
-            cursor = editor.textCursor()
-            cursor.movePosition(
-                QTextCursor.MoveOperation.End if backward else QTextCursor.MoveOperation.Start
-            )
-            editor.setTextCursor(cursor)
-            found = editor.find(needle, self._flags(backward))
-        self.status.setText("" if found else f"“{needle}” was not found")
-        return found
-
-    def _selection_matches(self) -> bool:
-        selected = self.window_.editor.textCursor().selectedText()
-        needle = self.find_text.text()
-        if self.match_case.isChecked():
-            return selected == needle
-        return selected.casefold() == needle.casefold()
-
-    def replace_one(self) -> None:
-        editor = self.window_.editor
-        cursor = editor.textCursor()
-        span = editor.live_span
-        if self._selection_matches() and not (
-            span and span.touches(cursor.selectionStart(), cursor.selectionEnd())
-        ):
-            with editor.writer_edit():
-                editor.textCursor().insertText(self.replace_text.text())
-        self.find_next()
-
-    def replace_all(self) -> int:
-        editor = self.window_.editor
-        needle, replacement = self.find_text.text(), self.replace_text.text()
-        if not needle:
-            return 0
-        count = 0
-        with editor.writer_edit():
-            span = editor.live_span
-            document = editor.document()
-            cursor = QTextCursor(document)
-            edit = QTextCursor(document)
-            edit.beginEditBlock()  # Replace All is one undo step
-            while True:
-                cursor = document.find(needle, cursor, self._flags())
-                if cursor.isNull():
-                    break
-                if span is not None and span.touches(cursor.selectionStart(), cursor.selectionEnd()):
-                    continue
-                cursor.insertText(replacement)
-                count += 1
-            edit.endEditBlock()
-        self.status.setText(f"Replaced {count} occurrence{'s' if count != 1 else ''}")
-        return count
 
 
 class MainWindow(QMainWindow):
@@ -740,7 +524,7 @@ class MainWindow(QMainWindow):
 
     def show_find(self) -> None:
         if self.find_dialog is None:
-            self.find_dialog = FindReplaceDialog(self)
+            self.find_dialog = FindReplaceDialog(self.editor, self)
         selected = self.editor.textCursor().selectedText()
         if selected and "\u2029" not in selected:
             self.find_dialog.find_text.setText(selected)

@@ -23,9 +23,9 @@ from PySide6.QtCore import QTimer  # noqa: E402
 from PySide6.QtGui import QTextCursor  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
+from app.dialogs.recovery import RecoveryDialog  # noqa: E402
 from app.gui import run_editor  # noqa: E402
 from app.main_window import MainWindow  # noqa: E402
-from app.recovery_dialog import RecoveryDialog  # noqa: E402
 from app.settings import SettingsStore  # noqa: E402
 
 SENTENCE = "The lighthouse keeper climbed the stairs every evening."

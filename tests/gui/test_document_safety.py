@@ -14,10 +14,10 @@ from gui_helpers import SIGNAL_TIMEOUT_MS, select
 from PySide6.QtWidgets import QMessageBox
 
 from app.autosave import Autosaver
+from app.dialogs.recovery import offer_recovery
 from app.disk_watch import DiskWatcher
 from app.main_window import MainWindow
 from app.recovery import RECORD_SUFFIX, RecoveryArea
-from app.recovery_dialog import offer_recovery
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -11,8 +11,8 @@ from pathlib import Path
 from gui_helpers import SIGNAL_TIMEOUT_MS
 from PySide6.QtCore import QSettings
 
+from app.dialogs.settings import SettingsDialog
 from app.settings import Preferences, SettingsStore
-from app.settings_dialog import SettingsDialog
 from model.tiny import build_tiny_checkpoint
 
 
