@@ -152,6 +152,7 @@ class Engine:
         seed: int,
         cancel: CancelCheck | None,
     ) -> Generator[Pass, None, EditResult]:
+        """Prefill the prompt, then per block: denoising passes, polish rounds, scores, commit to the cache."""
         model, device = self.model, self.device
         batch = request.candidates
         canvas_length = self.canvas_length
