@@ -75,8 +75,13 @@ class RecoveredDocument:
     bom: bool = False
     newline: str = "\n"
 
+    @property
+    def autosaved(self) -> str:
+        """When the record was written, in local time."""
+        return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(self.written_at))
+
     def describe(self) -> str:
-        when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(self.written_at))
+        when = self.autosaved
         where = str(self.path) if self.path is not None else "untitled"
         words = len(self.text.split())
         return f"{self.title} ({where}), {words} words, autosaved {when}"

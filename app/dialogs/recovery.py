@@ -101,9 +101,8 @@ def recover_into(window: object, document: RecoveredDocument) -> None:
     )
     window.editor.document().setModified(True)
     window._update_title()
-    when = document.describe().rsplit("autosaved ", 1)[-1]
     window.message_bar.show_message(
-        f"Recovered {document.title} as autosaved at {when}. It is not saved yet: Save keeps it.", "info"
+        f"Recovered {document.title} as autosaved at {document.autosaved}. It is not saved yet: Save keeps it.", "info"
     )
 
 
