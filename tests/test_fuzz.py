@@ -66,7 +66,9 @@ def test_json_lines_are_a_request_or_a_clear_error(fields: dict[str, Any]) -> No
         return
     counts["accepted"] += 1
     assert isinstance(request, EditRequest)
-    assert request.prefix == fields.get("prefix", "") and request.suffix == fields.get("suffix", "")
+    # As any JSON reader would: two escaped surrogates that form a pair are the one character they encode.
+    sent = json.loads(line)
+    assert request.prefix == sent.get("prefix", "") and request.suffix == sent.get("suffix", "")
     # What validation lets through, the tokenizer and the sampler can take.
     (request.prefix + request.suffix).encode("utf-8")
     for count in (request.max_new_tokens, request.candidates):
