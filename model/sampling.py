@@ -1,20 +1,25 @@
-"""Entropy-bound acceptance with an optional left-to-right bias (Redraft's one extension of the sampler).
+"""The pass's decisions from one entropy: which tokens to accept, and when a block has settled.
 
 DiffusionGemma's sampler (transformers' ``EntropyBoundSampler``) ranks a canvas's tokens by entropy and
-accepts the most certain ones while their summed entropy, less the largest, stays within the bound.
-Confident tokens can sit anywhere, so a small model commits to scattered words first and fills the
-holes between them with whatever fits locally.
+accepts the most certain ones while their summed entropy, less the largest, stays within the bound;
+its stopper (``StableAndConfidentStoppingCriteria``) ends a block once the argmax canvas has held for a
+few passes and the mean entropy is low. Each computes the entropy over the whole vocabulary for itself
+(a ``torch.distributions.Categorical``, about 1.7 ms a pass each on the built-in model) and the painter
+wants it too, so :func:`token_entropy` computes it once, with the very operations ``Categorical`` uses,
+and :meth:`LeftToRightEntropyBoundSampler.acceptance` and :class:`StableAndConfident` take it. Both make the
+same decisions as transformers' classes (tests/test_sampling.py, and the generate() equivalence).
 
-``left_to_right_bias`` adds ``bias × slot index`` (nats) to each token's entropy *for the ranking
-only*: early slots are preferred, so the text develops roughly from the left, each word conditioned on
-settled words before it, while a very certain token further right may still be taken. The bound is
-still applied to the true entropies. On the built-in model this cut the trigram perplexity of gap
-fills by about half (MODEL_CARD.md); a large model does not need it, so the published default is 0.
-At 0 this class behaves exactly like transformers' sampler.
+``left_to_right_bias`` (Redraft's one extension of the sampler) adds ``bias × slot index`` (nats) to
+each token's entropy *for the ranking only*: early slots are preferred, so the text develops roughly
+from the left, each word conditioned on settled words before it, while a very certain token further
+right may still be taken. The bound is still applied to the true entropies. On the built-in model this
+cut the trigram perplexity of gap fills by about half (MODEL_CARD.md); a large model does not need it,
+so the published default is 0, where acceptance is exactly transformers' rule.
 """
 
 from __future__ import annotations
 
+from collections import deque
 from typing import cast
 
 import torch
@@ -24,8 +29,18 @@ from transformers.models.diffusion_gemma.generation_diffusion_gemma import (
 )
 
 
+def token_entropy(logits: torch.Tensor) -> torch.Tensor:
+    """Each position's entropy (nats) over the last dimension, bit for bit as ``Categorical`` computes it."""
+    normalized = logits - logits.logsumexp(dim=-1, keepdim=True)
+    probs = torch.softmax(normalized, dim=-1)
+    clamped = torch.clamp(normalized, min=torch.finfo(normalized.dtype).min)
+    return -(clamped * probs).sum(-1)
+
+
 class LeftToRightEntropyBoundSampler(EntropyBoundSampler):
-    # The last accept_canvas's (batch, slots) bool mask. transformers' __init__ assigns a bare None, so mypy infers
+    """transformers' sampler (canvas noise, re-noising) with acceptance from a given entropy."""
+
+    # The last acceptance's (batch, slots) bool mask. transformers' __init__ assigns a bare None, so mypy infers
     # the type None; redeclared with the type it really holds (mypy refuses to widen an inherited attribute).
     accepted_token_mask: torch.Tensor | None  # type: ignore[assignment]
 
@@ -49,21 +64,51 @@ class LeftToRightEntropyBoundSampler(EntropyBoundSampler):
         logits: torch.Tensor,
         cur_step: int | torch.Tensor,
     ) -> torch.Tensor:
+        """transformers' signature: the canvas with the accepted slots taken from ``denoiser_canvas``."""
+        return torch.where(self.acceptance(token_entropy(logits)), denoiser_canvas, current_canvas)
+
+    def acceptance(self, entropy: torch.Tensor) -> torch.Tensor:
+        """Which slots this pass accepts, from their (batch, slots) ``entropy`` (also in ``accepted_token_mask``)."""
         if self.left_to_right_bias == 0:
-            # transformers annotates canvases with the legacy torch.LongTensor class and cur_step as int, while its
-            # own generate() passes int64 tensors and an int32 step tensor (the engine does the same).
-            return super().accept_canvas(
-                cast(torch.LongTensor, current_canvas),
-                cast(torch.LongTensor, denoiser_canvas),
-                logits,
-                cast(int, cur_step),
-            )
-        entropy = torch.distributions.Categorical(logits=logits).entropy()
-        slot_index = torch.arange(entropy.shape[-1], device=entropy.device, dtype=entropy.dtype)
-        order = torch.argsort(entropy + self.left_to_right_bias * slot_index, dim=-1, stable=True)
-        ranked_entropy = entropy.gather(-1, order)
-        # Accept a token while the entropy of the tokens ranked before it stays within the bound
-        # (the reference rule, with the ranking no longer sorted by entropy alone).
+            # transformers' rule as it is: its (unstable) sort, so ties among equal entropies break alike.
+            ranked_entropy, order = torch.sort(entropy, dim=-1, descending=False)
+        else:
+            slot_index = torch.arange(entropy.shape[-1], device=entropy.device, dtype=entropy.dtype)
+            order = torch.argsort(entropy + self.left_to_right_bias * slot_index, dim=-1, stable=True)
+            ranked_entropy = entropy.gather(-1, order)
+        # Accept a token while the entropy of the tokens ranked before it stays within the bound.
         ranked_accepted = torch.cumsum(ranked_entropy, dim=-1) - ranked_entropy <= self.entropy_bound
         self.accepted_token_mask = torch.zeros_like(ranked_accepted).scatter(-1, order, ranked_accepted)
-        return torch.where(self.accepted_token_mask, denoiser_canvas, current_canvas)
+        return self.accepted_token_mask
+
+
+    def renoise(self, accepted_canvas: torch.Tensor, step: torch.Tensor) -> torch.Tensor:
+        """transformers' re-noising of the slots not accepted, typed as generate() calls it (tensors)."""
+        return self.renoise_canvas(cast(torch.LongTensor, accepted_canvas), cast(int, step))
+
+
+class StableAndConfident:
+    """A block is done when its argmax canvas equals each of the last ``stability_threshold`` ones and its
+    mean token entropy is below ``confidence_threshold`` (transformers' rule, from a given entropy)."""
+
+    def __init__(self, stability_threshold: int, confidence_threshold: float) -> None:
+        self.stability_threshold = stability_threshold
+        self.confidence_threshold = confidence_threshold
+        self._recent: deque[torch.Tensor] = deque(maxlen=max(1, stability_threshold))
+
+    def reset(self) -> None:
+        self._recent.clear()
+
+    def __call__(self, argmax_canvas: torch.Tensor, entropy: torch.Tensor) -> torch.Tensor:
+        """Per candidate (batch,), whether it has settled, after seeing this pass's argmax canvas."""
+        batch = argmax_canvas.shape[0]
+        if self.stability_threshold == 0:
+            stable = torch.ones(batch, dtype=torch.bool, device=argmax_canvas.device)
+        elif len(self._recent) < self.stability_threshold:
+            stable = torch.zeros(batch, dtype=torch.bool, device=argmax_canvas.device)
+        else:
+            stable = (torch.stack(list(self._recent)) == argmax_canvas[None]).all(dim=-1).all(dim=0)
+        if self.stability_threshold:
+            self._recent.append(argmax_canvas)
+        confident = torch.mean(entropy, dim=-1) < self.confidence_threshold
+        return stable & confident

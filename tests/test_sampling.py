@@ -1,4 +1,4 @@
-"""The left-to-right bias of the entropy-bound acceptance (model.sampling) against transformers' sampler."""
+"""model.sampling against transformers' sampler and stopper: the entropy, acceptance, and the left-to-right bias."""
 
 from __future__ import annotations
 
@@ -7,9 +7,11 @@ import torch
 from transformers.models.diffusion_gemma.generation_diffusion_gemma import (
     EntropyBoundSampler,
     EntropyBoundSamplerConfig,
+    StableAndConfidentStoppingCriteria,
 )
 
-from model.sampling import LeftToRightEntropyBoundSampler
+from model.bans import RULED_OUT
+from model.sampling import LeftToRightEntropyBoundSampler, StableAndConfident, token_entropy
 
 VOCAB = 50
 
@@ -79,3 +81,37 @@ def test_the_bound_still_counts_true_entropies() -> None:
 def test_negative_bias_is_refused() -> None:
     with pytest.raises(ValueError, match="left_to_right_bias"):
         LeftToRightEntropyBoundSampler(EntropyBoundSamplerConfig(entropy_bound=1.0), 4, VOCAB, 8, -0.5)
+
+
+def test_the_entropy_is_categoricals_bit_for_bit() -> None:
+    torch.manual_seed(4)
+    logits = torch.randn(3, 40, 700) * 5
+    logits[0, :, :300] = RULED_OUT  # banned tokens
+    logits[1, 3, 10:] = float("-inf")  # a row certain of a few tokens
+    logits[2, 7] = 30.0  # a flat row
+    expected = torch.distributions.Categorical(logits=logits).entropy()
+    assert torch.equal(token_entropy(logits), expected)
+
+
+@pytest.mark.parametrize(("stability", "confidence"), [(0, 0.5), (1, 0.5), (2, 0.3), (3, 10.0)])
+def test_the_stopper_decides_as_transformers_does(stability: int, confidence: float) -> None:
+    ours = StableAndConfident(stability, confidence)
+    theirs = StableAndConfidentStoppingCriteria(stability, confidence)
+    generator = torch.Generator().manual_seed(stability)
+    argmax = torch.randint(0, 3, (4, 5), generator=generator)
+    decisions = []
+    for step in range(14):
+        # Canvases that sometimes repeat, sometimes change in one candidate; confidence rising.
+        if step % 4 == 3:
+            argmax = argmax.clone()
+            argmax[(step // 4) % 4, 0] += 1
+        logits = torch.randn(4, 5, 9, generator=generator) * (1 + step)
+        expected = theirs(argmax, logits)
+        got = ours(argmax, token_entropy(logits))
+        assert torch.equal(got, expected), step
+        decisions.append(got)
+    assert any(bool(d.any()) for d in decisions) and not all(bool(d.all()) for d in decisions)
+    ours.reset()
+    theirs.reset()  # a new block: nothing is stable yet
+    certain = torch.zeros(4, 5, 9).index_fill(-1, torch.tensor([0]), 50.0)
+    assert torch.equal(ours(argmax, token_entropy(certain)), theirs(argmax, certain))

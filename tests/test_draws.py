@@ -1,0 +1,86 @@
+"""model.draws: accepted slots get torch.multinomial's tokens, and the generator ends where torch's draw leaves it."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from model import draws
+
+
+def _torch_draw(logits: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """What the engine did before: torch's sampler over every slot, and the next numbers the generator gives."""
+    batch, slots, vocab = logits.shape
+    probs = torch.softmax(logits, dim=-1, dtype=torch.float32)
+    sampled = torch.multinomial(probs.reshape(-1, vocab), num_samples=1).view(batch, slots)
+    return sampled, torch.randint(0, 1 << 30, (8,))
+
+
+def test_this_torch_samples_as_the_replica_assumes() -> None:
+    # If a torch release changes its CPU sampler, this fails and the engine quietly uses torch's own.
+    assert draws.replica_matches_torch()
+    assert draws.replica_matches_torch(rows=70, vocab=40_000)
+
+
+@pytest.mark.parametrize(("batch", "slots", "vocab", "accepted_share"),
+                         [(1, 64, 8192, 0.1), (3, 16, 1000, 0.5), (2, 8, 50, 1.0), (1, 12, 300, 0.0)])  # fmt: skip
+def test_accepted_slots_get_torchs_tokens_and_the_generator_moves_alike(
+    batch: int, slots: int, vocab: int, accepted_share: float
+) -> None:
+    for seed in range(5):
+        torch.manual_seed(1000 + seed)
+        logits = torch.randn(batch, slots, vocab) * 4
+        accepted = torch.rand(batch, slots) < accepted_share
+        entropy = torch.distributions.Categorical(logits=logits).entropy()
+        torch.manual_seed(seed)
+        expected, expected_next = _torch_draw(logits)
+        torch.manual_seed(seed)
+        ours = draws.sample_accepted(logits, accepted, entropy)
+        assert torch.equal(ours[accepted], expected[accepted])
+        assert torch.equal(torch.randint(0, 1 << 30, (8,)), expected_next)
+
+
+def test_a_view_of_the_first_slots_is_sampled_like_a_copy() -> None:
+    # The engine samples logits[:, :slots] of a wider canvas: a non-contiguous view.
+    torch.manual_seed(7)
+    canvas = torch.randn(2, 20, 500) * 3
+    view = canvas[:, :12]
+    accepted = torch.ones(2, 12, dtype=torch.bool)
+    entropy = torch.zeros(2, 12)
+    torch.manual_seed(3)
+    expected, expected_next = _torch_draw(view.contiguous())
+    torch.manual_seed(3)
+    assert torch.equal(draws.sample_accepted(view, accepted, entropy), expected)
+    assert torch.equal(torch.randint(0, 1 << 30, (8,)), expected_next)
+
+
+def test_torchs_sampler_is_used_when_the_replica_does_not_apply(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(draws, "_verdict", False)
+    torch.manual_seed(11)
+    logits = torch.randn(1, 10, 200)
+    torch.manual_seed(5)
+    expected, expected_next = _torch_draw(logits)
+    torch.manual_seed(5)
+    ours = draws.sample_accepted(logits, torch.ones(1, 10, dtype=torch.bool), torch.zeros(1, 10))
+    assert torch.equal(ours, expected)
+    assert torch.equal(torch.randint(0, 1 << 30, (8,)), expected_next)
+
+
+def test_logits_that_make_no_distribution_get_torchs_error() -> None:
+    logits = torch.zeros(1, 4, 30)
+    logits[0, 2] = float("nan")
+    entropy = torch.distributions.Categorical(logits=logits, validate_args=False).entropy()
+    with pytest.raises(RuntimeError, match="probability tensor contains either `inf`, `nan` or element < 0"):
+        draws.sample_accepted(logits, torch.tensor([[True, False, False, False]]), entropy)
+
+
+def test_the_noise_is_torchs_exponential_noise_over_millions_of_draws() -> None:
+    # The float32 rounding of -log1p(-u): numpy's log1p differs from the C library's in the last bit of
+    # about 7% of doubles, and the rounding to float32 must still come out as torch's.
+    torch.manual_seed(2026)
+    start = draws._generator_state()
+    expected = torch.empty(4, 1 << 20).exponential_()
+    after = draws._generator_state()
+    noise, ours_after = draws._row_noise(start, 4, 1 << 20, [0, 1, 2, 3])
+    assert torch.equal(torch.from_numpy(noise), expected)
+    assert ours_after == after
