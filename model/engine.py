@@ -31,6 +31,7 @@ from __future__ import annotations
 import secrets
 import time
 from collections.abc import Callable, Generator
+from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
@@ -39,11 +40,11 @@ from transformers import DynamicCache
 from transformers.models.diffusion_gemma.generation_diffusion_gemma import (
     EntropyBoundSamplerConfig,
     LinearTemperatureScheduleLogitsProcessor,
-    StableAndConfidentStoppingCriteria,
 )
 
 from model import bans as slot_bans
-from model import canvas, ranking
+from model import canvas, draws, ranking
+from model.allocator import keep_freed_memory
 from model.canvas import Layout
 from model.errors import EditCancelled
 from model.forward import PREFILL_CHUNK, commit_block, decode, prefill
@@ -51,12 +52,36 @@ from model.loading import LoadedModel
 from model.passes import EditResult, Pass, painted_pass, with_trail, without_lead
 from model.polish import polish, polish_shares
 from model.request import EditRequest, ResolvedOptions
-from model.sampling import LeftToRightEntropyBoundSampler
+from model.sampling import LeftToRightEntropyBoundSampler, StableAndConfident, token_entropy
 from model.vocabulary import Vocabulary
 
 __all__ = ["CancelCheck", "EditResult", "Engine", "Pass", "without_lead"]
 
 CancelCheck = Callable[[], bool]
+
+
+@dataclass(frozen=True)
+class _Block:
+    """What stays fixed over one block's passes."""
+
+    slots: int  # free slot columns (each candidate uses its own ``widths`` of them)
+    pinned: torch.Tensor  # (batch, canvas - slots): the suffix and padding after the slots
+    held: torch.Tensor | None  # (batch, slots): ids a shorter candidate pins in its spare slots, -1 free
+    keep_signal: torch.Tensor | None  # (batch, canvas): 0 where a position gets no self-conditioning
+    positions: torch.Tensor  # (1, canvas) decoder positions
+    bans: slot_bans.Bans
+    sampler: LeftToRightEntropyBoundSampler
+
+
+@dataclass(frozen=True)
+class _Canvas:
+    """A block's canvas between passes."""
+
+    slots: torch.Tensor  # (batch, slots): accepted tokens and fresh noise
+    argmax: torch.Tensor  # (batch, slots): the last prediction's argmax
+    sc_logits: torch.Tensor | None  # the last pass's logits: the next pass's self-conditioning
+    finished: torch.Tensor  # (batch,) candidates whose block has settled
+    entropy: torch.Tensor  # (batch, slots) of the last prediction (zeros before the first)
 
 
 class Engine:
@@ -75,6 +100,7 @@ class Engine:
         self.bos_id = self.vocabulary.bos_id
         self.end_of_turn_id = self.vocabulary.end_of_turn_id
         self.prefill_chunk = PREFILL_CHUNK
+        keep_freed_memory()  # each pass frees and reallocates the same vocabulary-sized tensors
 
     # -- public API -------------------------------------------------------------------------------
 
@@ -144,6 +170,45 @@ class Engine:
 
     # -- the loop ---------------------------------------------------------------------------------
 
+    def _denoise(
+        self,
+        block: _Block,
+        state: _Canvas,
+        cur_step: int,
+        temperature: Any,
+        stopper: StableAndConfident,
+        cache: DynamicCache,
+    ) -> tuple[_Canvas, torch.Tensor]:
+        """One denoising pass, DiffusionGemma's step: the new canvas, and the mask of slots it accepted."""
+        # As in generate(): the step is an int32 tensor, so the schedule's arithmetic matches.
+        step = torch.tensor(cur_step, device=self.device, dtype=torch.int32)
+        full_canvas = torch.cat([state.slots, block.pinned], dim=1)
+        raw_logits = decode(self.model, full_canvas, block.positions, cache, state.sc_logits, block.keep_signal)
+        logits = temperature(None, raw_logits, cur_step=step)
+        slot_logits = self._slot_logits(logits, block.slots, block.bans, block.held)
+        argmax = torch.argmax(slot_logits, dim=-1)
+        # One entropy for acceptance, stopping and painting (model.sampling).
+        entropy = token_entropy(slot_logits)
+        accepted = block.sampler.acceptance(entropy)
+        # The sample, drawn as generate() draws it, is computed for the accepted slots only (model.draws).
+        accepted_canvas = torch.where(accepted, draws.sample_accepted(slot_logits, accepted, entropy), state.slots)
+        slots = block.sampler.renoise(accepted_canvas, step)
+        if block.held is not None:
+            slots = torch.where(block.held >= 0, block.held, slots)
+        shown_entropy = entropy
+        finished = state.finished
+        if finished.any():
+            # Finished candidates keep their canvas while the others go on (as in generate()).
+            argmax = torch.where(finished[:, None], state.argmax, argmax)
+            slots = torch.where(finished[:, None], state.slots, slots)
+            if state.sc_logits is not None:
+                logits = torch.where(finished[:, None, None], state.sc_logits, logits)
+            shown_entropy = torch.where(finished[:, None], state.entropy, entropy)
+        # The stopper reads the fresh entropy: a finished candidate stays finished whatever it says.
+        finished = finished | stopper(argmax, entropy)
+        sc_logits = logits.to(self.model.model.decoder.embed_tokens.weight.dtype)
+        return _Canvas(slots, argmax, sc_logits, finished, shown_entropy), accepted
+
     def _develop(
         self,
         request: EditRequest,
@@ -170,9 +235,8 @@ class Engine:
 
         # Typed as Any: the library annotates ints and LongTensors where generate() itself passes tensors.
         temperature: Any = LinearTemperatureScheduleLogitsProcessor(options.t_min, options.t_max, steps)
-        stopper: Any = StableAndConfidentStoppingCriteria(options.stability_threshold, options.confidence_threshold)
+        stopper = StableAndConfident(options.stability_threshold, options.confidence_threshold)
         sampler_config = EntropyBoundSamplerConfig(entropy_bound=options.entropy_bound)
-        embed_dtype = model.model.decoder.embed_tokens.weight.dtype
 
         blocks = len(layout.block_slots)
         kept: list[list[int]] = [[] for _ in range(batch)]
@@ -194,14 +258,14 @@ class Engine:
             if min(widths) < canvas_length:
                 columns = torch.arange(canvas_length, device=device)[None]
                 keep_signal = (columns < torch.tensor(widths, device=device)[:, None]).float()
-            sampler: Any = LeftToRightEntropyBoundSampler(
+            sampler = LeftToRightEntropyBoundSampler(
                 sampler_config, slots, self.vocab_size, steps, options.left_to_right_bias
             )
             bans = self._bans(layout, block)
             # What every pass of this block hands a painter besides its own canvas.
             paint = partial(
                 painted_pass,
-                self.tokenizer,
+                self.vocabulary.pieces,
                 block=block,
                 blocks=blocks,
                 committed=committed_text,
@@ -220,48 +284,25 @@ class Engine:
                 )
             if held is not None:
                 slot_canvas = torch.where(held >= 0, held, slot_canvas)
-            argmax_slots = slot_canvas
-            sc_logits: torch.Tensor | None = None
-            finished = torch.zeros(batch, dtype=torch.bool, device=device)
+            plan = _Block(slots, pinned, held, keep_signal, decoder_positions, bans, sampler)
+            state = _Canvas(
+                slot_canvas, slot_canvas, None, torch.zeros(batch, dtype=torch.bool, device=device),
+                torch.zeros(slot_canvas.shape, device=device),
+            )
 
             for cur_step in reversed(range(1, steps + 1)):
                 if cancel is not None and cancel():
                     raise EditCancelled("the edit was cancelled")
                 started = time.perf_counter()
-                forward_passes += (~finished).cpu().long()
-                full_canvas = torch.cat([slot_canvas, pinned], dim=1)
-                # As in generate(): the step is an int32 tensor, so the schedule's arithmetic matches.
-                step_tensor = torch.tensor(cur_step, device=device, dtype=torch.int32)
-                raw_logits = decode(model, full_canvas, decoder_positions, cache, sc_logits, keep_signal)
-                logits = temperature(None, raw_logits, cur_step=step_tensor)
-                slot_logits = self._slot_logits(logits, slots, bans, held)
-                probs = torch.softmax(slot_logits, dim=-1, dtype=torch.float32)
-                sampled = torch.multinomial(probs.reshape(-1, self.vocab_size), num_samples=1).view(batch, slots)
-                new_argmax = torch.argmax(slot_logits, dim=-1)
-                accepted_canvas = sampler.accept_canvas(slot_canvas, sampled, slot_logits, step_tensor)
-                accepted_mask = sampler.accepted_token_mask
-                new_slots = sampler.renoise_canvas(accepted_canvas, step_tensor)
-                if held is not None:
-                    new_slots = torch.where(held >= 0, held, new_slots)
-                if finished.any():
-                    # Finished candidates keep their canvas while the others go on (as in generate()).
-                    new_argmax = torch.where(finished[:, None], argmax_slots, new_argmax)
-                    new_slots = torch.where(finished[:, None], slot_canvas, new_slots)
-                    if sc_logits is not None:
-                        logits = torch.where(finished[:, None, None], sc_logits, logits)
-                        slot_logits = self._slot_logits(logits, slots, bans, held)
-                finished = finished | stopper(new_argmax, slot_logits)
-                slot_canvas, argmax_slots = new_slots, new_argmax
-                sc_logits = logits.to(embed_dtype)
-
-                log_probs = torch.log_softmax(slot_logits.float(), dim=-1)
-                entropy = -(log_probs.exp() * log_probs).sum(-1)
+                forward_passes += (~state.finished).cpu().long()
+                state, accepted = self._denoise(plan, state, cur_step, temperature, stopper, cache)
                 pass_ms.append((time.perf_counter() - started) * 1000)
-                yield paint(step=step_index, slot_canvas=slot_canvas, accepted=accepted_mask, entropy=entropy,
-                            finished=finished, ms=pass_ms[-1])
+                yield paint(step=step_index, slot_canvas=state.slots, accepted=accepted, entropy=state.entropy,
+                            finished=state.finished, ms=pass_ms[-1])
                 step_index += 1
-                if bool(finished.all()):
+                if bool(state.finished.all()):
                     break
+            argmax_slots, sc_logits, finished = state.argmax, state.sc_logits, state.finished
 
             for share in polish_shares(options.polish_rounds):
                 if cancel is not None and cancel():

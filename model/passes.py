@@ -3,10 +3,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import torch
-from transformers import PreTrainedTokenizerBase
 
 
 @dataclass(frozen=True)
@@ -64,7 +64,7 @@ class EditResult:
 
 
 def painted_pass(
-    tokenizer: PreTrainedTokenizerBase,
+    pieces_of: Callable[[list[int]], list[str]],
     step: int,
     block: int,
     blocks: int,
@@ -77,10 +77,10 @@ def painted_pass(
     lead: str,
     widths: list[int],
 ) -> Pass:
-    """One step's canvas as a :class:`Pass`: each candidate's own slots only, decoded piece by piece."""
+    """One step's canvas as a :class:`Pass`: each candidate's own slots only, each token decoded by ``pieces_of``."""
     # A shorter candidate holds suffix tokens in the rest of the slot columns.
     tokens = [row[:width] for row, width in zip(slot_canvas.tolist(), widths, strict=True)]
-    pieces = [tokenizer.batch_decode([[t] for t in row]) for row in tokens]
+    pieces = [pieces_of(row) for row in tokens]
     if lead:
         for row in pieces:
             row[0] = without_lead(row[0], lead)

@@ -28,12 +28,20 @@ class Vocabulary:
         self.end_of_turn_id = end_of_turn if isinstance(end_of_turn, int) and end_of_turn != unk else None
         self._texts: list[str] | None = None
         self._masks: dict[str, torch.Tensor] = {}
+        self._pieces: dict[int, str] = {}
 
     def encode(self, text: str) -> list[int]:
         return list(self.tokenizer.encode(text, add_special_tokens=False))
 
     def decode(self, ids: list[int]) -> str:
         return str(self.tokenizer.decode(ids, skip_special_tokens=False))
+
+    def pieces(self, ids: list[int]) -> list[str]:
+        """Each id's own text, as ``batch_decode`` of one id gives it; remembered, since every pass paints them."""
+        missing = [i for i in set(ids) if i not in self._pieces]
+        if missing:
+            self._pieces.update(zip(missing, self.tokenizer.batch_decode([[i] for i in missing]), strict=True))
+        return [self._pieces[i] for i in ids]
 
     def span_text(self, ids: list[int]) -> str:
         """The text of new span tokens, with the documents' in-memory line breaks.
