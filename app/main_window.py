@@ -1,20 +1,21 @@
-"""The main window: file handling, menus, status bar, and the rewrite controller.
+"""The main window: the editor, its actions, menus and status bar, model loading, settings.
 
-The controller turns a writer's request into an :class:`EditRequest` for the model thread and paints
-what comes back into the editor's live span. Only the newest job is ever painted: a pass, result or
-failure from any other job id is stale and ignored, which is what makes "a second request cancels the
-first" and "cancel restores at once" safe without waiting for the worker.
+Each other responsibility lives in a module of its own, and this one wires them together:
 
-Its dialogs and popups live in :mod:`app.dialogs`. What stays is one window's state and its handlers
-(about 700 lines): actions and menus, model loading, the rewrite controller, files, settings. They
-share the window's fields (the editor, the current run, the path, the preferences), so splitting them
-further would mean mixins passing the same state around rather than smaller rooms.
+* :mod:`app.rewrite_controller`, the rewrite controller (``self.rewrites``): starting, painting,
+  accepting, rejecting, cancelling and regenerating a rewrite;
+* :mod:`app.file_commands`, the File menu, which this window inherits (its path is the window's);
+* :mod:`app.dialogs`, the dialogs, the popups at the cursor and the notice bar;
+* :mod:`app.editor_widget`, the text widget and the live span a rewrite develops in.
+
+It is a little over 400 lines because the window's ~25 actions, its menus and toolbar are built
+here, next to the handlers they name; the rewrite handlers are one-line hand-offs to the controller.
 """
 
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 
 from PySide6.QtCore import QPoint, Qt, QTimer
@@ -28,10 +29,7 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import (
     QApplication,
     QDialog,
-    QFileDialog,
-    QInputDialog,
     QLabel,
-    QMainWindow,
     QMessageBox,
     QProgressBar,
     QToolBar,
@@ -43,22 +41,15 @@ from app.dialogs.find_replace import FindReplaceDialog
 from app.dialogs.message_bar import MessageBar
 from app.dialogs.popups import FillGapPopup, InstructionPopup
 from app.dialogs.settings import SettingsDialog
-from app.editor_widget import Phase, RewriteEditor
-from app.fileio import (
-    FALLBACK_ENCODINGS,
-    BinaryFileError,
-    FileError,
-    TextDocument,
-    UnknownEncodingError,
-    read_document,
-    save_document,
-)
-from app.settings import MAX_INSTRUCTION_HISTORY, MAX_RECENT_FILES, Preferences, SettingsStore
+from app.editor_widget import RewriteEditor
+from app.file_commands import FileCommands
+from app.fileio import TextDocument
+from app.rewrite_controller import RewriteController, RewriteRun
+from app.settings import MAX_INSTRUCTION_HISTORY, Preferences, SettingsStore
 from app.theme import apply_theme, canvas_colors
-from app.worker import ModelInfo, ModelSpec, PaintedPass, RewriteService
-from model import EditRequest, EditResult
+from app.worker import ModelInfo, ModelSpec, RewriteService
+from model import EditResult
 from model.loading import resources_dir
-from model.request import CONTEXT_CHARS_PER_TOKEN, MAX_CANVAS_TOKENS, Mode
 
 log = logging.getLogger(__name__)
 
@@ -69,22 +60,7 @@ def icon(name: str) -> QIcon:
     return QIcon(str(resources_dir() / "icons" / f"{name}.svg"))
 
 
-@dataclass
-class RewriteRun:
-    """The rewrite the editor shows now."""
-
-    job_id: int
-    mode: Mode
-    instruction: str | None
-    max_new_tokens: int | None
-    passes: int = 0
-    result: EditResult | None = None
-    candidate: int = 0
-    regenerations: int = 0
-
-
-
-class MainWindow(QMainWindow):
+class MainWindow(FileCommands):
     """Redraft's window. ``settings`` is injectable so tests use a private settings file."""
 
     def __init__(self, settings: SettingsStore | None = None, model_spec: str | None = None) -> None:
@@ -94,10 +70,8 @@ class MainWindow(QMainWindow):
         self._model_override = model_spec
         self.path: Path | None = None
         self.file_format = TextDocument(text="")
-        self.run: RewriteRun | None = None
         self.model_info: ModelInfo | None = None
         self.model_loading = False
-        self.last_result: EditResult | None = None
 
         self.editor = RewriteEditor(self)
         self.message_bar = MessageBar(self)
@@ -119,15 +93,14 @@ class MainWindow(QMainWindow):
         worker.loadProgress.connect(self._on_load_progress)
         worker.loaded.connect(self._on_loaded)
         worker.loadFailed.connect(self._on_load_failed)
-        worker.passReady.connect(self._on_pass)
-        worker.editFinished.connect(self._on_finished)
-        worker.editFailed.connect(self._on_failed)
+        self.rewrites = RewriteController(self, self)
+        self.rewrites.stateChanged.connect(self._update_actions)
 
         document = self.editor.document()
         document.modificationChanged.connect(self.setWindowModified)
         self.editor.textChanged.connect(self._count_timer.start)
         self.editor.acceptRequested.connect(self.accept_rewrite)
-        self.editor.escapeRequested.connect(self._on_escape)
+        self.editor.escapeRequested.connect(self.rewrites.escape)
         self.editor.interrupted.connect(self._end_live_span)
         self.editor.spanLocked.connect(
             lambda: self.statusBar().showMessage("That text is developing; Accept or Reject it first.", 3000)
@@ -141,7 +114,7 @@ class MainWindow(QMainWindow):
         self.editor.apply_zoom(self.prefs.zoom)
         hints = QGuiApplication.styleHints()
         hints.colorSchemeChanged.connect(lambda _scheme: self.apply_theme())
-        self._update_title()
+        self.update_title()
         self._update_counts()
         self._update_actions()
         self.load_model()
@@ -299,170 +272,47 @@ class MainWindow(QMainWindow):
         )
         self._update_actions()
 
-    # -- rewrite controller ---------------------------------------------------------------------
+    # -- rewriting (app/rewrite_controller.py) --------------------------------------------------
+
+    @property
+    def run(self) -> RewriteRun | None:
+        return self.rewrites.run
+
+    @property
+    def last_result(self) -> EditResult | None:
+        return self.rewrites.last_result
 
     def rewrite_selection(self) -> int | None:
-        return self._start("rewrite")
+        return self.rewrites.start("rewrite")
 
     def fill_gap(self, max_new_tokens: int | None = None) -> int | None:
         tokens = max_new_tokens or self.prefs.fill_max_tokens
         if tokens != self.prefs.fill_max_tokens:
             self._store(fill_max_tokens=tokens)
-        return self._start("fill", max_new_tokens=tokens)
+        return self.rewrites.start("fill", max_new_tokens=tokens)
 
     def rewrite_with_instruction(self, instruction: str) -> int | None:
         history = (instruction, *(item for item in self.prefs.instruction_history if item != instruction))
         self._store(instruction_history=history[:MAX_INSTRUCTION_HISTORY])
-        return self._start("instruct", instruction=instruction)
-
-    def _start(
-        self,
-        mode: Mode,
-        instruction: str | None = None,
-        max_new_tokens: int | None = None,
-        regenerations: int = 0,
-    ) -> int | None:
-        """Lock the span, send the request to the model thread; a running rewrite is cancelled first."""
-        self._end_live_span(select_original=False)
-        editor = self.editor
-        cursor = editor.textCursor()
-        if mode == "fill":
-            start = end = cursor.position()
-        else:
-            start, end = cursor.selectionStart(), cursor.selectionEnd()
-            if start == end:
-                self.statusBar().showMessage("Select the text you want to rewrite first.", 4000)
-                return None
-            if not editor.text_between(start, end).strip():
-                self.statusBar().showMessage(
-                    "The selection is only spaces or line breaks: select words to rewrite, or put the cursor "
-                    "in a gap to fill it.",
-                    6000,
-                )
-                return None
-        prefs = self.prefs
-        seed = None if prefs.random_seed else prefs.seed + regenerations
-        # Only the context the model can read crosses to the worker (the engine reads at most
-        # CONTEXT_CHARS_PER_TOKEN characters a token, the budget before the span and up to a canvas
-        # after it), so a rewrite in a 10 MB novel costs no more than in a short story.
-        context = max(prefs.context_budget, MAX_CANVAS_TOKENS) * CONTEXT_CHARS_PER_TOKEN
-        request = EditRequest(
-            prefix=editor.text_between(max(0, start - context), start),
-            span=None if mode == "fill" else editor.text_between(start, end),
-            suffix=editor.text_between(end, min(editor.end_position(), end + context)),
-            mode=mode,
-            instruction=instruction,
-            max_new_tokens=max_new_tokens,
-            options=prefs.denoise_options(),
-            seed=seed,
-            candidates=prefs.candidates,
-            context_budget=prefs.context_budget,
-            strength=prefs.rewrite_strength,
-        )
-        editor.begin_live_span(start, end)
-        job_id = self.service.submit(request, prefs.pass_display_ms)
-        self.run = RewriteRun(job_id, mode, instruction, max_new_tokens, regenerations=regenerations)
-        self.message_bar.hide()
-        self.statusBar().showMessage("Waiting for the model…" if self.model_loading else "Developing…")
-        self._update_actions()
-        return job_id
-
-    def _current(self, job_id: int) -> RewriteRun | None:
-        run = self.run
-        return run if run is not None and run.job_id == job_id else None
-
-    def _on_pass(self, job_id: int, painted: PaintedPass) -> None:
-        run = self._current(job_id)
-        if run is None or self.editor.phase is not Phase.DEVELOPING:
-            return
-        run.passes += 1
-        step = painted.raw
-        self.editor.paint_pass(painted.frames[painted.shown])
-        blocks = f" · block {step.block + 1}/{step.blocks}" if step.blocks > 1 else ""
-        if painted.veiled:
-            message = f"Developing {len(step.pieces)} candidates… pass {step.step + 1}{blocks}"
-        elif painted.replay:
-            message = f"Developing the best candidate… pass {step.step + 1}{blocks}"
-        else:
-            message = f"Developing… pass {step.step + 1}{blocks}"
-        self.statusBar().showMessage(message)
-
-    def _on_finished(self, job_id: int, result: EditResult) -> None:
-        run = self._current(job_id)
-        if run is None:
-            return
-        run.result = result
-        run.candidate = result.ranking[0]  # several candidates: the one the model rates best comes first
-        self.last_result = result
-        self.editor.show_result(result.texts[run.candidate])
-        self.figures_label.setText(
-            f"{result.passes} passes · {result.tokens_per_forward:.1f} tokens/pass · "
-            f"{result.ms_per_pass:.0f} ms/pass"
-        )
-        hint = "Enter: accept · Esc: reject · Ctrl+Shift+R: regenerate"
-        if not result.texts[run.candidate]:
-            hint = "The model wrote nothing here. " + hint
-        self.statusBar().showMessage(hint)
-        self._update_actions()
-
-    def _on_failed(self, job_id: int, message: str) -> None:
-        if self._current(job_id) is None:
-            return
-        self._end_live_span()
-        self.message_bar.show_message(f"The rewrite failed: {message}. Your text is unchanged.")
-        self.statusBar().showMessage("Rewrite failed", 4000)
-
-    def _on_escape(self) -> None:
-        if self.editor.phase is Phase.REVIEW:
-            self.reject_rewrite()
-        else:
-            self.cancel_rewrite()
-
-    def _end_live_span(self, select_original: bool = True) -> None:
-        """Cancel the running job (if any) and put the original span back."""
-        if self.run is not None:
-            self.service.cancel(self.run.job_id)
-            self.run = None
-        if self.editor.live_span is not None:
-            self.editor.restore_live_span(select_original)
-        self._update_actions()
-
-    def cancel_rewrite(self) -> None:
-        if self.run is None:
-            return
-        self._end_live_span()
-        self.statusBar().showMessage("Rewrite cancelled; the original is back.", 3000)
-
-    def reject_rewrite(self) -> None:
-        if self.run is None:
-            return
-        self._end_live_span()
-        self.statusBar().showMessage("Rewrite rejected; the original is back.", 3000)
+        return self.rewrites.start("instruct", instruction=instruction)
 
     def accept_rewrite(self) -> None:
-        run = self.run
-        if run is None or run.result is None:
-            return
-        self.run = None
-        self.editor.accept_live_span(run.result.texts[run.candidate])
-        self.statusBar().showMessage("Rewrite accepted (Ctrl+Z undoes it).", 3000)
-        self._update_actions()
+        self.rewrites.accept()
+
+    def reject_rewrite(self) -> None:
+        self.rewrites.reject()
+
+    def cancel_rewrite(self) -> None:
+        self.rewrites.cancel()
 
     def regenerate(self) -> int | None:
-        run = self.run
-        if run is None:
-            return None
-        self._end_live_span()  # the original span is selected again (or the cursor is at the gap)
-        return self._start(run.mode, run.instruction, run.max_new_tokens, run.regenerations + 1)
+        return self.rewrites.regenerate()
 
     def cycle_candidate(self, step: int) -> None:
-        run = self.run
-        if run is None or run.result is None or len(run.result.texts) < 2:
-            return
-        ranking = run.result.ranking
-        run.candidate = ranking[(ranking.index(run.candidate) + step) % len(ranking)]
-        self.editor.show_result(run.result.texts[run.candidate])
-        self._update_actions()
+        self.rewrites.cycle_candidate(step)
+
+    def _end_live_span(self, select_original: bool = True) -> None:
+        self.rewrites.end_live_span(select_original)
 
     def _update_actions(self) -> None:
         run = self.run
@@ -541,142 +391,6 @@ class MainWindow(QMainWindow):
         text = self.editor.plain_text()
         words = len(text.split())
         self.counts_label.setText(f"{words:,} word{'s' if words != 1 else ''} · {len(text):,} characters")
-
-    # -- files ----------------------------------------------------------------------------------
-
-    def _update_title(self) -> None:
-        name = self.path.name if self.path is not None else "Untitled"
-        self.setWindowTitle(f"{name}[*] — Redraft")
-        self.setWindowModified(self.editor.document().isModified())
-
-    def saved_text(self) -> str:
-        """The document's text with any developing span shown as its original."""
-        editor = self.editor
-        live = editor.live_range()
-        span = editor.live_span
-        if live is None or span is None:
-            return editor.plain_text()
-        start, end = live
-        return editor.text_between(0, start) + span.original + editor.text_between(end, editor.end_position())
-
-    def maybe_save(self) -> bool:
-        """Whether it is fine to discard the document now (asking the writer if it has changes)."""
-        if not self.editor.document().isModified():
-            return True
-        name = self.path.name if self.path is not None else "Untitled"
-        answer = QMessageBox.warning(
-            self,
-            "Unsaved changes",
-            f"“{name}” has unsaved changes. Save them before closing?",
-            QMessageBox.StandardButton.Save
-            | QMessageBox.StandardButton.Discard
-            | QMessageBox.StandardButton.Cancel,
-            QMessageBox.StandardButton.Save,
-        )
-        if answer == QMessageBox.StandardButton.Save:
-            return self.save()
-        return answer == QMessageBox.StandardButton.Discard
-
-    def new_document(self) -> None:
-        if not self.maybe_save():
-            return
-        self._end_live_span()
-        self.editor.setPlainText("")
-        self.path = None
-        self.file_format = TextDocument(text="")
-        self.editor.document().setModified(False)
-        self._update_title()
-
-    def open_dialog(self) -> None:
-        if not self.maybe_save():
-            return
-        folder = str(self.path.parent) if self.path is not None else str(Path.home())
-        name, _filter = QFileDialog.getOpenFileName(
-            self, "Open", folder, "Text and Markdown (*.txt *.md *.markdown *.text);;All files (*)"
-        )
-        if name:
-            self.open_path(Path(name), ask_encoding=True)
-
-    def open_path(self, path: Path, encoding: str | None = None, ask_encoding: bool = False) -> bool:
-        """Load ``path`` into the editor; on any problem show why and leave the current document alone."""
-        try:
-            loaded = read_document(path, encoding)
-        except UnknownEncodingError as error:
-            chosen = self._ask_encoding(path, str(error)) if ask_encoding else None
-            if chosen is None:
-                self.message_bar.show_message(f"Could not open {path.name}: {error}.")
-                return False
-            return self.open_path(path, chosen, ask_encoding)
-        except BinaryFileError as error:
-            self.message_bar.show_message(f"Could not open {path.name}: {error}.")
-            return False
-        except FileError as error:
-            self.message_bar.show_message(f"Could not open {path.name}: {error}.")
-            return False
-        self._end_live_span()
-        self.editor.setPlainText(loaded.text)
-        self.editor.document().setModified(False)
-        self.path = path
-        self.file_format = replace(loaded, text="")
-        self._remember_recent(path)
-        self.message_bar.hide()
-        self._update_title()
-        self.statusBar().showMessage(f"Opened {path.name} ({loaded.encoding})", 3000)
-        return True
-
-    def _ask_encoding(self, path: Path, reason: str) -> str | None:
-        encoding, ok = QInputDialog.getItem(
-            self,
-            "Choose the encoding",
-            f"{path.name}: {reason}.\nWhich encoding was it written in?",
-            list(FALLBACK_ENCODINGS),
-            0,
-            False,
-        )
-        return encoding if ok else None
-
-    def save(self) -> bool:
-        if self.path is None:
-            return self.save_as()
-        return self.save_to(self.path)
-
-    def save_as(self) -> bool:
-        folder = str(self.path) if self.path is not None else str(Path.home() / "Untitled.md")
-        name, _filter = QFileDialog.getSaveFileName(
-            self, "Save As", folder, "Markdown (*.md);;Text (*.txt);;All files (*)"
-        )
-        return self.save_to(Path(name)) if name else False
-
-    def save_to(self, path: Path) -> bool:
-        try:
-            save_document(path, replace(self.file_format, text=self.saved_text()))
-        except FileError as error:
-            self.message_bar.show_message(f"Could not save: {error}.")
-            return False
-        self.path = path
-        if self.editor.live_span is None:
-            self.editor.document().setModified(False)
-        self._remember_recent(path)
-        self._update_title()
-        self.statusBar().showMessage(f"Saved {path.name}", 3000)
-        return True
-
-    def _remember_recent(self, path: Path) -> None:
-        entry = str(path.resolve())
-        recent = (entry, *(item for item in self.prefs.recent_files if item != entry))
-        self._store(recent_files=recent[:MAX_RECENT_FILES])
-
-    def _fill_recent_menu(self) -> None:
-        self.recent_menu.clear()
-        for entry in self.prefs.recent_files:
-            action = self.recent_menu.addAction(entry)
-            action.triggered.connect(lambda _checked=False, name=entry: self._open_recent(Path(name)))
-        if not self.prefs.recent_files:
-            self.recent_menu.addAction("No recent files").setEnabled(False)
-
-    def _open_recent(self, path: Path) -> None:
-        if self.maybe_save():
-            self.open_path(path, ask_encoding=True)
 
     # -- settings and theme -----------------------------------------------------------------------
 

@@ -9,6 +9,8 @@ it had one, so Save writes it where it belongs and closing asks first; its old r
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
+from typing import Protocol
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
@@ -23,6 +25,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.dialogs.message_bar import MessageBar
+from app.fileio import TextDocument
 from app.recovery import RecoveredDocument, RecoveryArea
 
 PREVIEW_CHARACTERS = 4000
@@ -89,24 +93,33 @@ class RecoveryDialog(QDialog):
         self.accept()
 
 
-def recover_into(window: object, document: RecoveredDocument) -> None:
-    """Put a recovered document into ``window`` (a MainWindow) as unsaved text under its old name."""
-    from app.main_window import MainWindow
+class RecoveringWindow(Protocol):
+    """What recovering needs of the window (``MainWindow``, whose file half is app/file_commands.py)."""
 
-    assert isinstance(window, MainWindow)
-    window.editor.setPlainText(document.text)
-    window.path = document.path
-    window.file_format = replace(
-        window.file_format, encoding=document.encoding, bom=document.bom, newline=document.newline, text=""
+    @property
+    def file_format(self) -> TextDocument: ...
+
+    @property
+    def message_bar(self) -> MessageBar: ...
+
+    def load_unsaved(self, text: str, path: Path | None, file_format: TextDocument) -> None: ...
+
+
+def recover_into(window: RecoveringWindow, document: RecoveredDocument) -> None:
+    """Put a recovered document into ``window`` as unsaved text under its old name."""
+    window.load_unsaved(
+        document.text,
+        document.path,
+        replace(window.file_format, encoding=document.encoding, bom=document.bom, newline=document.newline),
     )
-    window.editor.document().setModified(True)
-    window._update_title()
     window.message_bar.show_message(
         f"Recovered {document.title} as autosaved at {document.autosaved}. It is not saved yet: Save keeps it.", "info"
     )
 
 
-def offer_recovery(window: object, area: RecoveryArea, dialog_parent: QWidget | None = None) -> RecoveryDialog | None:
+def offer_recovery(
+    window: RecoveringWindow, area: RecoveryArea, dialog_parent: QWidget | None = None
+) -> RecoveryDialog | None:
     """Show the dialog if instances died with unsaved work; returns it (open, non-modal) or None.
 
     Recovering or discarding removes those records; Later keeps them for the next start.

@@ -1,0 +1,189 @@
+"""The window's File menu: New, Open, Save, Save As, Open Recent, and "save your changes first?".
+
+:class:`FileCommands` is the file half of :class:`app.main_window.MainWindow`, which inherits it: its
+state is the window's own (``path``, ``file_format``, the title that names the file), and autosave,
+the disk watcher and the recovery offer reach it as the window's (``window.path``, ``window.open_path``,
+``window.saved_text``). Reading and writing the bytes is :mod:`app.fileio`'s; noticing changes made by
+other programs is :mod:`app.disk_watch`'s.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+from PySide6.QtWidgets import QFileDialog, QInputDialog, QMainWindow, QMenu, QMessageBox
+
+from app.dialogs.message_bar import MessageBar
+from app.editor_widget import RewriteEditor
+from app.fileio import (
+    FALLBACK_ENCODINGS,
+    BinaryFileError,
+    FileError,
+    TextDocument,
+    UnknownEncodingError,
+    read_document,
+    save_document,
+)
+from app.settings import MAX_RECENT_FILES, Preferences
+
+
+class FileCommands(QMainWindow):
+    """Open and save the window's document; MainWindow sets the fields below and the two hooks."""
+
+    editor: RewriteEditor
+    message_bar: MessageBar
+    prefs: Preferences
+    recent_menu: QMenu
+    path: Path | None
+    file_format: TextDocument  # how the file was written (encoding, BOM, line breaks), its text left empty
+
+    def _store(self, **changes: object) -> None:
+        """Save changed preferences (MainWindow's)."""
+        raise NotImplementedError
+
+    def _end_live_span(self, select_original: bool = True) -> None:
+        """Stop any rewrite and put its original back before the text is replaced (MainWindow's)."""
+        raise NotImplementedError
+
+    def update_title(self) -> None:
+        name = self.path.name if self.path is not None else "Untitled"
+        self.setWindowTitle(f"{name}[*] — Redraft")
+        self.setWindowModified(self.editor.document().isModified())
+
+    def saved_text(self) -> str:
+        """The document's text with any developing span shown as its original."""
+        editor = self.editor
+        live = editor.live_range()
+        span = editor.live_span
+        if live is None or span is None:
+            return editor.plain_text()
+        start, end = live
+        return editor.text_between(0, start) + span.original + editor.text_between(end, editor.end_position())
+
+    def maybe_save(self) -> bool:
+        """Whether it is fine to discard the document now (asking the writer if it has changes)."""
+        if not self.editor.document().isModified():
+            return True
+        name = self.path.name if self.path is not None else "Untitled"
+        answer = QMessageBox.warning(
+            self,
+            "Unsaved changes",
+            f"“{name}” has unsaved changes. Save them before closing?",
+            QMessageBox.StandardButton.Save
+            | QMessageBox.StandardButton.Discard
+            | QMessageBox.StandardButton.Cancel,
+            QMessageBox.StandardButton.Save,
+        )
+        if answer == QMessageBox.StandardButton.Save:
+            return self.save()
+        return answer == QMessageBox.StandardButton.Discard
+
+    def new_document(self) -> None:
+        if not self.maybe_save():
+            return
+        self._end_live_span()
+        self.editor.setPlainText("")
+        self.path = None
+        self.file_format = TextDocument(text="")
+        self.editor.document().setModified(False)
+        self.update_title()
+
+    def load_unsaved(self, text: str, path: Path | None, file_format: TextDocument) -> None:
+        """Show ``text`` as an unsaved document under ``path``'s name (a recovered one): Save writes it there."""
+        self.editor.setPlainText(text)
+        self.path = path
+        self.file_format = replace(file_format, text="")
+        self.editor.document().setModified(True)
+        self.update_title()
+
+    def open_dialog(self) -> None:
+        if not self.maybe_save():
+            return
+        folder = str(self.path.parent) if self.path is not None else str(Path.home())
+        name, _filter = QFileDialog.getOpenFileName(
+            self, "Open", folder, "Text and Markdown (*.txt *.md *.markdown *.text);;All files (*)"
+        )
+        if name:
+            self.open_path(Path(name), ask_encoding=True)
+
+    def open_path(self, path: Path, encoding: str | None = None, ask_encoding: bool = False) -> bool:
+        """Load ``path`` into the editor; on any problem show why and leave the current document alone."""
+        try:
+            loaded = read_document(path, encoding)
+        except UnknownEncodingError as error:
+            chosen = self._ask_encoding(path, str(error)) if ask_encoding else None
+            if chosen is None:
+                self.message_bar.show_message(f"Could not open {path.name}: {error}.")
+                return False
+            return self.open_path(path, chosen, ask_encoding)
+        except BinaryFileError as error:
+            self.message_bar.show_message(f"Could not open {path.name}: {error}.")
+            return False
+        except FileError as error:
+            self.message_bar.show_message(f"Could not open {path.name}: {error}.")
+            return False
+        self._end_live_span()
+        self.editor.setPlainText(loaded.text)
+        self.editor.document().setModified(False)
+        self.path = path
+        self.file_format = replace(loaded, text="")
+        self._remember_recent(path)
+        self.message_bar.hide()
+        self.update_title()
+        self.statusBar().showMessage(f"Opened {path.name} ({loaded.encoding})", 3000)
+        return True
+
+    def _ask_encoding(self, path: Path, reason: str) -> str | None:
+        encoding, ok = QInputDialog.getItem(
+            self,
+            "Choose the encoding",
+            f"{path.name}: {reason}.\nWhich encoding was it written in?",
+            list(FALLBACK_ENCODINGS),
+            0,
+            False,
+        )
+        return encoding if ok else None
+
+    def save(self) -> bool:
+        if self.path is None:
+            return self.save_as()
+        return self.save_to(self.path)
+
+    def save_as(self) -> bool:
+        folder = str(self.path) if self.path is not None else str(Path.home() / "Untitled.md")
+        name, _filter = QFileDialog.getSaveFileName(
+            self, "Save As", folder, "Markdown (*.md);;Text (*.txt);;All files (*)"
+        )
+        return self.save_to(Path(name)) if name else False
+
+    def save_to(self, path: Path) -> bool:
+        try:
+            save_document(path, replace(self.file_format, text=self.saved_text()))
+        except FileError as error:
+            self.message_bar.show_message(f"Could not save: {error}.")
+            return False
+        self.path = path
+        if self.editor.live_span is None:
+            self.editor.document().setModified(False)
+        self._remember_recent(path)
+        self.update_title()
+        self.statusBar().showMessage(f"Saved {path.name}", 3000)
+        return True
+
+    def _remember_recent(self, path: Path) -> None:
+        entry = str(path.resolve())
+        recent = (entry, *(item for item in self.prefs.recent_files if item != entry))
+        self._store(recent_files=recent[:MAX_RECENT_FILES])
+
+    def _fill_recent_menu(self) -> None:
+        self.recent_menu.clear()
+        for entry in self.prefs.recent_files:
+            action = self.recent_menu.addAction(entry)
+            action.triggered.connect(lambda _checked=False, name=entry: self._open_recent(Path(name)))
+        if not self.prefs.recent_files:
+            self.recent_menu.addAction("No recent files").setEnabled(False)
+
+    def _open_recent(self, path: Path) -> None:
+        if self.maybe_save():
+            self.open_path(path, ask_encoding=True)

@@ -1,0 +1,235 @@
+"""The rewrite controller: from a writer's request to the text that lands, one run at a time.
+
+It turns a request (rewrite the selection, fill the gap at the cursor, rewrite following an
+instruction) into an :class:`EditRequest` for the model thread, locks the span in the editor, paints
+each pass that comes back into the live span, and accepts, rejects, cancels or regenerates the run.
+Only the newest job is ever painted: a pass, result or failure from any other job id is stale and
+ignored, which is what makes "a second request cancels the first" and "cancel restores at once" safe
+without waiting for the worker.
+
+The window holds one controller (``MainWindow.rewrites``); what it reads of the window is
+:class:`RewriteWindow`, and ``stateChanged`` tells the window when its actions need updating.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+from PySide6.QtCore import QObject, Signal
+from PySide6.QtWidgets import QLabel, QStatusBar
+
+from app.dialogs.message_bar import MessageBar
+from app.editor_widget import Phase, RewriteEditor
+from app.settings import Preferences
+from app.worker import PaintedPass, RewriteService
+from model import EditRequest, EditResult
+from model.request import CONTEXT_CHARS_PER_TOKEN, MAX_CANVAS_TOKENS, Mode
+
+
+@dataclass
+class RewriteRun:
+    """The rewrite the editor shows now."""
+
+    job_id: int
+    mode: Mode
+    instruction: str | None
+    max_new_tokens: int | None
+    passes: int = 0
+    result: EditResult | None = None
+    candidate: int = 0
+    regenerations: int = 0
+
+
+class RewriteWindow(Protocol):
+    """What the controller uses of its window (read when it is used: preferences change live)."""
+
+    @property
+    def editor(self) -> RewriteEditor: ...
+
+    @property
+    def service(self) -> RewriteService: ...
+
+    @property
+    def prefs(self) -> Preferences: ...
+
+    @property
+    def model_loading(self) -> bool: ...
+
+    @property
+    def message_bar(self) -> MessageBar: ...
+
+    @property
+    def figures_label(self) -> QLabel: ...
+
+    def statusBar(self) -> QStatusBar: ...
+
+
+class RewriteController(QObject):
+    """The current run (``run``) and the last finished result (``last_result``) of one window."""
+
+    stateChanged = Signal()  # a run started, finished, changed candidate or ended
+
+    def __init__(self, window: RewriteWindow, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.window = window
+        self.run: RewriteRun | None = None
+        self.last_result: EditResult | None = None
+        worker = window.service.worker
+        worker.passReady.connect(self._on_pass)
+        worker.editFinished.connect(self._on_finished)
+        worker.editFailed.connect(self._on_failed)
+
+    def start(
+        self,
+        mode: Mode,
+        instruction: str | None = None,
+        max_new_tokens: int | None = None,
+        regenerations: int = 0,
+    ) -> int | None:
+        """Lock the span, send the request to the model thread; a running rewrite is cancelled first."""
+        self.end_live_span(select_original=False)
+        window = self.window
+        editor = window.editor
+        cursor = editor.textCursor()
+        if mode == "fill":
+            start = end = cursor.position()
+        else:
+            start, end = cursor.selectionStart(), cursor.selectionEnd()
+            if start == end:
+                window.statusBar().showMessage("Select the text you want to rewrite first.", 4000)
+                return None
+            if not editor.text_between(start, end).strip():
+                window.statusBar().showMessage(
+                    "The selection is only spaces or line breaks: select words to rewrite, or put the cursor "
+                    "in a gap to fill it.",
+                    6000,
+                )
+                return None
+        prefs = window.prefs
+        seed = None if prefs.random_seed else prefs.seed + regenerations
+        # Only the context the model can read crosses to the worker (the engine reads at most
+        # CONTEXT_CHARS_PER_TOKEN characters a token, the budget before the span and up to a canvas
+        # after it), so a rewrite in a 10 MB novel costs no more than in a short story.
+        context = max(prefs.context_budget, MAX_CANVAS_TOKENS) * CONTEXT_CHARS_PER_TOKEN
+        request = EditRequest(
+            prefix=editor.text_between(max(0, start - context), start),
+            span=None if mode == "fill" else editor.text_between(start, end),
+            suffix=editor.text_between(end, min(editor.end_position(), end + context)),
+            mode=mode,
+            instruction=instruction,
+            max_new_tokens=max_new_tokens,
+            options=prefs.denoise_options(),
+            seed=seed,
+            candidates=prefs.candidates,
+            context_budget=prefs.context_budget,
+            strength=prefs.rewrite_strength,
+        )
+        editor.begin_live_span(start, end)
+        job_id = window.service.submit(request, prefs.pass_display_ms)
+        self.run = RewriteRun(job_id, mode, instruction, max_new_tokens, regenerations=regenerations)
+        window.message_bar.hide()
+        window.statusBar().showMessage("Waiting for the model…" if window.model_loading else "Developing…")
+        self.stateChanged.emit()
+        return job_id
+
+    def _current(self, job_id: int) -> RewriteRun | None:
+        run = self.run
+        return run if run is not None and run.job_id == job_id else None
+
+    def _on_pass(self, job_id: int, painted: PaintedPass) -> None:
+        run = self._current(job_id)
+        editor = self.window.editor
+        if run is None or editor.phase is not Phase.DEVELOPING:
+            return
+        run.passes += 1
+        step = painted.raw
+        editor.paint_pass(painted.frames[painted.shown])
+        blocks = f" · block {step.block + 1}/{step.blocks}" if step.blocks > 1 else ""
+        if painted.veiled:
+            message = f"Developing {len(step.pieces)} candidates… pass {step.step + 1}{blocks}"
+        elif painted.replay:
+            message = f"Developing the best candidate… pass {step.step + 1}{blocks}"
+        else:
+            message = f"Developing… pass {step.step + 1}{blocks}"
+        self.window.statusBar().showMessage(message)
+
+    def _on_finished(self, job_id: int, result: EditResult) -> None:
+        run = self._current(job_id)
+        if run is None:
+            return
+        run.result = result
+        run.candidate = result.ranking[0]  # several candidates: the one the model rates best comes first
+        self.last_result = result
+        window = self.window
+        window.editor.show_result(result.texts[run.candidate])
+        window.figures_label.setText(
+            f"{result.passes} passes · {result.tokens_per_forward:.1f} tokens/pass · "
+            f"{result.ms_per_pass:.0f} ms/pass"
+        )
+        hint = "Enter: accept · Esc: reject · Ctrl+Shift+R: regenerate"
+        if not result.texts[run.candidate]:
+            hint = "The model wrote nothing here. " + hint
+        window.statusBar().showMessage(hint)
+        self.stateChanged.emit()
+
+    def _on_failed(self, job_id: int, message: str) -> None:
+        if self._current(job_id) is None:
+            return
+        self.end_live_span()
+        self.window.message_bar.show_message(f"The rewrite failed: {message}. Your text is unchanged.")
+        self.window.statusBar().showMessage("Rewrite failed", 4000)
+
+    def escape(self) -> None:
+        """Esc in the editor: reject a finished rewrite, cancel a developing one."""
+        if self.window.editor.phase is Phase.REVIEW:
+            self.reject()
+        else:
+            self.cancel()
+
+    def end_live_span(self, select_original: bool = True) -> None:
+        """Cancel the running job (if any) and put the original span back."""
+        if self.run is not None:
+            self.window.service.cancel(self.run.job_id)
+            self.run = None
+        editor = self.window.editor
+        if editor.live_span is not None:
+            editor.restore_live_span(select_original)
+        self.stateChanged.emit()
+
+    def cancel(self) -> None:
+        if self.run is None:
+            return
+        self.end_live_span()
+        self.window.statusBar().showMessage("Rewrite cancelled; the original is back.", 3000)
+
+    def reject(self) -> None:
+        if self.run is None:
+            return
+        self.end_live_span()
+        self.window.statusBar().showMessage("Rewrite rejected; the original is back.", 3000)
+
+    def accept(self) -> None:
+        run = self.run
+        if run is None or run.result is None:
+            return
+        self.run = None
+        self.window.editor.accept_live_span(run.result.texts[run.candidate])
+        self.window.statusBar().showMessage("Rewrite accepted (Ctrl+Z undoes it).", 3000)
+        self.stateChanged.emit()
+
+    def regenerate(self) -> int | None:
+        run = self.run
+        if run is None:
+            return None
+        self.end_live_span()  # the original span is selected again (or the cursor is at the gap)
+        return self.start(run.mode, run.instruction, run.max_new_tokens, run.regenerations + 1)
+
+    def cycle_candidate(self, step: int) -> None:
+        run = self.run
+        if run is None or run.result is None or len(run.result.texts) < 2:
+            return
+        ranking = run.result.ranking
+        run.candidate = ranking[(ranking.index(run.candidate) + step) % len(ranking)]
+        self.window.editor.show_result(run.result.texts[run.candidate])
+        self.stateChanged.emit()
