@@ -70,6 +70,7 @@ def main() -> None:
     widths = sorted({w for w in (16, 32, 64, 128, 256) if w < canvas} | {canvas})
     window = getattr(text_config_of(model.config), "sliding_window", None)
     print(f"model {loaded.name}, canvas {canvas}, sliding window {window}, {torch.get_num_threads()} threads")
+    ms_per_pass(model, 256, canvas, 3)  # the process's first forwards set up kernels: not a context's cost
     by_context = []
     print(f"{'context':>8} {'ms/pass':>8}   (canvas {canvas})")
     for context in args.contexts:
