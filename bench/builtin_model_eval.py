@@ -14,12 +14,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
-import random
-import re
 import sys
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 
 import torch
@@ -27,9 +24,11 @@ import torch
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from model import DenoiseOptions, EditRequest, Engine, load  # noqa: E402
-from model.request import PUBLISHED_DEFAULTS  # noqa: E402
-from model.training.data import Section, read_sections, split_sections  # noqa: E402
+from eval_cases import fill_cases, rewrite_cases  # noqa: E402
+from eval_judge import fluency_lm  # noqa: E402
+from eval_runs import FILL_SLOTS, FillFigures, run_fills, run_rewrites, tune  # noqa: E402
+
+from model import Engine, load  # noqa: E402
 from model.training.evaluate import (  # noqa: E402
     HeldOut,
     denoising_accuracy,
@@ -37,307 +36,14 @@ from model.training.evaluate import (  # noqa: E402
     heldout_data,
     infill_accuracy,
 )
-from model.training.ngram import TrigramLM, words  # noqa: E402
 
 DEFAULT_MODEL = ROOT / "resources" / "models" / "redraft-tiny"
 DEFAULT_CORPUS = Path("/work/shared/corpus")
-PREFIX_CHARS = 600
-SUFFIX_CHARS = 300
-FILL_SLOTS = 24
-
-
-@dataclass(frozen=True)
-class Case:
-    source: str
-    prefix: str
-    gap: str
-    suffix: str
-
-
-def _word_cut(text: str, at: int) -> int:
-    """The start of the word at or after ``at``."""
-    match = re.compile(r"\s\S").search(text, at)
-    return match.start() + 1 if match else len(text)
-
-
-def fill_cases(sections: list[Section], count: int, seed: int) -> list[Case]:
-    """A gap of 4-14 words in the middle of held-out passages (stories and books alternately)."""
-    rng = random.Random(seed)
-    stories = [s for s in sections if s.is_story and len(s.text) > 400]
-    books = [s for s in sections if not s.is_story and len(s.text) > 1500]
-    cases = []
-    for i in range(count):
-        section = rng.choice(stories if i % 2 == 0 else books)
-        text = section.text
-        start = _word_cut(text, int(len(text) * rng.uniform(0.3, 0.6)))
-        gap_words = rng.randint(4, 14)
-        end = start
-        for _ in range(gap_words):
-            end = _word_cut(text, end + 1)
-        gap = text[start:end].rstrip()
-        end = start + len(gap)
-        prefix = text[max(0, start - PREFIX_CHARS) : start]
-        if start > PREFIX_CHARS:
-            prefix = prefix[_word_cut(prefix, 0) :]
-        cases.append(Case(f"{section.source}#{section.index}", prefix, gap, text[end : end + SUFFIX_CHARS]))
-    return cases
-
-
-def rewrite_cases(sections: list[Section], count: int, seed: int) -> list[Case]:
-    """One whole sentence (the span) in the middle of held-out passages."""
-    rng = random.Random(seed)
-    cases: list[Case] = []
-    pool = [s for s in sections if len(s.text) > 600]
-    while len(cases) < count:
-        section = rng.choice(pool)
-        text = section.text
-        bounds = [0] + [m.end() for m in re.finditer(r"(?<=[.!?])\s+", text)] + [len(text)]
-        if len(bounds) < 5:
-            continue
-        k = rng.randrange(2, len(bounds) - 2)
-        start, end = bounds[k], bounds[k + 1]
-        span = text[start:end].rstrip()
-        if not 20 <= len(span) <= 160:
-            continue
-        end = start + len(span)
-        prefix = text[max(0, start - PREFIX_CHARS) : start]
-        cases.append(Case(f"{section.source}#{section.index}", prefix, span, text[end : end + SUFFIX_CHARS]))
-    return cases
-
-
-def fluency_lm(corpus: Path, seed: int, book_chars: int = 6_000_000) -> TrigramLM:
-    """Trigram judge trained on the training split: every story and a fixed share of book text."""
-    train, _ = split_sections(read_sections(corpus), 0.02, seed)
-    stories = [s.text for s in train if s.is_story]
-    books: list[str] = []
-    used = 0
-    for section in sorted((s for s in train if not s.is_story), key=lambda s: (s.index, s.source)):
-        if used > book_chars:
-            break
-        books.append(section.text)
-        used += len(section.text)
-    return TrigramLM(stories + books)
-
-
-@dataclass
-class FillFigures:
-    fills: int
-    tokens_per_forward: float
-    passes_per_fill: float
-    ms_per_pass: float
-    empty_fills: int
-    mean_fill_words: float
-    mean_original_words: float
-    ppl_fill: float
-    ppl_original: float
-    ppl_shuffled: float
-    ppl_fill_interval: tuple[float, float]  # 90% bootstrap interval over gaps
-    # The two words after the gap alone: does the new text join the suffix? (Long fills could
-    # otherwise hide a bad seam among many easy words.)
-    ppl_fill_seam: float = math.nan
-    ppl_original_seam: float = math.nan
-
-
-def _pooled_ppl(logs: list[list[float]]) -> float:
-    flat = [x for row in logs for x in row]
-    return math.exp(-sum(flat) / max(1, len(flat)))
-
-
-def _bootstrap_interval(logs: list[list[float]], seed: int, draws: int = 2000) -> tuple[float, float]:
-    """5th and 95th percentiles of the pooled perplexity over gaps resampled with replacement.
-
-    Forty gaps make a noisy figure (a few unlikely words move it a lot); the interval says how noisy,
-    so two models are only called different when their figures are well apart.
-    """
-    rng = random.Random(seed)
-    samples = sorted(_pooled_ppl([rng.choice(logs) for _ in logs]) for _ in range(draws))
-    return samples[int(0.05 * draws)], samples[int(0.95 * draws) - 1]
-
-
-def _judged(lm: TrigramLM, case: Case, span_words: list[str]) -> tuple[list[float], list[float]]:
-    """Trigram log-probabilities of ``span_words`` in the case's place, followed by the two words after it
-    (so the seam counts), and of those two words alone (the seam)."""
-    junction = words(case.suffix)[:2]
-    logs = lm.log_probs(words(case.prefix)[-2:], span_words + junction)
-    return logs, logs[len(logs) - len(junction) :]
-
-
-def run_fills(
-    engine: Engine,
-    lm: TrigramLM,
-    cases: list[Case],
-    seed: int,
-    options: DenoiseOptions | None = None,
-    candidates: int = 1,
-    slots: int = FILL_SLOTS,
-    vary_length: bool = True,
-) -> tuple[FillFigures, list[str]]:
-    """Fill every case through the engine; score fills, originals and shuffled originals.
-
-    With several candidates the fill is the one the model rates best (what the editor shows).
-    """
-    rng = random.Random(seed)
-    fills: list[str] = []
-    lp_fill: list[list[float]] = []
-    lp_orig: list[list[float]] = []
-    lp_shuf: list[list[float]] = []
-    seam_fill: list[list[float]] = []
-    seam_orig: list[list[float]] = []
-    passes, per_forward, ms = [], [], []
-    for i, case in enumerate(cases):
-        request = EditRequest(
-            prefix=case.prefix,
-            suffix=case.suffix,
-            mode="fill",
-            max_new_tokens=slots,
-            seed=seed + i,
-            candidates=candidates,
-            options=options or DenoiseOptions(),
-            vary_length=vary_length,
-        )
-        result = engine.run(request)
-        fills.append(result.text)
-        passes.append(result.passes)
-        per_forward.append(result.tokens_per_forward)
-        ms.append(result.ms_per_pass)
-        original = words(case.gap)
-        shuffled = original[:]
-        rng.shuffle(shuffled)
-        for text, logs, seams in ((words(result.text), lp_fill, seam_fill), (original, lp_orig, seam_orig)):
-            whole, seam = _judged(lm, case, text)
-            logs.append(whole)
-            seams.append(seam)
-        lp_shuf.append(_judged(lm, case, shuffled)[0])
-    figures = FillFigures(
-        fills=len(cases),
-        tokens_per_forward=sum(per_forward) / len(cases),
-        passes_per_fill=sum(passes) / len(cases),
-        ms_per_pass=sum(ms) / len(cases),
-        empty_fills=sum(1 for f in fills if not f.strip()),
-        mean_fill_words=sum(len(words(f)) for f in fills) / len(cases),
-        mean_original_words=sum(len(words(c.gap)) for c in cases) / len(cases),
-        ppl_fill=_pooled_ppl(lp_fill),
-        ppl_original=_pooled_ppl(lp_orig),
-        ppl_shuffled=_pooled_ppl(lp_shuf),
-        ppl_fill_interval=_bootstrap_interval(lp_fill, seed),
-        ppl_fill_seam=_pooled_ppl(seam_fill),
-        ppl_original_seam=_pooled_ppl(seam_orig),
-    )
-    return figures, fills
-
-
-@dataclass
-class RewriteFigures:
-    rewrites: int
-    strength: float
-    candidates: int
-    ppl_rewrite: float
-    ppl_rewrite_interval: tuple[float, float]
-    ppl_original: float
-    ppl_rewrite_seam: float
-    ppl_original_seam: float
-    length_ratio: float  # words in the rewrite / words in the sentence, averaged over sentences
-    words_kept: float  # share of the sentence's distinct words the rewrite still has, averaged
-    passes_per_rewrite: float
-    ms_per_pass: float
-
-
-def run_rewrites(
-    engine: Engine,
-    lm: TrigramLM,
-    cases: list[Case],
-    seed: int,
-    strength: float,
-    candidates: int,
-    vary_length: bool = True,
-) -> tuple[RewriteFigures, list[tuple[str, int]]]:
-    """Rewrite every case's sentence in place (the editor's request); judge the rewrites like fills, and
-    say how long they came out and how much of the sentence they kept. Returns (figures, [(text, passes)])."""
-    rewrites: list[tuple[str, int]] = []
-    lp_new: list[list[float]] = []
-    lp_orig: list[list[float]] = []
-    seam_new: list[list[float]] = []
-    seam_orig: list[list[float]] = []
-    ratios: list[float] = []
-    kept: list[float] = []
-    ms: list[float] = []
-    for i, case in enumerate(cases):
-        request = EditRequest(
-            prefix=case.prefix,
-            suffix=case.suffix,
-            span=case.gap,
-            mode="rewrite",
-            strength=strength,
-            seed=seed + i,
-            candidates=candidates,
-            vary_length=vary_length,
-        )
-        result = engine.run(request)
-        rewrites.append((result.text, result.passes))
-        ms.append(result.ms_per_pass)
-        new, original = words(result.text), words(case.gap)
-        for text, logs, seams in ((new, lp_new, seam_new), (original, lp_orig, seam_orig)):
-            whole, seam = _judged(lm, case, text)
-            logs.append(whole)
-            seams.append(seam)
-        ratios.append(len(new) / max(1, len(original)))
-        kept.append(len(set(new) & set(original)) / max(1, len(set(original))))
-    figures = RewriteFigures(
-        rewrites=len(cases),
-        strength=strength,
-        candidates=candidates,
-        ppl_rewrite=_pooled_ppl(lp_new),
-        ppl_rewrite_interval=_bootstrap_interval(lp_new, seed),
-        ppl_original=_pooled_ppl(lp_orig),
-        ppl_rewrite_seam=_pooled_ppl(seam_new),
-        ppl_original_seam=_pooled_ppl(seam_orig),
-        length_ratio=sum(ratios) / len(cases),
-        words_kept=sum(kept) / len(cases),
-        passes_per_rewrite=sum(passes for _, passes in rewrites) / len(cases),
-        ms_per_pass=sum(ms) / len(cases),
-    )
-    return figures, rewrites
 
 
 def _interval(figures: FillFigures) -> str:
     low, high = figures.ppl_fill_interval
     return f"(90% bootstrap interval over gaps {low:.0f}-{high:.0f})"
-
-
-def tune(engine: Engine, lm: TrigramLM, cases: list[Case], seed: int) -> list[dict]:
-    """A small sweep of sampler settings; printed so the chosen defaults can be justified."""
-    grid = [
-        {},
-        {"left_to_right_bias": 1.0},
-        {"entropy_bound": 1.0},
-        {"entropy_bound": 1.0, "left_to_right_bias": 0.3},
-        {"entropy_bound": 1.0, "left_to_right_bias": 1.0},
-        {"entropy_bound": 1.0, "left_to_right_bias": 3.0},
-        {"entropy_bound": 0.5, "left_to_right_bias": 1.0},
-        {"entropy_bound": 2.0, "left_to_right_bias": 1.0},
-        {"entropy_bound": 1.0, "left_to_right_bias": 1.0, "max_denoising_steps": 64},
-        {"t_min": 0.6, "t_max": 1.0, "entropy_bound": 1.0, "left_to_right_bias": 1.0},
-        {"entropy_bound": 1.0, "left_to_right_bias": 1.0, "polish_rounds": 3},
-        {"entropy_bound": 1.0, "left_to_right_bias": 1.0, "polish_rounds": 6},
-        {"entropy_bound": 1.0, "left_to_right_bias": 1.0, "polish_rounds": 12},
-        # The defaults shipped before the left-to-right bias existed.
-        {"t_min": 0.6, "t_max": 1.0, "entropy_bound": 4.0},
-    ]
-    rows = []
-    for settings in grid:
-        # Relative to the published defaults, not the checkpoint's, so the sweep does not move with them.
-        options = DenoiseOptions(**{**PUBLISHED_DEFAULTS, **settings})  # type: ignore[arg-type]
-        figures, _ = run_fills(engine, lm, cases, seed, options)
-        row = {"settings": settings, **asdict(figures)}
-        rows.append(row)
-        print(
-            f"  {json.dumps(settings):70s} ppl {figures.ppl_fill:8.1f}  seam {figures.ppl_fill_seam:7.1f}"
-            f"  passes {figures.passes_per_fill:5.1f}"
-            f"  tok/fwd {figures.tokens_per_forward:5.2f}  words {figures.mean_fill_words:4.1f}"
-            f"  empty {figures.empty_fills}",
-            flush=True,
-        )
-    return rows
 
 
 def main(argv: list[str] | None = None) -> None:
