@@ -1,0 +1,87 @@
+"""The dry run: every device step at toy scale on CPU, each in its own process through the runbook's command
+line as on the device, what it returns checked against the limits; then the take-backs and the reassembled
+model loaded by the engine.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from runbook.common import CARRY, MIB, ROOT, T0_ENV, say
+from runbook.corpus import toy_corpus
+from runbook.plan import CALLS
+from runbook.transfer import check_back, take_back
+from runbook.wheels import check_wheels, slim_import_check, synthetic_wheel_check
+
+# The entry point each step runs through, in a process of its own (as a device call does).
+RUNBOOK = ROOT / "bench" / "gpu_runbook.py"
+
+def dry_run(out: Path) -> dict[str, Any]:
+    """Every step at toy scale on CPU, each in its own process as on the device, each output checked
+    against the limits of what comes back; then the take-backs and the reassembled model loaded."""
+    out.mkdir(parents=True, exist_ok=True)
+    summary: dict[str, Any] = {"steps": {}}
+    started = time.time()
+    with tempfile.TemporaryDirectory(prefix="redraft-dry-") as tmp_name:
+        tmp = Path(tmp_name)
+        carry, work = tmp / "carry", tmp / "work"
+        toy_corpus(carry / "corpus-a")
+        (carry / "corpus-a" / "budget.json").write_text(json.dumps({"checkpoint_room_bytes": 3 * MIB}))
+        toy_corpus(carry / "corpus-b", "books_01", stories_too=False)
+        shutil.copyfile(carry / "corpus-a" / "tinystories_toy.txt.xz", carry / "corpus-b" / "tinystories_toy.txt.xz")
+        real = CARRY / "wheels"
+        if any(real.glob("*.whl")):
+            summary["wheels"] = check_wheels(real, tmp / "site")
+            summary["wheels"]["import_check"] = slim_import_check(real, tmp / "slim")
+        else:
+            summary["wheels"] = synthetic_wheel_check(tmp / "synthetic")
+        say(f"wheels: {json.dumps(summary['wheels'])[:400]}")
+        for step in ("bench26b", "engine-vs-library", "train-a", "train-b"):
+            step_out = out / f"dry-{step}"
+            if step_out.exists():
+                shutil.rmtree(step_out)
+            if step == "train-b":
+                # First as on a machine still warm (train-a's folder there), then as on a fresh one: only
+                # the pieces that came back, taken back as README says.
+                warm_out = out / "dry-train-b-warm"
+                if warm_out.exists():
+                    shutil.rmtree(warm_out)
+                shutil.copytree(work, tmp / "work-warm")
+                subprocess.run(
+                    [sys.executable, str(RUNBOOK), step, "--dry-run", "--carry", str(carry),
+                     "--work", str(tmp / "work-warm")],
+                    env={**os.environ, "OUT": str(warm_out), T0_ENV: str(time.time())}, check=True,
+                )  # fmt: skip
+                summary["steps"]["train-b-warm"] = {"files": sorted(p.name for p in warm_out.iterdir()),
+                                                    "back_problems": check_back(warm_out)}  # fmt: skip
+                take_back("train-a", out / "dry-train-a", carry, tmp / "runs")
+                shutil.rmtree(work)
+            env = {**os.environ, "OUT": str(step_out), "TRITON_INTERPRET": "1", T0_ENV: str(time.time())}
+            t = time.time()
+            subprocess.run(
+                [sys.executable, str(RUNBOOK), step, "--dry-run", "--carry", str(carry),
+                 "--work", str(work)],
+                env=env, check=True,
+            )  # fmt: skip
+            summary["steps"][step] = {"seconds": round(time.time() - t, 1), "files": sorted(
+                p.name for p in step_out.iterdir()), "back_problems": check_back(step_out)}  # fmt: skip
+        model = take_back("train-b", out / "dry-train-b", carry, tmp / "runs")
+        from model import EditRequest, Engine, load
+
+        loaded = load(model, device="cpu")
+        result = Engine(loaded).run(EditRequest(prefix="One day, Lily went to the", suffix=" with a kite.",
+                                                mode="fill", max_new_tokens=4, seed=0))  # fmt: skip
+        summary["reassembled_model"] = {"parameters": sum(p.numel() for p in loaded.model.parameters()),
+                                        "fill": result.texts[0]}  # fmt: skip
+    summary["plan"] = [call.invocation() for call in CALLS]
+    summary["seconds"] = round(time.time() - started, 1)
+    (out / "dry-run.json").write_text(json.dumps(summary, indent=1, default=str) + "\n")
+    return summary
