@@ -15,12 +15,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Protocol
 
 import torch
 
 from model.errors import RequestError
-from model.loading import LoadedModel
 from model.request import CONTEXT_CHARS_PER_TOKEN, EditRequest
 from model.vocabulary import LINE_BREAKS, SPACE, Vocabulary
 
@@ -42,6 +41,20 @@ LENGTH_SHARES = (1.0, 2 / 3, 1 / 2, 1 / 3)
 # length, the rewrites of 40 held-out sentences came out 1.30 times as long as the originals; with
 # these shares 1.03 times, at the same trigram perplexity (33 against 32) and seam (130 against 123).
 REWRITE_LENGTH_SHARES = (1.0, 0.85, 0.7, 0.55)
+
+
+class CanvasModel(Protocol):
+    """What laying out an edit reads of the model: a loaded one (``LoadedModel``) or a server's
+    (``model.server``), whose canvas is the one vLLM serves."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def canvas_length(self) -> int: ...
+
+    @property
+    def follows_instructions(self) -> bool: ...
 
 
 def candidate_widths(slots: int, candidates: int, shares: tuple[float, ...] = LENGTH_SHARES) -> list[int]:
@@ -76,7 +89,7 @@ class Layout:
     candidate_slots: list[int] = field(default_factory=list)
 
 
-def plan_layout(request: EditRequest, vocabulary: Vocabulary, loaded: LoadedModel) -> Layout:
+def plan_layout(request: EditRequest, vocabulary: Vocabulary, loaded: CanvasModel) -> Layout:
     """The whole layout of ``request`` on ``loaded``'s canvases."""
     canvas = loaded.canvas_length
     if request.mode == "instruct":

@@ -28,6 +28,9 @@ class Pass:
     # Text the span's first token carries that the document already has (see ``Layout.lead``): it is
     # left out of ``pieces``; a painter decoding tokens itself drops it from the span's start.
     lead: str = ""
+    # A server edit's stand-in while its request runs (``model.server``): fresh noise, no sampler step;
+    # painters show it as a veil and never replay it.
+    waiting: bool = False
 
     def text(self, candidate: int = 0, accepted_only: bool = False) -> str:
         pieces = self.pieces[candidate]

@@ -1,0 +1,502 @@
+"""Edits on a team's vLLM server, driven exactly like :class:`model.Engine`: ``edit`` yields a
+:class:`Pass` at a time and returns an :class:`EditResult`, so the editor's worker, the CLI and the tests
+need not know where the model runs.
+
+What leaves the machine is one edit's context and nothing else: the prompt (up to ``context_budget``
+tokens before the span), the span's own tokens for a rewrite at strength < 1, and up to a canvas of the
+text after it, as token ids, plus the text of those pieces sent to ``/tokenize``.
+
+How an edit maps onto vLLM's diffusion controls (``vllm_xargs`` on ``/v1/completions``, checked in
+``vllm/utils/diffusion.py``): the layout is :func:`model.canvas.plan_layout`'s, as locally, on the served
+canvas. Per block and candidate, one request: ``prompt`` = the prompt ids (+ the candidate's earlier
+blocks), ``diffusion_seed_canvas`` = noise drawn here for the free slots (a rewrite keeps part of the
+original, as :func:`model.canvas.keep_original` does) + the suffix, end-of-text and padding;
+``diffusion_pinned`` = every position past the free slots; ``diffusion_read_only`` = 1 (return the
+converged canvas, commit nothing). Candidates are separate requests with their own noise and length, sent
+side by side (the server batches them); they are ranked by the mean log-probability the server reports
+for their own tokens.
+
+The server's sampler is its own (the published DiffusionGemma one): Redraft's left-to-right bias, polish
+rounds, temperatures and bans do not cross; only ``max_denoising_steps`` does (``diffusion_max_steps``).
+New text inside a line that must not break it has its line breaks turned into spaces here instead.
+
+Two ways to show the passes (``SERVER_PASSES``): ``one-request`` (the default) sends each block as one
+request and yields *waiting* passes (noise, ``Pass.waiting``) until its text arrives; ``per-pass`` sends
+one request per denoising pass (``diffusion_max_steps`` 1, the last canvas fed back as the seed). The
+README's "Team server" section has the measurements behind the default.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import re
+import secrets
+import threading
+import time
+from collections.abc import Callable, Generator
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, replace
+from typing import Any, Literal
+
+from model import canvas
+from model.canvas import Layout
+from model.errors import EditCancelled, RequestError
+from model.passes import EditResult, Pass, with_trail, without_lead
+from model.request import EditRequest
+from model.server.http import Endpoint, HttpFailure, ServerError, request_json
+from model.server.vocabulary import ServerVocabulary
+from model.vocabulary import LINE_BREAKS
+
+CancelCheck = Callable[[], bool]
+PassMode = Literal["one-request", "per-pass"]
+SERVER_PASSES: tuple[PassMode, ...] = ("one-request", "per-pass")
+WAIT_TICK_S = 0.06  # a waiting pass this often while a request runs (the veil keeps moving)
+NOISE_POOL = 48  # distinct noise pieces decoded once per connection, for waiting passes
+MIN_SERVER_CANVAS = 8  # below this a canvas cannot hold a span and the suffix after it
+PER_PASS_DEFAULT_STEPS = 48  # the published sampler's cap, when the request sets none
+_VOCAB = re.compile(r"ids must be in \[0, (\d+)\)")
+_CANVAS = re.compile(r"must hold exactly (\d+) ids")
+
+
+@dataclass(frozen=True)
+class ServerInfo:
+    """What a server serves, learnt at connection (``connect``)."""
+
+    url: str
+    name: str  # the served model's id
+    canvas_length: int
+    vocab_size: int
+    max_model_len: int
+    served: tuple[str, ...]  # every model id the server lists
+    follows_instructions: bool = False  # instructions are not sent to servers yet
+
+    def describe(self) -> str:
+        return (
+            f"{self.name} on {self.url}: canvas {self.canvas_length} tokens, context {self.max_model_len} tokens, "
+            f"vocabulary {self.vocab_size}"
+        )
+
+
+def connect(endpoint: Endpoint, model: str | None = None, cancel: CancelCheck | None = None) -> ServerInfo:
+    """Ask the server what it serves and measure its canvas; a ServerError says what is wrong.
+
+    vLLM has no endpoint for a diffusion model's canvas or vocabulary, but its admission check names both
+    when a request breaks them (``vllm/utils/diffusion.py``): two rejected requests, no model pass, tell.
+    """
+    where = endpoint.display()
+    listing = request_json(endpoint, "GET", "/v1/models", cancel=cancel, timeout_s=endpoint.connect_timeout_s + 5)
+    entries = listing.get("data") if isinstance(listing, dict) else None
+    if not isinstance(entries, list) or not entries:
+        raise ServerError(f"the server at {where} lists no models at /v1/models; is it a vLLM server?")
+    served = tuple(str(entry.get("id")) for entry in entries if isinstance(entry, dict))
+    name = model or served[0]
+    if name not in served:
+        raise ServerError(
+            f"the server at {where} serves {', '.join(served)}, not {name!r}; choose one of those in "
+            "Settings ▸ Server (or --server-model)"
+        )
+    entry = next(e for e in entries if isinstance(e, dict) and e.get("id") == name)
+    max_model_len = int(entry.get("max_model_len") or 0)
+    vocab_size = _probe(endpoint, name, [2**31 - 1], _VOCAB, cancel)
+    canvas_length = _probe(endpoint, name, [0], _CANVAS, cancel)
+    if canvas_length < MIN_SERVER_CANVAS:
+        raise ServerError(
+            f"the server's canvas is {canvas_length} tokens, too small to hold new text and the text after it "
+            f"(Redraft needs at least {MIN_SERVER_CANVAS}); serve the model with its own canvas"
+        )
+    return ServerInfo(where, name, canvas_length, vocab_size, max_model_len or 2**31, served)
+
+
+def _probe(
+    endpoint: Endpoint, model: str, seed: list[int], pattern: re.Pattern[str], cancel: CancelCheck | None
+) -> int:
+    body = {"model": model, "prompt": [0], "max_tokens": 1, "vllm_xargs": {"diffusion_seed_canvas": seed}}
+    try:
+        request_json(endpoint, "POST", "/v1/completions", body, cancel=cancel)
+    except HttpFailure as failure:
+        found = pattern.search(failure.server_message)
+        if failure.status == 400 and found:
+            return int(found.group(1))
+        if failure.status != 400:
+            raise
+    raise ServerError(
+        f"{model!r} on {endpoint.display()} does not take DiffusionGemma's diffusion controls: it is not a "
+        "diffusion model, or the server's vLLM is older than 0.32; serve a DiffusionGemma checkpoint"
+    )
+
+
+@dataclass
+class _Candidate:
+    """One candidate's running state over the blocks."""
+
+    kept: list[int]  # every finished block's slots (its own width)
+    context: list[int]  # earlier blocks' full canvases, after the prompt
+    score_sum: float = 0.0
+    score_count: int = 0
+
+
+@dataclass(frozen=True)
+class _Answer:
+    canvas: list[int]
+    logprobs: list[float]
+    pieces: list[str]
+
+
+class ServerEngine:
+    """Runs edit requests on a vLLM server. One edit at a time, as :class:`model.Engine`."""
+
+    def __init__(self, endpoint: Endpoint, info: ServerInfo, passes: PassMode = "one-request") -> None:
+        if passes not in SERVER_PASSES:
+            raise RequestError(f"server passes must be one of {', '.join(SERVER_PASSES)}, got {passes!r}")
+        self.endpoint = endpoint
+        self.info = info
+        self.passes: PassMode = passes
+        self.name = info.name
+        self.canvas_length = info.canvas_length
+        self.vocab_size = info.vocab_size
+        self.follows_instructions = False
+        self.vocabulary = ServerVocabulary(endpoint, info.name, info.vocab_size)
+        vocabulary = self.vocabulary
+        self.special_ids = {i for i in (vocabulary.pad_id, vocabulary.eos_id, vocabulary.bos_id,
+                                        vocabulary.end_of_turn_id) if i is not None}
+        self._decoded: dict[tuple[int, ...], str] = {}
+        pool = random.Random(0)
+        self.noise_ids = [pool.randrange(info.vocab_size) for _ in range(NOISE_POOL)]
+        vocabulary.pieces(self.noise_ids)  # decoded once: waiting passes draw from these
+
+    @classmethod
+    def open(
+        cls, url: str, model: str | None = None, api_key: str | None = None, passes: PassMode = "one-request",
+        timeout_s: float = 120.0,
+    ) -> ServerEngine:
+        endpoint = Endpoint(url, api_key, timeout_s=timeout_s)
+        return cls(endpoint, connect(endpoint, model), passes)
+
+    # -- what the worker and the CLI use, as on Engine -----------------------------------------------
+
+    def run(
+        self, request: EditRequest, cancel: CancelCheck | None = None, on_pass: Callable[[Pass], None] | None = None
+    ) -> EditResult:
+        passes = self.edit(request, cancel)
+        while True:
+            try:
+                step = next(passes)
+            except StopIteration as stop:
+                return stop.value  # type: ignore[no-any-return]
+            if on_pass is not None:
+                on_pass(step)
+
+    def decode(self, ids: list[int]) -> str:
+        """Text of ``ids``, remembered (the painter decodes the same runs pass after pass)."""
+        key = tuple(ids)
+        if key not in self._decoded:
+            self._decoded[key] = self.vocabulary.decode(list(ids))
+        return self._decoded[key]
+
+    def encode(self, text: str) -> list[int]:
+        return self.vocabulary.encode(text)
+
+    def describe_device(self) -> str:
+        return f"server {self.info.url}"
+
+    # -- one edit ------------------------------------------------------------------------------------
+
+    def edit(self, request: EditRequest, cancel: CancelCheck | None = None) -> Generator[Pass, None, EditResult]:
+        """Yield passes (waiting ones, or one per server pass); return the :class:`EditResult`.
+
+        A cancel (``cancel`` returning True, or closing the generator) closes the open connections at once
+        and raises :class:`EditCancelled`; nothing is returned, so no document can be touched.
+        """
+        request.validate()
+        if request.mode == "instruct":
+            raise RequestError("instructions are not sent to a server yet: use Rewrite, or a local checkpoint")
+        stop = threading.Event()
+        user_cancel = cancel
+
+        def cancelled() -> bool:
+            return stop.is_set() or (user_cancel is not None and user_cancel())
+
+        self.vocabulary.cancel = cancelled
+        try:
+            layout = self._layout(request)
+            seed = request.seed if request.seed is not None else secrets.randbits(63)
+            with ThreadPoolExecutor(max(1, request.candidates), thread_name_prefix="redraft-server") as pool:
+                result = yield from self._develop(request, layout, seed, cancelled, pool)
+            return result
+        finally:
+            stop.set()  # closes any request still open (a closed generator, an error)
+            self.vocabulary.cancel = None
+
+    def _layout(self, request: EditRequest) -> Layout:
+        """The local layout on the served canvas, the context cut so that prompt and canvases fit the server."""
+        layout = canvas.plan_layout(request, self.vocabulary, self)
+        needed = len(layout.prompt_ids) + self.canvas_length * len(layout.block_slots)
+        over = needed - self.info.max_model_len
+        if over <= 0:
+            return layout
+        budget = len(layout.prompt_ids) - over
+        if budget < 2:
+            raise RequestError(
+                f"the span needs {self.canvas_length * len(layout.block_slots)} tokens of canvas, more than the "
+                f"server's context of {self.info.max_model_len} tokens allows; select less text"
+            )
+        return canvas.plan_layout(replace(request, context_budget=budget), self.vocabulary, self)
+
+    def _develop(
+        self, request: EditRequest, layout: Layout, seed: int, cancel: CancelCheck, pool: ThreadPoolExecutor
+    ) -> Generator[Pass, None, EditResult]:
+        rng = random.Random(seed)
+        batch = request.candidates
+        blocks = len(layout.block_slots)
+        candidates = [_Candidate([], []) for _ in range(batch)]
+        committed = [""] * batch
+        pass_ms: list[float] = []
+        step_index = 0
+        ended = [False] * batch
+        for block, slots in enumerate(layout.block_slots):
+            last = block == blocks - 1
+            widths = layout.candidate_slots if last and layout.candidate_slots else [slots] * batch
+            tail = layout.suffix_tail if last else []
+            seeds = [self._seed_canvas(rng, layout, request, block, width, tail) for width in widths]
+            lead = layout.lead if block == 0 else ""
+            if self.passes == "one-request":
+                answers = yield from self._one_request(
+                    pool, candidates, layout, seeds, widths, request, block, blocks, committed, lead, cancel,
+                    step_index, pass_ms,
+                )
+            else:
+                answers = yield from self._per_pass(
+                    pool, candidates, layout, seeds, widths, request, block, blocks, committed, lead, cancel,
+                    step_index, pass_ms,
+                )
+            step_index = len(pass_ms)
+            for c, (answer, width) in enumerate(zip(answers, widths, strict=True)):
+                state = candidates[c]
+                state.kept.extend(answer.canvas[:width])
+                state.context.extend(answer.canvas)
+                where = canvas.kept_positions(answer.canvas[:width], replace(layout, keep_slots=width), self.vocabulary)
+                state.score_sum += sum(answer.logprobs[i] for i in where if i < len(answer.logprobs))
+                state.score_count += len(where)
+                committed[c] = self._text(self._clean(state.kept, layout), layout)
+                if layout.stop_at_eos and self.vocabulary.eos_id in answer.canvas[:width]:
+                    ended[c] = True
+            if last or all(ended):
+                break
+        token_ids = [self._clean(state.kept, layout) for state in candidates]
+        texts = [with_trail(self._text(ids, layout), layout.trail) for ids in token_ids]
+        scores = [0.0]
+        if batch > 1:
+            scores = [s.score_sum / s.score_count if s.score_count else -math.inf for s in candidates]
+        passes = max(1, len(pass_ms))
+        return EditResult(
+            texts=texts,
+            token_ids=token_ids,
+            raw_tokens=[state.kept for state in candidates],
+            passes=passes,
+            blocks=blocks,
+            tokens_per_forward=sum(len(ids) for ids in token_ids) / max(1, batch) / passes,
+            ms_per_pass=sum(pass_ms) / passes,
+            pass_ms=pass_ms,
+            seed=seed,
+            prompt_tokens=len(layout.prompt_ids),
+            scores=scores,
+        )
+
+    def _seed_canvas(
+        self, rng: random.Random, layout: Layout, request: EditRequest, block: int, width: int, tail: list[int]
+    ) -> list[int]:
+        """Noise for ``width`` free slots (a rewrite below full strength keeps some of its own tokens), then
+        the pinned ``tail`` and padding up to the canvas."""
+        size = self.canvas_length
+        slots = [rng.randrange(self.vocab_size) for _ in range(width)]
+        if layout.original:
+            original = layout.original[block * size : block * size + width]
+            for i, token in enumerate(original):
+                if rng.random() >= request.strength:
+                    slots[i] = token
+        room = size - width
+        return slots + tail[:room] + [self.vocabulary.pad_id] * max(0, room - len(tail))
+
+    def _body(
+        self, layout: Layout, state: _Candidate, seed: list[int], width: int, steps: int | None
+    ) -> dict[str, Any]:
+        xargs: dict[str, Any] = {
+            "diffusion_seed_canvas": seed,
+            "diffusion_pinned": list(range(width, self.canvas_length)),
+            "diffusion_read_only": 1,
+        }
+        if width == self.canvas_length:
+            del xargs["diffusion_pinned"]  # nothing to hold: a canvas of free slots
+        if steps is not None:
+            xargs["diffusion_max_steps"] = steps
+        return {
+            "model": self.name,
+            "prompt": layout.prompt_ids + state.context,
+            "max_tokens": self.canvas_length,  # the whole canvas (vLLM's default would cut it to 16)
+            "return_token_ids": True,
+            "logprobs": 0,
+            "vllm_xargs": xargs,
+        }
+
+    def _send(self, body: dict[str, Any], cancel: CancelCheck) -> _Answer:
+        answer = request_json(self.endpoint, "POST", "/v1/completions", body, cancel=cancel)
+        try:
+            choice = answer["choices"][0]
+            ids = [int(token) for token in choice["token_ids"]]
+            logprobs = choice.get("logprobs") or {}
+            values = [float(v) if v is not None else 0.0 for v in logprobs.get("token_logprobs") or []]
+            pieces = [str(p) for p in logprobs.get("tokens") or []]
+        except (KeyError, IndexError, TypeError, ValueError):
+            raise ServerError(
+                f"the server at {self.info.url} answered without a canvas of token ids ({str(answer)[:160]}); "
+                "its vLLM may be too old (Redraft needs return_token_ids, vLLM 0.32 or newer)"
+            ) from None
+        if len(ids) < self.canvas_length:
+            ids += [self.vocabulary.pad_id] * (self.canvas_length - len(ids))
+        return _Answer(ids, values, pieces)
+
+    def _gather(
+        self, futures: list[Future[_Answer]], cancel: CancelCheck, waiting: Callable[[], Pass] | None
+    ) -> Generator[Pass, None, list[_Answer]]:
+        """Wait for every request, yielding a waiting pass each tick; a cancel closes them all."""
+        while not all(f.done() for f in futures):
+            if cancel():
+                raise EditCancelled("the edit was cancelled")
+            for future in futures:
+                if future.done() and future.exception() is not None:
+                    raise future.exception()  # type: ignore[misc]
+            if waiting is not None:
+                yield waiting()
+            _sleep_until_done(futures, WAIT_TICK_S)
+        if cancel():
+            raise EditCancelled("the edit was cancelled")
+        return [f.result() for f in futures]
+
+    def _one_request(
+        self, pool: ThreadPoolExecutor, candidates: list[_Candidate], layout: Layout, seeds: list[list[int]],
+        widths: list[int], request: EditRequest, block: int, blocks: int, committed: list[str], lead: str,
+        cancel: CancelCheck, step_index: int, pass_ms: list[float],
+    ) -> Generator[Pass, None, list[_Answer]]:
+        steps = request.options.max_denoising_steps
+        started = time.perf_counter()
+        futures = [
+            pool.submit(self._send, self._body(layout, state, seed, width, steps), cancel)
+            for state, seed, width in zip(candidates, seeds, widths, strict=True)
+        ]
+        noise = random.Random(step_index)
+
+        def waiting() -> Pass:
+            tokens = [[noise.choice(self.noise_ids) for _ in range(width)] for width in widths]
+            return self._pass(step_index, block, blocks, tokens, None, committed, lead, started, waiting=True)
+
+        answers = yield from self._gather(futures, cancel, waiting)
+        pass_ms.append((time.perf_counter() - started) * 1000)
+        tokens = [answer.canvas[:width] for answer, width in zip(answers, widths, strict=True)]
+        yield self._pass(step_index, block, blocks, tokens, None, committed, lead, started, answers=answers)
+        return answers
+
+    def _per_pass(
+        self, pool: ThreadPoolExecutor, candidates: list[_Candidate], layout: Layout, seeds: list[list[int]],
+        widths: list[int], request: EditRequest, block: int, blocks: int, committed: list[str], lead: str,
+        cancel: CancelCheck, step_index: int, pass_ms: list[float],
+    ) -> Generator[Pass, None, list[_Answer]]:
+        """One request per pass and candidate: ``diffusion_max_steps`` 1, the returned canvas as the next seed.
+
+        A candidate stops when a pass leaves its free slots as they were (the stability rule, threshold 1).
+        """
+        steps = request.options.max_denoising_steps or PER_PASS_DEFAULT_STEPS
+        current = [list(seed) for seed in seeds]
+        previous: list[list[int] | None] = [None] * len(seeds)
+        answers: list[_Answer | None] = [None] * len(seeds)
+        finished = [False] * len(seeds)
+        for _ in range(steps):
+            started = time.perf_counter()
+            running = [c for c in range(len(seeds)) if not finished[c]]
+            futures = [
+                pool.submit(self._send, self._body(layout, candidates[c], current[c], widths[c], 1), cancel)
+                for c in running
+            ]
+            fresh = yield from self._gather(futures, cancel, None)
+            for c, answer in zip(running, fresh, strict=True):
+                width = widths[c]
+                # Pinned positions are sent back as they were: the answer's argmax there is not ours to keep.
+                slots = answer.canvas[:width]
+                previous[c] = current[c][:width]
+                current[c] = slots + seeds[c][width:]
+                answers[c] = answer
+                finished[c] = previous[c] == slots
+            pass_ms.append((time.perf_counter() - started) * 1000)
+            tokens = [current[c][: widths[c]] for c in range(len(seeds))]
+            accepted = [
+                [prev is not None and i < len(prev) and prev[i] == t for i, t in enumerate(row)]
+                for prev, row in zip(previous, tokens, strict=True)
+            ]
+            done = all(finished)
+            if done:
+                accepted = [[True] * len(row) for row in tokens]
+            yield self._pass(
+                step_index, block, blocks, tokens, accepted, committed, lead, started, finished=list(finished)
+            )
+            step_index += 1
+            if done:
+                break
+        return [a if a is not None else _Answer(s, [], []) for a, s in zip(answers, current, strict=True)]
+
+    def _pass(
+        self, step: int, block: int, blocks: int, tokens: list[list[int]], accepted: list[list[bool]] | None,
+        committed: list[str], lead: str, started: float, *, waiting: bool = False,
+        answers: list[_Answer] | None = None, finished: list[bool] | None = None,
+    ) -> Pass:
+        pieces: list[list[str]] = []
+        for c, row in enumerate(tokens):
+            given = answers[c].pieces if answers is not None else []
+            if len(given) >= len(row) and not any(piece.startswith("bytes:") for piece in given[: len(row)]):
+                pieces.append(list(given[: len(row)]))  # the server's own pieces: no extra requests
+            else:
+                pieces.append(self.vocabulary.pieces(row))
+        if lead:
+            for texts in pieces:
+                if texts:
+                    texts[0] = without_lead(texts[0], lead)
+        if accepted is None:
+            accepted = [[not waiting] * len(row) for row in tokens]
+        return Pass(
+            step=step,
+            block=block,
+            blocks=blocks,
+            tokens=tokens,
+            accepted=accepted,
+            entropy=[[0.0] * len(row) for row in tokens],
+            pieces=pieces,
+            committed=list(committed),
+            finished=finished if finished is not None else [not waiting] * len(tokens),
+            ms=(time.perf_counter() - started) * 1000,
+            lead=lead,
+            waiting=waiting,
+        )
+
+    def _clean(self, ids: list[int], layout: Layout) -> list[int]:
+        """The new span's tokens: up to the slots asked for, without padding and end markers (as locally)."""
+        return [ids[i] for i in canvas.kept_positions(ids, layout, self.vocabulary)]
+
+    def _text(self, ids: list[int], layout: Layout) -> str:
+        text = without_lead(self.vocabulary.span_text(ids), layout.lead) if ids else ""
+        if layout.single_line:
+            # The server cannot ban line breaks in these slots (locally model.bans does): a span inside a
+            # line stays inside it.
+            for mark in LINE_BREAKS:
+                text = text.replace(mark, " ")
+        return text
+
+
+def _sleep_until_done(futures: list[Future[_Answer]], seconds: float) -> None:
+    deadline = time.monotonic() + seconds
+    for future in futures:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return
+        try:
+            future.exception(timeout=left)
+        except TimeoutError:
+            return

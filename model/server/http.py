@@ -1,0 +1,228 @@
+"""HTTP to a team's vLLM server, with the standard library: JSON in and out, one clear error per failure,
+and a cancel that closes the connection mid-request.
+
+Every call runs on a helper thread while the caller's thread polls its cancel check; a cancel shuts the
+socket down, which ends the blocking read at once and tells vLLM the client has gone (it aborts the
+request). Nothing here touches a document: callers get parsed JSON or an exception.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import http.client
+import json
+import socket
+import ssl
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+from model.errors import EditCancelled, RedraftError
+
+CancelCheck = Callable[[], bool]
+POLL_S = 0.02  # how often a waiting caller looks at its cancel check
+
+
+class ServerError(RedraftError):
+    """A request to the server failed; the message says what happened and what to do."""
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """Where the server is and how to talk to it."""
+
+    url: str  # e.g. http://gpu-box:8000 (a trailing /v1 is accepted and dropped)
+    api_key: str | None = None  # sent as a bearer token
+    timeout_s: float = 120.0  # the longest one request may take (a long span on a busy server)
+    connect_timeout_s: float = 10.0
+
+    def parts(self) -> tuple[str, str, int, str]:
+        """(scheme, host, port, base path) of ``url``, or a ServerError naming what is wrong with it."""
+        text = self.url.strip()
+        if "://" not in text:
+            text = "http://" + text
+        split = urlsplit(text)
+        if split.scheme not in ("http", "https") or not split.hostname:
+            raise ServerError(f"the server address {self.url!r} is not an http:// or https:// URL")
+        try:
+            port = split.port or (443 if split.scheme == "https" else 80)
+        except ValueError:
+            raise ServerError(f"the server address {self.url!r} has an invalid port") from None
+        base = split.path.rstrip("/")
+        if base.endswith("/v1"):
+            base = base[: -len("/v1")]
+        return split.scheme, split.hostname, port, base
+
+    def display(self) -> str:
+        scheme, host, port, base = self.parts()
+        return f"{scheme}://{host}:{port}{base}"
+
+
+def _connection(endpoint: Endpoint) -> tuple[http.client.HTTPConnection, str]:
+    scheme, host, port, base = endpoint.parts()
+    if scheme == "https":
+        context = ssl.create_default_context()
+        return http.client.HTTPSConnection(host, port, timeout=endpoint.connect_timeout_s, context=context), base
+    return http.client.HTTPConnection(host, port, timeout=endpoint.connect_timeout_s), base
+
+
+def _server_message(body: bytes) -> str:
+    """The human part of an error body: vLLM sends {"error": {"message": ...}} (or {"message": ...})."""
+    try:
+        data = json.loads(body)
+    except ValueError:
+        return body.decode("utf-8", "replace").strip()[:300]
+    if isinstance(data, dict):
+        error = data.get("error", data)
+        if isinstance(error, dict):
+            message = error.get("message") or error.get("detail")
+            if message:
+                return str(message)[:500]
+        if isinstance(error, str):
+            return error[:500]
+        if "detail" in data:
+            return str(data["detail"])[:500]
+    return body.decode("utf-8", "replace").strip()[:300]
+
+
+class HttpFailure(ServerError):
+    """The server answered with an error status."""
+
+    def __init__(self, message: str, status: int, server_message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.server_message = server_message
+
+
+def describe_status(status: int, server_message: str, where: str) -> str:
+    """One clear sentence per kind of error status."""
+    said = f": {server_message}" if server_message else ""
+    if status in (401, 403):
+        return (
+            f"the server at {where} refused the API key (HTTP {status}{said}); check the key in "
+            "Settings ▸ Server (or the variable --api-key-env names)"
+        )
+    if status == 404:
+        return (
+            f"the server at {where} has no such endpoint or model (HTTP 404{said}); is it a vLLM server, and "
+            "does it serve the model named in Settings ▸ Server?"
+        )
+    if status == 429:
+        return f"the server at {where} is too busy (HTTP 429{said}); try again in a moment"
+    if 400 <= status < 500:
+        return f"the server at {where} refused the request (HTTP {status}{said})"
+    return f"the server at {where} failed (HTTP {status}{said}); try again, or ask whoever runs it"
+
+
+def request_json(
+    endpoint: Endpoint,
+    method: str,
+    path: str,
+    body: dict[str, Any] | None = None,
+    cancel: CancelCheck | None = None,
+    timeout_s: float | None = None,
+) -> Any:
+    """``method`` ``path`` with a JSON ``body``; the parsed JSON answer, or a ServerError / EditCancelled."""
+    where = endpoint.display()
+    connection, base = _connection(endpoint)
+    limit = endpoint.timeout_s if timeout_s is None else timeout_s
+    headers = {"Accept": "application/json"}
+    payload = None
+    if body is not None:
+        payload = json.dumps(body).encode("utf-8")
+        headers["Content-Type"] = "application/json"
+    if endpoint.api_key:
+        headers["Authorization"] = f"Bearer {endpoint.api_key}"
+
+    outcome: dict[str, Any] = {}
+
+    def call() -> None:
+        try:
+            connection.request(method, base + path, body=payload, headers=headers)
+            if connection.sock is not None:
+                connection.sock.settimeout(limit)  # connected: from now on the whole answer may take ``limit``
+            response = connection.getresponse()
+            outcome["status"] = response.status
+            outcome["body"] = response.read()
+        except BaseException as error:  # handed to the waiting thread, which turns it into words
+            outcome["error"] = error
+
+    worker = threading.Thread(target=call, name="redraft-http", daemon=True)
+    started = time.monotonic()
+    worker.start()
+    try:
+        while not _wait(worker, POLL_S):
+            if cancel is not None and cancel():
+                raise EditCancelled("the edit was cancelled")
+            if time.monotonic() - started > limit + endpoint.connect_timeout_s + 1:
+                raise ServerError(_slow(where, limit))
+    finally:
+        if worker.is_alive():
+            _abort(connection)
+        connection.close()
+    error = outcome.get("error")
+    if error is not None:
+        raise ServerError(_describe_error(error, where, limit)) from error
+    status, raw = int(outcome["status"]), bytes(outcome["body"])
+    if status >= 400:
+        message = _server_message(raw)
+        raise HttpFailure(describe_status(status, message, where), status, message)
+    try:
+        return json.loads(raw)
+    except ValueError:
+        raise ServerError(
+            f"the server at {where} answered {path} with something that is not JSON "
+            f"({raw[:80]!r}); is this address a vLLM server?"
+        ) from None
+
+
+def _wait(worker: threading.Thread, seconds: float) -> bool:
+    worker.join(seconds)
+    return not worker.is_alive()
+
+
+def _abort(connection: http.client.HTTPConnection) -> None:
+    """Close the socket under a blocked read: the read ends, and the server sees the client leave."""
+    sock = connection.sock
+    if sock is None:
+        return
+    with contextlib.suppress(OSError):  # already closed by the other side
+        sock.shutdown(socket.SHUT_RDWR)
+
+
+def _slow(where: str, limit: float) -> str:
+    return (
+        f"the server at {where} did not answer within {limit:.0f} s; it may be overloaded, or the span too "
+        "long for it; try again, or raise the timeout in Settings ▸ Server"
+    )
+
+
+def _describe_error(error: BaseException, where: str, limit: float) -> str:
+    """A transport failure in words: refused, unknown host, TLS, timeout, dropped connection."""
+    if isinstance(error, ssl.SSLCertVerificationError):
+        return (
+            f"the secure connection to {where} failed: its certificate is not trusted ({error.verify_message}); "
+            "fix the server's certificate, or use http:// on a trusted network"
+        )
+    if isinstance(error, ssl.SSLError):
+        return (
+            f"the secure connection to {where} failed ({error.reason or error}); if the server speaks plain "
+            "HTTP, use http:// in its address"
+        )
+    if isinstance(error, ConnectionRefusedError):
+        return f"nothing answers at {where} (connection refused); is the vLLM server running, on that port?"
+    if isinstance(error, socket.gaierror):
+        return f"the server name in {where} cannot be found ({error.strerror}); check the address"
+    if isinstance(error, TimeoutError | socket.timeout):
+        return _slow(where, limit)
+    if isinstance(error, http.client.BadStatusLine | http.client.RemoteDisconnected | ConnectionResetError):
+        return (
+            f"the server at {where} closed the connection without an answer; if it uses https, "
+            "write https:// in its address, else it may have crashed"
+        )
+    if isinstance(error, OSError):
+        return f"cannot reach the server at {where} ({error.strerror or error})"
+    return f"talking to the server at {where} failed ({type(error).__name__}: {error})"
