@@ -32,6 +32,21 @@ def _model_options(parser: argparse.ArgumentParser) -> None:
         "--precision", default="auto", choices=("auto", "4bit", "8bit", "bf16", "fp32"), help="weight precision"
     )
     parser.add_argument("--allow-download", action="store_true", help="let a hub id download (off by default)")
+    _server_options(parser)
+
+
+def _server_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--server", default=None, metavar="URL", help="edit on a team's vLLM server instead")
+    parser.add_argument("--server-model", default=None, help="the served model's name (default: the first listed)")
+    parser.add_argument(
+        "--api-key-env", default=None, metavar="VAR", help="environment variable holding the server's API key"
+    )
+    parser.add_argument(
+        "--server-passes",
+        default="one-request",
+        choices=("one-request", "per-pass"),
+        help="one request per span (default) or one per denoising pass",
+    )
 
 
 def _sampler_options(parser: argparse.ArgumentParser) -> None:
@@ -183,6 +198,25 @@ def _load(args: argparse.Namespace) -> Any:
     return load(args.model, precision=args.precision, device=args.device, allow_download=args.allow_download)
 
 
+def _engine(args: argparse.Namespace) -> Any:
+    """The local engine on a loaded model, or with ``--server`` a client of a vLLM server (same interface)."""
+    if getattr(args, "server", None):
+        import os
+
+        from model.errors import RequestError
+        from model.server import ServerEngine
+
+        key = None
+        if args.api_key_env:
+            key = os.environ.get(args.api_key_env)
+            if not key:
+                raise RequestError(f"--api-key-env names {args.api_key_env}, which is not set or empty")
+        return ServerEngine.open(args.server, args.server_model, key, passes=args.server_passes)
+    from model import Engine
+
+    return Engine(_load(args))
+
+
 def _options(args: argparse.Namespace) -> Any:
     from model import DenoiseOptions
 
@@ -231,9 +265,9 @@ def request_from_json_line(line: bytes, args: argparse.Namespace) -> Any:
 
 def _fill_json(args: argparse.Namespace, stdin: BinaryIO, stdout: TextIO) -> int:
     """One JSON line out per request line in; a bad request gets an ``error`` line and exit status 1."""
-    from model import Engine, RedraftError
+    from model import RedraftError
 
-    engine = Engine(_load(args))
+    engine = _engine(args)
     status = EXIT_OK
     # Bytes, decoded line by line: one line that is not UTF-8 is that line's error, not a traceback.
     for number, line in enumerate(stdin, start=1):
@@ -295,7 +329,7 @@ def _parse_span(text: str) -> tuple[int, int]:
 
 
 def _edit_file(args: argparse.Namespace) -> int:
-    from model import EditRequest, Engine, RequestError, split_document
+    from model import EditRequest, RequestError, split_document
 
     if args.file is None:
         raise RequestError("fill needs a FILE with --at OFFSET, or --json to read requests from stdin")
@@ -320,7 +354,7 @@ def _edit_file(args: argparse.Namespace) -> int:
             prefix=prefix, span=span, suffix=suffix, mode="rewrite", vary_length=not args.fixed_length, **common
         )
     request.validate()  # before the (slow) model load
-    engine = Engine(_load(args))
+    engine = _engine(args)
     display = None if args.quiet else PassDisplay(sys.stderr)
     result = engine.run(request, on_pass=display)
     if display is not None:
@@ -339,6 +373,8 @@ class PassDisplay:
         self.live = stream.isatty()
 
     def __call__(self, step: Any) -> None:
+        if getattr(step, "waiting", False):
+            return  # a server edit's veil while its request runs: nothing to show on a terminal
         pieces, accepted = step.pieces[0], step.accepted[0]
         if self.live:
             dim, reset = "\033[2m", "\033[0m"

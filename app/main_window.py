@@ -37,6 +37,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app import server_key
 from app.dialogs.find_replace import FindReplaceDialog
 from app.dialogs.message_bar import MessageBar
 from app.dialogs.popups import FillGapPopup, InstructionPopup
@@ -47,9 +48,10 @@ from app.fileio import TextDocument
 from app.rewrite_controller import RewriteController, RewriteRun
 from app.settings import MAX_INSTRUCTION_HISTORY, Preferences, SettingsStore
 from app.theme import apply_theme, canvas_colors
-from app.worker import ModelInfo, ModelSpec, RewriteService
+from app.worker import ModelInfo, ModelSpec, RewriteService, ServerSpec
 from model import EditResult
 from model.loading import resources_dir
+from model.server import PassMode
 
 log = logging.getLogger(__name__)
 
@@ -131,7 +133,9 @@ class MainWindow(FileCommands):
         self.load_progress.setMaximumWidth(160)
         self.load_progress.setTextVisible(False)
         self.load_progress.hide()
-        for widget in (self.load_progress, self.model_label, self.figures_label, self.counts_label):
+        # Where edits run: this computer, or a team's server (what leaves the machine differs).
+        self.backend_label = QLabel("")
+        for widget in (self.load_progress, self.backend_label, self.model_label, self.figures_label, self.counts_label):
             bar.addPermanentWidget(widget)
         self._count_timer = QTimer(self)
         self._count_timer.setSingleShot(True)
@@ -241,7 +245,13 @@ class MainWindow(FileCommands):
 
     def model_spec(self) -> ModelSpec:
         spec = self._model_override if self._model_override is not None else self.prefs.model_spec()
-        return ModelSpec(spec, self.prefs.device, self.prefs.allow_download)
+        prefs = self.prefs
+        server = None
+        if prefs.use_server and self._model_override is None:
+            url = prefs.server_url
+            passes: PassMode = "per-pass" if prefs.server_passes == "per-pass" else "one-request"
+            server = ServerSpec(url, prefs.server_model or None, server_key.load_key(url), passes)
+        return ModelSpec(spec, prefs.device, prefs.allow_download, server)
 
     def load_model(self) -> None:
         self._end_live_span()
@@ -261,12 +271,28 @@ class MainWindow(FileCommands):
         self.model_loading = False
         self.load_progress.hide()
         self.model_label.setText(f"{Path(info.name).name or info.name} · {info.device} · {info.precision}")
+        self._show_backend(info.precision == "server")
         self._update_actions()
+
+    def _show_backend(self, server: bool | None) -> None:
+        """The status bar's local/server indicator; None: nothing is ready."""
+        if server is None:
+            self.backend_label.setText("")
+            self.backend_label.setToolTip("")
+        elif server:
+            self.backend_label.setText("⇅ Server")
+            self.backend_label.setToolTip(
+                f"Edits run on {self.prefs.server_url}: each sends the text around the span to it"
+            )
+        else:
+            self.backend_label.setText("● Local")
+            self.backend_label.setToolTip("Edits run on this computer; nothing leaves it")
 
     def _on_load_failed(self, message: str) -> None:
         self.model_loading = False
         self.load_progress.hide()
         self.model_label.setText("No model")
+        self._show_backend(None)
         self.message_bar.show_message(
             f"{message}. Redraft still works as a plain editor; see Settings → Model."
         )
@@ -401,16 +427,23 @@ class MainWindow(FileCommands):
     def show_settings(self) -> None:
         dialog = SettingsDialog(self.prefs, self)
         if dialog.exec() == QDialog.DialogCode.Accepted:
-            self.apply_preferences(dialog.preferences())
+            new = dialog.preferences()
+            key_changed = new.server_url and dialog.api_key() != (server_key.load_key(new.server_url) or "")
+            if new.server_url:
+                server_key.save_key(new.server_url, dialog.api_key())
+            self.apply_preferences(new, reconnect=bool(key_changed))
 
-    def apply_preferences(self, new: Preferences) -> None:
-        """Save and apply without a restart; a different model or device reloads in the worker."""
+    def apply_preferences(self, new: Preferences, reconnect: bool = False) -> None:
+        """Save and apply without a restart; a different model, device or server reloads in the worker."""
         old = self.prefs
         self.prefs = new.sanitized()
         self.settings.save(self.prefs)
         if new.theme != old.theme:
             self.apply_theme()
-        if (new.model, new.device, new.allow_download) != (old.model, old.device, old.allow_download):
+        server = (new.use_server, new.server_url, new.server_model, new.server_passes)
+        old_server = (old.use_server, old.server_url, old.server_model, old.server_passes)
+        local = (new.model, new.device, new.allow_download) != (old.model, old.device, old.allow_download)
+        if local or server != old_server or (reconnect and new.use_server):
             self._model_override = None
             self.load_model()
 

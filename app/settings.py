@@ -22,6 +22,7 @@ ORGANIZATION = "Redraft"
 APPLICATION = "Redraft"
 THEMES = ("system", "light", "dark")
 DEVICES = ("auto", "cpu", "cuda")
+SERVER_PASSES = ("one-request", "per-pass")  # model.server.SERVER_PASSES, without importing it here
 MAX_RECENT_FILES = 10
 MAX_INSTRUCTION_HISTORY = 20
 
@@ -37,6 +38,12 @@ class Preferences:
     model: str = _setting("builtin", "model/spec")  # "builtin", a local folder, or a hub id
     device: str = _setting("auto", "model/device")
     allow_download: bool = _setting(False, "model/allow_download")
+    # A team's vLLM server instead of a local model (README "Team server"). The API key is not here: it
+    # lives in the system keyring (app/server_key.py).
+    use_server: bool = _setting(False, "server/enabled")
+    server_url: str = _setting("", "server/url")
+    server_model: str = _setting("", "server/model")  # "": the first model the server lists
+    server_passes: str = _setting("one-request", "server/passes")
     max_denoising_steps: int = _setting(0, "sampler/max_denoising_steps")
     t_max: float = _setting(0.0, "sampler/t_max")
     t_min: float = _setting(0.0, "sampler/t_min")
@@ -80,6 +87,8 @@ class Preferences:
         return replace(
             self,
             device=self.device if self.device in DEVICES else "auto",
+            server_passes=self.server_passes if self.server_passes in SERVER_PASSES else "one-request",
+            use_server=self.use_server and bool(self.server_url.strip()),
             theme=self.theme if self.theme in THEMES else "system",
             max_denoising_steps=min(max(self.max_denoising_steps, 0), 1024),
             candidates=min(max(self.candidates, 1), 8),

@@ -17,7 +17,7 @@ import threading
 import time
 import unicodedata
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
 from itertools import groupby
 
@@ -26,6 +26,7 @@ from PySide6.QtCore import QObject, QThread, Signal, Slot
 
 from model import EditCancelled, EditRequest, EditResult, Engine, Pass, RedraftError, load
 from model.passes import without_lead
+from model.server import PassMode, ServerEngine
 
 log = logging.getLogger(__name__)
 
@@ -58,10 +59,21 @@ class PaintedPass:
 
 
 @dataclass(frozen=True)
+class ServerSpec:
+    """A team's vLLM server to edit on instead of a local model."""
+
+    url: str
+    model: str | None = None  # None: the first model the server lists
+    api_key: str | None = field(default=None, repr=False)  # never logged
+    passes: PassMode = "one-request"
+
+
+@dataclass(frozen=True)
 class ModelSpec:
     spec: str | None  # None: the built-in model
     device: str = "auto"
     allow_download: bool = False
+    server: ServerSpec | None = None  # set: edits run on this server, nothing is loaded here
 
 
 @dataclass(frozen=True)
@@ -100,10 +112,19 @@ class _FrameBuilder:
     byte tokens shows as itself rather than as one replacement mark per token.
     """
 
-    def __init__(self, special_ids: set[int], decode: Callable[[list[int]], str], vocab_size: int) -> None:
+    def __init__(
+        self,
+        special_ids: set[int],
+        decode: Callable[[list[int]], str],
+        vocab_size: int,
+        noise_ids: list[int] | None = None,
+    ) -> None:
         self.special_ids = special_ids
         self.decode = decode
         self.vocab_size = vocab_size
+        # Where veil noise is drawn from: any id locally; on a server, ids whose text is already known
+        # (``ServerEngine.noise_ids``), so a veil costs no request.
+        self.noise_ids = noise_ids
         self.previous: tuple[int, list[list[int]], list[list[bool]]] | None = None
 
     def veil(self, step: Pass) -> PaintedPass:
@@ -117,7 +138,7 @@ class _FrameBuilder:
         widest = max(len(candidate_pieces) for candidate_pieces in step.pieces)
         noise = []
         for _ in range(widest):
-            token = rng.randrange(self.vocab_size)
+            token = rng.choice(self.noise_ids) if self.noise_ids else rng.randrange(self.vocab_size)
             noise.append(NOISE_GLYPH if token in self.special_ids else _visible_noise(self.decode([token])))
         return PaintedPass(step, [[Segment("".join(noise), Ink.NOISE)]], veiled=True)
 
@@ -177,12 +198,15 @@ class ModelWorker(QObject):
     def __init__(self, board: _CancelBoard) -> None:
         super().__init__()
         self._board = board
-        self._engine: Engine | None = None
+        self._engine: Engine | ServerEngine | None = None
         self._load_error: str | None = "the model has not been loaded yet"
 
     @Slot(object)
     def load_model(self, spec: ModelSpec) -> None:
         self._engine = None
+        if spec.server is not None:
+            self._connect(spec.server)
+            return
         try:
             loaded = load(
                 spec.spec,
@@ -207,6 +231,20 @@ class ModelWorker(QObject):
             )
         )
 
+    def _connect(self, server: ServerSpec) -> None:
+        """Ask the server what it serves (``model.server.connect``); a failure is reported like a failed load."""
+        self.loadProgress.emit(f"connecting to {server.url}", 0.0)
+        try:
+            engine = ServerEngine.open(server.url, server.model, server.api_key, passes=server.passes)
+        except Exception as error:
+            log.warning("connecting to the server failed: %s", error)
+            self._load_error = f"could not use the server: {describe_failure(error)}"
+            self.loadFailed.emit(self._load_error)
+            return
+        self._engine = engine
+        self._load_error = None
+        self.loaded.emit(ModelInfo(engine.name, engine.describe_device(), "server", engine.canvas_length, False))
+
     @Slot(object)
     def run_edit(self, job: EditJob) -> None:
         job_id = job.job_id
@@ -217,8 +255,11 @@ class ModelWorker(QObject):
         if engine is None:
             self.editFailed.emit(job_id, self._load_error or "no model is loaded")
             return
-        special_ids = {int(i) for i in engine.tokenizer.all_special_ids}
-        builder = _FrameBuilder(special_ids, engine.decode, engine.vocab_size)
+        if isinstance(engine, ServerEngine):
+            builder = _FrameBuilder(engine.special_ids, engine.decode, engine.vocab_size, engine.noise_ids)
+        else:
+            special_ids = {int(i) for i in engine.tokenizer.all_special_ids}
+            builder = _FrameBuilder(special_ids, engine.decode, engine.vocab_size)
         cancel = lambda: self._board.is_cancelled(job_id)  # noqa: E731
         # Live painting shows candidate 0; with several, the one shown would not be the one that lands.
         several = job.request.candidates > 1
@@ -232,6 +273,9 @@ class ModelWorker(QObject):
                 except StopIteration as stop:
                     result: EditResult = stop.value
                     break
+                if step.waiting:  # a server request still running: its veil moves, nothing is recorded
+                    self.passReady.emit(job_id, PaintedPass(step, builder.frames(step), veiled=several))
+                    continue
                 if several:  # frames are built at playback, off the sampler's clock
                     recorded.append(step)
                     self.passReady.emit(job_id, builder.veil(step))

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import threading
 from dataclasses import replace
 from pathlib import Path
 
+from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -15,6 +17,7 @@ from PySide6.QtWidgets import (
     QFormLayout,
     QGroupBox,
     QHBoxLayout,
+    QLabel,
     QLineEdit,
     QPushButton,
     QSpinBox,
@@ -22,6 +25,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app import server_key
 from app.settings import Preferences
 from model.request import MAX_POLISH_ROUNDS
 
@@ -29,6 +33,33 @@ MODEL_SOURCES = (("Built-in model", "builtin"), ("Local folder", "folder"), ("Hu
 DEVICE_LABELS = (("Automatic", "auto"), ("CPU", "cpu"), ("CUDA GPU", "cuda"))
 THEME_LABELS = (("Follow the system", "system"), ("Light", "light"), ("Dark", "dark"))
 MODEL_DEFAULT = "Model default"
+PASS_LABELS = (
+    ("One request per edit (the text arrives whole)", "one-request"),
+    ("One request per pass (slower, lower quality)", "per-pass"),
+)
+
+
+class _ConnectionTest(QObject):
+    """Runs ``model.server.connect`` off the GUI thread; ``done`` carries the line to show and success."""
+
+    done = Signal(str, bool)
+
+    def start(self, url: str, model: str | None, key: str | None) -> None:
+        def probe() -> None:
+            from model.server import Endpoint, connect  # the standard library only: no torch for a test
+
+            try:
+                info = connect(Endpoint(url, key, timeout_s=20, connect_timeout_s=5), model)
+            except Exception as error:  # every failure becomes the line the writer reads
+                self.done.emit(f"✗ {error}", False)
+                return
+            others = [name for name in info.served if name != info.name]
+            more = f" (also serves {', '.join(others)})" if others else ""
+            self.done.emit(
+                f"✓ {info.name}{more}: canvas {info.canvas_length} tokens, context {info.max_model_len} tokens", True
+            )
+
+        threading.Thread(target=probe, name="redraft-server-test", daemon=True).start()
 
 
 def _combo(items: tuple[tuple[str, str], ...], current: str) -> QComboBox:
@@ -63,6 +94,7 @@ class SettingsDialog(QDialog):
         super().__init__(parent)
         self.setWindowTitle("Settings")
         self.original = preferences
+        self.connection_ok: bool | None = None  # the last Test connection's outcome
         p = preferences
 
         source = (
@@ -116,6 +148,25 @@ class SettingsDialog(QDialog):
         self.pass_display.setSuffix(" ms")
         self.theme = _combo(THEME_LABELS, p.theme)
 
+        self.use_server = QCheckBox("Edit on a team's server instead of this computer")
+        self.use_server.setChecked(p.use_server)
+        self.server_url = QLineEdit(p.server_url)
+        self.server_url.setPlaceholderText("http://gpu-box:8000")
+        self.server_model = QLineEdit(p.server_model)
+        self.server_model.setPlaceholderText("the first model the server lists")
+        self.server_key = QLineEdit(server_key.load_key(p.server_url.strip()) or "" if p.server_url.strip() else "")
+        self.server_key.setEchoMode(QLineEdit.EchoMode.Password)
+        self.server_key.setPlaceholderText("none")
+        self.server_passes = _combo(PASS_LABELS, p.server_passes)
+        self.test_connection = QPushButton("Test connection")
+        self.connection_result = QLabel("")
+        self.connection_result.setWordWrap(True)
+        self.key_storage = QLabel(server_key.describe_storage())
+        self.key_storage.setWordWrap(True)
+        self._tester = _ConnectionTest(self)
+        self._tester.done.connect(self._on_tested)
+        self.test_connection.clicked.connect(self.run_connection_test)
+
         model_row = QHBoxLayout()
         model_row.addWidget(self.model_path, 1)
         model_row.addWidget(self.browse)
@@ -139,9 +190,18 @@ class SettingsDialog(QDialog):
         sampler_form.addRow("Show each pass for at least:", self.pass_display)
         look_form = QFormLayout()
         look_form.addRow("Theme:", self.theme)
+        server_form = QFormLayout()
+        server_form.addRow("", self.use_server)
+        server_form.addRow("Address:", self.server_url)
+        server_form.addRow("Model:", self.server_model)
+        server_form.addRow("API key:", self.server_key)
+        server_form.addRow("", self.key_storage)
+        server_form.addRow("Passes:", self.server_passes)
+        server_form.addRow(self.test_connection, self.connection_result)
 
         layout = QVBoxLayout(self)
-        for title, form in (("Model", model_form), ("Rewriting", sampler_form), ("Appearance", look_form)):
+        groups = (("Model", model_form), ("Server", server_form), ("Rewriting", sampler_form))
+        for title, form in (*groups, ("Appearance", look_form)):
             group = QGroupBox(title)
             group.setLayout(form)
             layout.addWidget(group)
@@ -157,6 +217,25 @@ class SettingsDialog(QDialog):
         layout.addWidget(buttons)
         self.model_source.currentIndexChanged.connect(self._update_model_row)
         self._update_model_row()
+
+    def run_connection_test(self) -> None:
+        """Ask the server what it serves (off the GUI thread); the answer appears beside the button."""
+        url = self.server_url.text().strip()
+        if not url:
+            self._on_tested("✗ enter the server's address first", False)
+            return
+        self.test_connection.setEnabled(False)
+        self.connection_result.setText("Connecting…")
+        self._tester.start(url, self.server_model.text().strip() or None, self.server_key.text() or None)
+
+    def _on_tested(self, line: str, ok: bool) -> None:
+        self.test_connection.setEnabled(True)
+        self.connection_result.setText(line)
+        self.connection_ok = ok
+
+    def api_key(self) -> str:
+        """The key typed here; the window stores it (app/server_key.py), never with the preferences."""
+        return self.server_key.text()
 
     def _update_model_row(self) -> None:
         source = self.model_source.currentData()
@@ -195,6 +274,10 @@ class SettingsDialog(QDialog):
         self.pass_display.setValue(other.pass_display.value())
         self.random_seed.setChecked(other.random_seed.isChecked())
         self.theme.setCurrentIndex(other.theme.currentIndex())
+        self.use_server.setChecked(other.use_server.isChecked())
+        self.server_url.setText(other.server_url.text())
+        self.server_model.setText(other.server_model.text())
+        self.server_passes.setCurrentIndex(other.server_passes.currentIndex())
 
     def preferences(self) -> Preferences:
         source = self.model_source.currentData()
@@ -221,4 +304,8 @@ class SettingsDialog(QDialog):
             context_budget=self.context_budget.value(),
             pass_display_ms=self.pass_display.value(),
             theme=str(self.theme.currentData()),
+            use_server=self.use_server.isChecked(),
+            server_url=self.server_url.text().strip(),
+            server_model=self.server_model.text().strip(),
+            server_passes=str(self.server_passes.currentData()),
         ).sanitized()

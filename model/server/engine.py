@@ -218,14 +218,15 @@ class ServerEngine:
             return stop.is_set() or (user_cancel is not None and user_cancel())
 
         self.vocabulary.cancel = cancelled
+        pool = ThreadPoolExecutor(max(1, request.candidates), thread_name_prefix="redraft-server")
         try:
             layout = self._layout(request)
             seed = request.seed if request.seed is not None else secrets.randbits(63)
-            with ThreadPoolExecutor(max(1, request.candidates), thread_name_prefix="redraft-server") as pool:
-                result = yield from self._develop(request, layout, seed, cancelled, pool)
+            result = yield from self._develop(request, layout, seed, cancelled, pool)
             return result
         finally:
-            stop.set()  # closes any request still open (a closed generator, an error)
+            stop.set()  # any request still open sees it within a poll and closes its connection
+            pool.shutdown(wait=True)
             self.vocabulary.cancel = None
 
     def _layout(self, request: EditRequest) -> Layout:

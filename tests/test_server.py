@@ -1,0 +1,356 @@
+"""The server client (model/server) against a local HTTP stub on 127.0.0.1: the requests it builds (seed
+canvas, pins, widths, long spans) and every error path, each with its own message.
+
+The stub speaks the part of vLLM's API the client uses, with a character-level tokenizer, and checks the
+diffusion controls as vLLM's admission does (``vllm/utils/diffusion.py``); the real vLLM is exercised by
+tests/test_vllm_integration.py (scripts/test-vllm).
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+
+from model import EditCancelled, EditRequest, RequestError
+from model.server import Endpoint, ServerEngine, ServerError, connect
+
+SPECIALS = {"<pad>": 0, "<eos>": 1, "<bos>": 2, "<end_of_turn>": 3}
+OFFSET = 10  # character c is token OFFSET + ord(c)
+VOCAB = 300
+
+
+def encode(text: str) -> list[int]:
+    ids, i = [], 0
+    while i < len(text):
+        for name, token in SPECIALS.items():
+            if text.startswith(name, i):
+                ids.append(token)
+                i += len(name)
+                break
+        else:
+            ids.append(OFFSET + min(ord(text[i]), VOCAB - OFFSET - 1))
+            i += 1
+    return ids
+
+
+def decode(ids: list[int]) -> str:
+    names = {token: name for name, token in SPECIALS.items()}
+    return "".join(names.get(t, chr(t - OFFSET) if t >= OFFSET else "?") for t in ids)
+
+
+class Stub:
+    """What the stub serves and how it misbehaves; ``bodies`` records every completion request."""
+
+    def __init__(self) -> None:
+        self.canvas = 16
+        self.models = ["stub-model"]
+        self.max_model_len = 4096
+        self.status: int | None = None  # answer completions with this error status
+        self.delay_s = 0.0  # hold completions this long (a slow server)
+        self.key: str | None = None  # required bearer token
+        self.bodies: list[dict[str, Any]] = []
+        self.disconnected = threading.Event()
+        self.fill = "word "  # what free slots develop into
+
+
+def handler(stub: Stub) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args: Any) -> None:
+            pass
+
+        def _send(self, status: int, data: Any) -> None:
+            raw = json.dumps(data).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(raw)))
+            self.end_headers()
+            self.wfile.write(raw)
+
+        def _error(self, status: int, message: str) -> None:
+            self._send(status, {"error": {"message": message, "type": "BadRequestError", "code": status}})
+
+        def _authorised(self) -> bool:
+            if stub.key is not None and self.headers.get("Authorization") != f"Bearer {stub.key}":
+                self._error(401, "Unauthorized")
+                return False
+            return True
+
+        def do_GET(self) -> None:
+            if not self._authorised():
+                return
+            if self.path == "/v1/models":
+                data = [{"id": name, "max_model_len": stub.max_model_len} for name in stub.models]
+                self._send(200, {"object": "list", "data": data})
+            else:
+                self._error(404, "Not Found")
+
+        def do_POST(self) -> None:
+            if not self._authorised():
+                return
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            if self.path == "/tokenize":
+                self._send(200, {"tokens": encode(body["prompt"]), "count": 0})
+            elif self.path == "/detokenize":
+                self._send(200, {"prompt": decode(body["tokens"])})
+            elif self.path == "/v1/completions":
+                self._complete(body)
+            else:
+                self._error(404, "Not Found")
+
+        def _complete(self, body: dict[str, Any]) -> None:
+            if body.get("model") not in stub.models:
+                self._error(404, f"The model `{body.get('model')}` does not exist.")
+                return
+            xargs = body.get("vllm_xargs") or {}
+            seed = xargs.get("diffusion_seed_canvas")
+            if seed is not None and not all(0 <= t < VOCAB for t in seed):
+                self._error(400, f"diffusion_seed_canvas ids must be in [0, {VOCAB}). (parameter=extra_args)")
+                return
+            if seed is not None and len(seed) != stub.canvas:
+                self._error(400, f"diffusion_seed_canvas must hold exactly {stub.canvas} ids, got {len(seed)}.")
+                return
+            stub.bodies.append(body)
+            if stub.delay_s:
+                deadline = time.monotonic() + stub.delay_s
+                while time.monotonic() < deadline:
+                    time.sleep(0.02)
+                    if _peer_gone(self.connection):
+                        stub.disconnected.set()
+                        return
+            if stub.status is not None:
+                self._error(stub.status, "engine exploded")
+                return
+            pins = set(xargs.get("diffusion_pinned") or [])
+            text = encode(stub.fill * stub.canvas)
+            canvas = [seed[i] if i in pins else text[i] for i in range(stub.canvas)] if seed else text[: stub.canvas]
+            pieces = [decode([t]) for t in canvas]
+            choice = {"text": decode(canvas), "token_ids": canvas,
+                      "logprobs": {"tokens": pieces, "token_logprobs": [-0.5] * len(canvas)}}
+            self._send(200, {"choices": [choice]})
+
+    return Handler
+
+
+def _peer_gone(connection: socket.socket) -> bool:
+    """Whether the client closed its end (a cancel): a readable socket with nothing to read."""
+    connection.setblocking(False)
+    try:
+        return connection.recv(1, socket.MSG_PEEK) == b""
+    except BlockingIOError:
+        return False
+    except OSError:
+        return True
+    finally:
+        connection.setblocking(True)
+
+
+@pytest.fixture
+def stub() -> Iterator[tuple[Stub, str]]:
+    state = Stub()
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler(state))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield state, f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+def fill(prefix: str = "The cat sat. ", suffix: str = "It was happy.", **fields: Any) -> EditRequest:
+    return EditRequest(prefix=prefix, suffix=suffix, mode="fill", max_new_tokens=fields.pop("max_new_tokens", 6),
+                       **fields)
+
+
+# -- the requests the client builds ------------------------------------------------------------------
+
+
+def test_connect_learns_the_canvas_and_vocabulary(stub: tuple[Stub, str]) -> None:
+    state, url = stub
+    info = connect(Endpoint(url))
+    assert (info.name, info.canvas_length, info.vocab_size, info.max_model_len) == ("stub-model", 16, VOCAB, 4096)
+
+
+def test_fill_pins_the_suffix_after_the_gap(stub: tuple[Stub, str]) -> None:
+    state, url = stub
+    engine = ServerEngine.open(url)
+    result = engine.run(fill(seed=1))
+    body = state.bodies[-1]
+    xargs = body["vllm_xargs"]
+    suffix = encode(" It was happy.")  # the space before the suffix's first word moves onto it (trail_of)
+    seed = xargs["diffusion_seed_canvas"]
+    assert len(seed) == 16 and body["max_tokens"] == 16
+    assert xargs["diffusion_pinned"] == list(range(6, 16))
+    assert seed[6 : 6 + len(suffix)] == suffix[: 10]
+    assert xargs["diffusion_read_only"] == 1
+    assert body["prompt"] == [2, *encode("The cat sat.")]  # bos + prefix, its trailing space moved onto the canvas
+    assert body["return_token_ids"] is True
+    assert result.text == "word w "  # the six free slots, then the space handed to the suffix put back
+
+
+def test_candidates_get_their_own_lengths_and_noise(stub: tuple[Stub, str]) -> None:
+    state, url = stub
+    engine = ServerEngine.open(url)
+    result = engine.run(fill(max_new_tokens=6, candidates=3, seed=5))
+    pins = sorted(len(b["vllm_xargs"]["diffusion_pinned"]) for b in state.bodies[-3:])
+    assert pins == [16 - 6, 16 - 4, 16 - 3]  # widths 6, 4, 3: LENGTH_SHARES of 6 slots
+    seeds = [b["vllm_xargs"]["diffusion_seed_canvas"] for b in state.bodies[-3:]]
+    assert len({tuple(s[:3]) for s in seeds}) == 3  # each candidate its own noise
+    assert len(result.texts) == 3 and len(result.scores) == 3
+
+
+def test_a_long_span_goes_block_by_block_with_earlier_blocks_in_the_prompt(stub: tuple[Stub, str]) -> None:
+    state, url = stub
+    engine = ServerEngine.open(url)
+    result = engine.run(fill(max_new_tokens=40, suffix="End."))
+    assert result.blocks == len(state.bodies) >= 3
+    first, second = state.bodies[0], state.bodies[1]
+    assert "diffusion_pinned" not in first["vllm_xargs"]  # a full canvas of free slots
+    assert second["prompt"][: len(first["prompt"])] == first["prompt"]
+    assert len(second["prompt"]) == len(first["prompt"]) + 16  # the first block's canvas, as context
+    last = state.bodies[-1]["vllm_xargs"]
+    assert last["diffusion_seed_canvas"][16 - len(last["diffusion_pinned"]) :][:4] == encode(" End")
+
+
+def test_rewrite_at_part_strength_keeps_some_of_the_span(stub: tuple[Stub, str]) -> None:
+    state, url = stub
+    engine = ServerEngine.open(url)
+    span = "a red ball"
+    engine.run(EditRequest(prefix="She had ", span=span, suffix=" today.", mode="rewrite", strength=0.5, seed=3))
+    seed = state.bodies[-1]["vllm_xargs"]["diffusion_seed_canvas"]
+    original = encode(" " + span)
+    kept = sum(1 for a, b in zip(seed, original, strict=False) if a == b)
+    assert 0 < kept < len(original)
+
+
+def test_the_context_is_cut_to_fit_the_servers_length(stub: tuple[Stub, str]) -> None:
+    state, url = stub
+    state.max_model_len = 40
+    engine = ServerEngine.open(url)
+    engine.run(fill(prefix="x" * 200 + " "))
+    assert len(state.bodies[-1]["prompt"]) + 16 <= 40
+
+
+def test_a_span_longer_than_the_servers_context_is_refused(stub: tuple[Stub, str]) -> None:
+    state, url = stub
+    state.max_model_len = 20
+    engine = ServerEngine.open(url)
+    with pytest.raises(RequestError, match="more than the server's context"):
+        engine.run(fill(max_new_tokens=40))
+
+
+def test_waiting_passes_come_before_the_text(stub: tuple[Stub, str]) -> None:
+    state, url = stub
+    state.delay_s = 0.3
+    engine = ServerEngine.open(url)
+    passes = []
+    engine.run(fill(), on_pass=passes.append)
+    assert len(passes) >= 3 and all(p.waiting for p in passes[:-1]) and not passes[-1].waiting
+    assert not any(any(row) for p in passes[:-1] for row in p.accepted)
+    assert all(all(row) for row in passes[-1].accepted)
+
+
+def test_per_pass_mode_sends_one_step_at_a_time(stub: tuple[Stub, str]) -> None:
+    state, url = stub
+    engine = ServerEngine.open(url, passes="per-pass")
+    result = engine.run(fill())
+    assert all(b["vllm_xargs"]["diffusion_max_steps"] == 1 for b in state.bodies)
+    # The stub's answer never changes, so the second pass finds it stable and the block stops.
+    assert len(state.bodies) == 2 and result.passes == 2
+    assert state.bodies[1]["vllm_xargs"]["diffusion_seed_canvas"][:6] == encode("word w")
+
+
+def test_the_api_key_goes_as_a_bearer_token(stub: tuple[Stub, str]) -> None:
+    state, url = stub
+    state.key = "s3cret"
+    assert ServerEngine.open(url, api_key="s3cret").run(fill()).texts
+    with pytest.raises(ServerError, match="refused the API key"):
+        ServerEngine.open(url, api_key="wrong")
+
+
+# -- every error path: one clear message each, and nothing returned ---------------------------------
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_server_down() -> None:
+    with pytest.raises(ServerError, match="connection refused"):
+        ServerEngine.open(f"http://127.0.0.1:{_free_port()}")
+
+
+def test_server_slow(stub: tuple[Stub, str]) -> None:
+    state, url = stub
+    engine = ServerEngine.open(url, timeout_s=0.5)
+    state.delay_s = 3
+    started = time.monotonic()
+    with pytest.raises(ServerError, match="did not answer within"):
+        engine.run(fill())
+    assert time.monotonic() - started < 2.5
+
+
+@pytest.mark.parametrize(("status", "words"), [(400, "refused the request"), (500, "failed \\(HTTP 500")])
+def test_error_status(stub: tuple[Stub, str], status: int, words: str) -> None:
+    state, url = stub
+    engine = ServerEngine.open(url)
+    state.status = status
+    with pytest.raises(ServerError, match=words) as raised:
+        engine.run(fill())
+    assert "engine exploded" in str(raised.value)
+
+
+def test_wrong_model(stub: tuple[Stub, str]) -> None:
+    state, url = stub
+    with pytest.raises(ServerError, match="serves stub-model, not 'other'"):
+        ServerEngine.open(url, model="other")
+
+
+def test_canvas_too_small(stub: tuple[Stub, str]) -> None:
+    state, url = stub
+    state.canvas = 4
+    with pytest.raises(ServerError, match="canvas is 4 tokens, too small"):
+        ServerEngine.open(url)
+
+
+def test_tls_failure(stub: tuple[Stub, str]) -> None:
+    state, url = stub
+    with pytest.raises(ServerError, match="secure connection"):
+        ServerEngine.open(url.replace("http://", "https://"))
+
+
+def test_not_a_diffusion_server(stub: tuple[Stub, str]) -> None:
+    state, url = stub
+    state.canvas = 1  # the stub now accepts the probe's one-id canvas: nothing names the canvas
+    with pytest.raises(ServerError, match="does not take DiffusionGemma's diffusion controls"):
+        ServerEngine.open(url)
+
+
+def test_cancel_closes_the_request(stub: tuple[Stub, str]) -> None:
+    state, url = stub
+    engine = ServerEngine.open(url)
+    state.delay_s = 10
+    started = time.monotonic()
+    flag = {"cancel": False}
+    threading.Timer(0.3, lambda: flag.update(cancel=True)).start()
+    with pytest.raises(EditCancelled):
+        engine.run(fill(), cancel=lambda: flag["cancel"])
+    assert time.monotonic() - started < 2
+    assert state.disconnected.wait(2), "the server never saw the client leave"
+
+
+def test_closing_the_generator_closes_the_request(stub: tuple[Stub, str]) -> None:
+    state, url = stub
+    engine = ServerEngine.open(url)
+    state.delay_s = 10
+    passes = engine.edit(fill())
+    assert next(passes).waiting
+    passes.close()
+    assert state.disconnected.wait(2)
