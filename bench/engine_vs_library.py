@@ -109,15 +109,17 @@ class Comparison:
 
 @contextmanager
 def counted_passes(model: torch.nn.Module) -> Iterator[list[int]]:
-    """Counts decoder calls: one per denoising pass in both the engine and generate() (which calls the bound
-    ``forward`` directly, past any hook on the top module, hence the decoder's)."""
+    """Counts decoder passes: calls of the decoder's self-conditioning block, once per pass in both the
+    engine and generate(). Not a hook on the decoder or the top module: the engine's lean pass calls
+    their parts directly and would take the slower ``model(...)`` path for a watched model
+    (model/forward.py), while generate() calls the bound ``forward``, past any hook on the top module."""
     count = [0]
-    decoder = model.get_submodule("model.decoder")
+    block = model.get_submodule("model.decoder.self_conditioning")
 
     def hook(_module: torch.nn.Module, _args: tuple[Any, ...], _kwargs: dict[str, Any]) -> None:
         count[0] += 1
 
-    handle = decoder.register_forward_pre_hook(hook, with_kwargs=True)
+    handle = block.register_forward_pre_hook(hook, with_kwargs=True)
     try:
         yield count
     finally:

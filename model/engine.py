@@ -183,7 +183,10 @@ class Engine:
         # As in generate(): the step is an int32 tensor, so the schedule's arithmetic matches.
         step = torch.tensor(cur_step, device=self.device, dtype=torch.int32)
         full_canvas = torch.cat([state.slots, block.pinned], dim=1)
-        raw_logits = decode(self.model, full_canvas, block.positions, cache, state.sc_logits, block.keep_signal)
+        # Only the free slots' logits: pinned positions are never sampled and get no self-conditioning.
+        raw_logits = decode(
+            self.model, full_canvas, block.positions, cache, state.sc_logits, block.keep_signal, columns=block.slots
+        )
         logits = temperature(None, raw_logits, cur_step=step)
         slot_logits = self._slot_logits(logits, block.slots, block.bans, block.held)
         argmax = torch.argmax(slot_logits, dim=-1)

@@ -47,7 +47,9 @@ def polish(
     self-conditioning) and the per-slot entropy of the new predictions.
     """
     batch, slot_count = slots.shape
-    reread = decode(model, torch.cat([slots, pinned], dim=1), positions, cache, sc_logits, keep_signal)
+    reread = decode(
+        model, torch.cat([slots, pinned], dim=1), positions, cache, sc_logits, keep_signal, columns=slot_count
+    )
     log_probs = torch.log_softmax(slot_logits(reread, slot_count, bans, held).float(), dim=-1)
     own = log_probs.gather(-1, slots[..., None])[..., 0]
     width = torch.tensor(widths, device=slots.device)[:, None]
@@ -58,7 +60,7 @@ def polish(
     noised = torch.where(weakest, noise, slots)
     sc = reread.to(model.model.decoder.embed_tokens.weight.dtype)
     logits = slot_logits(
-        decode(model, torch.cat([noised, pinned], dim=1), positions, cache, sc, keep_signal),
+        decode(model, torch.cat([noised, pinned], dim=1), positions, cache, sc, keep_signal, columns=slot_count),
         slot_count,
         bans,
         held,

@@ -54,8 +54,10 @@ def score_block(
     cache: DynamicCache,
 ) -> torch.Tensor:
     """Log-probability of each finished slot token, re-read by the model on the clean final canvas."""
-    raw_logits = decode(model, torch.cat([slots, pinned], dim=1), positions, cache, sc_logits, keep_signal)
-    log_probs = torch.log_softmax(raw_logits[:, : slots.shape[1]].float(), dim=-1)
+    raw_logits = decode(
+        model, torch.cat([slots, pinned], dim=1), positions, cache, sc_logits, keep_signal, columns=slots.shape[1]
+    )
+    log_probs = torch.log_softmax(raw_logits.float(), dim=-1)
     return log_probs.gather(-1, slots[..., None])[..., 0].cpu()
 
 
