@@ -127,14 +127,15 @@ class _FrameBuilder:
         self.noise_ids = noise_ids
         self.previous: tuple[int, list[list[int]], list[list[bool]]] | None = None
 
-    def veil(self, step: Pass) -> PaintedPass:
+    def veil(self, step: Pass, tick: int = 0) -> PaintedPass:
         """The pass as pure noise: as many random tokens as the widest candidate has slots.
 
-        Nothing of any candidate's text shows, so none seems chosen before the ranking has run. The
-        noise is drawn per pass from a generator seeded by the step, not from torch's, which the
-        sampler draws from.
+        Nothing of any candidate's text shows (not even earlier blocks), so none seems chosen before the
+        ranking has run. The noise is drawn per pass from a generator seeded by the step (and ``tick``: a
+        server's waiting passes share one step, and their veil must still move), not from torch's, which
+        the sampler draws from.
         """
-        rng = random.Random(step.step)
+        rng = random.Random(step.step * 1_000_003 + tick)
         widest = max(len(candidate_pieces) for candidate_pieces in step.pieces)
         noise = []
         for _ in range(widest):
@@ -264,6 +265,7 @@ class ModelWorker(QObject):
         # Live painting shows candidate 0; with several, the one shown would not be the one that lands.
         several = job.request.candidates > 1
         recorded: list[Pass] = []
+        ticks = 0  # waiting passes so far
         try:
             passes = engine.edit(job.request, cancel=cancel)
             while True:
@@ -274,7 +276,9 @@ class ModelWorker(QObject):
                     result: EditResult = stop.value
                     break
                 if step.waiting:  # a server request still running: its veil moves, nothing is recorded
-                    self.passReady.emit(job_id, PaintedPass(step, builder.frames(step), veiled=several))
+                    ticks += 1
+                    painted = builder.veil(step, ticks) if several else PaintedPass(step, builder.frames(step))
+                    self.passReady.emit(job_id, painted)
                     continue
                 if several:  # frames are built at playback, off the sampler's clock
                     recorded.append(step)
