@@ -7,10 +7,10 @@ Mersenne Twister: each ``q`` is ``-log1p(-u)`` rounded to float32, ``u`` the low
 draw (two 32-bit words) times 2^-53. On the built-in model (64 slots x 8,192 tokens) that serial
 ``exponential_`` costs about 11 ms a pass on our CPU, more than the rest of the sampler.
 
-:func:`sample_accepted` takes the same 64-bit draws from the same generator with ``random_()`` on an
-int64 tensor (the same two words per element, in the same order, without the logarithm: about 2 ms for
-the built-in model's draw), so the generator ends exactly where torch's draw leaves it, and computes
-``q`` (with torch's vectorised ``log1p``) and the softmax for the accepted rows only. The accepted
+:func:`sample_accepted` draws the same ``u`` from the same generator with ``uniform_()`` on a float64
+tensor (the same two words per element, in the same order, without the logarithm: about 2 ms for the
+built-in model's draw), so the generator ends exactly where torch's draw leaves it, and computes ``q``
+(with torch's vectorised ``log1p``) and the softmax for the accepted rows only. The accepted
 slots get the tokens torch would have drawn, and everything after (the re-noising, later passes) sees
 the same numbers.
 
@@ -29,16 +29,12 @@ import threading
 
 import torch
 
-# torch's uniform double keeps the low 53 bits of its 64-bit draw (first word << 32 | second word);
-# ``random_()`` on int64 keeps 63 of them, which include those 53.
-_LOW_53_BITS = (1 << 53) - 1
-_2_TO_MINUS_53 = 2.0**-53
 # A double whose low 29 mantissa bits are this close to a float32 halfway point may round the other way
 # if the vectorised log1p is a few ulps off the C library's: those are recomputed exactly.
 _FLOAT32_DROPPED_BITS = (1 << 29) - 1  # the mantissa bits a double loses on its way to float32
 _MIDPOINT = 1 << 28
 _MIDPOINT_MARGIN = 64
-# The most 64-bit draws held at once (32 MiB): a large vocabulary's rows are drawn a group at a time.
+# The most uniform doubles held at once (32 MiB): a large vocabulary's rows are drawn a group at a time.
 _GROUP_DRAWS = 1 << 22
 
 # Above this share of accepted rows (2/3), torch.multinomial is used: its cost is flat, ours per row.
@@ -48,9 +44,9 @@ _verdict: bool | None = None
 _verdict_lock = threading.Lock()
 
 
-def _exponentials(draws: torch.Tensor) -> torch.Tensor:
-    """The float32 Exp(1) noise torch's CPU ``exponential_`` makes from these 64-bit draws (int64)."""
-    minus_uniform = (draws & _LOW_53_BITS).double().mul_(-_2_TO_MINUS_53)
+def _exponentials(uniform: torch.Tensor) -> torch.Tensor:
+    """The float32 Exp(1) noise torch's CPU ``exponential_`` makes from these uniform doubles (consumed)."""
+    minus_uniform = uniform.neg_()
     noise = torch.log1p(minus_uniform).neg_()
     # Low 29 bits within the margin of the midpoint: (bits - (midpoint - margin)) mod 2**29 <= 2 * margin.
     near = ((noise.view(torch.int64) - (_MIDPOINT - _MIDPOINT_MARGIN)) & _FLOAT32_DROPPED_BITS) <= 2 * _MIDPOINT_MARGIN
@@ -63,11 +59,12 @@ def _row_noise(rows: int, vocab: int, wanted: torch.Tensor) -> torch.Tensor:
     """The Exp(1) noise a (rows, vocab) ``multinomial`` gives rows ``wanted`` (ascending), drawn from the
     default generator, which ends where that draw leaves it."""
     group = max(1, _GROUP_DRAWS // vocab)
-    buffer = torch.empty(min(rows, group), vocab, dtype=torch.int64)
+    buffer = torch.empty(min(rows, group), vocab, dtype=torch.float64)
     pieces = []
     for first in range(0, rows, group):
         count = min(group, rows - first)
-        block = buffer[:count].random_()  # the generator moves on by two words per element, as exponential_'s
+        # torch's uniform double from the same two words per element as exponential_'s, in the same order.
+        block = buffer[:count].uniform_()
         inside = wanted[(wanted >= first) & (wanted < first + count)] - first
         if len(inside):
             pieces.append(_exponentials(block[inside]))
