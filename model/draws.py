@@ -37,9 +37,6 @@ _MIDPOINT_MARGIN = 64
 # The most uniform doubles held at once (32 MiB): a large vocabulary's rows are drawn a group at a time.
 _GROUP_DRAWS = 1 << 22
 
-# Above this share of accepted rows (2/3), torch.multinomial is used: its cost is flat, ours per row.
-_MOSTLY_NUMERATOR, _MOSTLY_DENOMINATOR = 2, 3
-
 _verdict: bool | None = None
 _verdict_lock = threading.Lock()
 
@@ -108,13 +105,13 @@ def sample_accepted(logits: torch.Tensor, accepted: torch.Tensor, entropy: torch
     the slots' entropy, says cheaply whether every row of ``logits`` makes a distribution."""
     batch, slots, vocab = logits.shape
     valid = bool(torch.isfinite(entropy).all())
-    wanted = torch.nonzero(accepted.reshape(-1)).flatten()
-    replica = logits.device.type == "cpu" and logits.dtype == torch.float32 and replica_usable()
-    # With most rows accepted, torch's own draw over every row is as cheap (the same tokens either way).
-    if not valid or not replica or len(wanted) * _MOSTLY_DENOMINATOR > batch * slots * _MOSTLY_NUMERATOR:
+    if not valid or logits.device.type != "cpu" or logits.dtype != torch.float32 or not replica_usable():
         # On a GPU, or on logits torch's sampler refuses (it names what is wrong with them).
         probs = torch.softmax(logits, dim=-1, dtype=torch.float32)
         return torch.multinomial(probs.reshape(-1, vocab), num_samples=1).view(batch, slots)
+    # Cheaper than torch's draw even with every row accepted (built-in model, in the engine, one thread:
+    # 4.0 ms with none, 10.5 with all 64, against 13.3 for torch.multinomial).
+    wanted = torch.nonzero(accepted.reshape(-1)).flatten()
     probs = torch.softmax(logits.reshape(-1, vocab)[wanted], dim=-1, dtype=torch.float32)
     noise = _row_noise(batch * slots, vocab, wanted)
     sampled = torch.zeros(batch * slots, dtype=torch.long, device=logits.device)
