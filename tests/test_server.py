@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from vllm_stub import VOCAB, Stub, encode, free_port, serving
+from vllm_stub import VOCAB, Stub, decode, encode, free_port, serving
 
 from model import EditCancelled, EditRequest, RequestError
 from model.server import Endpoint, ServerEngine, ServerError, connect
@@ -116,6 +116,15 @@ def test_waiting_passes_come_before_the_text(stub: tuple[Stub, str]) -> None:
     assert len(passes) >= 3 and all(p.waiting for p in passes[:-1]) and not passes[-1].waiting
     assert not any(any(row) for p in passes[:-1] for row in p.accepted)
     assert all(all(row) for row in passes[-1].accepted)
+
+
+def test_the_veils_noise_is_decoded_once_per_connection(stub: tuple[Stub, str]) -> None:
+    state, url = stub
+    engine = ServerEngine.open(url)
+    state.paths.clear()
+    texts = [engine.decode([token]) for token in engine.noise_ids]  # what the worker's veil paints
+    assert texts == [decode([token]) for token in engine.noise_ids]
+    assert state.paths == []  # no request per veil
 
 
 def test_per_pass_mode_sends_one_step_at_a_time(stub: tuple[Stub, str]) -> None:

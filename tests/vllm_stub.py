@@ -50,6 +50,7 @@ class Stub:
         self.delay_s = 0.0  # hold completions this long (a slow server)
         self.key: str | None = None  # required bearer token
         self.bodies: list[dict[str, Any]] = []
+        self.paths: list[str] = []  # every POST, in order
         self.disconnected = threading.Event()
         self.fill = "word "  # what free slots develop into
 
@@ -89,6 +90,7 @@ def handler(stub: Stub) -> type[BaseHTTPRequestHandler]:
             if not self._authorised():
                 return
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            stub.paths.append(self.path)
             if self.path == "/tokenize":
                 self._send(200, {"tokens": encode(body["prompt"]), "count": 0})
             elif self.path == "/detokenize":

@@ -154,7 +154,7 @@ class SettingsDialog(QDialog):
         self.server_url.setPlaceholderText("http://gpu-box:8000")
         self.server_model = QLineEdit(p.server_model)
         self.server_model.setPlaceholderText("the first model the server lists")
-        self.server_key = QLineEdit(server_key.load_key(p.server_url.strip()) or "" if p.server_url.strip() else "")
+        self.server_key = QLineEdit((server_key.load_key(p.server_url.strip()) or "") if p.server_url.strip() else "")
         self.server_key.setEchoMode(QLineEdit.EchoMode.Password)
         self.server_key.setPlaceholderText("none")
         self.server_passes = _combo(PASS_LABELS, p.server_passes)

@@ -69,7 +69,6 @@ class ServerInfo:
     vocab_size: int
     max_model_len: int
     served: tuple[str, ...]  # every model id the server lists
-    follows_instructions: bool = False  # instructions are not sent to servers yet
 
     def describe(self) -> str:
         return (
@@ -189,6 +188,8 @@ class ServerEngine:
 
     def decode(self, ids: list[int]) -> str:
         """Text of ``ids``, remembered (the painter decodes the same runs pass after pass)."""
+        if len(ids) == 1:  # one token's text is its piece: the veil's noise was fetched at connection
+            return self.vocabulary.pieces(ids)[0]
         key = tuple(ids)
         if key not in self._decoded:
             self._decoded[key] = self.vocabulary.decode(list(ids))
