@@ -10,15 +10,22 @@ import json
 import math
 import random
 from dataclasses import asdict, dataclass
+from typing import Protocol
 
 from eval_cases import Case
 from eval_judge import bootstrap_interval, judged, pooled_ppl
 
-from model import DenoiseOptions, EditRequest, Engine
+from model import DenoiseOptions, EditRequest, EditResult, Engine
 from model.request import PUBLISHED_DEFAULTS
 from model.training.ngram import TrigramLM, words
 
 FILL_SLOTS = 24
+
+
+class RunsEdits(Protocol):
+    """What the fills need of an engine: the local :class:`Engine` or a team server's ``ServerEngine``."""
+
+    def run(self, request: EditRequest) -> EditResult: ...
 
 
 @dataclass
@@ -41,7 +48,7 @@ class FillFigures:
 
 
 def run_fills(
-    engine: Engine,
+    engine: RunsEdits,
     lm: TrigramLM,
     cases: list[Case],
     seed: int,

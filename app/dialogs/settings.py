@@ -35,7 +35,7 @@ THEME_LABELS = (("Follow the system", "system"), ("Light", "light"), ("Dark", "d
 MODEL_DEFAULT = "Model default"
 PASS_LABELS = (
     ("One request per edit (the text arrives whole)", "one-request"),
-    ("One request per pass (slower, lower quality)", "per-pass"),
+    ("One request per pass (every pass shows; fills read much worse)", "per-pass"),
 )
 
 
