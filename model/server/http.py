@@ -196,7 +196,7 @@ def _abort(connection: http.client.HTTPConnection) -> None:
 def _slow(where: str, limit: float) -> str:
     return (
         f"the server at {where} did not answer within {limit:.0f} s; it may be overloaded, or the span too "
-        "long for it; try again, or raise the timeout in Settings ▸ Server"
+        "long for it: try again, or select less text"
     )
 
 
