@@ -430,7 +430,13 @@ class MainWindow(FileCommands):
             new = dialog.preferences()
             key_changed = new.server_url and dialog.api_key() != (server_key.load_key(new.server_url) or "")
             if new.server_url:
-                server_key.save_key(new.server_url, dialog.api_key())
+                kept = server_key.save_key(new.server_url, dialog.api_key())
+                if key_changed and dialog.api_key() and not kept and server_key.keyring_available():
+                    # The page promised the keyring; a locked or refusing one must not fail silently.
+                    self.message_bar.show_message(
+                        "The system keyring did not take the server's API key, so it is kept for this session "
+                        "only (never in the settings file); enter it again after a restart."
+                    )
             self.apply_preferences(new, reconnect=bool(key_changed))
 
     def apply_preferences(self, new: Preferences, reconnect: bool = False) -> None:

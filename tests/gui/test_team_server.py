@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import keyring
+import keyring.errors
 import pytest
 from gui_helpers import DOCUMENT, SIGNAL_TIMEOUT_MS, PassRecorder, select
 from keyring.backend import KeyringBackend
@@ -186,6 +187,37 @@ def test_without_a_keyring_the_key_lives_for_the_session_only(
     assert KEY.encode() not in _settings_bytes(settings_store)
     server_key._session.clear()  # a restart
     assert server_key.load_key(url) is None
+
+
+class RefusingKeyring(MemoryKeyring):
+    """A keyring that is there but will not store anything (locked, or the writer said no)."""
+
+    def set_password(self, service: str, username: str, password: str) -> None:
+        raise keyring.errors.PasswordSetError("the keyring is locked")
+
+
+def test_a_keyring_that_refuses_the_key_is_said_and_the_key_stays_out_of_the_file(
+    qtbot: Any, make_window: Callable[..., MainWindow], settings_store: SettingsStore, stub: tuple[Stub, str],
+    keyring_backend: Callable[[KeyringBackend], None],
+) -> None:
+    _, url = stub
+    store = RefusingKeyring()
+    keyring_backend(store)
+    window = make_window()
+
+    def fill_in(dialog: SettingsDialog) -> None:
+        dialog.use_server.setChecked(True)
+        dialog.server_url.setText(url)
+        dialog.server_key.setText(KEY)
+
+    _in_settings_dialog(qtbot, window, fill_in)
+    assert store.passwords == {}
+    assert window.message_bar.isVisible()
+    assert "did not take the server's API key" in window.message_bar.label.text()
+    assert "for this session only" in window.message_bar.label.text()
+    assert server_key.load_key(url) == KEY
+    assert KEY.encode() not in _settings_bytes(settings_store)
+    qtbot.waitUntil(lambda: window.backend_label.text() == "⇅ Server", timeout=SIGNAL_TIMEOUT_MS)
 
 
 # -- the status bar's indicator ----------------------------------------------------------------------------
