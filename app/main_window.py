@@ -292,7 +292,12 @@ class MainWindow(FileCommands):
         self.model_loading = False
         self.load_progress.hide()
         self.model_label.setText("No model")
-        self._show_backend(None)
+        if self.model_spec().server is not None:
+            # Edits are meant for the server: say it is not reachable rather than show nothing.
+            self.backend_label.setText("⇅ Server: not connected")
+            self.backend_label.setToolTip(f"Edits would run on {self.prefs.server_url}: {message}")
+        else:
+            self._show_backend(None)
         self.message_bar.show_message(
             f"{message}. Redraft still works as a plain editor; see Settings → Model."
         )

@@ -239,6 +239,36 @@ def test_the_indicator_reads_local_or_server_and_follows_the_setting(
     qtbot.waitUntil(lambda: window.backend_label.text() == "● Local", timeout=SIGNAL_TIMEOUT_MS)
 
 
+@pytest.mark.parametrize(
+    ("problem", "words"),
+    [
+        ("wrong-model", "serves stub-model, not 'gemma'; choose one of those in Settings ▸ Server"),
+        ("small-canvas", "the server's canvas is 4 tokens, too small"),
+        ("tls", "the secure connection to https://127.0.0.1:"),
+    ],
+)
+def test_a_server_the_window_cannot_use_is_named_and_the_editor_stays(
+    qtbot: Any, make_window: Callable[..., MainWindow], stub: tuple[Stub, str], problem: str, words: str
+) -> None:
+    state, url = stub
+    overrides: dict[str, Any] = {"use_server": True, "server_url": url}
+    if problem == "wrong-model":
+        overrides["server_model"] = "gemma"
+    elif problem == "small-canvas":
+        state.canvas = 4
+    else:
+        overrides["server_url"] = url.replace("http://", "https://")
+    window = make_window(wait_for_model=False, **overrides)
+    qtbot.waitUntil(lambda: not window.model_loading, timeout=SIGNAL_TIMEOUT_MS)
+    assert window.model_info is None
+    message = window.message_bar.label.text()
+    assert message.startswith("could not use the server: ") and words in message
+    assert window.backend_label.text() == "⇅ Server: not connected"
+    assert words in window.backend_label.toolTip()
+    window.editor.setPlainText(DOCUMENT)  # still a plain editor
+    assert window.editor.plain_text() == DOCUMENT
+
+
 # -- a server edit in the editor ---------------------------------------------------------------------------
 
 
@@ -304,6 +334,25 @@ def test_a_failing_server_leaves_the_document_and_says_why(
     assert editor.plain_text() == DOCUMENT  # byte for byte
     assert editor.phase is Phase.IDLE and editor.live_span is None
     assert not editor.document().isModified() and not editor.document().isUndoAvailable()
+
+
+def test_per_pass_mode_paints_every_server_pass_and_lands_the_text(
+    qtbot: Any, make_window: Callable[..., MainWindow], stub: tuple[Stub, str]
+) -> None:
+    state, url = stub
+    window = _server_window(make_window, url, candidates=1, server_passes="per-pass")
+    editor = window.editor
+    editor.setPlainText(DOCUMENT)
+    start, end = select(window, SPAN)
+    recorder = PassRecorder(window)
+    job = window.rewrite_selection()
+    qtbot.waitUntil(lambda: window.run is not None and window.run.result is not None, timeout=SIGNAL_TIMEOUT_MS)
+    result = window.run.result
+    assert result is not None
+    assert all(b["vllm_xargs"]["diffusion_max_steps"] == 1 for b in state.bodies)  # one request a pass
+    assert recorder.count(job) == result.passes == len(state.bodies) >= 2  # each painted, none waiting
+    assert not any(painted.raw.waiting for _, painted in recorder.passes)
+    assert editor.plain_text() == DOCUMENT[:start] + result.text + DOCUMENT[end:]
 
 
 def _rewrite_and_wait_for_the_message(qtbot: Any, window: MainWindow) -> None:
