@@ -148,6 +148,13 @@ def test_the_api_key_goes_as_a_bearer_token(stub: tuple[Stub, str]) -> None:
 # -- every error path: one clear message each, and nothing returned ---------------------------------
 
 
+def test_addresses_are_shown_as_written() -> None:
+    assert Endpoint("gpu-box:8000/v1/").display() == "http://gpu-box:8000"
+    assert Endpoint("https://[::1]/team").display() == "https://[::1]:443/team"
+    with pytest.raises(ServerError, match="not an http:// or https:// URL"):
+        Endpoint("ftp://gpu-box").display()
+
+
 def test_server_down() -> None:
     with pytest.raises(ServerError, match="connection refused"):
         ServerEngine.open(f"http://127.0.0.1:{free_port()}")

@@ -58,7 +58,8 @@ class Endpoint:
 
     def display(self) -> str:
         scheme, host, port, base = self.parts()
-        return f"{scheme}://{host}:{port}{base}"
+        shown = f"[{host}]" if ":" in host else host  # an IPv6 address keeps its brackets, as typed
+        return f"{scheme}://{shown}:{port}{base}"
 
 
 def _connection(endpoint: Endpoint) -> tuple[http.client.HTTPConnection, str]:
