@@ -283,12 +283,15 @@ def test_a_server_edit_veils_the_span_until_the_text_arrives_then_accepts_as_one
     start, end = select(window, SPAN)
     prefix, suffix = DOCUMENT[:start], DOCUMENT[end:]
     state.delay_s = 0.6  # long enough for several waiting passes
+    # Several candidates (the default) over two of the stub's 16-token canvases: while the second block
+    # waits, no candidate's first block may show (none is chosen before the ranking).
+    assert window.prefs.candidates > 1 and len(" " + SPAN) > state.canvas
     veils: list[str] = []
 
     def check(_job: int, painted: Any) -> None:
         if painted.raw.waiting:
             frame = painted.frames[painted.shown]
-            assert all(segment.ink is Ink.NOISE for segment in frame), (painted.raw.step, frame)
+            assert all(segment.ink is Ink.NOISE for segment in frame), frame
             text = editor.plain_text()
             assert text.startswith(prefix) and text.endswith(suffix)  # only the span moves
             veils.append(text[start : len(text) - len(suffix)])
