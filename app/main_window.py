@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QPoint, Qt, QTimer
 from PySide6.QtGui import (
@@ -50,8 +51,10 @@ from app.settings import MAX_INSTRUCTION_HISTORY, Preferences, SettingsStore
 from app.theme import apply_theme, canvas_colors
 from app.worker import ModelInfo, ModelSpec, RewriteService, ServerSpec
 from model import EditResult
-from model.loading import resources_dir
-from model.server import PassMode
+from model.folders import resources_dir
+
+if TYPE_CHECKING:
+    from model.server import PassMode
 
 log = logging.getLogger(__name__)
 

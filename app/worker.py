@@ -20,13 +20,18 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
 from itertools import groupby
+from typing import TYPE_CHECKING
 
-import torch
 from PySide6.QtCore import QObject, QThread, Signal, Slot
 
-from model import EditCancelled, EditRequest, EditResult, Engine, Pass, RedraftError, load
+from model import EditCancelled, EditRequest, EditResult, Pass, RedraftError
 from model.passes import without_lead
-from model.server import PassMode, ServerEngine
+
+if TYPE_CHECKING:
+    # torch, transformers and the engines load on the model thread (``ModelWorker.load_model``), so the
+    # window shows before those seconds of imports; see model/__init__.py.
+    from model import Engine
+    from model.server import PassMode, ServerEngine
 
 log = logging.getLogger(__name__)
 
@@ -173,6 +178,8 @@ class _FrameBuilder:
 
 
 def describe_failure(error: BaseException) -> str:
+    import torch
+
     if isinstance(error, torch.OutOfMemoryError | MemoryError):
         if torch.cuda.is_available():
             torch.cuda.empty_cache()  # what the failed pass held goes back, so the next try can run
@@ -208,7 +215,10 @@ class ModelWorker(QObject):
         if spec.server is not None:
             self._connect(spec.server)
             return
+        self.loadProgress.emit("starting PyTorch", 0.0)
         try:
+            from model import Engine, load
+
             loaded = load(
                 spec.spec,
                 device=spec.device,
@@ -236,6 +246,8 @@ class ModelWorker(QObject):
         """Ask the server what it serves (``model.server.connect``); a failure is reported like a failed load."""
         self.loadProgress.emit(f"connecting to {server.url}", 0.0)
         try:
+            from model.server import ServerEngine
+
             engine = ServerEngine.open(server.url, server.model, server.api_key, passes=server.passes)
         except Exception as error:
             log.warning("connecting to the server failed: %s", error)
@@ -256,6 +268,8 @@ class ModelWorker(QObject):
         if engine is None:
             self.editFailed.emit(job_id, self._load_error or "no model is loaded")
             return
+        from model.server import ServerEngine
+
         if isinstance(engine, ServerEngine):
             builder = _FrameBuilder(engine.special_ids, engine.decode, engine.vocab_size, engine.noise_ids)
         else:

@@ -11,10 +11,12 @@ import json
 import os
 import sys
 from pathlib import Path
-
-from transformers import DiffusionGemmaConfig
+from typing import TYPE_CHECKING
 
 from model.errors import ModelLoadError
+
+if TYPE_CHECKING:  # transformers loads when a config is read: the editor finds its icons before that
+    from transformers import DiffusionGemmaConfig
 
 BUILTIN = "builtin"
 BUILTIN_MODEL_NAME = "redraft-tiny"
@@ -81,6 +83,8 @@ def _hub_snapshot(repo_id: str, allow_download: bool) -> Path:
 
 
 def read_config(folder: Path) -> DiffusionGemmaConfig:
+    from transformers import DiffusionGemmaConfig
+
     config_path = folder / "config.json"
     if not config_path.is_file():
         raise ModelLoadError(f"{folder} has no config.json; is it a model folder?")

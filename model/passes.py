@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-import torch
+if TYPE_CHECKING:  # only read through .tolist(): the editor imports this module before torch loads
+    import torch
 
 
 @dataclass(frozen=True)
