@@ -62,12 +62,18 @@ def startup_child() -> None:
     window.show()
     QTimer.singleShot(0, lambda: print(f"shown {time.time() - launched:.3f}", flush=True))
 
-    def ready(_info: object) -> None:
+    # Polled on the GUI thread: a plain function connected to the worker's signal would run on the
+    # worker's thread, where touching the window deadlocks.
+    def ready() -> None:
+        if window.model_info is None:
+            return
         print(f"ready {time.time() - launched:.3f}", flush=True)
         window.editor.document().setModified(False)
         app.quit()
 
-    window.service.worker.loaded.connect(ready)
+    poll = QTimer()
+    poll.timeout.connect(ready)
+    poll.start(5)
     app.exec()
     window.service.shutdown()
 
@@ -125,15 +131,20 @@ def measure_rewrite(model: str | None, candidates: int, repeats: int) -> dict[st
             if len(delays) % 50 == 0:
                 busy_mib.append(resident_mib() or 0.0)
 
-        def painted(_job: int, _pass: object, marks: dict[str, float] = marks) -> None:
+        # When the GUI thread paints (not when the worker emits): the editor's own paint calls, wrapped.
+        editor = window.editor
+        paint_pass, show_result = editor.paint_pass, editor.show_result
+
+        def painted(frame: Any, marks: dict[str, float] = marks, paint: Any = paint_pass) -> None:
+            paint(frame)
             marks.setdefault("first", time.perf_counter())
 
-        def finished(_job: int, _result: object, marks: dict[str, float] = marks) -> None:
+        def finished(text: str, marks: dict[str, float] = marks, show: Any = show_result) -> None:
+            show(text)
             marks["done"] = time.perf_counter()
 
-        worker = window.service.worker
-        worker.passReady.connect(painted)
-        worker.editFinished.connect(finished)
+        editor.paint_pass = painted  # type: ignore[method-assign,assignment]
+        editor.show_result = finished  # type: ignore[method-assign]
         timer = QTimer()
         timer.timeout.connect(probe)
         timer.start(PROBE_MS)
@@ -143,8 +154,7 @@ def measure_rewrite(model: str | None, candidates: int, repeats: int) -> dict[st
             app.processEvents()
             time.sleep(0.0005)
         timer.stop()
-        worker.passReady.disconnect(painted)
-        worker.editFinished.disconnect(finished)
+        editor.paint_pass, editor.show_result = paint_pass, show_result  # type: ignore[method-assign]
         window.reject_rewrite()
         delays.sort()
         rows.append({
