@@ -230,7 +230,13 @@ class ModelWorker(QObject):
             self._load_error = f"could not load the model: {describe_failure(error)}"
             self.loadFailed.emit(self._load_error)
             return
-        self._engine = Engine(loaded)
+        engine = Engine(loaded)
+        self.loadProgress.emit("warming up", 1.0)
+        try:
+            engine.warm_up()
+        except Exception:  # a model that cannot edit says so at the writer's first request, in words
+            log.exception("warming the model up failed")
+        self._engine = engine
         self._load_error = None
         self.loaded.emit(
             ModelInfo(

@@ -86,3 +86,13 @@ def test_a_lean_pass_that_fails_its_check_leaves_the_library_to_run(
     fresh = load(tiny_checkpoint, device="cpu")  # a model not checked yet
     assert [Engine(fresh).run(request).texts for request in _requests()] == expected
     assert model_forward._lean_verdicts[fresh.model] is False
+
+
+def test_warming_up_settles_the_first_use_checks(tiny_checkpoint: Any) -> None:
+    from model import draws, load
+
+    fresh = load(tiny_checkpoint, device="cpu")
+    assert fresh.model not in model_forward._lean_verdicts
+    Engine(fresh).warm_up()
+    assert model_forward._lean_verdicts[fresh.model] is True
+    assert draws._verdict is True
