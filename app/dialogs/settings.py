@@ -46,7 +46,8 @@ class _ConnectionTest(QObject):
 
     def start(self, url: str, model: str | None, key: str | None) -> None:
         def probe() -> None:
-            from model.server import Endpoint, connect  # the standard library only: no torch for a test
+            from model.server.contact import connect  # the standard library only: no torch for a test
+            from model.server.http import Endpoint
 
             try:
                 info = connect(Endpoint(url, key, timeout_s=20, connect_timeout_s=5), model)
