@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtWidgets import QLabel, QStatusBar
 
 from app.dialogs.message_bar import MessageBar
@@ -25,6 +25,10 @@ from app.settings import Preferences
 from app.worker import PaintedPass, RewriteService
 from model import EditRequest, EditResult
 from model.request import CONTEXT_CHARS_PER_TOKEN, MAX_CANVAS_TOKENS, Mode
+
+# How long a selection must hold still before the model thread encodes its context ahead of Ctrl+R:
+# longer than a drag's pauses, shorter than a writer's reach for the shortcut.
+PREPARE_AFTER_MS = 300
 
 
 @dataclass
@@ -79,6 +83,12 @@ class RewriteController(QObject):
         worker.passReady.connect(self._on_pass)
         worker.editFinished.connect(self._on_finished)
         worker.editFailed.connect(self._on_failed)
+        # A selection that holds still this long is prepared for (``selection_settled``).
+        self._settle = QTimer(self)
+        self._settle.setSingleShot(True)
+        self._settle.setInterval(PREPARE_AFTER_MS)
+        self._settle.timeout.connect(self.selection_settled)
+        window.editor.selectionChanged.connect(self._settle.start)
 
     def start(
         self,
@@ -106,13 +116,33 @@ class RewriteController(QObject):
                     6000,
                 )
                 return None
-        prefs = window.prefs
+        request = self._request(mode, start, end, instruction, max_new_tokens, regenerations)
+        editor.begin_live_span(start, end)
+        job_id = window.service.submit(request, window.prefs.pass_display_ms)
+        self.run = RewriteRun(job_id, mode, instruction, max_new_tokens, regenerations=regenerations)
+        window.message_bar.hide()
+        window.statusBar().showMessage("Waiting for the model…" if window.model_loading else "Developing…")
+        self.stateChanged.emit()
+        return job_id
+
+    def _request(
+        self,
+        mode: Mode,
+        start: int,
+        end: int,
+        instruction: str | None = None,
+        max_new_tokens: int | None = None,
+        regenerations: int = 0,
+    ) -> EditRequest:
+        """The request for the span ``start:end`` of the document (a gap where they are equal)."""
+        editor = self.window.editor
+        prefs = self.window.prefs
         seed = None if prefs.random_seed else prefs.seed + regenerations
         # Only the context the model can read crosses to the worker (the engine reads at most
         # CONTEXT_CHARS_PER_TOKEN characters a token, the budget before the span and up to a canvas
         # after it), so a rewrite in a 10 MB novel costs no more than in a short story.
         context = max(prefs.context_budget, MAX_CANVAS_TOKENS) * CONTEXT_CHARS_PER_TOKEN
-        request = EditRequest(
+        return EditRequest(
             prefix=editor.text_between(max(0, start - context), start),
             span=None if mode == "fill" else editor.text_between(start, end),
             suffix=editor.text_between(end, min(editor.end_position(), end + context)),
@@ -125,13 +155,20 @@ class RewriteController(QObject):
             context_budget=prefs.context_budget,
             strength=prefs.rewrite_strength,
         )
-        editor.begin_live_span(start, end)
-        job_id = window.service.submit(request, prefs.pass_display_ms)
-        self.run = RewriteRun(job_id, mode, instruction, max_new_tokens, regenerations=regenerations)
-        window.message_bar.hide()
-        window.statusBar().showMessage("Waiting for the model…" if window.model_loading else "Developing…")
-        self.stateChanged.emit()
-        return job_id
+
+    def selection_settled(self) -> None:
+        """A selection has held still (``PREPARE_AFTER_MS``): have the model thread encode the context
+        before it, so a rewrite of it starts without that wait (``Engine.prepare``). Only for a
+        selection of words while nothing develops: a cursor moving through text while typing prepares
+        nothing."""
+        window = self.window
+        if self.run is not None or window.model_loading:
+            return
+        cursor = window.editor.textCursor()
+        start, end = cursor.selectionStart(), cursor.selectionEnd()
+        if start == end or not window.editor.text_between(start, end).strip():
+            return
+        window.service.prepare(self._request("rewrite", start, end))
 
     def _current(self, job_id: int) -> RewriteRun | None:
         run = self.run

@@ -265,6 +265,17 @@ class ModelWorker(QObject):
         self.loaded.emit(ModelInfo(engine.name, engine.describe_device(), "server", engine.canvas_length, False))
 
     @Slot(object)
+    def prepare(self, request: EditRequest) -> None:
+        """Encode a likely request's prompt ahead of Ctrl+R (``Engine.prepare``); a local model only."""
+        engine = self._engine
+        if engine is None or not hasattr(engine, "prepare"):
+            return
+        try:
+            engine.prepare(request)
+        except Exception:  # a request that cannot run says so when it is really asked for
+            log.debug("preparing a request failed", exc_info=True)
+
+    @Slot(object)
     def run_edit(self, job: EditJob) -> None:
         job_id = job.job_id
         if self._board.is_cancelled(job_id):
@@ -366,6 +377,7 @@ class RewriteService(QObject):
 
     _loadRequested = Signal(object)
     _editRequested = Signal(object)
+    _prepareRequested = Signal(object)
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -376,6 +388,7 @@ class RewriteService(QObject):
         self.worker.moveToThread(self.model_thread)
         self._loadRequested.connect(self.worker.load_model)
         self._editRequested.connect(self.worker.run_edit)
+        self._prepareRequested.connect(self.worker.prepare)
         self.model_thread.finished.connect(self.worker.deleteLater)
         self.model_thread.start()
 
@@ -389,6 +402,10 @@ class RewriteService(QObject):
         job_id = self._board.new_job()
         self._editRequested.emit(EditJob(job_id, request, pass_display_ms))
         return job_id
+
+    def prepare(self, request: EditRequest) -> None:
+        """Queue the encoding of a request's prompt, so that request (if it comes) starts sooner."""
+        self._prepareRequested.emit(request)
 
     def cancel(self, job_id: int) -> None:
         self._board.cancel(job_id)

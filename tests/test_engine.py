@@ -736,3 +736,20 @@ def test_every_gap_length_before_a_suffix_lays_out_into_blocks(engine: Engine) -
         result = engine.run(request)
         assert 1 <= result.blocks <= math.ceil(tokens / canvas) + 1
         assert len(result.token_ids[0]) <= tokens
+
+
+def test_a_prepared_prompt_is_not_encoded_again_and_changes_nothing(engine: Engine) -> None:
+    request = EditRequest(prefix="The keeper climbed the stairs", span=" slowly", suffix=" and lit the lamp.",
+                          mode="rewrite", seed=2, candidates=3, options=FAST)  # fmt: skip
+    fresh = Engine(engine.loaded).run(request)
+    assert engine.prepare(request)
+    with recorded_prompts(engine) as prompts:
+        prepared = engine.run(request)
+        regenerated = engine.run(request)
+    assert prompts == []  # neither the edit nor its regeneration encoded the prompt again
+    assert prepared.texts == fresh.texts == regenerated.texts
+    assert prepared.scores == fresh.scores
+    other = dataclasses.replace(request, prefix="Another prompt altogether")
+    with recorded_prompts(engine) as prompts:
+        engine.run(other)
+    assert len(prompts) == 1  # a different prompt is encoded (and kept in its place)

@@ -372,3 +372,27 @@ def test_instruct_is_offered_only_for_instruction_tuned_models(make_window, tiny
     tuned.editor.setPlainText(DOCUMENT)
     select(tuned, SPAN)
     assert tuned.instruct_action.isEnabled()
+
+
+def test_a_selection_that_holds_still_has_its_context_encoded_before_the_rewrite(document_window, qtbot) -> None:
+    from app.rewrite_controller import PREPARE_AFTER_MS
+
+    window = document_window(max_denoising_steps=6)
+    engine = window.service.worker._engine
+    encoded: list[int] = []  # lengths of every input the encoder gets on the model thread
+    handle = engine.model.model.encoder.register_forward_pre_hook(
+        lambda _module, _args, kwargs: encoded.append(kwargs["input_ids"].shape[1]), with_kwargs=True
+    )
+    try:
+        select(window, SPAN)
+        qtbot.waitUntil(lambda: len(encoded) == 1, timeout=SIGNAL_TIMEOUT_MS)  # the pause prepared it
+        prepared = engine._prepared
+        assert prepared is not None
+        qtbot.wait(PREPARE_AFTER_MS * 2)
+        assert len(encoded) == 1  # once per settled selection, not again while it stays
+        window.rewrite_selection()
+        result = finish(qtbot, window)
+        assert result.prompt_tokens == len(prepared[0])
+        assert len(encoded) == 1  # the rewrite started from the prepared prompt: no second prefill
+    finally:
+        handle.remove()
