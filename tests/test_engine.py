@@ -465,9 +465,11 @@ def test_a_space_ending_the_prefix_becomes_the_start_of_the_first_token(engine: 
         piece = engine.decode([step.tokens[0][0]])
         assert step.lead == " " and step.pieces[0][0] == (piece[1:] if piece.startswith(" ") else piece)
 
-    # Without the trailing space nothing moves and the favourite may start the span.
-    with favouring(engine, [glued]), recorded_prompts(engine) as prompts:
-        plain = engine.run(dataclasses.replace(request, prefix="The boy"))
+    # Without the trailing space nothing moves and the favourite may start the span. (A fresh engine: this
+    # one keeps the same prompt's cache from the run above and would not encode it again.)
+    fresh = Engine(engine.loaded)
+    with favouring(fresh, [glued]), recorded_prompts(fresh) as prompts:
+        plain = fresh.run(dataclasses.replace(request, prefix="The boy"))
     assert prompts[0][0].tolist() == [engine.bos_id, *engine.encode("The boy")]
     assert plain.raw_tokens[0][:6] == [glued] * 6 and plain.text == "x" * 6
 
