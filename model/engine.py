@@ -50,7 +50,7 @@ from model.canvas import Layout
 from model.errors import EditCancelled
 from model.forward import PREFILL_CHUNK, commit_block, decode, prefill
 from model.loading import LoadedModel
-from model.passes import EditResult, Pass, painted_pass, with_trail, without_lead
+from model.passes import EditResult, Pass, painted_pass, run_to_end, with_trail, without_lead
 from model.polish import polish, polish_shares
 from model.request import DenoiseOptions, EditRequest, ResolvedOptions
 from model.sampling import LeftToRightEntropyBoundSampler, StableAndConfident, token_entropy
@@ -126,14 +126,7 @@ class Engine:
         on_pass: Callable[[Pass], None] | None = None,
     ) -> EditResult:
         """Run ``request`` to the end; ``on_pass`` sees every pass. Raises EditCancelled if cancelled."""
-        passes = self.edit(request, cancel)
-        while True:
-            try:
-                step = next(passes)
-            except StopIteration as stop:
-                return stop.value  # type: ignore[no-any-return]
-            if on_pass is not None:
-                on_pass(step)
+        return run_to_end(self.edit(request, cancel), on_pass)
 
     def edit(self, request: EditRequest, cancel: CancelCheck | None = None) -> Generator[Pass, None, EditResult]:
         """Yield a :class:`Pass` per denoising step; return the :class:`EditResult`.

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -112,3 +112,15 @@ def without_lead(text: str, lead: str) -> str:
 def with_trail(text: str, trail: str) -> str:
     """``text`` followed by the whitespace moved onto the suffix (``Layout.trail``), unless it ends in some."""
     return text + trail if trail and text and not text[-1].isspace() else text
+
+
+def run_to_end(passes: Generator[Pass, None, EditResult], on_pass: Callable[[Pass], None] | None) -> EditResult:
+    """Drive an edit's generator to its :class:`EditResult`, handing every pass to ``on_pass``
+    (``Engine.run`` and ``ServerEngine.run``)."""
+    while True:
+        try:
+            step = next(passes)
+        except StopIteration as stop:
+            return stop.value
+        if on_pass is not None:
+            on_pass(step)

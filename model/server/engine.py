@@ -45,7 +45,7 @@ from typing import Any, Literal
 from model import canvas
 from model.canvas import Layout
 from model.errors import EditCancelled, RequestError
-from model.passes import EditResult, Pass, with_trail, without_lead
+from model.passes import EditResult, Pass, run_to_end, with_trail, without_lead
 from model.request import EditRequest
 from model.server.contact import CancelCheck, ServerInfo, connect
 from model.server.http import Endpoint, ServerError, request_json
@@ -111,14 +111,7 @@ class ServerEngine:
     def run(
         self, request: EditRequest, cancel: CancelCheck | None = None, on_pass: Callable[[Pass], None] | None = None
     ) -> EditResult:
-        passes = self.edit(request, cancel)
-        while True:
-            try:
-                step = next(passes)
-            except StopIteration as stop:
-                return stop.value  # type: ignore[no-any-return]
-            if on_pass is not None:
-                on_pass(step)
+        return run_to_end(self.edit(request, cancel), on_pass)
 
     def decode(self, ids: list[int]) -> str:
         """Text of ``ids``, remembered (the painter decodes the same runs pass after pass)."""
