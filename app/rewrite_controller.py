@@ -27,8 +27,10 @@ from model import EditRequest, EditResult
 from model.request import CONTEXT_CHARS_PER_TOKEN, MAX_CANVAS_TOKENS, Mode
 
 # How long a selection must hold still before the model thread encodes its context ahead of Ctrl+R:
-# longer than a drag's pauses, shorter than a writer's reach for the shortcut.
-PREPARE_AFTER_MS = 300
+# well inside a writer's reach for the shortcut (the encoding itself takes about 200 ms for 2k tokens on
+# two cores). A pause in the middle of a drag costs one encoding at worst, and a drag that moves only
+# the selection's end keeps the same context, so that encoding is the one the rewrite uses.
+PREPARE_AFTER_MS = 150
 
 
 @dataclass

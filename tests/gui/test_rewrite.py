@@ -384,10 +384,12 @@ def test_a_selection_that_holds_still_has_its_context_encoded_before_the_rewrite
         lambda _module, _args, kwargs: encoded.append(kwargs["input_ids"].shape[1]), with_kwargs=True
     )
     try:
+        warmed_up = engine._prepared  # the warm-up edit's prompt, kept until another is encoded
         select(window, SPAN)
-        qtbot.waitUntil(lambda: len(encoded) == 1, timeout=SIGNAL_TIMEOUT_MS)  # the pause prepared it
+        # The pause prepared it (set on the model thread once its encoding is done).
+        qtbot.waitUntil(lambda: engine._prepared is not warmed_up, timeout=SIGNAL_TIMEOUT_MS)
         prepared = engine._prepared
-        assert prepared is not None
+        assert prepared is not None and len(encoded) == 1
         qtbot.wait(PREPARE_AFTER_MS * 2)
         assert len(encoded) == 1  # once per settled selection, not again while it stays
         window.rewrite_selection()
