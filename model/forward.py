@@ -22,6 +22,7 @@ from weakref import WeakKeyDictionary
 
 import torch
 from torch import nn
+from torch.nn.modules import module as torch_module  # its global hook registries, read every pass
 from transformers import DiffusionGemmaForBlockDiffusion, DynamicCache
 
 from model.cache_kwarg import with_cache
@@ -140,8 +141,6 @@ def _padded(values: torch.Tensor, length: int) -> torch.Tensor:
 
 def _watched(model: nn.Module) -> bool:
     """Whether a hook would miss calls that skip ``model``, ``model.model`` or the decoder's own ``__call__``."""
-    from torch.nn.modules import module as torch_module
-
     if torch_module._global_forward_hooks or torch_module._global_forward_pre_hooks:
         return True
     skipped: tuple[nn.Module, ...] = (model, model.get_submodule("model"), model.get_submodule("model.decoder"))
