@@ -27,6 +27,7 @@ from transformers import DiffusionGemmaForBlockDiffusion, DynamicCache
 
 from model.cache_kwarg import with_cache
 from model.conditioning import zero_self_conditioning_at
+from model.traced_layers import call_layer
 
 log = logging.getLogger(__name__)
 
@@ -115,12 +116,9 @@ def _lean_decode(
         hidden = decoder.self_conditioning(inputs_embeds, signal)
     text_config = decoder.text_config
     rotary = {kind: decoder.rotary_emb(hidden, positions, kind) for kind in decoder.unique_layer_types}
-    cache_argument = with_cache(cache)
     for index, layer in enumerate(decoder.layers[: text_config.num_hidden_layers]):
-        kind = text_config.layer_types[index]
-        hidden = layer.forward(
-            hidden, position_embeddings=rotary[kind], attention_mask=None, position_ids=positions, **cache_argument
-        )
+        # From the layer's trace where that is safe and checked (model.traced_layers), else eagerly.
+        hidden = call_layer(layer, index, hidden, rotary[text_config.layer_types[index]], positions, cache)
     hidden = decoder.norm(hidden)
     if columns is not None:
         hidden = hidden[:, :columns]
