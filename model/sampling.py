@@ -33,8 +33,11 @@ def token_entropy(logits: torch.Tensor) -> torch.Tensor:
     """Each position's entropy (nats) over the last dimension, bit for bit as ``Categorical`` computes it."""
     normalized = logits - logits.logsumexp(dim=-1, keepdim=True)
     probs = torch.softmax(normalized, dim=-1)
-    clamped = torch.clamp(normalized, min=torch.finfo(normalized.dtype).min)
-    return -(clamped * probs).sum(-1)
+    # -(clamp(normalized) * probs).sum(-1), in place on the two temporaries: the same numbers (a product
+    # commutes exactly, and negating the sum is its last step either way) without two more
+    # vocabulary-sized tensors a pass.
+    clamped = normalized.clamp_(min=torch.finfo(normalized.dtype).min)
+    return probs.mul_(clamped).sum(-1).neg_()
 
 
 class LeftToRightEntropyBoundSampler(EntropyBoundSampler):
