@@ -13,10 +13,13 @@ The window holds one controller (``MainWindow.rewrites``); what it reads of the 
 
 from __future__ import annotations
 
+import math
+import time
 from dataclasses import dataclass
 from typing import Protocol
 
-from PySide6.QtCore import QObject, QTimer, Signal
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
+from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import QLabel, QStatusBar
 
 from app.dialogs.message_bar import MessageBar
@@ -26,11 +29,15 @@ from app.worker import PaintedPass, RewriteService
 from model import EditRequest, EditResult
 from model.request import CONTEXT_CHARS_PER_TOKEN, MAX_CANVAS_TOKENS, Mode
 
-# How long a selection must hold still before the model thread encodes its context ahead of Ctrl+R:
-# well inside a writer's reach for the shortcut (the encoding itself takes about 200 ms for 2k tokens on
-# two cores). A pause in the middle of a drag costs one encoding at worst, and a drag that moves only
-# the selection's end keeps the same context, so that encoding is the one the rewrite uses.
+# How long the start of the selection (or the caret) and the document must hold still before the model
+# thread encodes the context before it, ahead of Ctrl+R: well inside a writer's reach for the shortcut
+# (the encoding itself takes about 200 ms for 2k tokens on two cores). The context depends on the start
+# alone, so a drag that moves only the selection's end (from where the mouse went down) keeps it, and the
+# encoding done while the writer drags is the one the rewrite, or a fill at the caret, uses.
 PREPARE_AFTER_MS = 150
+# After a keystroke changes the text the wait is longer: a writer types a key every 100-300 ms, and the
+# context is worth encoding (two cores busy for 200 ms) only once the writer has stopped typing.
+AFTER_TYPING_MS = 1000
 
 
 @dataclass
@@ -85,12 +92,17 @@ class RewriteController(QObject):
         worker.passReady.connect(self._on_pass)
         worker.editFinished.connect(self._on_finished)
         worker.editFailed.connect(self._on_failed)
-        # A selection that holds still this long is prepared for (``selection_settled``).
+        # A span start that holds still this long is prepared for (``selection_settled``).
         self._settle = QTimer(self)
         self._settle.setSingleShot(True)
         self._settle.setInterval(PREPARE_AFTER_MS)
         self._settle.timeout.connect(self.selection_settled)
-        window.editor.selectionChanged.connect(self._settle.start)
+        self._watched_start = -1  # where the span started at the last move: the wait restarts when it changes
+        self._typed_at: float | None = None  # when the writer last typed a key that edits (time.monotonic())
+        window.editor.cursorPositionChanged.connect(self._span_start_moved)
+        window.editor.selectionChanged.connect(self._span_start_moved)
+        window.editor.document().contentsChanged.connect(self._context_changed)
+        window.editor.installEventFilter(self)  # keystrokes: the longer wait while the writer types
 
     def start(
         self,
@@ -158,19 +170,51 @@ class RewriteController(QObject):
             strength=prefs.rewrite_strength,
         )
 
+    def _span_start_moved(self) -> None:
+        """The caret or selection moved: wait for stillness again only if the span now starts elsewhere
+        (the context before it is all the preparation depends on)."""
+        start = self.window.editor.textCursor().selectionStart()
+        if start != self._watched_start:
+            self._watched_start = start
+            self._wait_for_stillness()
+
+    def _context_changed(self) -> None:
+        """The text changed, maybe before the span: wait for stillness again."""
+        self._watched_start = -1
+        self._wait_for_stillness()
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        """Note the editor's keystrokes that edit text (not a pass painted, a file opened, a restore)."""
+        editing = isinstance(event, QKeyEvent) and (
+            event.text() or event.key() in (Qt.Key.Key_Backspace, Qt.Key.Key_Delete)
+        )
+        if event.type() == QEvent.Type.KeyPress and editing:
+            self._typed_at = time.monotonic()
+        return super().eventFilter(watched, event)
+
+    def _wait_for_stillness(self) -> None:
+        wait_ms = PREPARE_AFTER_MS
+        if self._typed_at is not None:
+            since_typing_ms = (time.monotonic() - self._typed_at) * 1000
+            wait_ms = max(wait_ms, math.ceil(AFTER_TYPING_MS - since_typing_ms))
+        self._settle.start(wait_ms)
+
     def selection_settled(self) -> None:
-        """A selection has held still (``PREPARE_AFTER_MS``): have the model thread encode the context
-        before it, so a rewrite of it starts without that wait (``Engine.prepare``). Only for a
-        selection of words while nothing develops: a cursor moving through text while typing prepares
-        nothing."""
+        """The span's start and the document have held still (``PREPARE_AFTER_MS``): have the model
+        thread encode the context before it (``Engine.prepare``), so a rewrite of the selection, or a
+        fill at the caret, starts without that wait. Not while something develops, and not while the
+        writer types (``AFTER_TYPING_MS``)."""
         window = self.window
         if self.run is not None or window.model_loading:
             return
         cursor = window.editor.textCursor()
         start, end = cursor.selectionStart(), cursor.selectionEnd()
-        if start == end or not window.editor.text_between(start, end).strip():
-            return
-        window.service.prepare(self._request("rewrite", start, end))
+        # The context is the same for both: the text before ``start`` (model.canvas.plan_layout).
+        selected_words = start != end and window.editor.text_between(start, end).strip()
+        if selected_words:
+            window.service.prepare(self._request("rewrite", start, end))
+        else:
+            window.service.prepare(self._request("fill", start, start, max_new_tokens=1))
 
     def _current(self, job_id: int) -> RewriteRun | None:
         run = self.run

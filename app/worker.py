@@ -264,11 +264,12 @@ class ModelWorker(QObject):
         self._load_error = None
         self.loaded.emit(ModelInfo(engine.name, engine.describe_device(), "server", engine.canvas_length, False))
 
-    @Slot(object)
-    def prepare(self, request: EditRequest) -> None:
-        """Encode a likely request's prompt ahead of Ctrl+R (``Engine.prepare``); a local model only."""
+    @Slot(object, int)
+    def prepare(self, request: EditRequest, ticket: int) -> None:
+        """Encode a likely request's prompt ahead of Ctrl+R (``Engine.prepare``); a local model only.
+        Skipped if the writer has moved on since (a newer preparation is queued behind this one)."""
         engine = self._engine
-        if engine is None or not hasattr(engine, "prepare"):
+        if engine is None or not hasattr(engine, "prepare") or self._board.is_stale_preparation(ticket):
             return
         try:
             engine.prepare(request)
@@ -357,6 +358,17 @@ class _CancelBoard:
         self._lock = threading.Lock()
         self._latest = 0
         self._cancelled: set[int] = set()
+        self._latest_preparation = 0
+
+    def new_preparation(self) -> int:
+        with self._lock:
+            self._latest_preparation += 1
+            return self._latest_preparation
+
+    def is_stale_preparation(self, ticket: int) -> bool:
+        """A newer preparation was asked for: this one's context is no longer where the writer is."""
+        with self._lock:
+            return ticket != self._latest_preparation
 
     def new_job(self) -> int:
         with self._lock:
@@ -377,7 +389,7 @@ class RewriteService(QObject):
 
     _loadRequested = Signal(object)
     _editRequested = Signal(object)
-    _prepareRequested = Signal(object)
+    _prepareRequested = Signal(object, int)
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -405,7 +417,7 @@ class RewriteService(QObject):
 
     def prepare(self, request: EditRequest) -> None:
         """Queue the encoding of a request's prompt, so that request (if it comes) starts sooner."""
-        self._prepareRequested.emit(request)
+        self._prepareRequested.emit(request, self._board.new_preparation())
 
     def cancel(self, job_id: int) -> None:
         self._board.cancel(job_id)

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from gui_helpers import DOCUMENT, SIGNAL_TIMEOUT_MS, PassRecorder, place_cursor, select
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QTextCursor
 
 from app.editor_widget import Phase
 from app.worker import Ink
-from model import EditResult
+from model import EditRequest, EditResult
 
 SPAN = "climbed the stairs"
 
@@ -398,3 +399,106 @@ def test_a_selection_that_holds_still_has_its_context_encoded_before_the_rewrite
         assert len(encoded) == 1  # the rewrite started from the prepared prompt: no second prefill
     finally:
         handle.remove()
+
+
+def _count_encodings(engine) -> tuple[list[int], object]:
+    """Lengths of every input the encoder gets on the model thread, and the hook's handle."""
+    encoded: list[int] = []
+    handle = engine.model.model.encoder.register_forward_pre_hook(
+        lambda _module, _args, kwargs: encoded.append(kwargs["input_ids"].shape[1]), with_kwargs=True
+    )
+    return encoded, handle
+
+
+def _prompt_before(engine, position: int, text: str = DOCUMENT) -> tuple[int, ...]:
+    """The prompt ids of any edit whose span starts at ``position``."""
+    request = EditRequest(prefix=text[:position], suffix=text[position:], mode="fill", max_new_tokens=1)
+    return tuple(engine._layout(request).prompt_ids)
+
+
+def _prepared_for(engine, prompt: tuple[int, ...]) -> bool:
+    return engine._prepared is not None and engine._prepared[0] == prompt
+
+
+def test_a_drag_uses_the_context_encoded_while_the_mouse_moved(document_window, qtbot) -> None:
+    from app.rewrite_controller import PREPARE_AFTER_MS
+
+    window = document_window(max_denoising_steps=6)
+    engine = window.service.worker._engine
+    start = DOCUMENT.index(SPAN)
+    expected = _prompt_before(engine, start)
+    encoded, handle = _count_encodings(engine)
+    try:
+        # The mouse goes down at the span's start and drags at once: the end moves every frame, faster
+        # than the wait, for several waits' time; the start stays where the mouse went down.
+        cursor = window.editor.textCursor()
+        cursor.setPosition(start)
+        window.editor.setTextCursor(cursor)
+        frames = 6 * PREPARE_AFTER_MS // 16
+        for frame in range(1, frames + 1):
+            qtbot.wait(16)
+            cursor.setPosition(start + len(SPAN) * frame // frames, QTextCursor.MoveMode.KeepAnchor)
+            window.editor.setTextCursor(cursor)
+        # Encoded once, while the mouse moved (a tiny model's prompt takes milliseconds).
+        assert _prepared_for(engine, expected) and encoded == [len(expected)]
+        window.rewrite_selection()  # at once, as the mouse comes up
+        result = finish(qtbot, window)
+    finally:
+        handle.remove()
+    assert result.prompt_tokens == len(expected)
+    assert encoded[1:] == [engine.canvas_length] * len(encoded[1:])  # no second prefill: only finished blocks
+
+
+def test_a_resting_caret_has_its_context_encoded_for_a_fill(document_window, qtbot) -> None:
+    window = document_window(max_denoising_steps=6)
+    engine = window.service.worker._engine
+    gap = DOCUMENT.index(SPAN)
+    place_cursor(window, gap)
+    qtbot.waitUntil(lambda: _prepared_for(engine, _prompt_before(engine, gap)), timeout=SIGNAL_TIMEOUT_MS)
+    prepared = engine._prepared
+    encoded, handle = _count_encodings(engine)
+    try:
+        window.fill_gap(6)
+        result = finish(qtbot, window)
+    finally:
+        handle.remove()
+    assert result.prompt_tokens == len(prepared[0])
+    assert all(length == engine.canvas_length for length in encoded)  # the fill found its prompt encoded
+
+
+def test_typing_encodes_nothing_until_the_writer_pauses(document_window, qtbot) -> None:
+    from app.rewrite_controller import PREPARE_AFTER_MS
+
+    window = document_window(max_denoising_steps=6)
+    engine = window.service.worker._engine
+    place_cursor(window, len(DOCUMENT))
+    qtbot.waitUntil(lambda: _prepared_for(engine, _prompt_before(engine, len(DOCUMENT))), timeout=SIGNAL_TIMEOUT_MS)
+    encoded, handle = _count_encodings(engine)
+    try:
+        # A writer's pace: slower than a caret's wait, faster than the wait after typing.
+        for character in " The lamp":
+            qtbot.keyClicks(window.editor, character)
+            qtbot.wait(PREPARE_AFTER_MS + 50)
+        assert encoded == []
+        qtbot.keyClicks(window.editor, " went out")
+        qtbot.waitUntil(lambda: len(encoded) == 1, timeout=SIGNAL_TIMEOUT_MS)  # one encoding after the pause
+        qtbot.wait(PREPARE_AFTER_MS * 2)
+        assert len(encoded) == 1
+    finally:
+        handle.remove()
+    typed = DOCUMENT + " The lamp went out"
+    assert _prepared_for(engine, _prompt_before(engine, len(typed), typed))
+
+
+def test_a_preparation_the_writer_has_moved_on_from_is_skipped(document_window) -> None:
+    window = document_window()
+    service, engine = window.service, window.service.worker._engine
+    encoded, handle = _count_encodings(engine)
+    try:
+        old_ticket = service._board.new_preparation()
+        service._board.new_preparation()  # the writer moved on: a newer preparation is queued
+        request = EditRequest(prefix=DOCUMENT[:40], suffix=DOCUMENT[40:], mode="fill", max_new_tokens=4)
+        service.worker.prepare(request, old_ticket)
+    finally:
+        handle.remove()
+    assert encoded == []
