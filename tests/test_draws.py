@@ -96,3 +96,30 @@ def test_rows_are_drawn_a_group_at_a_time_as_one_draw(monkeypatch: pytest.Monkey
     wanted = torch.tensor([0, 2, 3, 7, 9])
     assert torch.equal(draws._row_noise(10, 1000, wanted), expected[wanted])
     assert torch.equal(torch.get_rng_state(), after)
+
+
+def _exact_winners(probs: torch.Tensor, words: torch.Tensor) -> torch.Tensor:
+    """argmax(probs / q) with every q computed, as torch's sampler does."""
+    return torch.argmax(probs / draws._exponentials(draws._uniform_doubles(words.clone())), dim=-1)
+
+
+@pytest.mark.parametrize("scale", [0.0, 0.5, 4.0, 30.0])  # flat, soft, peaked, nearly one-hot
+def test_the_pruned_argmax_is_the_full_one(scale: float) -> None:
+    torch.manual_seed(int(scale * 10))
+    logits = torch.randn(400, 3000) * scale
+    logits[:50, 1000:] = float("-inf")  # ruled-out tokens: p == 0
+    logits[50:60] = logits[50:60, :1].expand(-1, 3000)  # exact ties in p
+    probs = torch.softmax(logits, dim=-1)
+    words = torch.empty(400, 3000, dtype=torch.int64).random_()
+    assert torch.equal(draws._winners(probs, words.clone()), _exact_winners(probs, words))
+
+
+def test_a_zero_draw_is_judged_as_torch_judges_it() -> None:
+    # u == 0 gives q == 0: p / q is inf (or nan where p == 0, which argmax ranks first).
+    torch.manual_seed(4)
+    probs = torch.softmax(torch.randn(3, 500) * 3, dim=-1)
+    probs[1, 7] = 0.0
+    words = torch.empty(3, 500, dtype=torch.int64).random_()
+    words[0, 123] = 0
+    words[1, 7] = 1 << 60  # the low 53 bits are zero
+    assert torch.equal(draws._winners(probs, words.clone()), _exact_winners(probs, words))
