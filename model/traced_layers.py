@@ -24,7 +24,6 @@ Only on the CPU, where Python sets the pace of a small model's pass; on a GPU th
 
 from __future__ import annotations
 
-import atexit
 import logging
 import threading
 import warnings
@@ -46,9 +45,6 @@ _SHAPE_READS_ALLOWED = ("sdpa_attention.py",)
 # Per decoder layer: its trace, or None where it cannot be traced (absent: not tried yet).
 _traces: WeakKeyDictionary[nn.Module, _Traced | None] = WeakKeyDictionary()
 _lock = threading.Lock()
-# TorchScript modules still alive when the interpreter finalizes can crash it (seen from the editor, whose
-# model thread made them: "none_dealloc" in the last garbage collection); drop them while all is intact.
-atexit.register(_traces.clear)
 
 
 @dataclass
