@@ -24,7 +24,7 @@ RESULTS = BENCH / "results"
 
 STEPS: list[tuple[str, str, list[str], list[str]]] = [
     # name, script, arguments, --quick arguments
-    ("engine_vs_library", "engine_vs_library.py", [], ["--repeats", "1"]),
+    ("engine_vs_library", "engine_vs_library.py", ["--repeats", "9"], ["--repeats", "1"]),
     ("parallel", "parallel_vs_sequential.py", [], ["--repeats", "1", "--lengths", "16", "64"]),
     ("scaling", "scaling.py", [], ["--passes", "3"]),
     ("editor", "editor_speed.py", [], ["--repeats", "1", "--startup-runs", "1"]),
