@@ -146,6 +146,10 @@ class SettingsStore:
                 return tuple(items)
             if isinstance(default, bool):  # before int: bool is an int subclass
                 return bool(self.qsettings.value(key, default, type=bool))
+            if isinstance(default, float):
+                # As text: PySide6 6.11 reads type=float through a 32-bit float (0.9 came back as
+                # 0.8999999761581421); a double's text round-trips exactly, in every settings format.
+                return float(str(self.qsettings.value(key, repr(default), type=str)))
             return type(default)(self.qsettings.value(key, default, type=type(default)))
         except (ValueError, TypeError) as error:
             log.warning("ignoring the unreadable setting %s (%s); using the default", key, error)
