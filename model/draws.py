@@ -34,7 +34,7 @@ import torch
 _FLOAT32_DROPPED_BITS = (1 << 29) - 1  # the mantissa bits a double loses on its way to float32
 _MIDPOINT = 1 << 28
 _MIDPOINT_MARGIN = 64
-# Relative slack on the bounds of a token's p / q (module docstring of _winners): far above float32's
+# Relative slack on the bounds of a token's p / q (the docstring of _winners): far above float32's
 # roundings (2**-24 each), far below the gaps that decide a draw.
 _BOUND_MARGIN = 1e-6
 # The bits of a 64-bit draw that make torch's uniform double.

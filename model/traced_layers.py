@@ -2,7 +2,8 @@
 
 On the built-in model a decoder layer is some sixty small operations on a (batch, 64, 192) canvas, and
 on two CPU cores Python's part in calling them (module calls, keyword handling, the attention
-dispatch) is about a third of the layer: 4 of the 15 ms a pass spends in the four layers. A trace
+dispatch) is a large share of the layer: replaying traces takes about 2.5 ms off a pass's 20 ms
+forward in the engine (bench/engine_vs_library.py, README "Performance"). A trace
 records each layer's operations once, with the encoder's cached keys and values as inputs, and replays
 them from TorchScript's interpreter, so no Python runs per operation. The numbers are the eager
 layer's, bit for bit, because the operations are the same, and that is checked rather than assumed:
@@ -10,7 +11,7 @@ layer's, bit for bit, because the operations are the same, and that is checked r
 * **Data-dependent Python is refused.** Tracing warns wherever Python reads a tensor's value. The
   only reads allowed are those in transformers' SDPA dispatch (``integrations/sdpa_attention.py``),
   which compare shapes (head size, query length), and shapes are checked next. Any other read, a
-  failed trace, or a layer TorchScript cannot record leaves that model's layers eager.
+  failed trace, or a layer TorchScript cannot record leaves that layer eager.
 * **Every new shape is checked.** The first call with a new batch, canvas or cache layout (the
   cache's length aside: traces are shape-generic there, and tests/test_traced_layers.py holds them to
   it) runs the eager layer too and keeps the trace only if the outputs are identical.
