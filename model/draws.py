@@ -75,11 +75,6 @@ def _row_words(rows: int, vocab: int, wanted: torch.Tensor) -> torch.Tensor:
     return torch.cat(pieces) if pieces else torch.empty(0, vocab, dtype=torch.int64)
 
 
-def _row_noise(rows: int, vocab: int, wanted: torch.Tensor) -> torch.Tensor:
-    """The Exp(1) noise a (rows, vocab) ``multinomial`` gives rows ``wanted``, as :func:`_row_words` draws it."""
-    return _exponentials(_uniform_doubles(_row_words(rows, vocab, wanted)))
-
-
 def _winners(probs: torch.Tensor, words: torch.Tensor) -> torch.Tensor:
     """Per row, ``argmax(probs / q)`` with ``q`` the float32 Exp(1) noise torch makes of the row's 64-bit
     ``words``, computing ``q`` (a logarithm in float64) only for the tokens that can win.

@@ -151,18 +151,19 @@ class Engine:
         is kept (small enough, see ``PREPARED_CACHE_BYTES``)."""
         request.validate()
         prompt_ids = self._layout(request).prompt_ids
-        prepared = self._prepared
-        if prepared is None or prepared[0] != tuple(prompt_ids):
+        if not self._holds_prepared(prompt_ids):
             with torch.inference_mode():
                 self._prompt_cache(prompt_ids)
         return self._prepared is not None
 
+    def _holds_prepared(self, prompt_ids: list[int]) -> bool:
+        return self._prepared is not None and self._prepared[0] == tuple(prompt_ids)
+
     def _prompt_cache(self, prompt_ids: list[int]) -> DynamicCache:
         """A cache holding ``prompt_ids`` encoded: a copy of the prepared one if it holds the same ids,
         else freshly encoded (and kept for the next edit if small enough). The numbers are the same."""
-        prepared = self._prepared
-        if prepared is not None and prepared[0] == tuple(prompt_ids):
-            return copy.deepcopy(prepared[1])
+        if self._prepared is not None and self._holds_prepared(prompt_ids):
+            return copy.deepcopy(self._prepared[1])
         model = self.model
         cache = DynamicCache(config=model.config.get_text_config(decoder=True))
         prefill(model, torch.tensor([prompt_ids], device=self.device), cache, self.prefill_chunk)

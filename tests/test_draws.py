@@ -16,6 +16,11 @@ def _torch_draw(logits: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     return sampled, torch.randint(0, 1 << 30, (8,))
 
 
+def _row_noise(rows: int, vocab: int, wanted: torch.Tensor) -> torch.Tensor:
+    """The Exp(1) noise of rows ``wanted`` as model.draws makes it from the generator's words."""
+    return draws._exponentials(draws._uniform_doubles(draws._row_words(rows, vocab, wanted)))
+
+
 def test_this_torch_samples_as_the_replica_assumes() -> None:
     # If a torch release changes its CPU sampler, this fails and the engine quietly uses torch's own.
     assert draws.replica_matches_torch()
@@ -81,7 +86,7 @@ def test_the_noise_is_torchs_exponential_noise_over_millions_of_draws() -> None:
     expected = torch.empty(4, 1 << 20).exponential_()
     after = torch.get_rng_state()
     torch.manual_seed(2026)
-    noise = draws._row_noise(4, 1 << 20, torch.arange(4))
+    noise = _row_noise(4, 1 << 20, torch.arange(4))
     assert torch.equal(noise, expected)
     assert torch.equal(torch.get_rng_state(), after)
 
@@ -94,7 +99,7 @@ def test_rows_are_drawn_a_group_at_a_time_as_one_draw(monkeypatch: pytest.Monkey
     after = torch.get_rng_state()
     torch.manual_seed(9)
     wanted = torch.tensor([0, 2, 3, 7, 9])
-    assert torch.equal(draws._row_noise(10, 1000, wanted), expected[wanted])
+    assert torch.equal(_row_noise(10, 1000, wanted), expected[wanted])
     assert torch.equal(torch.get_rng_state(), after)
 
 
