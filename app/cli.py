@@ -114,7 +114,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if installed is not None:
         return installed
     if args_list[:1] == ["doctor"]:
-        from model.doctor import doctor_main  # owns its own options
+        from model.checkpoint.doctor import doctor_main  # owns its own options
 
         fits = doctor_main(args_list[1:])
         return max(fits, _doctor_display())

@@ -53,7 +53,7 @@ from app.settings import MAX_INSTRUCTION_HISTORY, Preferences, SettingsStore
 from app.theme import apply_theme, canvas_colors
 from app.worker import ModelInfo, ModelSpec, RewriteService, ServerSpec
 from model import EditResult
-from model.folders import resources_dir
+from model.checkpoint.folders import resources_dir
 
 if TYPE_CHECKING:
     from model.server import PassMode

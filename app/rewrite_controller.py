@@ -27,7 +27,7 @@ from app.editor_widget import Phase, RewriteEditor
 from app.settings import Preferences
 from app.worker import PaintedPass, RewriteService
 from model import EditRequest, EditResult
-from model.request import CONTEXT_CHARS_PER_TOKEN, MAX_CANVAS_TOKENS, Mode
+from model.edit.request import CONTEXT_CHARS_PER_TOKEN, MAX_CANVAS_TOKENS, Mode
 
 # How long the start of the selection (or the caret) and the document must hold still before the model
 # thread encodes the context before it, ahead of Ctrl+R: well inside a writer's reach for the shortcut
@@ -209,7 +209,7 @@ class RewriteController(QObject):
             return
         cursor = window.editor.textCursor()
         start, end = cursor.selectionStart(), cursor.selectionEnd()
-        # The context is the same for both: the text before ``start`` (model.canvas.plan_layout).
+        # The context is the same for both: the text before ``start`` (model.edit.canvas.plan_layout).
         selected_words = start != end and window.editor.text_between(start, end).strip()
         if selected_words:
             window.service.prepare(self._request("rewrite", start, end))

@@ -35,7 +35,7 @@ def self_test(out: TextIO | None = None) -> int:
         say(gpu_env.describe_torch())
         step = "load the built-in model"
         from model import EditRequest, Engine, load
-        from model.loading import builtin_model_folder
+        from model.checkpoint.loading import builtin_model_folder
 
         imported = time.perf_counter()
         loaded = load(None, precision="fp32", device="cpu")

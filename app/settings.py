@@ -14,7 +14,7 @@ from typing import Any
 from PySide6.QtCore import QSettings
 
 from model import DenoiseOptions
-from model.request import MAX_POLISH_ROUNDS
+from model.edit.request import MAX_POLISH_ROUNDS
 
 log = logging.getLogger(__name__)
 

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QObject, QThread, Signal, Slot
 
 from model import EditCancelled, EditRequest, EditResult, Pass, RedraftError
-from model.passes import without_lead
+from model.edit.passes import without_lead
 
 if TYPE_CHECKING:
     # torch, transformers and the engines load on the model thread (``ModelWorker.load_model``), so the

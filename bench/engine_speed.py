@@ -20,7 +20,7 @@ from pathlib import Path
 import torch
 
 from model import DenoiseOptions, EditRequest, Engine, load
-from model.tiny import build_tiny_checkpoint
+from model.checkpoint.tiny import build_tiny_checkpoint
 
 WORDS = (
     "the keeper climbed the stairs of the lighthouse every evening and counted the steps as his "

@@ -33,8 +33,8 @@ from transformers import AutoTokenizer, DiffusionGemmaForBlockDiffusion
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from model import DenoiseOptions, EditRequest, Engine, LoadedModel, load  # noqa: E402
-from model.architecture import TextModelShape, build_config  # noqa: E402
-from model.tiny import build_tiny_checkpoint  # noqa: E402
+from model.checkpoint.architecture import TextModelShape, build_config  # noqa: E402
+from model.checkpoint.tiny import build_tiny_checkpoint  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 BUILTIN_TOKENIZER = ROOT / "resources" / "models" / "redraft-tiny"
@@ -112,7 +112,7 @@ def counted_passes(model: torch.nn.Module) -> Iterator[list[int]]:
     """Counts decoder passes: calls of the decoder's self-conditioning block, once per pass in both the
     engine and generate(). Not a hook on the decoder or the top module: the engine's lean pass calls
     their parts directly and would take the slower ``model(...)`` path for a watched model
-    (model/forward.py), while generate() calls the bound ``forward``, past any hook on the top module."""
+    (model/runtime/forward.py), while generate() calls the bound ``forward``, past any hook on the top module."""
     count = [0]
     block = model.get_submodule("model.decoder.self_conditioning")
 

@@ -16,7 +16,7 @@ from eval_cases import Case
 from eval_judge import bootstrap_interval, judged, pooled_ppl
 
 from model import DenoiseOptions, EditRequest, EditResult, Engine
-from model.request import PUBLISHED_DEFAULTS
+from model.edit.request import PUBLISHED_DEFAULTS
 from model.training.ngram import TrigramLM, words
 
 FILL_SLOTS = 24

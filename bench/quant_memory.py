@@ -26,11 +26,11 @@ from transformers.cache_utils import DynamicCache
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from model.architecture import TextModelShape, build_config, canvas_length_of, text_config_of  # noqa: E402
-from model.cache_kwarg import with_cache  # noqa: E402
-from model.doctor import GIB, cuda_device_info, diffusiongemma_26b_a4b_config, preflight  # noqa: E402
-from model.quantization import QuantizedExperts, module_bytes, policy_for  # noqa: E402
-from model.streaming import StreamingStats, _Loader, build_skeleton, rss_anon_bytes  # noqa: E402
+from model.checkpoint.architecture import TextModelShape, build_config, canvas_length_of, text_config_of  # noqa: E402
+from model.checkpoint.doctor import GIB, cuda_device_info, diffusiongemma_26b_a4b_config, preflight  # noqa: E402
+from model.checkpoint.quantization import QuantizedExperts, module_bytes, policy_for  # noqa: E402
+from model.checkpoint.streaming import StreamingStats, _Loader, build_skeleton, rss_anon_bytes  # noqa: E402
+from model.runtime.cache_kwarg import with_cache  # noqa: E402
 
 
 def scaled_down_config() -> DiffusionGemmaConfig:

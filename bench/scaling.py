@@ -32,8 +32,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from model import load  # noqa: E402
-from model.architecture import text_config_of  # noqa: E402
-from model.cache_kwarg import with_cache  # noqa: E402
+from model.checkpoint.architecture import text_config_of  # noqa: E402
+from model.runtime.cache_kwarg import with_cache  # noqa: E402
 
 
 def ms_per_pass(model: Any, context: int, width: int, passes: int) -> float:

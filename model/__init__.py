@@ -10,17 +10,22 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-import model.library_warnings  # noqa: F401  first: its filters are in place before torch and bitsandbytes load
+import model.runtime.library_warnings  # noqa: F401  first: its filters are in place before torch and bitsandbytes load
+from model.edit.passes import EditResult, Pass
+from model.edit.request import DenoiseOptions, EditRequest, split_document
 from model.errors import EditCancelled, ModelLoadError, RedraftError, RequestError
-from model.passes import EditResult, Pass
-from model.request import DenoiseOptions, EditRequest, split_document
 
 if TYPE_CHECKING:
-    from model.engine import Engine
-    from model.loading import BUILTIN, LoadedModel, load
+    from model.checkpoint.loading import BUILTIN, LoadedModel, load
+    from model.edit.engine import Engine
 
 # The names that need torch and transformers, and the module each comes from.
-_HEAVY = {"Engine": "model.engine", "BUILTIN": "model.loading", "LoadedModel": "model.loading", "load": "model.loading"}
+_HEAVY = {
+    "Engine": "model.edit.engine",
+    "BUILTIN": "model.checkpoint.loading",
+    "LoadedModel": "model.checkpoint.loading",
+    "load": "model.checkpoint.loading",
+}
 
 
 def __getattr__(name: str) -> Any:

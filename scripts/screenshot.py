@@ -21,8 +21,8 @@ from PySide6.QtWidgets import QApplication  # noqa: E402
 from app.main_window import MainWindow  # noqa: E402
 from app.settings import SettingsStore  # noqa: E402
 from app.worker import Ink  # noqa: E402
-from model.loading import builtin_model_folder, resources_dir  # noqa: E402
-from model.tiny import build_tiny_checkpoint  # noqa: E402
+from model.checkpoint.loading import builtin_model_folder, resources_dir  # noqa: E402
+from model.checkpoint.tiny import build_tiny_checkpoint  # noqa: E402
 
 SENTENCE = "She wrote the letter twice, then tore up both copies and walked to the harbour instead."
 MIN_SETTLED = 5

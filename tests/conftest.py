@@ -16,7 +16,7 @@ import torch  # noqa: E402
 from figures import FIGURES  # noqa: E402
 
 from model import Engine, LoadedModel, load  # noqa: E402
-from model.tiny import build_tiny_checkpoint  # noqa: E402
+from model.checkpoint.tiny import build_tiny_checkpoint  # noqa: E402
 
 # Tiny models gain nothing from threads, and on a busy 2-core machine extra threads make them far slower.
 torch.set_num_threads(1)

@@ -150,7 +150,7 @@ def test_fill_at_offset(tiny_checkpoint: Path, tmp_path: Path) -> None:
 
 def test_stderr_stays_quiet_with_every_warning_shown(tiny_checkpoint: Path, tmp_path: Path) -> None:
     # The quiet stderr is Redraft's promise, not the libraries' default filters: with Python told to show
-    # every warning, what libraries raise about their own code (model.library_warnings) still stays off it.
+    # every warning, what libraries raise about their own code (model.runtime.library_warnings) still stays off it.
     path = tmp_path / "doc.txt"
     path.write_text("Before the gap. After the gap.", encoding="utf-8")
     done = redraft("fill", str(path), "--at", "15", "--max-new-tokens", "4", "--model", str(tiny_checkpoint),

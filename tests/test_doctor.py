@@ -7,8 +7,8 @@ import copy
 import torch
 from transformers import DiffusionGemmaForBlockDiffusion
 
-from model.architecture import TextModelShape, build_config
-from model.doctor import (
+from model.checkpoint.architecture import TextModelShape, build_config
+from model.checkpoint.doctor import (
     GIB,
     DeviceInfo,
     diffusiongemma_26b_a4b_config,
@@ -18,7 +18,7 @@ from model.doctor import (
     preflight,
     weight_bytes,
 )
-from model.quantization import module_bytes, quantize_model
+from model.checkpoint.quantization import module_bytes, quantize_model
 
 RTX_4090 = DeviceInfo(kind="cuda", name="RTX 4090", total_bytes=24 * GIB, free_bytes=int(23.0 * GIB), index=0)
 
@@ -78,7 +78,7 @@ def test_doctor_prints_a_plain_answer(capsys) -> None:
 def test_doctor_reads_any_spec_load_would_open(tiny_checkpoint, tmp_path) -> None:
     import pytest
 
-    from model.doctor import config_for_spec
+    from model.checkpoint.doctor import config_for_spec
 
     assert config_for_spec("builtin").text_config.vocab_size == 8192
     assert config_for_spec(str(tiny_checkpoint)).canvas_length == 32

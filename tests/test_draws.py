@@ -1,11 +1,12 @@
-"""model.draws: accepted slots get torch.multinomial's tokens, and the generator ends where torch's draw leaves it."""
+"""model.edit.draws: accepted slots get torch.multinomial's tokens, and the generator ends where torch's draw
+leaves it."""
 
 from __future__ import annotations
 
 import pytest
 import torch
 
-from model import draws
+from model.edit import draws
 
 
 def _torch_draw(logits: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -17,7 +18,7 @@ def _torch_draw(logits: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
 
 
 def _row_noise(rows: int, vocab: int, wanted: torch.Tensor) -> torch.Tensor:
-    """The Exp(1) noise of rows ``wanted`` as model.draws makes it from the generator's words."""
+    """The Exp(1) noise of rows ``wanted`` as model.edit.draws makes it from the generator's words."""
     return draws._exponentials(draws._uniform_doubles(draws._row_words(rows, vocab, wanted)))
 
 

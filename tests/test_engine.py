@@ -13,7 +13,7 @@ import pytest
 import torch
 
 from model import DenoiseOptions, EditCancelled, EditRequest, Engine, Pass, RequestError, split_document
-from model.conditioning import self_conditioning_block
+from model.runtime.conditioning import self_conditioning_block
 
 FAST = DenoiseOptions(max_denoising_steps=6)
 
@@ -513,7 +513,7 @@ def test_candidates_that_lead_into_the_suffix_rank_first(engine: Engine, monkeyp
     handle = engine.model.register_forward_hook(sure_fill_and_seam)
     try:
         result = engine.run(request)
-        monkeypatch.setattr("model.ranking.SEAM_WEIGHT", 0.0)
+        monkeypatch.setattr("model.edit.ranking.SEAM_WEIGHT", 0.0)
         without_seam = engine.run(request)
     finally:
         handle.remove()
@@ -643,7 +643,7 @@ def recorded_decoder_calls(engine: Engine) -> Iterator[list[tuple[torch.Tensor, 
 
 
 def test_polish_re_develops_each_candidates_least_likely_tokens_with_the_rest_in_place(engine: Engine) -> None:
-    from model.polish import POLISH_SHARE
+    from model.edit.polish import POLISH_SHARE
 
     rounds, slot_count = 3, 10
     suffix = " the stairs every evening."
@@ -692,7 +692,7 @@ def test_polish_off_changes_nothing_and_on_only_adds_passes(engine: Engine) -> N
 
 
 def test_rewrite_candidates_try_lengths_around_the_spans_own(engine: Engine) -> None:
-    from model.canvas import REWRITE_LENGTH_SHARES
+    from model.edit.canvas import REWRITE_LENGTH_SHARES
 
     span, suffix = " by the old mill and over the hill", " the woods."
     original, suffix_ids = engine.encode(span), engine.encode(suffix)

@@ -1,4 +1,5 @@
-"""model.forward: the lean decoder pass gives the library's logits bit for bit, and steps aside when it should."""
+"""model.runtime.forward: the lean decoder pass gives the library's logits bit for bit, and steps aside when it
+should."""
 
 from __future__ import annotations
 
@@ -9,8 +10,8 @@ import torch
 from transformers import DynamicCache
 
 from model import EditRequest, Engine, LoadedModel
-from model import forward as model_forward
-from model.cache_kwarg import with_cache
+from model.runtime import forward as model_forward
+from model.runtime.cache_kwarg import with_cache
 
 
 def _cached_prompt(loaded: LoadedModel, length: int = 30) -> tuple[DynamicCache, int]:
@@ -89,7 +90,8 @@ def test_a_lean_pass_that_fails_its_check_leaves_the_library_to_run(
 
 
 def test_warming_up_settles_the_first_use_checks(tiny_checkpoint: Any) -> None:
-    from model import draws, load
+    from model import load
+    from model.edit import draws
 
     fresh = load(tiny_checkpoint, device="cpu")
     assert fresh.model not in model_forward._lean_verdicts

@@ -131,7 +131,7 @@ def test_enable_gpu_failure_changes_nothing(
 
 
 def test_doctor_names_the_torch_build(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("model.doctor.doctor_main", lambda argv: 0)
+    monkeypatch.setattr("model.checkpoint.doctor.doctor_main", lambda argv: 0)
     assert cli.main(["doctor"]) == 0
     assert re.match(r"PyTorch \d+\.\S+ \((CPU|CUDA \S+) build, ", capsys.readouterr().out)
 

@@ -15,8 +15,8 @@ from typing import Any
 from transformers import DiffusionGemmaForBlockDiffusion
 
 from model import EditRequest, Engine
-from model.cache_kwarg import CACHE_KEYWORD, cache_keyword, with_cache
-from model.library_warnings import KNOWN
+from model.runtime.cache_kwarg import CACHE_KEYWORD, cache_keyword, with_cache
+from model.runtime.library_warnings import KNOWN
 
 
 def test_cache_keyword_follows_the_signature_through_decorators() -> None:
@@ -51,7 +51,7 @@ def test_an_edit_raises_no_deprecation_or_future_warning(engine: Engine) -> None
     with warnings.catch_warnings():
         warnings.simplefilter("error", FutureWarning)
         warnings.simplefilter("error", DeprecationWarning)
-        for known in KNOWN:  # what model.library_warnings filters for the writer, it filters here too
+        for known in KNOWN:  # what model.runtime.library_warnings filters for the writer, it filters here too
             warnings.filterwarnings("ignore", message=known.message, category=known.category)
         result = engine.run(request)
     assert result.passes > 0

@@ -11,8 +11,8 @@ import torch
 from transformers import DiffusionGemmaForBlockDiffusion
 
 from model import DenoiseOptions, ModelLoadError, load
-from model.architecture import TextModelShape, build_config
-from model.tokenization import train_bpe_tokenizer
+from model.checkpoint.architecture import TextModelShape, build_config
+from model.checkpoint.tokenization import train_bpe_tokenizer
 
 
 @pytest.fixture()
@@ -211,10 +211,10 @@ def test_progress_is_reported_in_order(tiny_checkpoint: Path) -> None:
 def test_a_model_too_big_for_the_device_is_refused_before_loading(
     tiny_checkpoint: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from model.doctor import DeviceInfo
+    from model.checkpoint.doctor import DeviceInfo
 
     little = DeviceInfo(kind="cpu", name="host memory", total_bytes=64 * 2**20, free_bytes=2**20)
-    monkeypatch.setattr("model.doctor.cpu_device_info", lambda: little)
+    monkeypatch.setattr("model.checkpoint.doctor.cpu_device_info", lambda: little)
     with pytest.raises(ModelLoadError, match="needs about .* GiB in fp32, and cpu host memory: 0.0 GiB free"):
         load(tiny_checkpoint, device="cpu")
     assert load(tiny_checkpoint, device="cpu", check_fit=False).precision == "fp32"

@@ -13,8 +13,8 @@ import torch
 
 pytest.importorskip("triton")
 
-from model import nf4_kernel  # noqa: E402
-from model.quantization import QuantizedExperts, quantize_model  # noqa: E402
+from model.checkpoint import nf4_kernel  # noqa: E402
+from model.checkpoint.quantization import QuantizedExperts, quantize_model  # noqa: E402
 from tests.test_quantization import damped_model, logits  # noqa: E402
 
 

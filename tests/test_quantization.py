@@ -15,8 +15,8 @@ import pytest
 import torch
 from transformers import DiffusionGemmaForBlockDiffusion
 
-from model.architecture import TextModelShape, build_config
-from model.quantization import QuantizedExperts, cast_floating_parameters, module_bytes, quantize_model
+from model.checkpoint.architecture import TextModelShape, build_config
+from model.checkpoint.quantization import QuantizedExperts, cast_floating_parameters, module_bytes, quantize_model
 
 CPU = torch.device("cpu")
 

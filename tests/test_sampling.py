@@ -1,4 +1,5 @@
-"""model.sampling against transformers' sampler and stopper: the entropy, acceptance, and the left-to-right bias."""
+"""model.edit.sampling against transformers' sampler and stopper: the entropy, acceptance, and the left-to-right
+bias."""
 
 from __future__ import annotations
 
@@ -10,8 +11,8 @@ from transformers.models.diffusion_gemma.generation_diffusion_gemma import (
     StableAndConfidentStoppingCriteria,
 )
 
-from model.bans import RULED_OUT
-from model.sampling import LeftToRightEntropyBoundSampler, StableAndConfident, token_entropy
+from model.edit.bans import RULED_OUT
+from model.edit.sampling import LeftToRightEntropyBoundSampler, StableAndConfident, token_entropy
 
 VOCAB = 50
 

@@ -12,9 +12,9 @@ import torch
 from transformers import DiffusionGemmaForBlockDiffusion
 
 from model import DenoiseOptions, EditRequest, Engine, load
-from model.architecture import TextModelShape, build_config
-from model.quantization import QuantizedExperts, cast_floating_parameters, module_bytes, quantize_model
-from model.streaming import StreamingStats, load_streaming
+from model.checkpoint.architecture import TextModelShape, build_config
+from model.checkpoint.quantization import QuantizedExperts, cast_floating_parameters, module_bytes, quantize_model
+from model.checkpoint.streaming import StreamingStats, load_streaming
 
 CPU = torch.device("cpu")
 FAST = DenoiseOptions(max_denoising_steps=6)

@@ -1,4 +1,4 @@
-"""model.traced_layers: decoder layers replayed from TorchScript traces give the eager layer's numbers bit
+"""model.runtime.traced_layers: decoder layers replayed from TorchScript traces give the eager layer's numbers bit
 for bit, and step aside wherever that could not be guaranteed."""
 
 from __future__ import annotations
@@ -13,8 +13,9 @@ import torch
 from torch import nn
 from transformers import DynamicCache
 
-from model import EditRequest, Engine, LoadedModel, load, traced_layers
-from model import forward as model_forward
+from model import EditRequest, Engine, LoadedModel, load
+from model.runtime import forward as model_forward
+from model.runtime import traced_layers
 
 
 def _layer_inputs(

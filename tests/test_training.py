@@ -19,8 +19,8 @@ import torch.nn.functional as F
 from transformers.models.diffusion_gemma.generation_diffusion_gemma import DiffusionGemmaGenerationConfig
 
 from model import EditRequest, Engine, load
-from model.conditioning import self_conditioning_block
-from model.loading import builtin_model_folder
+from model.checkpoint.loading import builtin_model_folder
+from model.runtime.conditioning import self_conditioning_block
 from model.training.data import (
     BOS_ID,
     EOS_ID,

@@ -27,7 +27,7 @@ from PySide6.QtWidgets import (
 
 from app import server_key
 from app.settings import Preferences
-from model.request import MAX_POLISH_ROUNDS
+from model.edit.request import MAX_POLISH_ROUNDS
 
 MODEL_SOURCES = (("Built-in model", "builtin"), ("Local folder", "folder"), ("Hugging Face Hub id", "hub"))
 DEVICE_LABELS = (("Automatic", "auto"), ("CPU", "cpu"), ("CUDA GPU", "cuda"))

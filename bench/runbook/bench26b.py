@@ -21,8 +21,8 @@ def nf4_check(device: Any, hidden: int, inner: int, experts: int = 8) -> list[di
 
     import torch
 
-    from model import nf4_kernel
-    from model.quantization import QuantizedExperts
+    from model.checkpoint import nf4_kernel
+    from model.checkpoint.quantization import QuantizedExperts
 
     rows: list[dict[str, Any]] = []
     for double_quant in (False, True):
@@ -73,9 +73,9 @@ def step_bench26b(out: Path, dry_run: bool, budget_s: float) -> dict[str, Any]:
 
     import torch
 
-    from model.architecture import TextModelShape, build_config, canvas_length_of, text_config_of
-    from model.doctor import GIB, cuda_device_info, diffusiongemma_26b_a4b_config, preflight
-    from model.quantization import QuantizedExperts, module_bytes
+    from model.checkpoint.architecture import TextModelShape, build_config, canvas_length_of, text_config_of
+    from model.checkpoint.doctor import GIB, cuda_device_info, diffusiongemma_26b_a4b_config, preflight
+    from model.checkpoint.quantization import QuantizedExperts, module_bytes
 
     # bitsandbytes logs on every int8 call that bf16 inputs are cast to fp16 (its own kernels' choice).
     logging.getLogger("bitsandbytes.autograd._functions").setLevel(logging.ERROR)
@@ -157,7 +157,7 @@ def step_bench26b(out: Path, dry_run: bool, budget_s: float) -> dict[str, Any]:
 def targets_26b(rows: list[dict[str, Any]], context: int) -> dict[str, Any]:
     """The issue's targets at 4 bit: at most 16 GiB peak at 2k context, and the tokens each pass must settle
     for 1,500 tokens per second with the faster kernel (the sampler's tokens per pass need a real checkpoint)."""
-    from model.doctor import GIB
+    from model.checkpoint.doctor import GIB
 
     at = [r for r in rows if r["precision"] == "4bit" and r["prefix"] == context and r.get("ms_per_pass")]
     if not at:
@@ -173,7 +173,7 @@ def targets_26b(rows: list[dict[str, Any]], context: int) -> dict[str, Any]:
 
 def readme_rows(data: dict[str, Any]) -> list[str]:
     """The README's 26B table rows (4bit, bf16) from bench26b.json."""
-    from model.doctor import GIB
+    from model.checkpoint.doctor import GIB
 
     rows = data.get("rows", [])
     lines = []

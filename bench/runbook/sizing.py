@@ -53,7 +53,7 @@ def candidate_parameters(candidate: Candidate, vocab: int, canvas: int) -> int:
     import torch
     from transformers import DiffusionGemmaForBlockDiffusion
 
-    from model.architecture import build_config
+    from model.checkpoint.architecture import build_config
     from model.training.train import parse_args, shape_from_args
 
     args = parse_args(["--run-dir", "unused", "--vocab-size", str(vocab), "--canvas", str(canvas), *candidate.flags()])

@@ -17,7 +17,7 @@ def step_engine_vs_library(out: Path, dry_run: bool, budget_s: float) -> dict[st
     from engine_vs_library import build_mid_checkpoint, compare, describe
 
     from model import load
-    from model.tiny import build_tiny_checkpoint
+    from model.checkpoint.tiny import build_tiny_checkpoint
 
     report = Report(out, "engine-vs-library")
     report["versions"] = library_versions()

@@ -217,7 +217,7 @@ def slim_import_check(wheels: Path, tmp: Path) -> dict[str, Any]:
     # the training objective and the export.
     code = (
         "import sys, transformers; assert transformers.__file__.startswith(sys.argv[1]);"
-        "import model.streaming, model.quantization, model.training.train, model.training.export;"
+        "import model.checkpoint.streaming, model.checkpoint.quantization, model.training.train, model.training.export;"
         "from transformers import AutoTokenizer; AutoTokenizer.from_pretrained(sys.argv[2]);"
         "sys.path.insert(0, 'bench'); import engine_vs_library as e;"
         "e.main(['--tiny', '--repeats', '1', '--steps', '4', '--device', 'cpu'])"

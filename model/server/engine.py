@@ -7,10 +7,10 @@ tokens before the span), the span's own tokens for a rewrite at strength < 1, an
 text after it, as token ids, plus the text of those pieces sent to ``/tokenize``.
 
 How an edit maps onto vLLM's diffusion controls (``vllm_xargs`` on ``/v1/completions``, checked in
-``vllm/utils/diffusion.py``): the layout is :func:`model.canvas.plan_layout`'s, as locally, on the served
+``vllm/utils/diffusion.py``): the layout is :func:`model.edit.canvas.plan_layout`'s, as locally, on the served
 canvas. Per block and candidate, one request: ``prompt`` = the prompt ids (+ the candidate's earlier
 blocks), ``diffusion_seed_canvas`` = noise drawn here for the free slots (a rewrite keeps part of the
-original, as :func:`model.canvas.keep_original` does) + the suffix, end-of-text and padding;
+original, as :func:`model.edit.canvas.keep_original` does) + the suffix, end-of-text and padding;
 ``diffusion_pinned`` = every position past the free slots; ``diffusion_read_only`` = 1 (return the
 converged canvas, commit nothing). Candidates are separate requests with their own noise and length, sent
 side by side (the server batches them); they are ranked by the mean log-probability the server reports
@@ -27,7 +27,7 @@ README's "Team server" section has the measurements behind the default.
 
 First contact (what the server serves, its canvas) is :mod:`model.server.contact`'s. This module is a
 little over 400 lines because both ways of driving the server share the candidates' and blocks'
-bookkeeping here, as the local loop's do in :mod:`model.engine`.
+bookkeeping here, as the local loop's do in :mod:`model.edit.engine`.
 """
 
 from __future__ import annotations
@@ -42,15 +42,15 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-from model import canvas
-from model.canvas import Layout
+from model.edit import canvas
+from model.edit.canvas import Layout
+from model.edit.passes import EditResult, Pass, run_to_end, with_trail, without_lead
+from model.edit.request import EditRequest
+from model.edit.vocabulary import LINE_BREAKS
 from model.errors import EditCancelled, RequestError
-from model.passes import EditResult, Pass, run_to_end, with_trail, without_lead
-from model.request import EditRequest
 from model.server.contact import CancelCheck, ServerInfo, connect
 from model.server.http import Endpoint, ServerError, request_json
 from model.server.vocabulary import ServerVocabulary
-from model.vocabulary import LINE_BREAKS
 
 PassMode = Literal["one-request", "per-pass"]
 SERVER_PASSES: tuple[PassMode, ...] = ("one-request", "per-pass")
@@ -412,7 +412,7 @@ class ServerEngine:
     def _text(self, ids: list[int], layout: Layout) -> str:
         text = without_lead(self.vocabulary.span_text(ids), layout.lead) if ids else ""
         if layout.single_line:
-            # The server cannot ban line breaks in these slots (locally model.bans does): a span inside a
+            # The server cannot ban line breaks in these slots (locally model.edit.bans does): a span inside a
             # line stays inside it.
             for mark in LINE_BREAKS:
                 text = text.replace(mark, " ")

@@ -9,8 +9,8 @@ from typing import Any
 
 import torch
 
+from model.edit.vocabulary import SPACE, Vocabulary
 from model.server.http import Endpoint, ServerError, request_json
-from model.vocabulary import SPACE, Vocabulary
 
 CancelCheck = Callable[[], bool]
 
@@ -20,7 +20,7 @@ DETOKENIZE_THREADS = 8
 
 
 class ServerVocabulary(Vocabulary):
-    """:class:`Vocabulary` over HTTP, for laying out edits (``model.canvas``) and painting passes.
+    """:class:`Vocabulary` over HTTP, for laying out edits (``model.edit.canvas``) and painting passes.
 
     Per-token pieces are remembered, as locally; vocabulary-wide masks are not available (they would cost
     one request per token), so only what the layout asks of them is answered.

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import json
 
-from model.canvas import REWRITE_LENGTH_SHARES, REWRITE_SLACK_FRACTION, candidate_widths
-from model.loading import REDRAFT_SAMPLER_FILE
-from model.polish import polish_shares
+from model.checkpoint.loading import REDRAFT_SAMPLER_FILE
+from model.edit.canvas import REWRITE_LENGTH_SHARES, REWRITE_SLACK_FRACTION, candidate_widths
+from model.edit.polish import polish_shares
 from model.training.card_facts import ModelFacts
 
 
@@ -80,7 +80,7 @@ def evaluation_sections(facts: ModelFacts, report: dict, sampler_note: str) -> l
         "tokens).\n"
     )
     w(
-        f"Fills through the engine (`model.engine`, default sampler settings below, {fills['fills']} held-out "
+        f"Fills through the engine (`model.edit.engine`, default sampler settings below, {fills['fills']} held-out "
         f"gaps of 4-14 words, {slots} slots offered, the model chooses the length):\n"
     )
     w(
@@ -167,7 +167,7 @@ def evaluation_sections(facts: ModelFacts, report: dict, sampler_note: str) -> l
     if left_to_right > 0:
         sentences.append(
             "The left-to-right bias ranks a pass's tokens for acceptance by their entropy plus "
-            f"{left_to_right:g} × their slot's index, in nats (`model/sampling.py`): the text settles roughly "
+            f"{left_to_right:g} × their slot's index, in nats (`model/edit/sampling.py`): the text settles roughly "
             "in reading order, each word conditioned on settled words before it, instead of as scattered "
             "confident words with the holes filled in afterwards. The entropy bound still counts true "
             "entropies, and a very certain token further right can still be taken early."
@@ -175,7 +175,7 @@ def evaluation_sections(facts: ModelFacts, report: dict, sampler_note: str) -> l
     if polish_rounds > 0:
         shares = ", ".join(f"{share:.0%}" for share in polish_shares(polish_rounds))
         sentences.append(
-            f"The {polish_rounds} polish rounds (`model/engine.py`) revisit a canvas once it has developed: "
+            f"The {polish_rounds} polish rounds (`model/edit/engine.py`) revisit a canvas once it has developed: "
             "the model re-reads it, and each candidate's least likely tokens (a share of its slots, one "
             f"round after another: {shares}) turn back into noise and are predicted again from everything "
             "else, which stays in place. Training on uniform noise teaches the model to spot and replace "

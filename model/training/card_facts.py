@@ -13,7 +13,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from model.loading import REDRAFT_SAMPLER_KEYS, generation_defaults
+from model.checkpoint.loading import REDRAFT_SAMPLER_KEYS, generation_defaults
 from model.training.export import LINEAGE_FILE
 
 # Arguments that shape the model: the same in every run of a chain, so stated once.

@@ -121,7 +121,7 @@ def training_sections(facts: ModelFacts, report: dict, source_md: Path) -> list[
 
     w("## Architecture\n")
     w(
-        f"`DiffusionGemmaConfig` built by `model/architecture.py`: {text_cfg['num_hidden_layers']} layers "
+        f"`DiffusionGemmaConfig` built by `model/checkpoint/architecture.py`: {text_cfg['num_hidden_layers']} layers "
         f"(sliding-window {text_cfg['sliding_window']} and full attention alternating, the last full), hidden "
         f"size {text_cfg['hidden_size']}, {text_cfg['num_attention_heads']} query heads and "
         f"{text_cfg['num_key_value_heads']} key/value head of size {text_cfg['head_dim']}, a dense GeGLU MLP of "
@@ -148,7 +148,7 @@ def training_sections(facts: ModelFacts, report: dict, source_md: Path) -> list[
         "- **Self-conditioning** on 50% of steps: a first decoder pass without it (no gradient); its logits, "
         "divided by a temperature drawn from [0.4, 1.0] (the range the sampler's temperature schedule feeds "
         "back), go into the second pass, which is trained. Pinned positions get a zeroed signal through "
-        "`model.conditioning.zero_self_conditioning_at`, the helper the engine uses."
+        "`model.runtime.conditioning.zero_self_conditioning_at`, the helper the engine uses."
     )
     w(
         f"- **Example mix** (per canvas): {mix.continuation:.0%} continuation (all {config['canvas_length']} "

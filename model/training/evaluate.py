@@ -20,7 +20,7 @@ from pathlib import Path
 import torch
 from transformers import DiffusionGemmaForBlockDiffusion, PreTrainedTokenizerBase
 
-from model.architecture import ExpertSizes, canvas_length_of, text_config_of
+from model.checkpoint.architecture import ExpertSizes, canvas_length_of, text_config_of
 from model.training.data import (
     ExampleMix,
     ExampleSampler,

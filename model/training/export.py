@@ -23,8 +23,8 @@ from transformers.models.diffusion_gemma.generation_diffusion_gemma import (
     EntropyBoundSamplerConfig,
 )
 
-from model.architecture import TextModelShape, build_config
-from model.loading import REDRAFT_SAMPLER_COUNTS, REDRAFT_SAMPLER_FILE, REDRAFT_SAMPLER_KEYS
+from model.checkpoint.architecture import TextModelShape, build_config
+from model.checkpoint.loading import REDRAFT_SAMPLER_COUNTS, REDRAFT_SAMPLER_FILE, REDRAFT_SAMPLER_KEYS
 
 # Tuned on held-out fills with bench/builtin_model_eval.py --tune (see MODEL_CARD.md).
 SAMPLER_DEFAULTS: dict[str, float | int] = {
@@ -38,10 +38,10 @@ SAMPLER_DEFAULTS: dict[str, float | int] = {
     "entropy_bound": 1.0,
     "stability_threshold": 1,
     "confidence_threshold": 0.005,
-    # Redraft's extension (model.sampling): settling words from the left roughly halved the trigram
+    # Redraft's extension (model.edit.sampling): settling words from the left roughly halved the trigram
     # perplexity of this model's fills.
     "left_to_right_bias": 1.0,
-    # Redraft's second extension (model.engine): re-developing the least likely words of a finished
+    # Redraft's second extension (model.edit.engine): re-developing the least likely words of a finished
     # canvas. On 40 held-out gaps, best of 4: trigram perplexity 74 -> 32 with 6 rounds (4: 39, 8: 33).
     "polish_rounds": 6,
 }

@@ -22,9 +22,9 @@ import torch.nn.functional as F
 from torch import nn
 from transformers import DiffusionGemmaForBlockDiffusion
 
-from model.architecture import text_config_of
-from model.cache_kwarg import with_cache
-from model.conditioning import zero_self_conditioning_at
+from model.checkpoint.architecture import text_config_of
+from model.runtime.cache_kwarg import with_cache
+from model.runtime.conditioning import zero_self_conditioning_at
 from model.training.data import CanvasBatch
 
 

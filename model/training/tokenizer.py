@@ -7,7 +7,7 @@ from pathlib import Path
 
 from transformers import PreTrainedTokenizerFast
 
-from model.tokenization import train_bpe_tokenizer
+from model.checkpoint.tokenization import train_bpe_tokenizer
 from model.training.data import Section
 
 

@@ -49,7 +49,7 @@ import torch.nn.functional as F
 from torch import nn
 from transformers import AutoTokenizer, DiffusionGemmaForBlockDiffusion, PreTrainedTokenizerBase
 
-from model.architecture import TextModelShape, build_config
+from model.checkpoint.architecture import TextModelShape, build_config
 from model.training.data import (
     CanvasBatch,
     ExampleMix,

@@ -10,7 +10,7 @@ from gui_helpers import SIGNAL_TIMEOUT_MS, select
 
 from app.main_window import MainWindow
 from model import Engine
-from model.request import CONTEXT_CHARS_PER_TOKEN, MAX_CANVAS_TOKENS
+from model.edit.request import CONTEXT_CHARS_PER_TOKEN, MAX_CANVAS_TOKENS
 
 LINE = "She wrote the letter twice, then walked to the harbour instead.\n"
 TARGET = "The keeper climbed the stairs."

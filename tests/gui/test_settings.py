@@ -13,7 +13,7 @@ from PySide6.QtCore import QSettings
 
 from app.dialogs.settings import SettingsDialog
 from app.settings import Preferences, SettingsStore
-from model.tiny import build_tiny_checkpoint
+from model.checkpoint.tiny import build_tiny_checkpoint
 
 
 def test_settings_persist_across_a_restart_with_their_types(tmp_path: Path) -> None:

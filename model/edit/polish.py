@@ -13,8 +13,8 @@ import math
 import torch
 from transformers import DiffusionGemmaForBlockDiffusion, DynamicCache
 
-from model.bans import Bans, slot_logits
-from model.forward import decode
+from model.edit.bans import Bans, slot_logits
+from model.runtime.forward import decode
 
 # The first round re-noises this share of each candidate's slots (its least likely tokens).
 POLISH_SHARE = 0.3

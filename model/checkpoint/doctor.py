@@ -1,7 +1,7 @@
 """Preflight: will this model, at this precision, fit this GPU? (``redraft doctor`` and ``load("auto")``)
 
 The estimate is computed from the config alone (no weights are read): parameter counts per group times
-the bytes each group gets under the precision policy of ``model.quantization``, plus the prefix KV cache
+the bytes each group gets under the precision policy of ``model.checkpoint.quantization``, plus the prefix KV cache
 for a context length, plus activation and runtime overheads. Every term is listed in
 :class:`Footprint` so the doctor can show where the memory goes.
 
@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import torch
 from transformers import AutoModel, DiffusionGemmaConfig
 
-from model.architecture import (
+from model.checkpoint.architecture import (
     ExpertSizes,
     TextModelShape,
     build_config,
@@ -26,9 +26,9 @@ from model.architecture import (
     text_config_of,
     vision_config_of,
 )
+from model.checkpoint.folders import read_config, resolve_folder
+from model.checkpoint.quantization import DEFAULT_SCRATCH_BYTES, int8_bytes, nf4_bytes, policy_for
 from model.errors import ModelLoadError
-from model.folders import read_config, resolve_folder
-from model.quantization import DEFAULT_SCRATCH_BYTES, int8_bytes, nf4_bytes, policy_for
 
 REAL_MODEL_NAME = "diffusiongemma-26b-a4b"
 REAL_MODEL_ALIASES = (REAL_MODEL_NAME, "google/diffusiongemma-26b-a4b-it", "26b-a4b", "26b")

@@ -11,8 +11,8 @@ from pathlib import Path
 import torch
 from transformers import DiffusionGemmaForBlockDiffusion
 
-from model.architecture import TextModelShape, build_config
-from model.tokenization import train_bpe_tokenizer
+from model.checkpoint.architecture import TextModelShape, build_config
+from model.checkpoint.tokenization import train_bpe_tokenizer
 
 # A little English to give the tiny tokenizer real merges (and non-ASCII characters to round-trip).
 SAMPLE_TEXT = """\

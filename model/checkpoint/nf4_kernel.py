@@ -1,4 +1,4 @@
-"""Fused NF4 grouped matmul for :class:`model.quantization.QuantizedExperts` (Triton).
+"""Fused NF4 grouped matmul for :class:`model.checkpoint.quantization.QuantizedExperts` (Triton).
 
 Why a kernel: the portable path dequantizes every routed expert to bf16 and then multiplies. On the
 26B-A4B a 256-token canvas routes to nearly all 128 experts of every layer, so each pass writes and

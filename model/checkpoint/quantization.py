@@ -1,8 +1,8 @@
 """Quantized Mixture-of-Experts for DiffusionGemma: NF4 experts, int8 or bf16 for the rest.
 
-:class:`~model.quantized_experts.QuantizedExperts` (``model/quantized_experts.py``) keeps every expert matrix in
-NF4 and dequantizes only the experts the current tokens were routed to; this module is the policy and
-its installation.
+:class:`~model.checkpoint.quantized_experts.QuantizedExperts` (``model/checkpoint/quantized_experts.py``) keeps
+every expert matrix in NF4 and dequantizes only the experts the current tokens were routed to; this module is
+the policy and its installation.
 
 Precision policy (``PRECISIONS``), for the parts that are not experts:
 
@@ -32,14 +32,14 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-# bitsandbytes' import-time warnings are quietened by model.library_warnings, installed on `import model`.
+# bitsandbytes' import-time warnings are quietened by model.runtime.library_warnings, installed on `import model`.
 import bitsandbytes as bnb
 import torch
 from torch import nn
 from transformers import DiffusionGemmaForBlockDiffusion
 
 # The experts' module and its constants stay importable from here, where the loaders and tools find them.
-from model.quantized_experts import (
+from model.checkpoint.quantized_experts import (
     DEFAULT_SCRATCH_BYTES,
     EXPERT_KERNELS,
     EXPERT_SCHEMES,

@@ -1,5 +1,5 @@
 """How an edit is laid out on canvases: the prompt, the free slots per block, the pinned suffix, and the
-whitespace moved across the span's edges. Computed once per request, before the loop (:mod:`model.engine`).
+whitespace moved across the span's edges. Computed once per request, before the loop (:mod:`model.edit.engine`).
 
 * The prompt is [bos] + the last ``context_budget`` tokens before the span (or, for an instruction, a
   chat prompt holding the instruction and the document around the span).
@@ -19,9 +19,9 @@ from typing import Any, Protocol
 
 import torch
 
+from model.edit.request import CONTEXT_CHARS_PER_TOKEN, EditRequest
+from model.edit.vocabulary import LINE_BREAKS, SPACE, Vocabulary
 from model.errors import RequestError
-from model.request import CONTEXT_CHARS_PER_TOKEN, EditRequest
-from model.vocabulary import LINE_BREAKS, SPACE, Vocabulary
 
 # Rewrites get a few spare slots beyond the span's length; the model pads the ones it does not need.
 REWRITE_SLACK_FRACTION = 0.2

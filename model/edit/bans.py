@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 import torch
 
-from model.canvas import Layout
-from model.vocabulary import Vocabulary
+from model.edit.canvas import Layout
+from model.edit.vocabulary import Vocabulary
 
 # Finite, so entropies stay finite; the self-conditioning signal keeps the unmasked logits.
 RULED_OUT = -1e4

@@ -9,7 +9,7 @@ bitsandbytes NF4 (block-wise, blocksize 64, optional double quantization of the 
 are taken in runs of consecutive ids, each run is dequantized into one bounded scratch buffer and
 multiplied with one ``torch.nn.functional.grouped_mm`` call (same kernel on CPU and CUDA).
 
-:mod:`model.quantization` decides where this module goes (the precision policy) and installs it.
+:mod:`model.checkpoint.quantization` decides where this module goes (the precision policy) and installs it.
 """
 
 from __future__ import annotations
@@ -24,14 +24,14 @@ from torch import nn
 from transformers import DiffusionGemmaTextConfig
 from transformers.activations import ACT2FN
 
-from model import nf4_kernel
+from model.checkpoint import nf4_kernel
 
 logger = logging.getLogger(__name__)
 
-# bitsandbytes' import-time warnings are quietened by model.library_warnings, installed on `import model`.
+# bitsandbytes' import-time warnings are quietened by model.runtime.library_warnings, installed on `import model`.
 import bitsandbytes.functional as bnbf  # noqa: E402
 
-# How NF4 experts multiply: "fused" reads the packed codes inside a Triton kernel (model/nf4_kernel.py),
+# How NF4 experts multiply: "fused" reads the packed codes inside a Triton kernel (model/checkpoint/nf4_kernel.py),
 # "dequantize" expands each run of experts to the compute dtype first, "auto" fuses on CUDA when Triton
 # is there and the shapes fit.
 EXPERT_KERNELS = ("auto", "fused", "dequantize")

@@ -23,10 +23,9 @@ from transformers import (
 )
 from transformers.utils import logging as hf_logging
 
-from model import doctor
-from model.architecture import canvas_length_of, text_config_of
-from model.errors import ModelLoadError
-from model.folders import (  # noqa: F401  re-exported: callers have imported these from here
+from model.checkpoint import doctor
+from model.checkpoint.architecture import canvas_length_of, text_config_of
+from model.checkpoint.folders import (  # noqa: F401  re-exported: callers have imported these from here
     BUILTIN,
     BUILTIN_MODEL_NAME,
     builtin_model_folder,
@@ -34,7 +33,8 @@ from model.folders import (  # noqa: F401  re-exported: callers have imported th
     resolve_folder,
     resources_dir,
 )
-from model.request import MAX_POLISH_ROUNDS
+from model.edit.request import MAX_POLISH_ROUNDS
+from model.errors import ModelLoadError
 
 Precision = Literal["auto", "4bit", "8bit", "bf16", "fp32"]
 PRECISIONS: tuple[str, ...] = ("auto", "4bit", "8bit", "bf16", "fp32")
@@ -234,7 +234,7 @@ def load(
 ) -> LoadedModel:
     """Load a DiffusionGemma checkpoint for the engine. Raises :class:`ModelLoadError` with the reason.
 
-    With ``check_fit`` the preflight (:mod:`model.doctor`) runs first, so a model too big for the device
+    With ``check_fit`` the preflight (:mod:`model.checkpoint.doctor`) runs first, so a model too big for the device
     gets a plain explanation and advice instead of an out-of-memory crash halfway through loading.
     """
 
@@ -289,7 +289,7 @@ def _load_weights(
     folder: Path, config: DiffusionGemmaConfig, precision: str, device: torch.device
 ) -> DiffusionGemmaForBlockDiffusion:
     if precision in ("4bit", "8bit"):
-        from model.streaming import load_streaming
+        from model.checkpoint.streaming import load_streaming
 
         return load_streaming(folder, config, precision, device)
     dtype = torch.bfloat16 if precision == "bf16" else torch.float32

@@ -36,7 +36,7 @@ from weakref import WeakKeyDictionary
 import torch
 from torch import nn
 
-from model.cache_kwarg import with_cache
+from model.runtime.cache_kwarg import with_cache
 
 log = logging.getLogger(__name__)
 

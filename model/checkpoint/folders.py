@@ -1,8 +1,8 @@
 """Where a checkpoint lives and what its config says: the built-in model's folder, a local path or a hub
 id from the local cache, and config.json read as a DiffusionGemma config.
 
-Both :mod:`model.loading` (which loads the weights) and :mod:`model.doctor` (which estimates whether
-they fit, from the config alone) stand on this module; it imports neither.
+Both :mod:`model.checkpoint.loading` (which loads the weights) and :mod:`model.checkpoint.doctor` (which
+estimates whether they fit, from the config alone) stand on this module; it imports neither.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ def resources_dir() -> Path:
     bundle = getattr(sys, "_MEIPASS", None)
     if bundle:
         return Path(bundle) / "resources"
-    return Path(__file__).resolve().parent.parent / "resources"
+    return Path(__file__).resolve().parents[2] / "resources"
 
 
 def builtin_model_folder() -> Path:

@@ -1,6 +1,6 @@
 """The model's three calls in an edit: the prefix through the encoder into the KV cache, a decoder pass over
 whole canvases, and a finished block committed to the cache. Every call passes the cache through
-:func:`model.cache_kwarg.with_cache`.
+:func:`model.runtime.cache_kwarg.with_cache`.
 
 A decoder pass is the edit's hot loop, so :func:`decode` runs it *lean*: it calls the decoder's own
 modules (embedding, self-conditioning block, rotary embedding, layers, norm, head) in the order
@@ -25,9 +25,9 @@ from torch import nn
 from torch.nn.modules import module as torch_module  # its global hook registries, read every pass
 from transformers import DiffusionGemmaForBlockDiffusion, DynamicCache
 
-from model.cache_kwarg import with_cache
-from model.conditioning import zero_self_conditioning_at
-from model.traced_layers import call_layer
+from model.runtime.cache_kwarg import with_cache
+from model.runtime.conditioning import zero_self_conditioning_at
+from model.runtime.traced_layers import call_layer
 
 log = logging.getLogger(__name__)
 
@@ -117,7 +117,7 @@ def _lean_decode(
     text_config = decoder.text_config
     rotary = {kind: decoder.rotary_emb(hidden, positions, kind) for kind in decoder.unique_layer_types}
     for index, layer in enumerate(decoder.layers[: text_config.num_hidden_layers]):
-        # From the layer's trace where that is safe and checked (model.traced_layers), else eagerly.
+        # From the layer's trace where that is safe and checked (model.runtime.traced_layers), else eagerly.
         hidden = call_layer(layer, index, hidden, rotary[text_config.layer_types[index]], positions, cache)
     hidden = decoder.norm(hidden)
     if columns is not None:

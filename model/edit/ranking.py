@@ -1,7 +1,7 @@
 """Ranking finished candidates by the model's own score: the mean log-probability of each candidate's kept
 tokens on its clean final canvas, plus a small weight on how well it leads into the suffix (the seam).
 
-The loop (:mod:`model.engine`) calls :func:`score_block` on every finished block and :func:`score_seam`
+The loop (:mod:`model.edit.engine`) calls :func:`score_block` on every finished block and :func:`score_seam`
 on the last one, when there are several candidates; :func:`candidate_scores` combines them.
 """
 
@@ -12,8 +12,8 @@ import math
 import torch
 from transformers import DiffusionGemmaForBlockDiffusion, DynamicCache
 
-from model.cache_kwarg import with_cache
-from model.forward import decode
+from model.runtime.cache_kwarg import with_cache
+from model.runtime.forward import decode
 
 # The suffix tokens re-predicted to judge the seam, and that score's weight beside the mean
 # log-probability of the span's own tokens. The seam score spreads about 80 times wider (sd 3.2

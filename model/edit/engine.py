@@ -4,22 +4,22 @@ The editor, the CLI, the benchmarks and the tests all drive :meth:`Engine.edit`,
 one :class:`Pass` per denoising step and returns an :class:`EditResult`. This module is the loop and
 nothing else; each thing it calls lives in a module of its own:
 
-* :mod:`model.canvas` lays the edit out once per request: the prompt ([bos] + the last
+* :mod:`model.edit.canvas` lays the edit out once per request: the prompt ([bos] + the last
   ``context_budget`` tokens before the span, through the causal encoder once, into the KV cache), the
   free slots per block, the suffix *pinned* in the last block (clean tokens in every pass, with a
-  zeroed self-conditioning signal, :mod:`model.conditioning`), and each candidate's length.
-* :mod:`model.bans` says what the free slots may not hold (a first slot that must write, new text
+  zeroed self-conditioning signal, :mod:`model.runtime.conditioning`), and each candidate's length.
+* :mod:`model.edit.bans` says what the free slots may not hold (a first slot that must write, new text
   inside a line that must not break it).
 * Each pass is DiffusionGemma's own step, built from the samplers transformers ships: the linear
   temperature schedule, sampling, entropy-bound acceptance, uniform re-noising of the rest, and the
   stable-and-confident early stop. Only the free slots take part in acceptance and stopping. Redraft's
   first extension, off unless a checkpoint or request asks for it, is a left-to-right bias in the
-  ranking of tokens to accept (:mod:`model.sampling`), which small models need to write coherent text.
-* :mod:`model.polish` (``polish_rounds``, the second extension, also off by default) re-develops each
+  ranking of tokens to accept (:mod:`model.edit.sampling`), which small models need to write coherent text.
+* :mod:`model.edit.polish` (``polish_rounds``, the second extension, also off by default) re-develops each
   finished block's weakest tokens.
-* :mod:`model.ranking` scores several candidates, developed side by side as one batch, by the
+* :mod:`model.edit.ranking` scores several candidates, developed side by side as one batch, by the
   model's own reading of them.
-* :mod:`model.forward` holds the model calls; :mod:`model.passes` what the loop yields and returns.
+* :mod:`model.runtime.forward` holds the model calls; :mod:`model.edit.passes` what the loop yields and returns.
 * A span longer than one canvas is done block by block: each finished block is committed to the KV
   cache through the encoder and the next canvas starts after it.
 * With no suffix (continuation) every canvas position is free, which makes the loop produce exactly
@@ -43,18 +43,18 @@ from transformers.models.diffusion_gemma.generation_diffusion_gemma import (
     LinearTemperatureScheduleLogitsProcessor,
 )
 
-from model import bans as slot_bans
-from model import canvas, draws, ranking
-from model.allocator import keep_freed_memory
-from model.canvas import Layout
+from model.checkpoint.loading import LoadedModel
+from model.edit import bans as slot_bans
+from model.edit import canvas, draws, ranking
+from model.edit.canvas import Layout
+from model.edit.passes import EditResult, Pass, painted_pass, run_to_end, with_trail, without_lead
+from model.edit.polish import polish, polish_shares
+from model.edit.request import DenoiseOptions, EditRequest, ResolvedOptions
+from model.edit.sampling import LeftToRightEntropyBoundSampler, StableAndConfident, token_entropy
+from model.edit.vocabulary import Vocabulary
 from model.errors import EditCancelled
-from model.forward import PREFILL_CHUNK, commit_block, decode, prefill
-from model.loading import LoadedModel
-from model.passes import EditResult, Pass, painted_pass, run_to_end, with_trail, without_lead
-from model.polish import polish, polish_shares
-from model.request import DenoiseOptions, EditRequest, ResolvedOptions
-from model.sampling import LeftToRightEntropyBoundSampler, StableAndConfident, token_entropy
-from model.vocabulary import Vocabulary
+from model.runtime.allocator import keep_freed_memory
+from model.runtime.forward import PREFILL_CHUNK, commit_block, decode, prefill
 
 __all__ = ["CancelCheck", "EditResult", "Engine", "Pass", "without_lead"]
 
@@ -174,8 +174,8 @@ class Engine:
 
     def warm_up(self) -> None:
         """Run one small edit, so a writer's first one does not pay the process's first-use costs: the
-        lean decoder pass's check against the library (:mod:`model.forward`), the sampler replica's
-        (:mod:`model.draws`), the first calls of each kernel. On the built-in model a first rewrite took
+        lean decoder pass's check against the library (:mod:`model.runtime.forward`), the sampler replica's
+        (:mod:`model.edit.draws`), the first calls of each kernel. On the built-in model a first rewrite took
         810 ms to its first pass cold and 246 warm (four candidates, 1,680 tokens of context)."""
         request = EditRequest(
             prefix="Warm", suffix=" up.", mode="fill", max_new_tokens=2, candidates=2, seed=0,
@@ -190,7 +190,7 @@ class Engine:
         return self.vocabulary.decode(ids)
 
     def span_text(self, ids: list[int]) -> str:
-        """The text of new span tokens, with the documents' in-memory line breaks (:mod:`model.vocabulary`)."""
+        """The text of new span tokens, with the documents' in-memory line breaks (:mod:`model.edit.vocabulary`)."""
         return self.vocabulary.span_text(ids)
 
     # -- the pieces the loop calls, bound to this model ---------------------------------------------
@@ -239,10 +239,10 @@ class Engine:
         logits = temperature(None, raw_logits, cur_step=step)
         slot_logits = self._slot_logits(logits, block.slots, block.bans, block.held)
         argmax = torch.argmax(slot_logits, dim=-1)
-        # One entropy for acceptance, stopping and painting (model.sampling).
+        # One entropy for acceptance, stopping and painting (model.edit.sampling).
         entropy = token_entropy(slot_logits)
         accepted = block.sampler.acceptance(entropy)
-        # The sample, drawn as generate() draws it, is computed for the accepted slots only (model.draws).
+        # The sample, drawn as generate() draws it, is computed for the accepted slots only (model.edit.draws).
         accepted_canvas = torch.where(accepted, draws.sample_accepted(slot_logits, accepted, entropy), state.slots)
         slots = block.sampler.renoise(accepted_canvas, step)
         if block.held is not None:

@@ -28,7 +28,7 @@ from safetensors import safe_open
 from torch import nn
 from transformers import DiffusionGemmaConfig, DiffusionGemmaForBlockDiffusion
 
-from model.quantization import (
+from model.checkpoint.quantization import (
     QUANTIZED_LAYER_LINEARS,
     QUANTIZED_SELF_CONDITIONING_LINEARS,
     ExpertsSpec,
@@ -266,7 +266,7 @@ def load_streaming(
 ) -> DiffusionGemmaForBlockDiffusion:
     """Build ``DiffusionGemmaForBlockDiffusion`` from ``folder``'s safetensors, quantizing as it reads.
 
-    ``precision`` is "4bit", "8bit" or "bf16" (see ``model.quantization.policy_for``). Pass a
+    ``precision`` is "4bit", "8bit" or "bf16" (see ``model.checkpoint.quantization.policy_for``). Pass a
     :class:`StreamingStats` to learn what was held at once; it is also left on the model as
     ``model.streaming_stats``. Raises ``FileNotFoundError`` without weights and ``ValueError`` when the
     checkpoint's tensors do not match the config.

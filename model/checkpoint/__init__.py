@@ -1,0 +1,18 @@
+"""A checkpoint from folder to a model in memory: where it lives, what it is, whether it fits, how it loads.
+
+:mod:`folders` (the built-in model's folder, a local path or a hub id from the cache, config.json read) →
+:mod:`doctor` (will it fit this device at this precision? the estimate behind ``redraft doctor``) →
+:mod:`loading` (``load``: safetensors only, every broken folder its own error) → for a quantized load
+:mod:`streaming` (shard by shard, quantized as it goes) with :mod:`quantization` (the precision policy),
+:mod:`quantized_experts` (NF4/int8 experts, only the routed ones computed) and :mod:`nf4_kernel` (the
+fused Triton matmul on CUDA). :mod:`architecture` builds and reads DiffusionGemma configs,
+:mod:`tokenization` holds the tokenizer conventions, and :mod:`tiny` writes small random checkpoints for
+tests, benchmarks and demos.
+
+Modules outside ``model/`` use the ones named in ``__all__`` (the kernel for the GPU bench's check against
+bitsandbytes); the experts module is installed by ``quantization`` and reached only through it.
+"""
+
+__all__ = [
+    "architecture", "doctor", "folders", "loading", "nf4_kernel", "quantization", "streaming", "tiny", "tokenization",
+]

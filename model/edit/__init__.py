@@ -1,0 +1,15 @@
+"""What happens to one edit: the request, its layout on canvases, and the one sampler loop that develops it.
+
+Follow a request through the room: :mod:`request` (``EditRequest``, ``DenoiseOptions``: what a client asks
+for, checked field by field) → :mod:`canvas` (the prompt, free slots per block, the pinned suffix, the
+whitespace moved across the span's edges) → :mod:`engine` (``Engine.edit``, the loop) → per pass
+:mod:`bans` (what a slot may not hold), :mod:`sampling` (which tokens to accept, when a block has settled)
+and :mod:`draws` (the sample, as ``torch.multinomial`` draws it) → after the last pass :mod:`polish` (the
+least likely tokens re-developed) and :mod:`ranking` (candidates scored) → :mod:`passes` (``Pass`` and
+``EditResult``, what the loop yields and returns). :mod:`vocabulary` is the tokenizer as the loop needs it.
+
+The model calls themselves live in :mod:`model.runtime`; the weights come from :mod:`model.checkpoint`.
+Modules outside ``model/`` use ``request``, ``passes`` and ``engine``; the rest are the loop's own pieces.
+"""
+
+__all__ = ["engine", "passes", "request"]
