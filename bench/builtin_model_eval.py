@@ -24,9 +24,9 @@ import torch
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from eval_cases import fill_cases, rewrite_cases  # noqa: E402
-from eval_judge import fluency_lm  # noqa: E402
-from eval_runs import FILL_SLOTS, FillFigures, run_fills, run_rewrites, tune  # noqa: E402
+from evaluation.cases import fill_cases, rewrite_cases  # noqa: E402
+from evaluation.judge import fluency_lm  # noqa: E402
+from evaluation.runs import FILL_SLOTS, FillFigures, run_fills, run_rewrites, tune  # noqa: E402
 
 from model import Engine, load  # noqa: E402
 from model.training.evaluate import (  # noqa: E402

@@ -4,8 +4,8 @@
 
 ``one-request`` sends each block as one request (the writer sees a moving veil until the text arrives);
 ``per-pass`` sends one request per denoising pass (every pass shows). Both fill the same held-out gaps
-(``eval_cases.fill_cases``) through ``ServerEngine.run``, the editor's path, and are judged by the built-in
-model's evaluation (``eval_judge``'s trigram model): perplexity of the fills, of the two words after them
+(``evaluation.cases.fill_cases``) through ``ServerEngine.run``, the editor's path, and are judged by the built-in
+model's evaluation (``evaluation.judge``'s trigram model): perplexity of the fills, of the two words after them
 (the seam), and wall-clock seconds per edit, median and 90th percentile. The modes alternate gap by gap, so
 a machine that gets busier part-way through slows both alike. Prints a table and writes
 ``bench/results/server_modes.json``. A server's noise is its own, so fills are not reproducible run to run.
@@ -25,9 +25,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from eval_cases import Case, fill_cases  # noqa: E402
-from eval_judge import bootstrap_interval, fluency_lm, judged, pooled_ppl  # noqa: E402
-from eval_runs import FILL_SLOTS  # noqa: E402
+from evaluation.cases import Case, fill_cases  # noqa: E402
+from evaluation.judge import bootstrap_interval, fluency_lm, judged, pooled_ppl  # noqa: E402
+from evaluation.runs import FILL_SLOTS  # noqa: E402
 
 from model import EditRequest  # noqa: E402
 from model.server import SERVER_PASSES, Endpoint, PassMode, ServerEngine, connect  # noqa: E402

@@ -10,8 +10,7 @@ import math
 import random
 from pathlib import Path
 
-from eval_cases import Case
-
+from evaluation.cases import Case
 from model.training.data import read_sections, split_sections
 from model.training.ngram import TrigramLM, words
 

@@ -1,7 +1,7 @@
 """The built-in model's fills and rewrites through the engine, judged: the figures of one run, and the sweep.
 
 Every request is the editor's (``EditRequest`` through ``Engine.run``), so the figures are what a writer
-gets; the judge is ``eval_judge``'s trigram model.
+gets; the judge is ``evaluation.judge``'s trigram model.
 """
 
 from __future__ import annotations
@@ -12,9 +12,8 @@ import random
 from dataclasses import asdict, dataclass
 from typing import Protocol
 
-from eval_cases import Case
-from eval_judge import bootstrap_interval, judged, pooled_ppl
-
+from evaluation.cases import Case
+from evaluation.judge import bootstrap_interval, judged, pooled_ppl
 from model import DenoiseOptions, EditRequest, EditResult, Engine
 from model.edit.request import PUBLISHED_DEFAULTS
 from model.training.ngram import TrigramLM, words
