@@ -13,7 +13,7 @@ MODES: tuple[Mode, ...] = ("rewrite", "fill", "instruct")
 
 # DiffusionGemma's published sampler defaults (transformers' DiffusionGemmaGenerationConfig), used when
 # neither the request nor the checkpoint sets a value. ``left_to_right_bias`` (model.edit.sampling) and
-# ``polish_rounds`` (model.edit.engine) are Redraft's extensions; 0 is the published sampler.
+# ``polish_rounds`` (model.edit.polish) are Redraft's extensions; 0 is the published sampler.
 PUBLISHED_DEFAULTS = {
     "max_denoising_steps": 48,
     "t_min": 0.4,

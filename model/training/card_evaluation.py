@@ -175,7 +175,7 @@ def evaluation_sections(facts: ModelFacts, report: dict, sampler_note: str) -> l
     if polish_rounds > 0:
         shares = ", ".join(f"{share:.0%}" for share in polish_shares(polish_rounds))
         sentences.append(
-            f"The {polish_rounds} polish rounds (`model/edit/engine.py`) revisit a canvas once it has developed: "
+            f"The {polish_rounds} polish rounds (`model/edit/polish.py`) revisit a canvas once it has developed: "
             "the model re-reads it, and each candidate's least likely tokens (a share of its slots, one "
             f"round after another: {shares}) turn back into noise and are predicted again from everything "
             "else, which stays in place. Training on uniform noise teaches the model to spot and replace "

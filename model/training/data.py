@@ -4,7 +4,7 @@ A *section* is the unit of the held-out split: one TinyStories story, or a run o
 paragraphs (about ``SECTION_CHARS`` characters) of a book. Windows never cross a section, so no
 held-out text is ever seen in training, not even as context.
 
-Canvas layouts (the engine builds the same ones at inference time, see ``model/edit/engine.py``):
+Canvas layouts (the engine builds the same ones at inference time, see ``model/edit/canvas.py``):
 
 * continuation: ``[bos] + prefix`` in the encoder; all ``C`` canvas slots free, targets the next
   ``C`` tokens (then ``eos``, ``pad``… if the document ends);

@@ -41,7 +41,7 @@ SAMPLER_DEFAULTS: dict[str, float | int] = {
     # Redraft's extension (model.edit.sampling): settling words from the left roughly halved the trigram
     # perplexity of this model's fills.
     "left_to_right_bias": 1.0,
-    # Redraft's second extension (model.edit.engine): re-developing the least likely words of a finished
+    # Redraft's second extension (model.edit.polish): re-developing the least likely words of a finished
     # canvas. On 40 held-out gaps, best of 4: trigram perplexity 74 -> 32 with 6 rounds (4: 39, 8: 33).
     "polish_rounds": 6,
 }
