@@ -162,7 +162,9 @@ def test_stderr_stays_quiet_with_every_warning_shown(tiny_checkpoint: Path, tmp_
 @pytest.mark.parametrize(
     "args, message",
     [
-        (["rewrite", "{doc}", "--span", "5:999"], "outside the text"),
+        (["rewrite", "{doc}", "--span", "5:999"], "ends past the end of the text, which is 15 characters long"),
+        (["rewrite", "{doc}", "--span", "9:3"], "starts after it ends"),
+        (["fill", "{doc}", "--at", "9999"], "position 9999 is past the end of the text"),
         (["rewrite", "{doc}", "--span", "five"], "START:END"),
         (["fill", "{doc}"], "--at"),
         (["fill", "{doc}", "--at", "3", "--max-new-tokens", "0"], "max new tokens"),

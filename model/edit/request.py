@@ -231,8 +231,16 @@ def split_document(text: str, start: int, end: int) -> tuple[str, str, str]:
     """Split ``text`` into (prefix, span, suffix) at character offsets, with clear errors."""
     if not text:
         raise RequestError("the document is empty")
-    if not (0 <= start <= end <= len(text)):
-        raise RequestError(
-            f"span {start}:{end} lies outside the text (valid offsets are 0..{len(text)}, start <= end)"
-        )
+    length = f"which is {len(text)} characters long (offsets run from 0 to {len(text)})"
+    if start == end:  # a gap (fill --at): one position, not a span
+        if start < 0:
+            raise RequestError(f"position {start} is before the start of the text; offsets start at 0")
+        if start > len(text):
+            raise RequestError(f"position {start} is past the end of the text, {length}")
+    elif start > end:
+        raise RequestError(f"the span {start}:{end} starts after it ends (start {start}, end {end}); write START:END")
+    elif start < 0:
+        raise RequestError(f"the span {start}:{end} starts before the start of the text; offsets start at 0")
+    elif end > len(text):
+        raise RequestError(f"the span {start}:{end} ends past the end of the text, {length}")
     return text[:start], text[start:end], text[end:]
