@@ -6,7 +6,7 @@ import threading
 from dataclasses import replace
 from pathlib import Path
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject, QSize, Qt, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -15,28 +15,39 @@ from PySide6.QtWidgets import (
     QDoubleSpinBox,
     QFileDialog,
     QFormLayout,
-    QGroupBox,
+    QFrame,
     QHBoxLayout,
     QLabel,
     QLineEdit,
+    QListWidget,
     QPushButton,
+    QScrollArea,
+    QSlider,
     QSpinBox,
+    QStackedWidget,
     QVBoxLayout,
     QWidget,
 )
 
 from app import server_key
+from app.dialogs.screen_fit import fitted
 from app.settings import Preferences
 from model.edit.request import MAX_POLISH_ROUNDS
 
 MODEL_SOURCES = (("Built-in model", "builtin"), ("Local folder", "folder"), ("Hugging Face Hub id", "hub"))
-DEVICE_LABELS = (("Automatic", "auto"), ("CPU", "cpu"), ("CUDA GPU", "cuda"))
+DEVICE_LABELS = (
+    ("Automatic (the graphics card if it can)", "auto"),
+    ("This computer's processor (CPU)", "cpu"),
+    ("The NVIDIA graphics card (CUDA)", "cuda"),
+)
 THEME_LABELS = (("Follow the system", "system"), ("Light", "light"), ("Dark", "dark"))
 MODEL_DEFAULT = "Model default"
 PASS_LABELS = (
     ("One request per edit (the text arrives whole)", "one-request"),
     ("One request per pass (every pass shows; fills read much worse)", "per-pass"),
 )
+PREFERRED_SIZE = QSize(760, 560)  # then fitted to the screen (app/dialogs/screen_fit.py)
+WORDS_PER_TOKEN = 0.75  # English prose, roughly; only for saying a token budget in words
 
 
 class _ConnectionTest(QObject):
@@ -81,6 +92,31 @@ def _double(value: float, maximum: float, step: float, decimals: int = 2) -> QDo
     return box
 
 
+def _form() -> QFormLayout:
+    form = QFormLayout()
+    form.setRowWrapPolicy(QFormLayout.RowWrapPolicy.WrapLongRows)  # a narrow dialog puts fields under labels
+    return form
+
+
+def _sentence(text: str) -> QLabel:
+    label = QLabel(text)
+    label.setWordWrap(True)
+    return label
+
+
+def _described(control: QWidget, sentence: str) -> QWidget:
+    """A setting with one plain sentence under it saying what it does for the writer."""
+    box = QWidget()
+    layout = QVBoxLayout(box)
+    layout.setContentsMargins(0, 0, 0, 0)
+    row = QHBoxLayout()
+    row.addWidget(control)
+    row.addStretch(1)
+    layout.addLayout(row)
+    layout.addWidget(_sentence(sentence))
+    return box
+
+
 def _integer(value: int, minimum: int, maximum: int, special: str = "") -> QSpinBox:
     box = QSpinBox()
     box.setRange(minimum, maximum)
@@ -91,6 +127,9 @@ def _integer(value: int, minimum: int, maximum: int, special: str = "") -> QSpin
 
 
 class SettingsDialog(QDialog):
+    """Five pages (Model, Server, Rewriting, Appearance, Advanced) beside a list, each scrolling on its
+    own, so that the dialog and its OK, Cancel and Restore Defaults fit a 1366x768 laptop's screen."""
+
     def __init__(self, preferences: Preferences, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle("Settings")
@@ -112,41 +151,65 @@ class SettingsDialog(QDialog):
         self.allow_download = QCheckBox("Allow downloading models from the Hugging Face Hub")
         self.allow_download.setChecked(p.allow_download)
 
+        # Rewriting: what a writer decides, in words.
+        self.strength = QSlider(Qt.Orientation.Horizontal)
+        self.strength.setRange(5, 100)  # percent of the selection re-noised (Preferences.rewrite_strength)
+        self.strength.setSingleStep(5)
+        self.strength.setPageStep(15)
+        self.strength.setValue(round(p.rewrite_strength * 100))
+        self.strength.setToolTip("Rewrite strength: the share of the selection re-noised before it develops")
+        self.strength_words = _sentence("")
+        self.strength.valueChanged.connect(self._describe_strength)
+        self._describe_strength(self.strength.value())
+        self.candidates = _integer(p.candidates, 1, 8, "1 draft")
+        self.candidates.setSuffix(" drafts")
+        self.candidates.setToolTip(
+            "Candidates, developed side by side in one batch; they also try shorter lengths (a gap: all of "
+            "the length asked for, 2/3, 1/2, 1/3; a rewrite: around the selection's own length), so the "
+            "model chooses the length."
+        )
+        self.random_seed = QCheckBox("A different result every time")
+        self.random_seed.setChecked(p.random_seed)
+        self.random_seed.setToolTip("Random seed for every rewrite")
+        self.seed = _integer(p.seed, 0, 2**31 - 1)
+        self.seed.setToolTip("The random seed used when results repeat")
+        self.random_seed.toggled.connect(lambda random: self.seed.setEnabled(not random))
+        self.seed.setEnabled(not p.random_seed)
+
+        # Advanced: the sampler's own dials; 0 (or one step below it) is "the model's default".
         self.max_steps = _integer(p.max_denoising_steps, 0, 1024, MODEL_DEFAULT)
+        self.max_steps.setToolTip("Max denoising steps (the model's default is usually 48)")
         self.t_max = _double(p.t_max, 10.0, 0.05)
+        self.t_max.setToolTip("t_max: the sampling temperature of the first pass")
         self.t_min = _double(p.t_min, 10.0, 0.05)
+        self.t_min.setToolTip("t_min: the sampling temperature of the last pass")
         self.entropy_bound = _double(p.entropy_bound, 10.0, 0.01, decimals=3)
+        self.entropy_bound.setToolTip(
+            "Entropy bound (nats): a pass accepts tokens, most certain first, while their summed entropy "
+            "stays under it"
+        )
         # Its own box: 0 is a real value (off), so "model default" sits one step below it.
         self.left_to_right_bias = _double(0.0, 10.0, 0.1)
         self.left_to_right_bias.setMinimum(-0.1)
         self.left_to_right_bias.setValue(p.left_to_right_bias if p.left_to_right_bias >= 0 else -0.1)
         self.left_to_right_bias.setToolTip(
-            "How strongly each pass prefers to settle words from the left (nats per slot); 0 is the "
-            "published DiffusionGemma sampler. Small models write more coherent text with it."
+            "Left-to-right bias (nats per slot); 0 is the published DiffusionGemma sampler."
         )
         self.polish_rounds = _integer(p.polish_rounds, -1, MAX_POLISH_ROUNDS, MODEL_DEFAULT)
         self.polish_rounds.setToolTip(
-            "After the text has developed, rounds in which its least likely words turn back into noise "
-            "and develop again; 0 is the published sampler. Small models write cleaner text with a few."
+            "Polish rounds: the least likely tokens turn back into noise and develop again; 0 is the "
+            "published sampler."
         )
-        self.candidates = _integer(p.candidates, 1, 8)
-        self.candidates.setToolTip(
-            "Versions developed side by side; the model's favourite is shown first. They also try shorter "
-            "lengths (a gap: all of the tokens asked for, 2/3, 1/2, 1/3; a rewrite: around the selection's "
-            "own length), so the model chooses the length."
-        )
-        self.strength = _integer(round(p.rewrite_strength * 100), 5, 100)
-        self.strength.setSuffix(" % re-noised")
-        self.strength.setToolTip("How much of the selection a rewrite starts from noise; less keeps more of it")
-        self.random_seed = QCheckBox("Random seed for every rewrite")
-        self.random_seed.setChecked(p.random_seed)
-        self.seed = _integer(p.seed, 0, 2**31 - 1)
-        self.random_seed.toggled.connect(lambda random: self.seed.setEnabled(not random))
-        self.seed.setEnabled(not p.random_seed)
         self.context_budget = _integer(p.context_budget, 16, 32768)
         self.context_budget.setSuffix(" tokens")
+        self.context_budget.setToolTip("Context budget: tokens of the text before the selection in the prompt")
+        self.context_words = QLabel("")
+        self.context_budget.valueChanged.connect(self._describe_context)
+        self._describe_context(self.context_budget.value())
+
         self.pass_display = _integer(p.pass_display_ms, 0, 2000, "As fast as the model runs")
         self.pass_display.setSuffix(" ms")
+        self.pass_display.setToolTip("The least time each denoising pass stays on screen")
         self.theme = _combo(THEME_LABELS, p.theme)
 
         self.use_server = QCheckBox("Edit on a team's server instead of this computer")
@@ -171,27 +234,13 @@ class SettingsDialog(QDialog):
         model_row = QHBoxLayout()
         model_row.addWidget(self.model_path, 1)
         model_row.addWidget(self.browse)
-        model_form = QFormLayout()
+        model_form = _form()
         model_form.addRow("Model:", self.model_source)
         model_form.addRow("Location:", model_row)
-        model_form.addRow("Device:", self.device)
+        model_form.addRow("Run it on:", self.device)
         model_form.addRow("", self.allow_download)
-        sampler_form = QFormLayout()
-        sampler_form.addRow("Max denoising steps:", self.max_steps)
-        sampler_form.addRow("Temperature at the start:", self.t_max)
-        sampler_form.addRow("Temperature at the end:", self.t_min)
-        sampler_form.addRow("Entropy bound:", self.entropy_bound)
-        sampler_form.addRow("Left-to-right bias:", self.left_to_right_bias)
-        sampler_form.addRow("Polish rounds:", self.polish_rounds)
-        sampler_form.addRow("Rewrite strength:", self.strength)
-        sampler_form.addRow("Candidates:", self.candidates)
-        sampler_form.addRow("", self.random_seed)
-        sampler_form.addRow("Seed:", self.seed)
-        sampler_form.addRow("Context budget:", self.context_budget)
-        sampler_form.addRow("Show each pass for at least:", self.pass_display)
-        look_form = QFormLayout()
-        look_form.addRow("Theme:", self.theme)
-        server_form = QFormLayout()
+
+        server_form = _form()
         server_form.addRow("", self.use_server)
         server_form.addRow("Address:", self.server_url)
         server_form.addRow("Model:", self.server_model)
@@ -200,24 +249,149 @@ class SettingsDialog(QDialog):
         server_form.addRow("Passes:", self.server_passes)
         server_form.addRow(self.test_connection, self.connection_result)
 
+        ends = QHBoxLayout()
+        ends.addWidget(QLabel("Stay close"))
+        ends.addStretch(1)
+        ends.addWidget(QLabel("Rewrite freely"))
+        strength_box = QVBoxLayout()
+        strength_box.addWidget(self.strength)
+        strength_box.addLayout(ends)
+        strength_box.addWidget(self.strength_words)
+        rewriting_form = _form()
+        rewriting_form.addRow("How much to change:", strength_box)
+        rewriting_form.addRow(
+            "Drafts:",
+            _described(
+                self.candidates,
+                "Redraft writes this many drafts side by side, of different lengths, and shows the one it "
+                "rates best first; Alt+Up and Alt+Down show the others. Each extra draft makes a rewrite "
+                "slower on a computer without a graphics card.",
+            ),
+        )
+        rewriting_form.addRow(
+            "Results:",
+            _described(
+                self.random_seed,
+                "Off, the same selection gives the same rewrite each time, so a good one can be found again "
+                "(the number below picks which one).",
+            ),
+        )
+        seed_row = QHBoxLayout()
+        seed_row.addWidget(self.seed)
+        seed_row.addStretch(1)
+        rewriting_form.addRow("Repeat number:", seed_row)
+
+        look_form = _form()
+        look_form.addRow("Theme:", self.theme)
+        look_form.addRow(
+            "Show each pass for at least:",
+            _described(
+                self.pass_display,
+                "A fast computer finishes a rewrite in a blink; this keeps each pass on screen long enough "
+                "to watch the text develop.",
+            ),
+        )
+
+        advanced_form = _form()
+        advanced_form.addRow(
+            _sentence(
+                "How the model drafts, pass by pass. \u201cModel default\u201d uses what the model itself "
+                "asks for; hover over a setting for its technical name."
+            )
+        )
+        advanced_rows = (
+            ("Most passes:", self.max_steps,
+             "More passes give the model more chances to settle each word; fewer finish sooner."),
+            ("Boldness at the start:", self.t_max,
+             "How adventurous the first passes are in choosing words: higher is more surprising."),
+            ("Boldness at the end:", self.t_min,
+             "How adventurous the last passes are: lower settles on the most likely words."),
+            ("Words settled per pass:", self.entropy_bound,
+             "How unsure the model may be and still settle words in one pass: higher is faster but rougher."),
+            ("Write from left to right:", self.left_to_right_bias,
+             "How strongly each pass settles the earlier words first; small models stay more coherent with some."),
+            ("Polish rounds:", self.polish_rounds,
+             "After drafting, the least likely words are redone this many times; a few make small models "
+             "write cleaner text."),
+        )  # fmt: skip
+        for label, control, sentence in advanced_rows:
+            advanced_form.addRow(label, _described(control, sentence))
+        context_row = QHBoxLayout()
+        context_row.addWidget(self.context_budget)
+        context_row.addWidget(self.context_words, 1)
+        context_box = QVBoxLayout()
+        context_box.addLayout(context_row)
+        context_box.addWidget(
+            _sentence(
+                "How much of the text before the selection the model reads; more keeps it in tune with your "
+                "document but makes each rewrite start slower."
+            )
+        )
+        advanced_form.addRow("Text read before:", context_box)
+
+        self.page_list = QListWidget()
+        self.page_list.setSpacing(3)
+        self.stack = QStackedWidget()
+        self.pages: dict[str, QScrollArea] = {}
+        for title, form in (
+            ("Model", model_form),
+            ("Server", server_form),
+            ("Rewriting", rewriting_form),
+            ("Appearance", look_form),
+            ("Advanced", advanced_form),
+        ):
+            page = QWidget()
+            page.setLayout(form)
+            scroll = QScrollArea()
+            scroll.setWidget(page)
+            scroll.setWidgetResizable(True)
+            scroll.setFrameShape(QFrame.Shape.NoFrame)
+            scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)  # the text wraps
+            self.pages[title] = scroll
+            self.stack.addWidget(scroll)
+            self.page_list.addItem(title)
+        self.page_list.setFixedWidth(self.page_list.sizeHintForColumn(0) + 2 * self.page_list.frameWidth() + 32)
+        self.page_list.currentRowChanged.connect(self.stack.setCurrentIndex)
+        self.page_list.setCurrentRow(0)
+
+        pages = QHBoxLayout()
+        pages.addWidget(self.page_list)
+        pages.addWidget(self.stack, 1)
         layout = QVBoxLayout(self)
-        groups = (("Model", model_form), ("Server", server_form), ("Rewriting", sampler_form))
-        for title, form in (*groups, ("Appearance", look_form)):
-            group = QGroupBox(title)
-            group.setLayout(form)
-            layout.addWidget(group)
-        buttons = QDialogButtonBox(
+        layout.addLayout(pages, 1)
+        self.buttons = QDialogButtonBox(
             QDialogButtonBox.StandardButton.Ok
             | QDialogButtonBox.StandardButton.Cancel
             | QDialogButtonBox.StandardButton.RestoreDefaults
         )
-        buttons.accepted.connect(self.accept)
-        buttons.rejected.connect(self.reject)
-        restore = buttons.button(QDialogButtonBox.StandardButton.RestoreDefaults)
+        self.buttons.accepted.connect(self.accept)
+        self.buttons.rejected.connect(self.reject)
+        restore = self.buttons.button(QDialogButtonBox.StandardButton.RestoreDefaults)
         restore.clicked.connect(self.restore_defaults)
-        layout.addWidget(buttons)
+        layout.addWidget(self.buttons)
         self.model_source.currentIndexChanged.connect(self._update_model_row)
         self._update_model_row()
+        self.resize(fitted(self, PREFERRED_SIZE))
+
+    def show_page(self, title: str) -> None:
+        """Turn to a page by its title (Model, Server, Rewriting, Appearance, Advanced)."""
+        self.page_list.setCurrentRow(list(self.pages).index(title))
+
+    def _describe_strength(self, percent: int) -> None:
+        kept = round((100 - percent) / 10)
+        if percent >= 100:
+            words = "Free: a new passage from the text around it; none of your words are kept."
+        else:
+            feel = "Stay close" if percent <= 45 else ("Balanced" if percent <= 80 else "Free")
+            words = (
+                f"{feel}: starts from about {kept} in 10 of your words and writes the rest anew."
+                if kept
+                else f"{feel}: keeps only a word here and there and writes the rest anew."
+            )
+        self.strength_words.setText(words)
+
+    def _describe_context(self, tokens: int) -> None:
+        self.context_words.setText(f"about {round(tokens * WORDS_PER_TOKEN, -1 if tokens < 1400 else -2):,.0f} words")
 
     def run_connection_test(self) -> None:
         """Ask the server what it serves (off the GUI thread); the answer appears beside the button."""
@@ -259,7 +433,7 @@ class SettingsDialog(QDialog):
         self.model_path.setText(other.model_path.text())
         self.device.setCurrentIndex(other.device.currentIndex())
         self.allow_download.setChecked(other.allow_download.isChecked())
-        spin_boxes = (
+        numbers = (  # spin boxes and the strength slider
             "max_steps",
             "t_max",
             "t_min",
@@ -269,8 +443,9 @@ class SettingsDialog(QDialog):
             "strength",
             "candidates",
             "seed",
+            "context_budget",
         )
-        for name in (*spin_boxes, "context_budget"):
+        for name in numbers:
             getattr(self, name).setValue(getattr(other, name).value())
         self.pass_display.setValue(other.pass_display.value())
         self.random_seed.setChecked(other.random_seed.isChecked())

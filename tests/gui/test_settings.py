@@ -7,9 +7,11 @@ import subprocess
 import sys
 from dataclasses import fields
 from pathlib import Path
+from typing import Any
 
 from gui_helpers import SIGNAL_TIMEOUT_MS
 from PySide6.QtCore import QSettings
+from PySide6.QtWidgets import QAbstractButton, QAbstractSpinBox, QComboBox, QLabel, QWidget
 
 from app.dialogs.settings import SettingsDialog
 from app.settings import Preferences, SettingsStore
@@ -121,3 +123,82 @@ def test_settings_dialog_applies_live_and_reloads_a_changed_model(
     settings_file = settings_store.qsettings.fileName()
     reopened = SettingsStore(QSettings(settings_file, QSettings.Format.IniFormat)).load()
     assert reopened == chosen
+
+
+# -- pages and plain words (issue #36) ------------------------------------------------------------------
+
+CHOSEN = Preferences(
+    model="org/some-model", device="cuda", allow_download=True, use_server=True, server_url="http://box:8000",
+    server_model="gemma", server_passes="per-pass", max_denoising_steps=12, t_max=0.9, t_min=0.3,
+    entropy_bound=0.25, left_to_right_bias=0.0, polish_rounds=2, candidates=3, random_seed=False, seed=1234,
+    context_budget=512, fill_max_tokens=40, rewrite_strength=0.35, pass_display_ms=120, theme="dark", zoom=3,
+    recent_files=("/a.md",), instruction_history=("Shorter",),
+)  # fmt: skip
+
+
+def _visible_words(page: QWidget) -> str:
+    """Everything a writer reads on a page, tooltips excepted (experts' names may live there)."""
+    words = [label.text() for label in page.findChildren(QLabel)]
+    words += [box.text() for box in page.findChildren(QAbstractButton)]
+    for spin in page.findChildren(QAbstractSpinBox):
+        words += [spin.text(), getattr(spin, "suffix", lambda: "")(), spin.specialValueText()]
+    for combo in page.findChildren(QComboBox):
+        words += [combo.itemText(i) for i in range(combo.count())]
+    return " ".join(words)
+
+
+def test_settings_are_pages_and_keep_every_setting(qtbot: Any) -> None:
+    assert all(CHOSEN.__dict__[f.name] != f.default for f in fields(Preferences))  # every field non-default
+    dialog = SettingsDialog(CHOSEN)
+    qtbot.addWidget(dialog)
+    assert list(dialog.pages) == ["Model", "Server", "Rewriting", "Appearance", "Advanced"]
+    assert dialog.preferences() == CHOSEN  # nothing lost or changed by passing through the pages
+    dialog.show_page("Appearance")
+    assert dialog.stack.currentWidget() is dialog.pages["Appearance"]
+    assert dialog.page_list.currentItem().text() == "Appearance"
+    homes = {
+        "Model": ("model_source", "model_path", "device", "allow_download"),
+        "Server": ("use_server", "server_url", "server_model", "server_key", "server_passes", "test_connection"),
+        "Rewriting": ("strength", "candidates", "random_seed", "seed"),
+        "Appearance": ("theme", "pass_display"),
+        "Advanced": ("max_steps", "t_max", "t_min", "entropy_bound", "left_to_right_bias", "polish_rounds",
+                     "context_budget"),
+    }  # fmt: skip
+    for page, names in homes.items():
+        for name in names:
+            assert dialog.pages[page].isAncestorOf(getattr(dialog, name)), (page, name)
+
+
+def test_the_rewriting_page_speaks_of_words_and_the_sampler_lives_under_advanced(qtbot: Any) -> None:
+    dialog = SettingsDialog(Preferences())
+    qtbot.addWidget(dialog)
+    rewriting = _visible_words(dialog.pages["Rewriting"]).lower()
+    for jargon in ("token", "denois", "entropy", "noised", "candidate", "sampler", "temperature", "seed"):
+        assert jargon not in rewriting, jargon
+    assert "drafts" in rewriting and "words" in rewriting
+    advanced = _visible_words(dialog.pages["Advanced"])
+    for jargon in ("Max denoising steps", "Entropy bound", "Left-to-right bias", "re-noised"):
+        assert jargon not in advanced and jargon not in rewriting
+    # Each of the sampler's dials has a plain sentence under it (a wrapped label beside the control).
+    for name in ("max_steps", "t_max", "t_min", "entropy_bound", "left_to_right_bias", "polish_rounds"):
+        box = getattr(dialog, name).parentWidget()
+        sentences = [label.text() for label in box.findChildren(QLabel) if label.wordWrap()]
+        assert len(sentences) == 1 and sentences[0].endswith("."), name
+        assert getattr(dialog, name).toolTip(), name  # the expert's name stays in the tooltip
+
+
+def test_how_much_to_change_is_said_in_words_and_saved_as_the_same_strength(qtbot: Any) -> None:
+    dialog = SettingsDialog(Preferences())
+    qtbot.addWidget(dialog)
+    assert dialog.strength_words.text() == "Balanced: starts from about 3 in 10 of your words and writes the rest anew."
+    dialog.strength.setValue(30)
+    assert dialog.strength_words.text().startswith("Stay close: starts from about 7 in 10 of your words")
+    assert dialog.preferences().rewrite_strength == 0.3
+    dialog.strength.setValue(100)
+    assert dialog.strength_words.text().startswith("Free:") and dialog.preferences().rewrite_strength == 1.0
+    dialog.candidates.setValue(1)
+    assert dialog.candidates.text() == "1 draft"
+    dialog.context_budget.setValue(2048)
+    assert dialog.context_words.text() == "about 1,500 words"
+    dialog.restore_defaults()
+    assert dialog.strength.value() == 70 and dialog.candidates.value() == Preferences().candidates
