@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import time
+import tracemalloc
 from pathlib import Path
 
 import pytest
@@ -229,3 +231,135 @@ def test_the_builtin_model_loads_and_fills() -> None:
     result = Engine(loaded).run(EditRequest(prefix="Once upon a time, Lily", suffix=" in the park.",
                                             mode="fill", max_new_tokens=8, seed=0))
     assert result.text.strip()  # the trained model writes something, and stops within the slots
+
+
+# -- hostile folders (issue #40 item 7): each gets its own ModelLoadError in words, nothing else -------------
+
+
+def _set_config(folder: Path, text: dict[str, object] | None = None, **top: object) -> None:
+    config = json.loads((folder / "config.json").read_text())
+    config.update(top)
+    if text:
+        config["text_config"].update(text)
+    (folder / "config.json").write_text(json.dumps(config))
+
+
+def _safetensors_with_header(folder: Path, header: bytes) -> None:
+    (folder / "model.safetensors").write_bytes(len(header).to_bytes(8, "little") + header + b"\0" * 64)
+
+
+@pytest.mark.parametrize(
+    ("header", "message"),
+    [
+        (b"[]", "its header is list, not an object"),
+        (b"null", "its header is NoneType, not an object"),
+        (b"[" * 100_000 + b"]" * 100_000, "nested too deeply"),
+        (b'{"w": {"dtype": "F32", "shape": [1], "data_offsets": ["0", "4"]}}', "'w' has no valid data offsets"),
+        (b'{"w": {"dtype": "F32", "shape": [1], "data_offsets": [8, 4]}}', "'w' has no valid data offsets"),
+        (b'{"w": [0, 4]}', "'w' has no valid data offsets"),
+    ],
+)
+def test_hostile_safetensors_header(checkpoint_copy: Path, header: bytes, message: str) -> None:
+    _safetensors_with_header(checkpoint_copy, header)
+    with pytest.raises(ModelLoadError, match=message):
+        load(checkpoint_copy, device="cpu")
+
+
+def test_a_safetensors_header_claiming_gigabytes_is_not_read(checkpoint_copy: Path) -> None:
+    weights = checkpoint_copy / "model.safetensors"
+    with weights.open("wb") as handle:  # a sparse file: 2 GB on paper, nothing on the disk
+        handle.write((2**30).to_bytes(8, "little"))
+        handle.truncate(2**31)
+    with pytest.raises(ModelLoadError, match="its header claims 1,073,741,824 bytes"):
+        load(checkpoint_copy, device="cpu")
+
+
+@pytest.mark.parametrize(
+    ("weight_map", "message"),
+    [
+        ({"lm_head.weight": 3}, "'lm_head.weight' maps to a number, not a shard file name"),
+        (["model.safetensors"], "weight_map must be an object of tensor names to shard files, not a list"),
+        ({"lm_head.weight": "../../etc/hostname"}, "names a shard outside the model folder"),
+        ({"lm_head.weight": "/etc/hostname"}, "names a shard outside the model folder"),
+        ({"lm_head.weight": "config.json"}, "shards are .safetensors files"),
+        ({}, "weight_map must be an object"),
+    ],
+)
+def test_hostile_index(checkpoint_copy: Path, weight_map: object, message: str) -> None:
+    (checkpoint_copy / "model.safetensors.index.json").write_text(json.dumps({"weight_map": weight_map}))
+    with pytest.raises(ModelLoadError, match=message):
+        load(checkpoint_copy, device="cpu")
+
+
+def test_streaming_checks_the_index_as_loading_does(checkpoint_copy: Path) -> None:
+    from model.checkpoint.streaming import shard_files
+
+    (checkpoint_copy / "model.safetensors.index.json").write_text(json.dumps({"weight_map": {"x": "../x.safetensors"}}))
+    with pytest.raises(ModelLoadError, match="outside the model folder"):
+        shard_files(checkpoint_copy)
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "message"),
+    [
+        ("tokenizer_config.json", "[]", "tokenizer_config.json must hold a JSON object, not a list"),
+        ("special_tokens_map.json", "null", "special_tokens_map.json must hold a JSON object, not null"),
+        ("tokenizer_config.json", "[" * 50_000, "nested too deeply"),
+        ("tokenizer.json", "[]", "has no usable tokenizer"),
+        ("tokenizer.json", '{"model": {"type": "BPE", "vocab": 7}}', "has no usable tokenizer"),
+    ],
+)
+def test_hostile_tokenizer_files(checkpoint_copy: Path, name: str, content: str, message: str) -> None:
+    (checkpoint_copy / name).write_text(content)
+    with pytest.raises(ModelLoadError, match=message):
+        load(checkpoint_copy, device="cpu")
+
+
+@pytest.mark.parametrize(
+    ("text", "top", "message"),
+    [
+        ({"hidden_size": "big"}, {}, 'text_config.hidden_size must be a whole number, not "big"'),
+        ({"num_experts": True}, {}, "text_config.num_experts must be a whole number, not true"),
+        ({"vocab_size": 4.5}, {}, "text_config.vocab_size must be a whole number, not 4.5"),
+        ({"vocab_size": [1]}, {}, "text_config.vocab_size must be a whole number, not a list"),
+        ({"num_hidden_layers": 10**6}, {}, "text_config.num_hidden_layers is 1,000,000, outside what a"),
+        ({"hidden_size": -8}, {}, "text_config.hidden_size is -8, outside"),
+        ({}, {"canvas_length": 3_000_000}, "canvas_length is 3,000,000, outside"),
+        ({}, {"text_config": "nope"}, "text_config must be a JSON object, not a string"),
+        ({}, {"vision_config": [1]}, "vision_config must be a JSON object, not a list"),
+        # Fields Redraft does not check itself: transformers' strict dataclass refuses them, in words.
+        ({"layer_types": "all"}, {}, "not a valid DiffusionGemma config: .*layer_types"),
+        ({"rms_norm_eps": "tiny"}, {}, "not a valid DiffusionGemma config: .*rms_norm_eps"),
+        ({}, {"model_type": ["diffusion_gemma"]}, "holds an unknown model"),
+    ],
+)
+def test_hostile_config_fields(checkpoint_copy: Path, text: dict[str, object], top: dict[str, object],
+                               message: str) -> None:
+    _set_config(checkpoint_copy, text, **top)
+    started = time.monotonic()
+    with pytest.raises(ModelLoadError, match=message):
+        load(checkpoint_copy, device="cpu")
+    assert time.monotonic() - started < 10  # refused from the file, before anything is built
+
+
+@pytest.mark.parametrize("content", ["[]", "null", '"diffusion_gemma"', "[" * 100_000])
+def test_a_config_that_is_not_an_object(checkpoint_copy: Path, content: str) -> None:
+    (checkpoint_copy / "config.json").write_text(content)
+    with pytest.raises(ModelLoadError, match="must hold a JSON object|nested too deeply"):
+        load(checkpoint_copy, device="cpu")
+
+
+@pytest.mark.parametrize("name", ["config.json", "generation_config.json", "model.safetensors.index.json",
+                                  "redraft_sampler.json", "tokenizer_config.json"])
+def test_a_huge_json_file_is_refused_unread(checkpoint_copy: Path, name: str) -> None:
+    with (checkpoint_copy / name).open("w") as handle:  # sparse: 200 MB on paper
+        handle.write('{"model_type": "diffusion_gemma", "pad": "')
+        handle.truncate(200 * 2**20)
+    tracemalloc.start()
+    try:
+        with pytest.raises(ModelLoadError, match=f"{name} is 200 MiB, too big for a model's .json file"):
+            load(checkpoint_copy, device="cpu")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 64 * 2**20  # the tiny model's own loading, not the 200 MB file

@@ -11,8 +11,9 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from model.edit.request import MAX_CANVAS_TOKENS
 from model.errors import ModelLoadError
 
 if TYPE_CHECKING:  # transformers loads when a config is read: the editor finds its icons before that
@@ -20,6 +21,33 @@ if TYPE_CHECKING:  # transformers loads when a config is read: the editor finds 
 
 BUILTIN = "builtin"
 BUILTIN_MODEL_NAME = "redraft-tiny"
+INDEX_FILE = "model.safetensors.index.json"
+# A folder's JSON files are read whole and parsed in Python: configs and indexes are a few KB to a few MB,
+# so anything bigger is not one (a 200 MB config.json once took the loader's memory with it).
+MAX_JSON_BYTES = 16 * 2**20
+# The sizes a config may declare, checked before transformers builds anything from them: generous for any
+# real DiffusionGemma (the 26B-A4B has 30 layers, 128 experts, 262,144 tokens), far below what would
+# take minutes or gigabytes merely to build (``num_hidden_layers: 10**6`` took 27 s before failing).
+SIZE_LIMITS = {
+    "vocab_size": 2**22,
+    "hidden_size": 2**16,
+    "intermediate_size": 2**18,
+    "moe_intermediate_size": 2**18,
+    "num_hidden_layers": 512,
+    "num_attention_heads": 1024,
+    "num_key_value_heads": 1024,
+    "num_global_key_value_heads": 1024,
+    "head_dim": 8192,
+    "global_head_dim": 8192,
+    "num_experts": 4096,
+    "top_k_experts": 4096,
+    "sliding_window": 2**24,
+    "max_position_embeddings": 2**24,
+    "canvas_length": MAX_CANVAS_TOKENS,
+    "patch_size": 4096,
+    "position_embedding_size": 2**20,
+}
+SUB_CONFIGS = ("text_config", "vision_config")
 
 
 def resources_dir() -> Path:
@@ -82,23 +110,130 @@ def _hub_snapshot(repo_id: str, allow_download: bool) -> Path:
         raise ModelLoadError(f"could not fetch {repo_id}: {error}") from error
 
 
+def read_json(path: Path, limit: int = MAX_JSON_BYTES) -> Any:
+    """``path`` parsed as JSON, or a ModelLoadError: too big to be what it claims, not JSON, nested absurdly."""
+    try:
+        size = path.stat().st_size
+        if size > limit:
+            raise ModelLoadError(
+                f"{path} is {size / 2**20:,.0f} MiB, too big for a model's {path.suffix} file (at most "
+                f"{limit / 2**20:.0f} MiB); it is not the file it should be"
+            )
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise ModelLoadError(f"{path} is not valid JSON: {error}") from error
+    except RecursionError:
+        raise ModelLoadError(f"{path} is nested too deeply to be a model's file") from None
+    except OSError as error:
+        raise ModelLoadError(f"cannot read {path}: {error.strerror or error}") from error
+
+
+def read_json_object(path: Path, limit: int = MAX_JSON_BYTES) -> dict[str, Any]:
+    raw = read_json(path, limit)
+    if not isinstance(raw, dict):
+        raise ModelLoadError(f"{path} must hold a JSON object, not {_json_type(raw)}")
+    return raw
+
+
+def index_shards(folder: Path) -> list[Path] | None:
+    """The shard files ``model.safetensors.index.json`` names (``None`` without an index), each checked to
+    be a safetensors file name inside ``folder``: an index is not allowed to point elsewhere on the disk."""
+    index = folder / INDEX_FILE
+    if not index.is_file():
+        return None
+    weight_map = read_json_object(index).get("weight_map")
+    if not isinstance(weight_map, dict) or not weight_map:
+        raise ModelLoadError(
+            f"{index} is not a valid safetensors index: its weight_map must be an object of tensor names "
+            f"to shard files, not {_json_type(weight_map)}"
+        )
+    names = set()
+    for tensor, name in weight_map.items():
+        if not isinstance(name, str):
+            raise ModelLoadError(
+                f"{index} is not a valid safetensors index: {str(tensor)[:80]!r} maps to {_json_type(name)}, "
+                "not a shard file name"
+            )
+        names.add(name)
+    inside = folder.resolve()
+    for name in sorted(names):
+        target = (folder / name).resolve()
+        if Path(name).is_absolute() or ".." in Path(name).parts or not target.is_relative_to(inside):
+            raise ModelLoadError(
+                f"{index} names a shard outside the model folder ({name[:120]!r}); a checkpoint's weights "
+                "must lie in its own folder"
+            )
+        if not name.endswith(".safetensors"):
+            raise ModelLoadError(f"{index} names {name[:120]!r} as a shard; shards are .safetensors files")
+    return [folder / name for name in sorted(names)]
+
+
+def check_config_sizes(raw: dict[str, Any], path: Path) -> None:
+    """Refuse sub-configs that are not objects and sizes that are not whole numbers in a sane range, in words,
+    before transformers builds (or takes minutes building) anything from them."""
+    scopes: list[tuple[str, dict[str, Any]]] = [("", raw)]
+    for key in SUB_CONFIGS:
+        sub = raw.get(key)
+        if sub is None:
+            continue
+        if not isinstance(sub, dict):
+            raise ModelLoadError(f"{path}: {key} must be a JSON object, not {_json_type(sub)}")
+        scopes.append((key + ".", sub))
+    for prefix, scope in scopes:
+        for field, limit in SIZE_LIMITS.items():
+            value = scope.get(field)
+            if value is None:
+                continue
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise ModelLoadError(f"{path}: {prefix}{field} must be a whole number, not {_shown(value)}")
+            if not 1 <= value <= limit:
+                raise ModelLoadError(
+                    f"{path}: {prefix}{field} is {value:,}, outside what a DiffusionGemma can be (1 to {limit:,})"
+                )
+
+
 def read_config(folder: Path) -> DiffusionGemmaConfig:
     from transformers import DiffusionGemmaConfig
 
     config_path = folder / "config.json"
     if not config_path.is_file():
         raise ModelLoadError(f"{folder} has no config.json; is it a model folder?")
-    try:
-        raw = json.loads(config_path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as error:
-        raise ModelLoadError(f"{config_path} is not valid JSON: {error}") from error
-    model_type = raw.get("model_type") if isinstance(raw, dict) else None
+    raw = read_json_object(config_path)
+    model_type = raw.get("model_type")
     if model_type != DiffusionGemmaConfig.model_type:
+        shown = model_type if isinstance(model_type, str) and model_type else "unknown"
         raise ModelLoadError(
-            f"{folder} holds a {model_type or 'unknown'!s} model; Redraft runs DiffusionGemma "
+            f"{folder} holds a{'n' if shown[:1] in 'aeiou' else ''} {shown[:80]} model; Redraft runs DiffusionGemma "
             f"checkpoints (model_type '{DiffusionGemmaConfig.model_type}')"
         )
+    check_config_sizes(raw, config_path)
+    refused: tuple[type[BaseException], ...] = (
+        *_config_errors(), ValueError, TypeError, KeyError, AttributeError, OSError, RecursionError
+    )
     try:
         return DiffusionGemmaConfig.from_pretrained(folder, local_files_only=True)
-    except (ValueError, TypeError, OSError) as error:
-        raise ModelLoadError(f"{config_path} is not a valid DiffusionGemma config: {error}") from error
+    except refused as error:
+        # transformers checks fields through huggingface_hub's strict dataclasses, whose errors are not
+        # ValueErrors; the first line says which field and why.
+        said = str(error).strip().splitlines()
+        reason = " ".join(line.strip() for line in said[:2])[:300] or type(error).__name__
+        raise ModelLoadError(f"{config_path} is not a valid DiffusionGemma config: {reason}") from error
+
+
+def _config_errors() -> tuple[type[Exception], ...]:
+    try:
+        from huggingface_hub.errors import StrictDataclassError
+    except ImportError:  # an older huggingface_hub: transformers raises ValueError or TypeError there
+        return ()
+    return (StrictDataclassError,)
+
+
+def _json_type(value: object) -> str:
+    names = {dict: "an object", list: "a list", str: "a string", bool: "true/false", int: "a number",
+             float: "a number", type(None): "null"}  # fmt: skip
+    return names.get(type(value), type(value).__name__)
+
+
+def _shown(value: object) -> str:
+    text = json.dumps(value) if isinstance(value, str | int | float | bool) or value is None else _json_type(value)
+    return text if len(text) <= 40 else text[:40] + "…"

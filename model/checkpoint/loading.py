@@ -28,8 +28,11 @@ from model.checkpoint.architecture import canvas_length_of, text_config_of
 from model.checkpoint.folders import (  # noqa: F401  re-exported: callers have imported these from here
     BUILTIN,
     BUILTIN_MODEL_NAME,
+    MAX_JSON_BYTES,
     builtin_model_folder,
+    index_shards,
     read_config,
+    read_json_object,
     resolve_folder,
     resources_dir,
 )
@@ -52,6 +55,10 @@ GENERATION_KEYS = (
 REDRAFT_SAMPLER_FILE = "redraft_sampler.json"
 REDRAFT_SAMPLER_KEYS = ("left_to_right_bias", "polish_rounds")
 REDRAFT_SAMPLER_COUNTS = ("polish_rounds",)
+# The tokenizer's small JSON files, which transformers parses in Python (a list there raised AttributeError).
+TOKENIZER_JSON_OBJECTS = ("tokenizer_config.json", "special_tokens_map.json", "added_tokens.json")
+# tokenizer.json is parsed by the tokenizers library (Rust, depth-limited); Gemma's is about 33 MB.
+MAX_TOKENIZER_BYTES = 128 * 2**20
 
 
 @dataclass
@@ -103,16 +110,11 @@ def resolve_device(device: str | torch.device = "auto") -> torch.device:
 
 def weight_files(folder: Path) -> list[Path]:
     """The safetensors files of a checkpoint, checked for presence; pickle-only folders are refused."""
-    index = folder / "model.safetensors.index.json"
-    if index.is_file():
-        try:
-            weight_map = json.loads(index.read_text(encoding="utf-8"))["weight_map"]
-        except (json.JSONDecodeError, KeyError, TypeError) as error:
-            raise ModelLoadError(f"{index} is not a valid safetensors index: {error}") from error
-        shards = sorted({folder / name for name in weight_map.values()})
+    shards = index_shards(folder)
+    if shards is not None:
         missing = [shard.name for shard in shards if not shard.is_file()]
         if missing:
-            raise ModelLoadError(f"{folder} is missing weight shards: {', '.join(missing)}")
+            raise ModelLoadError(f"{folder} is missing weight shards: {', '.join(missing[:8])}")
         return shards
     single = folder / "model.safetensors"
     if single.is_file():
@@ -126,18 +128,40 @@ def weight_files(folder: Path) -> list[Path]:
 
 
 def check_safetensors(path: Path) -> None:
-    """Refuse a truncated or corrupt safetensors file before loading anything from it."""
+    """Refuse a truncated or corrupt safetensors file before loading anything from it.
+
+    The header is read and checked here (at most ``MAX_JSON_BYTES``, an object of tensors, each with two
+    byte offsets) so that a header that is a list, ``null`` or nested a thousand deep is named, not raised.
+    """
     try:
         size = path.stat().st_size
         with path.open("rb") as handle:
             header_len = int.from_bytes(handle.read(8), "little")
             if size < 8 or header_len <= 0 or 8 + header_len > size:
                 raise ModelLoadError(f"{path.name} is truncated or not a safetensors file (bad header)")
+            if header_len > MAX_JSON_BYTES:
+                raise ModelLoadError(
+                    f"{path.name} is not a valid safetensors file: its header claims {header_len:,} bytes "
+                    f"(at most {MAX_JSON_BYTES:,} are accepted)"
+                )
             header = json.loads(handle.read(header_len))
-        data_end = max(
-            (int(entry["data_offsets"][1]) for name, entry in header.items() if name != "__metadata__"),
-            default=0,
-        )
+        if not isinstance(header, dict):
+            raise ModelLoadError(
+                f"{path.name} is not a valid safetensors file: its header is {type(header).__name__}, not an object"
+            )
+        data_end = 0
+        for name, entry in header.items():
+            if name == "__metadata__":
+                continue
+            offsets = entry.get("data_offsets") if isinstance(entry, dict) else None
+            if (
+                not isinstance(offsets, list) or len(offsets) != 2
+                or not all(type(value) is int and value >= 0 for value in offsets) or offsets[0] > offsets[1]
+            ):
+                raise ModelLoadError(
+                    f"{path.name} is not a valid safetensors file: tensor {name[:80]!r} has no valid data offsets"
+                )
+            data_end = max(data_end, offsets[1])
         if 8 + header_len + data_end > size:
             raise ModelLoadError(
                 f"{path.name} is truncated: it holds {size:,} bytes, its header promises "
@@ -147,18 +171,35 @@ def check_safetensors(path: Path) -> None:
             opened.keys()
     except ModelLoadError:
         raise
+    except RecursionError:
+        raise ModelLoadError(f"{path.name} is not a valid safetensors file: its header is nested too deeply") from None
     except (SafetensorError, json.JSONDecodeError, UnicodeDecodeError, KeyError, TypeError, ValueError) as error:
         raise ModelLoadError(f"{path.name} is not a valid safetensors file: {error}") from error
+    except OSError as error:
+        raise ModelLoadError(f"cannot read {path}: {error.strerror or error}") from error
 
 
 def load_tokenizer(folder: Path, config: DiffusionGemmaConfig) -> PreTrainedTokenizerBase:
     if not any((folder / name).is_file() for name in ("tokenizer.json", "tokenizer.model")):
         # Without this check transformers would quietly build an empty tokenizer from the config.
         raise ModelLoadError(f"{folder} has no tokenizer (tokenizer.json or tokenizer.model)")
+    for name in TOKENIZER_JSON_OBJECTS:
+        if (folder / name).is_file():
+            read_json_object(folder / name)
+    for name in ("tokenizer.json", "tokenizer.model"):
+        path = folder / name
+        if path.is_file() and path.stat().st_size > MAX_TOKENIZER_BYTES:
+            raise ModelLoadError(
+                f"{path} is {path.stat().st_size / 2**20:,.0f} MiB, too big for a tokenizer (at most "
+                f"{MAX_TOKENIZER_BYTES / 2**20:.0f} MiB); it is not the file it should be"
+            )
     try:
         tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True, trust_remote_code=False)
-    except (OSError, ValueError, TypeError) as error:
-        raise ModelLoadError(f"{folder} has no usable tokenizer: {error}") from error
+    except Exception as error:  # noqa: BLE001  tokenizers' Rust parser raises plain Exception on bad files
+        said = " ".join(str(error).split())[:300] or type(error).__name__
+        raise ModelLoadError(f"{folder} has no usable tokenizer: {said}") from error
+    if not isinstance(tokenizer, PreTrainedTokenizerBase):
+        raise ModelLoadError(f"{folder} has no usable tokenizer: transformers built a {type(tokenizer).__name__}")
     vocab_size = int(config.get_text_config().vocab_size)
     highest_id = max(tokenizer.get_vocab().values(), default=-1)
     if highest_id >= vocab_size:
@@ -171,16 +212,6 @@ def load_tokenizer(folder: Path, config: DiffusionGemmaConfig) -> PreTrainedToke
     return tokenizer
 
 
-def _json_object(path: Path) -> dict[str, Any]:
-    try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as error:
-        raise ModelLoadError(f"{path} is not valid JSON: {error}") from error
-    if not isinstance(raw, dict):
-        raise ModelLoadError(f"{path} must hold a JSON object, not {type(raw).__name__}")
-    return raw
-
-
 def generation_defaults(folder: Path) -> dict[str, Any]:
     """Sampler defaults from the checkpoint's generation_config.json and redraft_sampler.json.
 
@@ -189,14 +220,14 @@ def generation_defaults(folder: Path) -> dict[str, Any]:
     defaults: dict[str, Any] = {}
     path = folder / "generation_config.json"
     if path.is_file():
-        raw = _json_object(path)
+        raw = read_json_object(path)
         defaults = {key: raw[key] for key in GENERATION_KEYS if raw.get(key) is not None}
         sampler = raw.get("sampler_config")
         if isinstance(sampler, dict) and sampler.get("entropy_bound") is not None:
             defaults["entropy_bound"] = sampler["entropy_bound"]
     path = folder / REDRAFT_SAMPLER_FILE
     if path.is_file():
-        raw = _json_object(path)
+        raw = read_json_object(path)
         unknown = sorted(set(raw) - set(REDRAFT_SAMPLER_KEYS))
         if unknown:
             raise ModelLoadError(f"{path} has unknown keys {unknown}; known: {list(REDRAFT_SAMPLER_KEYS)}")
@@ -248,6 +279,7 @@ def load(
     target = resolve_device(device)
     report("reading the config", 0.05)
     config = read_config(folder)
+    defaults = generation_defaults(folder)  # before the weights: transformers reads generation_config.json too
     files = weight_files(folder)
     for file in files:
         check_safetensors(file)
@@ -268,7 +300,7 @@ def load(
         name=name,
         folder=folder,
         precision=chosen,
-        generation_defaults=generation_defaults(folder),
+        generation_defaults=defaults,
     )
 
 
@@ -291,7 +323,10 @@ def _load_weights(
     if precision in ("4bit", "8bit"):
         from model.checkpoint.streaming import load_streaming
 
-        return load_streaming(folder, config, precision, device)
+        try:
+            return load_streaming(folder, config, precision, device)
+        except (OSError, ValueError, RuntimeError, SafetensorError) as error:
+            raise ModelLoadError(f"could not load the weights in {folder}: {error}") from error
     dtype = torch.bfloat16 if precision == "bf16" else torch.float32
     try:
         model = DiffusionGemmaForBlockDiffusion.from_pretrained(

@@ -16,7 +16,6 @@ whichever side the checkpoint happened to save.
 
 from __future__ import annotations
 
-import json
 import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -28,6 +27,7 @@ from safetensors import safe_open
 from torch import nn
 from transformers import DiffusionGemmaConfig, DiffusionGemmaForBlockDiffusion
 
+from model.checkpoint.folders import INDEX_FILE, index_shards
 from model.checkpoint.quantization import (
     QUANTIZED_LAYER_LINEARS,
     QUANTIZED_SELF_CONDITIONING_LINEARS,
@@ -39,7 +39,6 @@ from model.checkpoint.quantization import (
 )
 
 SINGLE_FILE = "model.safetensors"
-INDEX_FILE = "model.safetensors.index.json"
 LAYER_PREFIXES = ("model.decoder.layers.", "model.encoder.language_model.layers.")
 
 
@@ -80,11 +79,11 @@ def rss_anon_bytes() -> int | None:
 
 
 def shard_files(folder: Path) -> list[Path]:
-    """The checkpoint's safetensors files, from the index when there is one (the hub's layout)."""
-    index = folder / INDEX_FILE
-    if index.is_file():
-        weight_map: dict[str, str] = json.loads(index.read_text(encoding="utf-8"))["weight_map"]
-        return [folder / name for name in sorted(set(weight_map.values()))]
+    """The checkpoint's safetensors files, from the index when there is one (the hub's layout), which is
+    checked as loading checks it (a ModelLoadError for a shard named outside the folder)."""
+    shards = index_shards(folder)
+    if shards is not None:
+        return shards
     single = folder / SINGLE_FILE
     if single.is_file():
         return [single]
