@@ -78,29 +78,75 @@ def test_read_only_file_is_not_replaced(tmp_path: Path) -> None:
     assert path.read_text() == "Locked.\n" and _temporaries(tmp_path) == []
 
 
+PROBE = """
+import sys
+from pathlib import Path
+from app.fileio import FileError, TextDocument, save_document
+try:
+    save_document(Path(sys.argv[1]), TextDocument("Mine."))
+except FileError as error:
+    print(error)
+    sys.exit(3)
+"""
+
+
+def _save_as_another_user(path: Path) -> subprocess.CompletedProcess[str]:
+    """Save ``path`` from a process running as uid 65534 (root) or as ourselves (otherwise).
+
+    The probe runs from a world-readable copy of app/, with the base interpreter: a checkout inside a
+    folder other users cannot enter (a ``mktemp -d`` folder is 0700) is out of that user's reach.
+    """
+    copy = Path(tempfile.mkdtemp(prefix="redraft-probe-"))
+    try:
+        shutil.copytree(ROOT / "app", copy / "app", ignore=shutil.ignore_patterns("__pycache__"))
+        for folder, _dirs, _files in os.walk(copy):
+            os.chmod(folder, 0o755)
+        command = [os.path.realpath(sys.executable), "-c", PROBE, str(path)]
+        if IS_ROOT:  # root may write anywhere: save as an ordinary user
+            if shutil.which("setpriv") is None:
+                pytest.skip("needs setpriv to act as another user")
+            command = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", *command]
+        env = {**os.environ, "PYTHONPATH": str(copy), "PYTHONDONTWRITEBYTECODE": "1"}
+        return subprocess.run(command, capture_output=True, text=True, cwd=copy, env=env)
+    finally:
+        shutil.rmtree(copy)
+
+
 def test_permission_denied() -> None:
     folder = Path(tempfile.mkdtemp(prefix="redraft-perm-"))
     try:
         path = folder / "chapter.md"
         path.write_text("Theirs.\n")
-        folder.chmod(0o755)
+        folder.chmod(0o755 if IS_ROOT else 0o555)
         path.chmod(0o644)
-        script = ("import sys; from pathlib import Path\n"
-                  "from app.fileio import FileError, TextDocument, save_document\n"
-                  "try: save_document(Path(sys.argv[1]), TextDocument('Mine.'))\n"
-                  "except FileError as error: print(error); sys.exit(3)")  # fmt: skip
-        command = [sys.executable, "-c", script, str(path)]
-        if IS_ROOT:  # root may write anywhere: save as an ordinary user
-            if shutil.which("setpriv") is None:
-                pytest.skip("needs setpriv to act as another user")
-            command = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", *command]
-        else:
-            folder.chmod(0o555)
-        env = {**os.environ, "PYTHONPATH": str(ROOT)}
-        done = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, env=env)
+        done = _save_as_another_user(path)
         assert done.returncode == 3, done.stderr
         assert "you do not have permission to write in" in done.stdout and "Save As" in done.stdout
         assert path.read_text() == "Theirs.\n"
+    finally:
+        folder.chmod(0o755)
+        shutil.rmtree(folder)
+
+
+def test_a_file_of_another_user_in_a_shared_folder_is_not_replaced() -> None:
+    # The folder lets everyone write (a shared folder), the file is its owner's alone (0644): a rename would
+    # replace it and make the saver its owner, dropping its group and ACLs.
+    if not IS_ROOT:
+        pytest.skip("needs root to own a file as one user and save it as another")
+    folder = Path(tempfile.mkdtemp(prefix="redraft-shared-"))
+    try:
+        path = folder / "chapter.md"
+        path.write_text("Theirs.\n")
+        path.chmod(0o644)
+        os.chown(path, 0, 4)
+        folder.chmod(0o1777 & ~0o1000)  # writable by all, without the sticky bit that would refuse the rename
+        before = path.stat()
+        done = _save_as_another_user(path)
+        assert done.returncode == 3, done.stderr
+        assert "you do not have permission to change" in done.stdout and "Save As" in done.stdout
+        after = path.stat()
+        assert path.read_text() == "Theirs.\n" and (after.st_uid, after.st_gid, after.st_ino) == (0, 4, before.st_ino)
+        assert _temporaries(folder) == []
     finally:
         folder.chmod(0o755)
         shutil.rmtree(folder)
