@@ -6,6 +6,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from app.recovery import RECORD_SUFFIX, RecoveryArea
@@ -72,3 +73,40 @@ def test_a_torn_record_is_skipped_not_fatal(tmp_path: Path) -> None:
     (dead / "lock").write_text("{}")
     (dead / ("doc" + RECORD_SUFFIX)).write_bytes(b'{"bytes": 100, "written_at": 1}\nonly half of the')
     assert RecoveryArea(tmp_path).orphans() == []
+
+
+CLAIM_ONLY = """
+import sys, time
+from pathlib import Path
+from app.recovery import RecoveryArea
+area = RecoveryArea(Path(sys.argv[1]))
+area.claim()  # an instance with nothing unsaved: a folder and its lock, no record
+print("claimed", flush=True)
+time.sleep(600)
+"""
+
+
+def test_a_dead_instance_with_nothing_unsaved_leaves_no_folder_behind(tmp_path: Path) -> None:
+    ended = subprocess.Popen([sys.executable, "-c", CLAIM_ONLY, str(tmp_path)], cwd=ROOT, stdout=subprocess.PIPE,
+                             text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})  # fmt: skip
+    assert ended.stdout is not None and ended.stdout.readline().strip() == "claimed"
+    with_records = _instance(tmp_path)
+    ended.send_signal(signal.SIGTERM)  # no handler: it ends without releasing its folder
+    with_records.send_signal(signal.SIGKILL)
+    ended.wait()
+    with_records.wait()
+    empty, kept = sorted(tmp_path.iterdir(), key=lambda folder: any(folder.glob("*" + RECORD_SUFFIX)))
+    assert not any(empty.glob("*" + RECORD_SUFFIX)) and any(kept.glob("*" + RECORD_SUFFIX))
+    # An instance between creating its lock file and locking it (the file still empty) is left alone.
+    starting = tmp_path / "99999-starting"
+    starting.mkdir()
+    (starting / "lock").touch()
+
+    area = RecoveryArea(tmp_path)
+    area.claim()  # the next start
+    assert sorted(tmp_path.iterdir()) == sorted([kept, starting, area.folder])  # the empty dead folder went
+    assert len(area.orphans()) == 2  # the killed instance's records are still offered
+    old = time.time() - 120
+    os.utime(starting / "lock", (old, old))  # a minute later an empty, unlocked lock file is a dead one
+    area.sweep()
+    assert sorted(tmp_path.iterdir()) == sorted([kept, area.folder])

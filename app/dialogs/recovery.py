@@ -12,7 +12,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Protocol
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QSize, Qt
 from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
@@ -26,10 +26,12 @@ from PySide6.QtWidgets import (
 )
 
 from app.dialogs.message_bar import MessageBar
+from app.dialogs.screen_fit import fitted
 from app.fileio import TextDocument
 from app.recovery import RecoveredDocument, RecoveryArea
 
 PREVIEW_CHARACTERS = 4000
+PREFERRED_SIZE = QSize(720, 520)  # then fitted to the screen (app/dialogs/screen_fit.py)
 
 
 class RecoveryDialog(QDialog):
@@ -50,8 +52,14 @@ class RecoveryDialog(QDialog):
         )
         intro.setWordWrap(True)
         self.list = QListWidget()
+        # One entry in lines that fit the list: no sideways scrolling to read when it was autosaved; a
+        # long path is shortened in its middle (the whole of it in the entry's tooltip).
+        self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.list.setTextElideMode(Qt.TextElideMode.ElideMiddle)
+        self.list.setAlternatingRowColors(True)
         for document in documents:
-            item = QListWidgetItem(document.describe())
+            item = QListWidgetItem(document.summary())
+            item.setToolTip(document.describe())
             item.setData(Qt.ItemDataRole.UserRole, document)
             self.list.addItem(item)
         self.preview = QPlainTextEdit()
@@ -74,7 +82,7 @@ class RecoveryDialog(QDialog):
         layout.addWidget(QLabel("Its text:"))
         layout.addWidget(self.preview, 1)
         layout.addWidget(buttons)
-        self.resize(640, 480)
+        self.resize(fitted(self, PREFERRED_SIZE))
         self.list.setCurrentRow(len(documents) - 1)  # the newest first in view
 
     def _show_preview(self, row: int) -> None:
