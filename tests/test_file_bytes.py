@@ -159,23 +159,29 @@ def strace() -> Iterator[str]:
     yield "strace"
 
 
-def test_the_folder_is_flushed_after_the_rename(tmp_path: Path, strace: str) -> None:
+WRITERS = {
+    "a save": "from app.fileio import TextDocument, save_document; save_document(path, TextDocument('words'))",
+    "a recovery record": "from app.recovery import write_atomically; write_atomically(path, b'words')",
+}
+
+
+@pytest.mark.parametrize("writer", WRITERS)
+def test_the_folder_is_flushed_after_the_rename(tmp_path: Path, strace: str, writer: str) -> None:
     folder = tmp_path / "docs"
     folder.mkdir()
     log = tmp_path / "calls.log"
-    script = ("import sys; from pathlib import Path; from app.fileio import TextDocument, save_document; "
-              "save_document(Path(sys.argv[1]), TextDocument('words'))")  # fmt: skip
+    script = f"import sys; from pathlib import Path; path = Path(sys.argv[1]); {WRITERS[writer]}"
     subprocess.run([strace, "-f", "-e", "trace=openat,fsync,rename,renameat,renameat2,close", "-o", str(log),
                     sys.executable, "-c", script, str(folder / "chapter.md")], check=True, cwd=ROOT,
                    env={**os.environ, "PYTHONPATH": str(ROOT)})  # fmt: skip
     calls = [line.split(None, 1)[1] for line in log.read_text().splitlines() if " " in line]
-    renamed = next(i for i, call in enumerate(calls) if call.startswith("rename") and "chapter.md\"" in call
-                   and TEMP_SUFFIX in call)  # fmt: skip
-    opened = next(i for i, call in enumerate(calls) if i > renamed and call.startswith("openat")
-                  and f'"{folder}"' in call and "O_DIRECTORY" in call)  # fmt: skip
-    handle = re.search(r"= (\d+)$", calls[opened])
+    renamed = next(i for i, call in enumerate(calls) if call.startswith("rename") and 'chapter.md"' in call)
+    opened = [i for i, call in enumerate(calls) if i > renamed and call.startswith("openat")
+              and f'"{folder}"' in call and "O_DIRECTORY" in call]  # fmt: skip
+    assert opened, "the folder is not opened after the rename"
+    handle = re.search(r"= (\d+)$", calls[opened[0]])
     assert handle is not None
-    assert any(call.startswith(f"fsync({handle.group(1)})") for call in calls[opened + 1 :])
+    assert any(call.startswith(f"fsync({handle.group(1)})") for call in calls[opened[0] + 1 :])
 
 
 def test_a_reread_file_keeps_its_bytes_through_read_document(tmp_path: Path) -> None:
