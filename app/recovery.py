@@ -6,7 +6,8 @@ says whether the instance still runs (a pid can be reused, a lock dies with its 
 document with unsaved changes, untitled ones included, has one record there, replaced
 atomically (temporary file, fsync, rename) so a record is always whole. A clean exit removes the
 folder; saving or closing a document removes its record. On start, folders whose lock can be taken
-belong to instances that died: their records are what :meth:`RecoveryArea.orphans` offers back.
+belong to instances that died: their records are what :meth:`RecoveryArea.orphans` offers back, and
+those that hold no record (an instance ended by SIGTERM or a kill with nothing unsaved) are removed.
 """
 
 from __future__ import annotations
@@ -83,6 +84,12 @@ class RecoveredDocument:
         """When the record was written, in local time."""
         return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(self.written_at))
 
+    def summary(self) -> str:
+        """The recovery dialog's entry: short lines, the path last (where it may be shortened)."""
+        words = len(self.text.split())
+        where = str(self.path) if self.path is not None else "untitled, never saved"
+        return f"{self.title}: {words:,} word{'' if words == 1 else 's'}, autosaved {self.autosaved}\n{where}"
+
     def describe(self) -> str:
         when = self.autosaved
         where = str(self.path) if self.path is not None else "untitled"
@@ -117,6 +124,13 @@ class RecoveryArea:
         lock.write(json.dumps({"pid": os.getpid(), "started": time.time()}).encode())
         lock.flush()
         self.folder, self._lock = folder, lock
+        self.sweep()
+
+    def sweep(self) -> None:
+        """Remove the folders of dead instances that hold no record: nothing to offer, only clutter."""
+        for folder in self._dead_folders():
+            if not any(folder.glob(f"*{RECORD_SUFFIX}")):
+                shutil.rmtree(folder, ignore_errors=True)
 
     def write(self, document_id: str, text: str, *, path: Path | None, title: str, encoding: str = "utf-8",
               bom: bool = False, newline: str = "\n") -> bool:  # fmt: skip
@@ -174,9 +188,12 @@ class RecoveryArea:
                     if time.time() - folder.stat().st_mtime > 60:
                         dead.append(folder)
                 continue
-            with open(lock_path, "a+b") as lock:
-                if _try_lock(lock):  # the owner is gone (its lock went with it); closing releases ours
-                    dead.append(folder)
+            with contextlib.suppress(OSError), open(lock_path, "a+b") as lock:
+                # The owner writes the lock file only once it holds the lock: an empty one this minute
+                # may be an instance between creating the file and locking it, not a dead one.
+                starting = lock_path.stat().st_size == 0 and time.time() - lock_path.stat().st_mtime <= 60
+                if not starting and _try_lock(lock):  # the owner is gone (its lock went with it)
+                    dead.append(folder)  # closing the file releases the lock we just took
         return dead
 
     def orphans(self) -> list[RecoveredDocument]:
@@ -207,6 +224,4 @@ class RecoveryArea:
         for document in documents:
             with contextlib.suppress(FileNotFoundError):
                 document.record.unlink()
-        for folder in self._dead_folders():
-            if not any(folder.glob(f"*{RECORD_SUFFIX}")):
-                shutil.rmtree(folder, ignore_errors=True)
+        self.sweep()
