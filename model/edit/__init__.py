@@ -8,8 +8,11 @@ and :mod:`draws` (the sample, as ``torch.multinomial`` draws it) → after the l
 least likely tokens re-developed) and :mod:`ranking` (candidates scored) → :mod:`passes` (``Pass`` and
 ``EditResult``, what the loop yields and returns). :mod:`vocabulary` is the tokenizer as the loop needs it.
 
+Around it, :mod:`shape` keeps the writer's layout: whitespace at the span's edges stays outside the canvas,
+and a sentence's ending is held after the new text.
+
 The model calls themselves live in :mod:`model.runtime`; the weights come from :mod:`model.checkpoint`.
-Modules outside ``model/`` use ``request``, ``passes`` and ``engine``; the rest are the loop's own pieces.
+Modules outside ``model/`` use ``request``, ``passes``, ``shape`` and ``engine``; the rest are the loop's own pieces.
 """
 
-__all__ = ["engine", "passes", "request"]
+__all__ = ["engine", "passes", "request", "shape"]

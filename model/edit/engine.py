@@ -51,6 +51,7 @@ from model.edit.passes import EditResult, Pass, painted_pass, run_to_end, with_t
 from model.edit.polish import polish, polish_shares
 from model.edit.request import DenoiseOptions, EditRequest, ResolvedOptions
 from model.edit.sampling import LeftToRightEntropyBoundSampler, StableAndConfident, token_entropy
+from model.edit.shape import shape_request, shaped
 from model.edit.vocabulary import Vocabulary
 from model.errors import EditCancelled
 from model.runtime.allocator import keep_freed_memory
@@ -128,11 +129,13 @@ class Engine:
         """Run ``request`` to the end; ``on_pass`` sees every pass. Raises EditCancelled if cancelled."""
         return run_to_end(self.edit(request, cancel), on_pass)
 
+    @shaped
     def edit(self, request: EditRequest, cancel: CancelCheck | None = None) -> Generator[Pass, None, EditResult]:
         """Yield a :class:`Pass` per denoising step; return the :class:`EditResult`.
 
         ``cancel`` is checked before every pass: when it returns True the generator raises
-        :class:`EditCancelled`, so an edit stops within one pass. Closing the generator works too.
+        :class:`EditCancelled`, so an edit stops within one pass. Closing the generator works too. The
+        span's edges and ending stay the writer's (:mod:`model.edit.shape`).
         """
         request.validate()
         options = request.options.resolved(self.loaded.generation_defaults)
@@ -150,7 +153,7 @@ class Engine:
         cores) is done before Ctrl+R. A prompt already prepared is left as it is. Returns whether a cache
         is kept (small enough, see ``PREPARED_CACHE_BYTES``)."""
         request.validate()
-        prompt_ids = self._layout(request).prompt_ids
+        prompt_ids = self._layout(shape_request(request)[0]).prompt_ids
         if not self._holds_prepared(prompt_ids):
             with torch.inference_mode():
                 self._prompt_cache(prompt_ids)

@@ -1,0 +1,127 @@
+"""The shape of the writer's text around an edit: what stays outside the canvas and comes back exactly.
+
+* **Edges.** Whitespace and line breaks at a selection's edges (a triple-clicked paragraph carries the line
+  break after it) are the writer's layout, not text to redraft: they stay in the context (the leading ones
+  end the prefix, the trailing ones start the suffix) and are put back byte for byte around the new text.
+* **The ending.** A selection that ends a sentence (``. ! ? …``, then any closing quotes or brackets) has that
+  punctuation held after each candidate's free slots, pinned like the suffix, so every candidate ends the
+  sentence where the original did instead of running into the next one. A fill between two sentences (the
+  text before it ends one, the text after it starts one, or a line) gets a full stop held the same way; a
+  fill inside a sentence may end anywhere.
+
+:func:`shape_request` turns a request into the one the canvas is laid out for and the :class:`Shape` that
+:meth:`Shape.restore` uses to give each candidate its edges and ending back; :func:`shaped` wraps an
+engine's ``edit`` with both, so the local engine and the server's shape edits alike.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Callable, Generator
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from model.edit.request import EditRequest
+
+if TYPE_CHECKING:
+    from model.edit.passes import EditResult, Pass
+
+# Terminal punctuation, then closing quotes or brackets, at the end of a text.
+SENTENCE_END = re.compile(r"[.!?…]+[\"'”’»)\]]*\Z")
+# Opening quotes and brackets that may come before a sentence's first letter.
+OPENERS = "\"'“‘«(["
+# Spaces and tabs (not line breaks) between a gap and the text around it.
+INLINE_SPACE = " \t"
+# The ending held after a fill between sentences.
+FILL_ENDING = "."
+
+
+@dataclass(frozen=True)
+class Shape:
+    """What :func:`shape_request` kept outside the canvas: ``before`` and ``after`` the new text, and the
+    ``ending`` held after it (already part of the laid-out suffix)."""
+
+    before: str = ""
+    ending: str = ""
+    after: str = ""
+    # A rewrite's core has no whitespace at its edges, and neither has its new text: the edges are the
+    # document's. A fill's text keeps its own (it may start with the space after a sentence).
+    strip: bool = False
+
+    def restore(self, text: str) -> str:
+        """A candidate's new text with the edges and the ending put back."""
+        if self.strip:
+            text = text.strip()
+        if self.ending:
+            # The model sometimes ends the sentence itself just before the held ending: one ending, not two.
+            text = text.rstrip()
+            own_ending = SENTENCE_END.search(text)
+            if own_ending and text[: own_ending.start()].strip():
+                text = text[: own_ending.start()].rstrip()
+            text += self.ending
+        return self.before + text + self.after
+
+    def restore_result(self, result: EditResult) -> EditResult:
+        if self == Shape():
+            return result
+        return replace(result, texts=[self.restore(text) for text in result.texts])
+
+
+def shape_request(request: EditRequest) -> tuple[EditRequest, Shape]:
+    """The request the canvas is laid out for, and what :meth:`Shape.restore` puts back around its text."""
+    if request.mode == "fill":
+        return _shape_fill(request)
+    span = request.span or ""
+    core = span.strip()
+    if not core:
+        return request, Shape()  # refused by validation
+    before, after = span[: len(span) - len(span.lstrip())], span[len(span.rstrip()) :]
+    ending = ""
+    found = SENTENCE_END.search(core)
+    if request.mode == "rewrite" and found and core[: found.start()].strip():
+        body = core[: found.start()].rstrip()
+        ending = core[len(body) :]
+        core = body
+    inner = replace(request, prefix=request.prefix + before, span=core, suffix=ending + after + request.suffix)
+    return inner, Shape(before, ending, after, strip=True)
+
+
+def _shape_fill(request: EditRequest) -> tuple[EditRequest, Shape]:
+    """A fill between sentences ends one: a full stop held after its slots (and a space before the next
+    sentence when the document has none); one right after a sentence's end starts with a space."""
+    prefix, suffix = request.prefix, request.suffix
+    if not suffix or not between_sentences(prefix, suffix):
+        return request, Shape()
+    before = " " if prefix and SENTENCE_END.search(prefix) else ""
+    ending = FILL_ENDING if suffix[0].isspace() else FILL_ENDING + " "
+    inner = replace(request, prefix=prefix + before, suffix=ending + suffix)
+    return inner, Shape(before=before, ending=ending)
+
+
+def between_sentences(prefix: str, suffix: str) -> bool:
+    """Whether a gap lies between sentences: the text before it (spaces aside) ends one or a line, or the
+    document starts there; the text after it (spaces aside) starts one or a line, or the document ends."""
+    before = prefix.rstrip(INLINE_SPACE)
+    after = suffix.lstrip(INLINE_SPACE)
+    ends_before = not before or before.endswith(("\n", "\r", "\u2029")) or bool(SENTENCE_END.search(before))
+    first_letter = after.lstrip(OPENERS)[:1]
+    starts_after = not after or after.startswith(("\n", "\r", "\u2029")) or first_letter.isupper()
+    return ends_before and starts_after
+
+
+EngineT = TypeVar("EngineT")
+EditMethod = Callable[[EngineT, EditRequest, Any], Generator["Pass", None, "EditResult"]]
+
+
+def shaped(edit: EditMethod[EngineT]) -> EditMethod[EngineT]:
+    """An engine's ``edit`` run on the shaped request, each candidate's text restored at the end."""
+
+    @functools.wraps(edit)
+    def shaped_edit(engine: EngineT, request: EditRequest, cancel: Any = None) -> Generator[Pass, None, EditResult]:
+        request.validate()
+        inner, shape = shape_request(request)
+        result = yield from edit(engine, inner, cancel)
+        return shape.restore_result(result)
+
+    return shaped_edit
