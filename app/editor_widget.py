@@ -137,6 +137,8 @@ class RewriteEditor(QPlainTextEdit):
         self.setFont(font)
         self.highlighter = MarkdownHighlighter(self.document())
         self.document().setDocumentMargin(28)
+        # Qt counts a margin change as a change to the text: a fresh window must not ask to save it.
+        self.document().setModified(False)
         self.setCursorWidth(2)
         self.setPlaceholderText(
             "Start writing, or open a document. Select a sentence and press Ctrl+R to redraft it."
