@@ -35,7 +35,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-NOISE_GLYPH = "░"
+# A noise slot shows at most this many characters (its leading space included): about a word piece.
+NOISE_WIDTH = 4
+_NOISE_LETTERS = "etaoinshrdlu"  # stand-ins for unprintable pieces, common letters so noise reads as text
 _CancelCheck = Callable[[], bool]
 
 
@@ -61,6 +63,9 @@ class PaintedPass:
     # Several candidates still running: the frame is noise that hides them all (a winner is not known).
     veiled: bool = False
     replay: bool = False  # a finished candidate's pass played back after all of them ran
+    # The most passes this run can show (every block's denoising steps and polish rounds; in a replay,
+    # the passes recorded), or None where it is not known (a server decides its own steps).
+    most: int | None = None
 
 
 @dataclass(frozen=True)
@@ -97,17 +102,22 @@ class EditJob:
     pass_display_ms: int = 0
 
 
-def _visible_noise(piece: str) -> str:
-    """Noise slots are shown as faded text; characters that would not render become grain."""
+def noise_text(token: int, piece: str) -> str:
+    """What an unaccepted slot shows: its token's text, printable and no wider than a typical word piece.
+
+    Random tokens decode to longer text than a sentence's own (5.7 characters against about 3.6 for the
+    built-in model), so uncut noise ran 1.5-2x the selection and pushed the text after it down a line
+    each pass. Byte pieces of multi-byte characters (U+FFFD), control characters and special tokens show
+    as letters picked by the token, so nothing looks like a broken glyph.
+    """
     out = []
     for char in piece:
-        if char == " ":
+        if char == " " or (char.isprintable() and char != "\ufffd" and unicodedata.category(char)[0] not in "CZ"):
             out.append(char)
-        elif char == "\ufffd" or unicodedata.category(char)[0] in "CZ":
-            out.append(NOISE_GLYPH)
         else:
-            out.append(char)
-    return "".join(out)
+            out.append(_NOISE_LETTERS[(token + len(out)) % len(_NOISE_LETTERS)])
+    text = "".join(out) or _NOISE_LETTERS[token % len(_NOISE_LETTERS)]
+    return text[:NOISE_WIDTH]
 
 
 class _FrameBuilder:
@@ -123,8 +133,12 @@ class _FrameBuilder:
         decode: Callable[[list[int]], str],
         vocab_size: int,
         noise_ids: list[int] | None = None,
+        salt: int = 0,
+        passes_per_block: int | None = None,
     ) -> None:
         self.special_ids = special_ids
+        self.salt = salt
+        self.passes_per_block = passes_per_block  # denoising steps plus polish rounds, when known
         self.decode = decode
         self.vocab_size = vocab_size
         # Where veil noise is drawn from: any id locally; on a server, ids whose text is already known
@@ -138,15 +152,23 @@ class _FrameBuilder:
         Nothing of any candidate's text shows (not even earlier blocks), so none seems chosen before the
         ranking has run. The noise is drawn per pass from a generator seeded by the step (and ``tick``: a
         server's waiting passes share one step, and their veil must still move), not from torch's, which
-        the sampler draws from.
+        the sampler draws from. ``salt`` (the job) varies it per request, so no two rewrites start from the
+        same-looking canvas.
         """
-        rng = random.Random(step.step * 1_000_003 + tick)
+        rng = random.Random(f"{self.salt}:{step.step}:{tick}")
         widest = max(len(candidate_pieces) for candidate_pieces in step.pieces)
         noise = []
         for _ in range(widest):
             token = rng.choice(self.noise_ids) if self.noise_ids else rng.randrange(self.vocab_size)
-            noise.append(NOISE_GLYPH if token in self.special_ids else _visible_noise(self.decode([token])))
-        return PaintedPass(step, [[Segment("".join(noise), Ink.NOISE)]], veiled=True)
+            noise.append(noise_text(token, "" if token in self.special_ids else self.decode([token])))
+        return PaintedPass(step, [[Segment("".join(noise), Ink.NOISE)]], veiled=True, most=self.most(step))
+
+    def most(self, step: Pass) -> int | None:
+        """The most passes the edit can take (``PaintedPass.most``)."""
+        return None if self.passes_per_block is None else self.passes_per_block * step.blocks
+
+    def live(self, step: Pass) -> PaintedPass:
+        return PaintedPass(step, self.frames(step), most=self.most(step))
 
     def frames(self, step: Pass) -> list[list[Segment]]:
         previous = self.previous if self.previous is not None and self.previous[0] == step.block else None
@@ -156,7 +178,7 @@ class _FrameBuilder:
             for slot, piece in enumerate(pieces):
                 token = step.tokens[candidate][slot]
                 if not step.accepted[candidate][slot]:
-                    slots.append((Ink.NOISE, token, NOISE_GLYPH if token in self.special_ids else piece, slot))
+                    slots.append((Ink.NOISE, token, "" if token in self.special_ids else piece, slot))
                 elif token not in self.special_ids:  # accepted padding and end markers show as nothing
                     held = (
                         previous is not None
@@ -168,7 +190,7 @@ class _FrameBuilder:
             for ink, group in groupby(slots, key=lambda item: item[0]):
                 items = list(group)
                 if ink is Ink.NOISE:
-                    segments.extend(Segment(_visible_noise(piece), ink) for _, _, piece, _ in items)
+                    segments.extend(Segment(noise_text(token, piece), ink) for _, token, piece, _ in items)
                 else:
                     text = self.decode([token for _, token, _, _ in items])
                     segments.append(Segment(without_lead(text, step.lead) if items[0][3] == 0 else text, ink))
@@ -226,7 +248,9 @@ class ModelWorker(QObject):
                 progress=lambda stage, fraction: self.loadProgress.emit(stage, fraction),
             )
         except Exception as error:  # any failure must reach the writer, not kill the thread
-            log.exception("loading the model failed")
+            # The notice bar says it in words; the traceback goes to the log file only (app.gui), never to
+            # the terminal (INFO is below what Python prints when no log is set up).
+            log.info("loading the model failed", exc_info=True)
             self._load_error = f"could not load the model: {describe_failure(error)}"
             self.loadFailed.emit(self._load_error)
             return
@@ -289,10 +313,20 @@ class ModelWorker(QObject):
         from model.server import ServerEngine
 
         if isinstance(engine, ServerEngine):
-            builder = _FrameBuilder(engine.special_ids, engine.decode, engine.vocab_size, engine.noise_ids)
+            builder = _FrameBuilder(
+                engine.special_ids, engine.decode, engine.vocab_size, engine.noise_ids, salt=job_id
+            )
         else:
             special_ids = {int(i) for i in engine.tokenizer.all_special_ids}
-            builder = _FrameBuilder(special_ids, engine.decode, engine.vocab_size)
+            per_block = None
+            try:  # a request the engine refuses says why when it runs, below
+                options = job.request.options.resolved(engine.loaded.generation_defaults)
+                per_block = options.max_denoising_steps + options.polish_rounds
+            except Exception:
+                log.debug("the request's options do not resolve", exc_info=True)
+            builder = _FrameBuilder(
+                special_ids, engine.decode, engine.vocab_size, salt=job_id, passes_per_block=per_block
+            )
         cancel = lambda: self._board.is_cancelled(job_id)  # noqa: E731
         # Live painting shows candidate 0; with several, the one shown would not be the one that lands.
         several = job.request.candidates > 1
@@ -309,14 +343,14 @@ class ModelWorker(QObject):
                     break
                 if step.waiting:  # a server request still running: its veil moves, nothing is recorded
                     ticks += 1
-                    painted = builder.veil(step, ticks) if several else PaintedPass(step, builder.frames(step))
+                    painted = builder.veil(step, ticks) if several else builder.live(step)
                     self.passReady.emit(job_id, painted)
                     continue
                 if several:  # frames are built at playback, off the sampler's clock
                     recorded.append(step)
                     self.passReady.emit(job_id, builder.veil(step))
                 else:
-                    self.passReady.emit(job_id, PaintedPass(step, builder.frames(step)))
+                    self.passReady.emit(job_id, builder.live(step))
                     self._hold(started, job.pass_display_ms, cancel)
             if several:
                 self._replay(job, builder, recorded, result.ranking[0], cancel)
@@ -337,7 +371,10 @@ class ModelWorker(QObject):
             if cancel():
                 raise EditCancelled("the edit was cancelled")
             started = time.perf_counter()
-            self.passReady.emit(job.job_id, PaintedPass(step, builder.frames(step), shown=winner, replay=True))
+            frames = builder.frames(step)
+            self.passReady.emit(
+                job.job_id, PaintedPass(step, frames, shown=winner, replay=True, most=len(recorded))
+            )
             self._hold(started, job.pass_display_ms, cancel)
 
     @staticmethod
