@@ -17,7 +17,7 @@ from app.disk_watch import DiskWatcher
 from app.main_window import MainWindow
 from app.recovery import RecoveryArea
 from app.settings import APPLICATION, ORGANIZATION, SettingsStore
-from app.userdirs import user_dirs
+from app.userdirs import LOG_LIMIT, LOG_NAME, user_dirs
 
 log = logging.getLogger(__name__)
 
@@ -42,6 +42,7 @@ def run_editor(model_spec: str | None = None, file: Path | None = None) -> int:
     except OSError as error:  # no recovery area is no reason to refuse to write
         log.warning("autosave is off: %s", error)
 
+    log_to_file()
     window = MainWindow(SettingsStore(), model_spec=model_spec)
     autosaver = protect_document(window, area)
     app.aboutToQuit.connect(autosaver.shutdown)  # pending records first, then the folder goes
@@ -50,9 +51,38 @@ def run_editor(model_spec: str | None = None, file: Path | None = None) -> int:
     if file is not None:
         window.open_path(Path(file), ask_encoding=True)
     QTimer.singleShot(0, lambda: offer_recovery(window, area, window))
+    QTimer.singleShot(0, window.offer_welcome)
     with loop:
         loop.run_until_complete(closed.wait())
     return 0
+
+
+def log_to_file() -> logging.Handler | None:
+    """Redraft's own log records (INFO and up, tracebacks included) into ``logs/redraft.log``.
+
+    What went wrong is told to the writer in words (the notice bar); the detail belongs in the log, where
+    Where Your Files Are (Help menu) points, not in a terminal. None where the folder cannot be written.
+    """
+    path = user_dirs().logs / LOG_NAME
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if path.exists() and path.stat().st_size > LOG_LIMIT and not _writes_to(path):
+            path.replace(path.with_name(LOG_NAME + ".1"))
+        handler = logging.FileHandler(path, encoding="utf-8")
+    except OSError as error:
+        log.warning("no log file: %s", error)
+        return None
+    handler.setLevel(logging.INFO)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    logging.getLogger().addHandler(handler)
+    for name in ("app", "model"):
+        logging.getLogger(name).setLevel(logging.INFO)
+    return handler
+
+
+def _writes_to(path: Path) -> bool:
+    """Whether stderr already is ``path`` (a windowless start, app.userdirs.log_when_windowless)."""
+    return getattr(sys.stderr, "name", None) == str(path)
 
 
 def protect_document(window: MainWindow, area: RecoveryArea) -> Autosaver:

@@ -21,20 +21,23 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QPoint, Qt, QTimer
+from PySide6.QtCore import QEvent, QObject, QPoint, Qt, QTimer
 from PySide6.QtGui import (
     QAction,
     QCloseEvent,
     QGuiApplication,
     QIcon,
+    QKeyEvent,
     QKeySequence,
 )
 from PySide6.QtWidgets import (
     QApplication,
     QDialog,
     QLabel,
+    QMenu,
     QMessageBox,
     QProgressBar,
+    QPushButton,
     QToolBar,
     QVBoxLayout,
     QWidget,
@@ -42,8 +45,9 @@ from PySide6.QtWidgets import (
 
 from app import server_key
 from app.dialogs.find_replace import FindReplaceDialog
+from app.dialogs.help import HOW_IT_WORKS, HelpPage, WelcomeDialog, files_html, shortcuts_html
 from app.dialogs.message_bar import MessageBar
-from app.dialogs.popups import FillGapPopup, InstructionPopup
+from app.dialogs.popups import FillGapPopup, InstructionPopup, show_within_screen
 from app.dialogs.settings import SettingsDialog
 from app.editor_widget import RewriteEditor
 from app.file_commands import FileCommands
@@ -51,6 +55,7 @@ from app.fileio import TextDocument
 from app.rewrite_controller import RewriteController, RewriteRun
 from app.settings import MAX_INSTRUCTION_HISTORY, Preferences, SettingsStore
 from app.theme import apply_theme, canvas_colors
+from app.userdirs import user_dirs
 from app.worker import ModelInfo, ModelSpec, RewriteService, ServerSpec
 from model import EditResult
 from model.checkpoint.folders import resources_dir
@@ -61,6 +66,18 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 StandardKey = QKeySequence.StandardKey
+WELCOME_SHOWN_KEY = "ui/welcome_shown"  # the built-in model's welcome has been shown once
+LOAD_TOPIC = "model"  # the notice bar's topic for a model that did not load (a later load resolves it)
+NO_MODEL = (
+    "No model is loaded, so Redraft cannot rewrite yet: choose one in Settings ▸ Model "
+    "(the notice above the text says what went wrong)."
+)
+DEMO_CANNOT_INSTRUCT = (
+    "The demo model does not follow instructions; load an instruction-tuned checkpoint (Settings ▸ Model)."
+)
+NOT_INSTRUCTION_TUNED = (
+    "This model is not instruction-tuned; load an instruction-tuned (-it) checkpoint (Settings ▸ Model)."
+)
 
 
 def icon(name: str) -> QIcon:
@@ -79,6 +96,10 @@ class MainWindow(FileCommands):
         self.file_format = TextDocument(text="")
         self.model_info: ModelInfo | None = None
         self.model_loading = False
+        # Why each action that cannot run now cannot, said when its shortcut is pressed (``eventFilter``).
+        self.blocked: dict[QAction, str] = {}
+        self.help_page: HelpPage | None = None
+        self.welcome: WelcomeDialog | None = None
 
         self.editor = RewriteEditor(self)
         self.message_bar = MessageBar(self)
@@ -114,6 +135,7 @@ class MainWindow(FileCommands):
         )
         self.editor.selectionChanged.connect(self._update_actions)
         self.editor.cursorPositionChanged.connect(self._update_actions)
+        self.editor.installEventFilter(self)  # the shortcut of an action that cannot run says why
 
         self.setWindowIcon(icon("redraft"))
         self.resize(1100, 760)
@@ -140,7 +162,20 @@ class MainWindow(FileCommands):
         self.load_progress.hide()
         # Where edits run: this computer, or a team's server (what leaves the machine differs).
         self.backend_label = QLabel("")
-        for widget in (self.load_progress, self.backend_label, self.model_label, self.figures_label, self.counts_label):
+        # A visible way out while a rewrite develops (Esc does the same).
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.setToolTip("Stop the rewrite and put the original back (Esc)")
+        self.cancel_button.clicked.connect(self.cancel_rewrite)
+        self.cancel_button.hide()
+        widgets = (
+            self.cancel_button,
+            self.load_progress,
+            self.backend_label,
+            self.model_label,
+            self.figures_label,
+            self.counts_label,
+        )
+        for widget in widgets:
             bar.addPermanentWidget(widget)
         self._count_timer = QTimer(self)
         self._count_timer.setSingleShot(True)
@@ -189,7 +224,8 @@ class MainWindow(FileCommands):
         self.instruct_action.setIconText("Instruct")
         self.accept_action = a("&Accept", self.accept_rewrite, None, "accept")
         self.reject_action = a("Re&ject", self.reject_rewrite, None, "reject")
-        self.cancel_action = a("&Cancel Rewrite", self.cancel_rewrite)
+        self.cancel_action = a("&Cancel Rewrite", self.cancel_rewrite, None, "reject")
+        self.cancel_action.setIconText("Cancel")
         # Enter, Tab and Esc are handled by the editor itself (they type otherwise); show them here.
         for action, keys in (
             (self.accept_action, "Return"),
@@ -206,6 +242,9 @@ class MainWindow(FileCommands):
         self.settings_action = a("&Settings…", self.show_settings, StandardKey.Preferences)
         if self.settings_action.shortcut().isEmpty():
             self.settings_action.setShortcut(QKeySequence("Ctrl+,"))
+        self.shortcuts_action = a("&Keyboard Shortcuts", self.show_shortcuts)
+        self.how_action = a("&How Redraft Works", self.show_how_it_works)
+        self.files_action = a("&Where Your Files Are", self.show_files)
         self.about_action = a("&About Redraft", self.show_about)
 
     def _build_menus_and_toolbar(self) -> None:
@@ -232,7 +271,11 @@ class MainWindow(FileCommands):
         rewrite_menu.addActions([self.accept_action, self.reject_action, self.regenerate_action])
         rewrite_menu.addActions([self.previous_action, self.next_action, self.cancel_action])
         help_menu = menus.addMenu("&Help")
+        help_menu.addActions([self.shortcuts_action, self.how_action, self.files_action])
+        help_menu.addSeparator()
         help_menu.addAction(self.about_action)
+        for menu in (rewrite_menu, edit_menu):
+            menu.setToolTipsVisible(True)  # a greyed-out action says why on hover
 
         toolbar = QToolBar("Rewrite", self)
         toolbar.setObjectName("rewriteToolbar")
@@ -244,6 +287,7 @@ class MainWindow(FileCommands):
         toolbar.addActions([self.previous_action, self.next_action])
         self.candidate_label = QLabel("")
         toolbar.addWidget(self.candidate_label)
+        toolbar.addAction(self.cancel_action)
         self.addToolBar(toolbar)
 
     # -- model ----------------------------------------------------------------------------------
@@ -275,9 +319,23 @@ class MainWindow(FileCommands):
         self.model_info = info
         self.model_loading = False
         self.load_progress.hide()
-        self.model_label.setText(f"{Path(info.name).name or info.name} · {info.device} · {info.precision}")
+        if self.is_demo_model():
+            self.model_label.setText(f"Demo model · {info.device}")
+            self.model_label.setToolTip(
+                "Redraft's built-in demonstration model: it shows how text develops but does not write well. "
+                "Settings ▸ Model or Server for real rewrites."
+            )
+        else:
+            self.model_label.setText(f"{Path(info.name).name or info.name} · {info.device} · {info.precision}")
+            self.model_label.setToolTip(info.name)
         self._show_backend(info.precision == "server")
+        self.message_bar.resolve(LOAD_TOPIC)  # the model that failed to load before is here now
         self._update_actions()
+
+    def is_demo_model(self) -> bool:
+        """Whether edits run on the built-in model (not a checkpoint of the writer's, not a server)."""
+        spec = self.model_spec()
+        return spec.spec is None and spec.server is None
 
     def _show_backend(self, server: bool | None) -> None:
         """The status bar's local/server indicator; None: nothing is ready."""
@@ -297,6 +355,7 @@ class MainWindow(FileCommands):
         self.model_loading = False
         self.load_progress.hide()
         self.model_label.setText("No model")
+        self.model_label.setToolTip(message)
         if self.model_spec().server is not None:
             # Edits are meant for the server: say it is not reachable rather than show nothing.
             self.backend_label.setText("⇅ Server: not connected")
@@ -304,7 +363,7 @@ class MainWindow(FileCommands):
         else:
             self._show_backend(None)
         self.message_bar.show_message(
-            f"{message}. Redraft still works as a plain editor; see Settings → Model."
+            f"{message}. Redraft still works as a plain editor; see Settings ▸ Model.", topic=LOAD_TOPIC
         )
         self._update_actions()
 
@@ -353,40 +412,77 @@ class MainWindow(FileCommands):
     def _update_actions(self) -> None:
         run = self.run
         reviewing = run is not None and run.result is not None
-        self.accept_action.setEnabled(reviewing)
-        self.reject_action.setEnabled(reviewing)
-        self.cancel_action.setEnabled(run is not None and not reviewing)
-        self.regenerate_action.setEnabled(run is not None)
+        developing = run is not None and not reviewing
         many = reviewing and run is not None and run.result is not None and len(run.result.texts) > 1
-        self.previous_action.setEnabled(bool(many))
-        self.next_action.setEnabled(bool(many))
         if many and run is not None and run.result is not None:
             rank = run.result.ranking.index(run.candidate) + 1
             self.candidate_label.setText(f"  Candidate {rank} of {len(run.result.texts)}  ")
         else:
             self.candidate_label.setText("")
+        self.cancel_button.setVisible(developing)
+
         has_selection = self.editor.textCursor().hasSelection()
-        self.rewrite_action.setEnabled(has_selection or run is not None)
-        instructable = self.model_info is None or self.model_info.follows_instructions
-        self.instruct_action.setEnabled(instructable and (has_selection or run is not None))
-        self.instruct_action.setToolTip(
-            "Rewrite the selection following an instruction"
-            if instructable
-            else "This model is not instruction-tuned; choose an -it checkpoint in Settings"
-        )
+        no_model = self.model_info is None and not self.model_loading and run is None
+        if self.model_info is not None and not self.model_info.follows_instructions:
+            cannot_instruct = DEMO_CANNOT_INSTRUCT if self.is_demo_model() else NOT_INSTRUCTION_TUNED
+        else:
+            cannot_instruct = ""
+        nothing_developing = "Nothing is developing: select text and press Ctrl+R to rewrite it."
+        waiting = "The rewrite is still developing: wait for it to finish, or cancel it (Esc)."
+        reasons: dict[QAction, str] = {
+            self.rewrite_action: NO_MODEL if no_model else (
+                "" if has_selection or run is not None else "Select some text to rewrite first."
+            ),
+            self.fill_action: NO_MODEL if no_model else "",
+            self.instruct_action: cannot_instruct or (NO_MODEL if no_model else (
+                "" if has_selection or run is not None else "Select the text to rewrite with an instruction first."
+            )),
+            self.accept_action: "" if reviewing else (waiting if developing else nothing_developing),
+            self.reject_action: "" if reviewing else (waiting if developing else nothing_developing),
+            self.cancel_action: "" if developing else "Nothing is developing to cancel.",
+            self.regenerate_action: "" if run is not None else "Nothing to regenerate: rewrite a selection first.",
+            self.previous_action: "" if many else "There are no other drafts to show.",
+            self.next_action: "" if many else "There are no other drafts to show.",
+        }
+        tips = {
+            self.rewrite_action: "Redraft the selected text in place",
+            self.fill_action: "Write new text at the cursor",
+            self.instruct_action: "Rewrite the selection following an instruction",
+        }
+        self.blocked = {action: why for action, why in reasons.items() if why}
+        for action, why in reasons.items():
+            action.setEnabled(not why)
+            action.setStatusTip(why)
+            if action in tips:
+                action.setToolTip(why or tips[action])
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        """A disabled action's shortcut reaches the editor as a plain key: say why the action cannot run."""
+        if watched is self.editor and event.type() == QEvent.Type.KeyPress and isinstance(event, QKeyEvent):
+            pressed = QKeySequence(event.keyCombination())
+            for action, why in self.blocked.items():
+                context = action.shortcutContext()
+                if context != Qt.ShortcutContext.WidgetShortcut and pressed in action.shortcuts():
+                    self.statusBar().showMessage(why, 6000)
+                    return True
+        return super().eventFilter(watched, event)
 
     # -- popups ---------------------------------------------------------------------------------
 
-    def _popup_position(self) -> QPoint:
+    def _show_popup(self, popup: QWidget) -> None:
+        """Below the caret, kept on the screen (near a line's end it moves left, near the bottom above)."""
         rect = self.editor.cursorRect()
-        return self.editor.viewport().mapToGlobal(rect.bottomLeft() + QPoint(0, 6))
+        viewport = self.editor.viewport()
+        below = viewport.mapToGlobal(rect.bottomLeft() + QPoint(0, 6))
+        above = viewport.mapToGlobal(rect.topLeft() - QPoint(0, 6))
+        show_within_screen(popup, below, above)
 
     def show_fill_popup(self) -> None:
         popup = FillGapPopup(self, self.prefs.fill_max_tokens)
         popup.chosen.connect(lambda tokens: self.fill_gap(tokens))
-        popup.move(self._popup_position())
-        popup.show()
-        popup.tokens.setFocus()
+        self.fill_popup = popup
+        self._show_popup(popup)
+        popup.length.setFocus()
 
     def show_instruction_popup(self) -> None:
         if not self.editor.textCursor().hasSelection():
@@ -394,8 +490,7 @@ class MainWindow(FileCommands):
             return
         popup = InstructionPopup(self, self.prefs.instruction_history)
         popup.chosen.connect(self.rewrite_with_instruction)
-        popup.move(self._popup_position())
-        popup.show()
+        self._show_popup(popup)
         popup.prompt.setFocus()
 
     # -- editing --------------------------------------------------------------------------------
@@ -424,7 +519,7 @@ class MainWindow(FileCommands):
         self._store(zoom=level)
 
     def _update_counts(self) -> None:
-        text = self.editor.plain_text()
+        text = self.saved_text()  # a developing span counts as its original, not as its noise
         words = len(text.split())
         self.counts_label.setText(f"{words:,} word{'s' if words != 1 else ''} · {len(text):,} characters")
 
@@ -469,6 +564,41 @@ class MainWindow(FileCommands):
             return
         dark = apply_theme(app, self.prefs.theme)
         self.editor.set_colors(canvas_colors(dark), app.palette().color(app.palette().ColorRole.Link))
+        self.message_bar.restyle()
+
+    # -- help -------------------------------------------------------------------------------------
+
+    def _show_help(self, title: str, html: str) -> HelpPage:
+        if self.help_page is not None:
+            self.help_page.close()
+        page = HelpPage(self, title, html)
+        page.destroyed.connect(lambda: setattr(self, "help_page", None))
+        self.help_page = page
+        page.show()
+        return page
+
+    def show_shortcuts(self) -> HelpPage:
+        menus = [action.menu() for action in self.menuBar().actions()]
+        return self._show_help("Keyboard Shortcuts", shortcuts_html(m for m in menus if isinstance(m, QMenu)))
+
+    def show_how_it_works(self) -> HelpPage:
+        return self._show_help("How Redraft Works", HOW_IT_WORKS)
+
+    def show_files(self) -> HelpPage:
+        return self._show_help("Where Your Files Are", files_html(user_dirs()))
+
+    def offer_welcome(self) -> WelcomeDialog | None:
+        """On the first start with the built-in model, say once what it is and how to get real rewrites."""
+        qsettings = self.settings.qsettings
+        if not self.is_demo_model() or qsettings.value(WELCOME_SHOWN_KEY, False, type=bool):
+            return None
+        qsettings.setValue(WELCOME_SHOWN_KEY, True)
+        qsettings.sync()
+        dialog = WelcomeDialog(self)
+        dialog.settingsRequested.connect(self.show_settings)
+        self.welcome = dialog
+        dialog.show()
+        return dialog
 
     def show_about(self) -> None:
         QMessageBox.about(

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
@@ -52,6 +52,48 @@ class RewriteRun:
     result: EditResult | None = None
     candidate: int = 0
     regenerations: int = 0
+    started: float = field(default_factory=time.monotonic)
+    # The passes shown in the current phase (live, veiled or replayed) and when its first arrived, to
+    # measure the time a pass takes on this machine and say how long is left.
+    phase: str = ""
+    phase_passes: int = 0
+    phase_started: float = 0.0
+
+
+# Passes measured before the time left is estimated: the first ones carry the context's encoding.
+ESTIMATE_AFTER_PASSES = 4
+
+
+def time_left_ms(run: RewriteRun, painted: PaintedPass, display_ms: int, now: float) -> float | None:
+    """How long the run may still take, from the passes measured so far in this phase; None: too few
+    measured, or no limit known. With several drafts the winner's replay comes after the veiled passes."""
+    if painted.most is None or run.phase_passes < ESTIMATE_AFTER_PASSES:
+        return None
+    per_pass = (now - run.phase_started) * 1000 / (run.phase_passes - 1)
+    done = painted.raw.step + 1
+    left = max(0, painted.most - done) * per_pass
+    if painted.veiled:
+        left += painted.most * display_ms  # the replay holds each recorded pass on screen
+    return left
+
+
+def progress_message(run: RewriteRun, painted: PaintedPass, left_ms: float | None) -> str:
+    """The status bar while a rewrite develops: which pass of how many, and the time left."""
+    step = painted.raw
+    number = step.step + 1
+    if painted.most is None:
+        number_text = f"pass {number}"
+    else:  # a replay knows its count; a live run knows only its limit (it usually stops sooner)
+        number_text = f"pass {number} of {'' if painted.replay else 'at most '}{painted.most}"
+    blocks = f" · block {step.block + 1}/{step.blocks}" if step.blocks > 1 else ""
+    if painted.veiled:
+        what = f"Developing {len(step.pieces)} drafts…"
+    elif painted.replay:
+        what = "Showing the best draft…"
+    else:
+        what = "Developing…"
+    left = f" · about {max(1, math.ceil(left_ms / 1000))} s left" if left_ms is not None else ""
+    return f"{what} {number_text}{blocks}{left} · Esc cancels"
 
 
 class RewriteWindow(Protocol):
@@ -102,6 +144,8 @@ class RewriteController(QObject):
         window.editor.cursorPositionChanged.connect(self._span_start_moved)
         window.editor.selectionChanged.connect(self._span_start_moved)
         window.editor.document().contentsChanged.connect(self._context_changed)
+        self._accepted: tuple[str, str, int] | None = None  # what was accepted, its message, undo steps after
+        window.editor.document().contentsChanged.connect(self._after_accept)
         window.editor.installEventFilter(self)  # keystrokes: the longer wait while the writer types
 
     def start(
@@ -226,16 +270,14 @@ class RewriteController(QObject):
         if run is None or editor.phase is not Phase.DEVELOPING:
             return
         run.passes += 1
-        step = painted.raw
         editor.paint_pass(painted.frames[painted.shown])
-        blocks = f" · block {step.block + 1}/{step.blocks}" if step.blocks > 1 else ""
-        if painted.veiled:
-            message = f"Developing {len(step.pieces)} candidates… pass {step.step + 1}{blocks}"
-        elif painted.replay:
-            message = f"Developing the best candidate… pass {step.step + 1}{blocks}"
-        else:
-            message = f"Developing… pass {step.step + 1}{blocks}"
-        self.window.statusBar().showMessage(message)
+        now = time.monotonic()
+        phase = "replay" if painted.replay else ("veiled" if painted.veiled else "live")
+        if phase != run.phase:
+            run.phase, run.phase_passes, run.phase_started = phase, 0, now
+        run.phase_passes += 1
+        left = time_left_ms(run, painted, self.window.prefs.pass_display_ms, now)
+        self.window.statusBar().showMessage(progress_message(run, painted, left))
 
     def _on_finished(self, job_id: int, result: EditResult) -> None:
         run = self._current(job_id)
@@ -246,7 +288,11 @@ class RewriteController(QObject):
         self.last_result = result
         window = self.window
         window.editor.show_result(result.texts[run.candidate])
-        window.figures_label.setText(
+        drafts = len(result.texts)
+        seconds = time.monotonic() - run.started
+        # Words a writer reads; the model's own figures are for whoever hovers.
+        window.figures_label.setText(f"{drafts} draft{'s' if drafts != 1 else ''} · {seconds:.1f} s")
+        window.figures_label.setToolTip(
             f"{result.passes} passes · {result.tokens_per_forward:.1f} tokens/pass · "
             f"{result.ms_per_pass:.0f} ms/pass"
         )
@@ -297,9 +343,26 @@ class RewriteController(QObject):
         if run is None or run.result is None:
             return
         self.run = None
-        self.window.editor.accept_live_span(run.result.texts[run.candidate])
-        self.window.statusBar().showMessage("Rewrite accepted (Ctrl+Z undoes it).", 3000)
+        editor = self.window.editor
+        editor.accept_live_span(run.result.texts[run.candidate])
+        what = "Fill" if run.mode == "fill" else "Rewrite"
+        message = f"{what} accepted (Ctrl+Z undoes it)."
+        self.window.statusBar().showMessage(message, 3000)
+        # Until the document next changes: then the message is stale (an undo says so instead).
+        self._accepted = (what, message, editor.document().availableUndoSteps())
         self.stateChanged.emit()
+
+    def _after_accept(self) -> None:
+        """The document changed after an accept: say so if it was the undo, else drop the stale hint."""
+        if self._accepted is None:
+            return
+        what, message, steps = self._accepted
+        self._accepted = None
+        bar = self.window.statusBar()
+        if self.window.editor.document().availableUndoSteps() < steps:
+            bar.showMessage(f"{what} undone; the original is back.", 3000)
+        elif bar.currentMessage() == message:
+            bar.clearMessage()
 
     def regenerate(self) -> int | None:
         run = self.run

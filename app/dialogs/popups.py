@@ -2,9 +2,36 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QKeyEvent
-from PySide6.QtWidgets import QComboBox, QFrame, QHBoxLayout, QLabel, QPushButton, QSpinBox, QVBoxLayout, QWidget
+from PySide6.QtCore import QPoint, QRect, Qt, Signal
+from PySide6.QtGui import QGuiApplication, QKeyEvent
+from PySide6.QtWidgets import QComboBox, QFrame, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+
+# A gap's longest length as a writer thinks of it; the model counts tokens (about 3/4 of a word each).
+FILL_LENGTHS = {
+    "short (a few words)": 8,
+    "medium (a sentence)": 24,
+    "long (a few sentences)": 64,
+}
+
+
+def words_for(tokens: int) -> int:
+    """Roughly how many English words ``tokens`` tokens hold."""
+    return max(1, round(tokens * 0.75))
+
+
+def show_within_screen(popup: QWidget, below: QPoint, above: QPoint | None = None) -> None:
+    """Show ``popup`` with its top-left at ``below``, moved left and, if need be, above the caret (its top
+    at ``above`` is the popup's bottom) so that all of it is on the screen's available area."""
+    popup.move(below)
+    popup.show()  # shown first: its size is final only then
+    screen = QGuiApplication.screenAt(below) or QGuiApplication.primaryScreen()
+    area: QRect = screen.availableGeometry()
+    size = popup.frameGeometry().size()
+    x = min(below.x(), area.right() + 1 - size.width())
+    y = below.y()
+    if y + size.height() > area.bottom() + 1:
+        y = (above.y() if above is not None else area.bottom() + 1) - size.height()
+    popup.move(max(area.left(), x), max(area.top(), y))
 
 INSTRUCTION_PRESETS = {
     "Shorter": "Make this shorter.",
@@ -15,23 +42,25 @@ INSTRUCTION_PRESETS = {
 
 
 class FillGapPopup(QFrame):
-    """A small popup at the cursor: the longest gap the model may write."""
+    """A small popup at the cursor: how long the gap may grow, in words (``chosen`` emits tokens)."""
 
     chosen = Signal(int)
 
     def __init__(self, parent: QWidget, default_tokens: int) -> None:
         super().__init__(parent, Qt.WindowType.Popup)
         self.setFrameShape(QFrame.Shape.StyledPanel)
-        self.tokens = QSpinBox()
-        self.tokens.setRange(1, 1024)
-        self.tokens.setValue(default_tokens)
-        self.tokens.setSuffix(" tokens at most")
+        self.length = QComboBox()
+        for label, tokens in FILL_LENGTHS.items():
+            self.length.addItem(label, tokens)
+        if default_tokens not in FILL_LENGTHS.values():  # a length set in Settings stays on offer
+            self.length.addItem(f"up to about {words_for(default_tokens)} words", default_tokens)
+        self.length.setCurrentIndex(self.length.findData(default_tokens))
         button = QPushButton("Fill")
         button.setDefault(True)
         button.clicked.connect(self._choose)
         layout = QHBoxLayout(self)
-        layout.addWidget(QLabel("Fill the gap with up to"))
-        layout.addWidget(self.tokens)
+        layout.addWidget(QLabel("Fill the gap:"))
+        layout.addWidget(self.length)
         layout.addWidget(button)
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
@@ -42,7 +71,7 @@ class FillGapPopup(QFrame):
 
     def _choose(self) -> None:
         self.close()
-        self.chosen.emit(self.tokens.value())
+        self.chosen.emit(int(self.length.currentData()))
 
 
 class InstructionPopup(QFrame):

@@ -49,7 +49,7 @@ def test_rewrite_paints_each_pass_in_the_span_only_and_escape_restores(document_
     assert recorder.count(job_id) == 2 * result.passes >= 2
     assert not outside_changed
     assert editor.plain_text() == prefix + result.text + suffix
-    assert "passes" in window.figures_label.text()
+    assert "passes" in window.figures_label.toolTip()  # the model's figures; the label says drafts, seconds
 
     qtbot.keyClick(editor, Qt.Key.Key_Escape)
     assert editor.plain_text() == DOCUMENT  # byte for byte

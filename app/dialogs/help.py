@@ -1,0 +1,156 @@
+"""The Help menu's pages and the one-time welcome that says what the built-in model is.
+
+Every page is a small non-modal window: a writer can keep the shortcuts open beside the text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from html import escape
+
+from PySide6.QtCore import Qt, QUrl, Signal
+from PySide6.QtGui import QKeySequence
+from PySide6.QtWidgets import (
+    QDialog,
+    QDialogButtonBox,
+    QLabel,
+    QMenu,
+    QPushButton,
+    QTextBrowser,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.userdirs import UserDirs
+
+HOW_IT_WORKS = """
+<h3>How Redraft works</h3>
+<p>Select a sentence and press <b>Ctrl+R</b>. Redraft's model does not write word after word: it starts
+from <i>noise</i>, a row of random word pieces as long as your selection, and redraws all of it at once,
+again and again. Each redrawing is a <b>pass</b>.</p>
+<p>On the first passes the model is unsure of almost everything, so what you see is mostly noise (faded).
+Pass by pass it settles the pieces it is sure of (they turn to ink, freshly settled ones highlighted) and
+redraws the rest, until the whole span reads as text or the passes run out.</p>
+<p>By default the model develops several <b>drafts</b> side by side and shows you the one it rates best;
+while they develop, the span stays veiled in noise so none seems chosen early. <b>Alt+Up</b> and
+<b>Alt+Down</b> show the other drafts.</p>
+<p>When a draft is finished: <b>Enter</b> accepts it, <b>Esc</b> rejects it and puts your original back
+exactly, <b>Ctrl+Shift+R</b> develops new drafts. An accepted rewrite is one step for <b>Ctrl+Z</b>,
+however many passes it took. While it develops, <b>Esc</b> or <b>Cancel</b> stops it, and the rest of your
+document stays yours to edit.</p>
+<p><b>Fill Gap</b> (Ctrl+Shift+G) writes new text at the cursor; <b>Instruct</b> (Ctrl+I) rewrites the
+selection following an instruction, with checkpoints trained to follow them.</p>
+"""
+
+WELCOME = """
+<h3>Welcome to Redraft</h3>
+<p>Redraft is running on its <b>demo model</b>: a small model built into Redraft so that it works on any
+computer, offline. It shows how Redraft develops text pass by pass, <b>but it does not write well</b>:
+expect odd words and broken sentences.</p>
+<p>For real rewrites, give Redraft a real model, either</p>
+<ul>
+<li><b>a DiffusionGemma checkpoint on an NVIDIA GPU</b> (Settings ▸ Model), or</li>
+<li><b>your team's server</b>, if it runs one (Settings ▸ Server).</li>
+</ul>
+<p>Both are in Settings, and this message will not show again.</p>
+"""
+
+
+def _plain(text: str) -> str:
+    """An action's menu text as a writer reads it: no mnemonic ampersand, no ellipsis."""
+    return text.replace("&&", "\0").replace("&", "").replace("\0", "&").rstrip("…").strip()
+
+
+def shortcut_rows(menus: Iterable[QMenu]) -> list[tuple[str, str, str]]:
+    """(menu, action, keys) for every action with a shortcut, read from the menus themselves."""
+    rows = []
+    for menu in menus:
+        for action in menu.actions():
+            submenu = action.menu()
+            if isinstance(submenu, QMenu):
+                rows.extend(shortcut_rows([submenu]))
+                continue
+            keys = [key.toString(QKeySequence.SequenceFormat.NativeText) for key in action.shortcuts()]
+            keys = [key for key in keys if key]
+            if keys and not action.isSeparator():
+                rows.append((_plain(menu.title()), _plain(action.text()), " or ".join(keys)))
+    return rows
+
+
+def shortcuts_html(menus: Iterable[QMenu]) -> str:
+    lines = ["<h3>Keyboard shortcuts</h3><table cellspacing='0' cellpadding='4'>"]
+    last_menu = ""
+    for menu, action, keys in shortcut_rows(menus):
+        if menu != last_menu:
+            lines.append(f"<tr><td colspan='2'><b>{escape(menu)}</b></td></tr>")
+            last_menu = menu
+        lines.append(f"<tr><td>{escape(action)}</td><td><code>{escape(keys)}</code></td></tr>")
+    lines.append("</table><p>While a draft waits, <b>Tab</b> accepts it as <b>Enter</b> does.</p>")
+    return "\n".join(lines)
+
+
+def files_html(dirs: UserDirs) -> str:
+    rows = [
+        ("Recovery files", dirs.recovery, "unsaved text, kept while Redraft runs and offered back after a crash"),
+        ("Logs", dirs.logs, "what went wrong, in detail (redraft.log); attach it to a bug report"),
+        ("Settings", dirs.settings, "your preferences"),
+        ("Models", dirs.models, "models you add"),
+    ]
+    lines = ["<h3>Where your files are</h3><p>Your documents are wherever you save them. Redraft keeps:</p>"]
+    for name, path, what in rows:
+        link = QUrl.fromLocalFile(str(path)).toString()
+        lines.append(f"<p><b>{name}</b>: {escape(what)}<br><a href='{escape(link)}'>{escape(str(path))}</a></p>")
+    lines.append("<p>A folder that does not exist yet is made when something is first written to it.</p>")
+    return "\n".join(lines)
+
+
+class HelpPage(QDialog):
+    """A page of rich text with a Close button."""
+
+    def __init__(self, parent: QWidget, title: str, html: str) -> None:
+        super().__init__(parent)
+        self.setWindowTitle(title)
+        self.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        self.browser = QTextBrowser()
+        self.browser.setOpenExternalLinks(True)
+        self.browser.setHtml(html)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
+        buttons.rejected.connect(self.close)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.browser, 1)
+        layout.addWidget(buttons)
+        self.resize(560, 520)
+
+
+class WelcomeDialog(QDialog):
+    """Shown once, on the first start with the built-in model: what it is, and the ways to real rewrites."""
+
+    settingsRequested = Signal()
+
+    def __init__(self, parent: QWidget) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Welcome to Redraft")
+        self.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        text = QLabel(WELCOME)
+        text.setWordWrap(True)
+        text.setTextFormat(Qt.TextFormat.RichText)
+        buttons = QDialogButtonBox()
+        self.model_button = QPushButton("Use a checkpoint (Settings ▸ Model)…")
+        self.server_button = QPushButton("Use a team server (Settings ▸ Server)…")
+        self.demo_button = QPushButton("Try the demo")
+        buttons.addButton(self.model_button, QDialogButtonBox.ButtonRole.ActionRole)
+        buttons.addButton(self.server_button, QDialogButtonBox.ButtonRole.ActionRole)
+        buttons.addButton(self.demo_button, QDialogButtonBox.ButtonRole.AcceptRole)
+        self.demo_button.setDefault(True)
+        for button in (self.model_button, self.server_button):
+            button.clicked.connect(self._open_settings)
+        buttons.accepted.connect(self.accept)
+        layout = QVBoxLayout(self)
+        layout.addWidget(text)
+        layout.addWidget(buttons)
+        self.setMaximumWidth(640)
+
+    def _open_settings(self) -> None:
+        self.accept()
+        self.settingsRequested.emit()
+
