@@ -1,19 +1,25 @@
 """Noticing when another program changes or deletes the file a window has open.
 
 The window remembers a digest of the bytes it last read or wrote; a change on disk with the same
-digest (our own save) is ignored. An unmodified document simply reloads; one with unsaved changes
-asks whether to reload (losing them) or keep the writer's version. A deleted file leaves the text as
-it is, marked unsaved, so closing asks and Save puts the file back.
+digest (our own save) is ignored. An unmodified document simply reloads, in the encoding it was opened
+with; one with unsaved changes asks whether to reload (losing them) or keep the writer's version. A
+reload that fails (their bytes are not valid in that encoding) says so and leaves the older text marked
+unsaved, with ``window.unreloaded`` set: Save then refuses, so it cannot silently write the older text
+over theirs (Save As can). A deleted file leaves the text as it is, marked unsaved, so closing asks and
+Save puts the file back.
 """
 
 from __future__ import annotations
 
+import codecs
 import hashlib
 from pathlib import Path
 from typing import Protocol
 
 from PySide6.QtCore import QFileSystemWatcher, QObject, QTimer, Signal
 from PySide6.QtWidgets import QMessageBox, QPlainTextEdit, QWidget
+
+from app.fileio import FileError, TextDocument, read_document
 
 # Editors and sync tools often save by deleting and re-creating a file: look a moment after the
 # notification, when the new file is there, and take a burst of notifications as one.
@@ -33,6 +39,11 @@ class WatchedWindow(Protocol):
 
     @property
     def message_bar(self) -> NoticeBar: ...
+
+    @property
+    def file_format(self) -> TextDocument: ...
+
+    unreloaded: str | None  # why Save must not write over the file on disk (None: it may)
 
     def open_path(self, path: Path, encoding: str | None = None, ask_encoding: bool = False) -> bool: ...
 
@@ -74,6 +85,7 @@ class DiskWatcher(QObject):
         if self.watcher.files():
             self.watcher.removePaths(self.watcher.files())
         self.watched = path
+        self.window.unreloaded = None
         self.digest = None if path is None else _digest(path)
         if path is not None and path.exists():
             self.watcher.addPath(str(path))
@@ -81,6 +93,7 @@ class DiskWatcher(QObject):
     def _modification_changed(self, modified: bool) -> None:
         if not modified and self.watched is not None:
             # Saved or opened: what is on disk now is the writer's own text.
+            self.window.unreloaded = None
             self.follow()
             self.digest = _digest(self.watched)
             self._rewatch()
@@ -111,11 +124,35 @@ class DiskWatcher(QObject):
             return
         live = getattr(self.window.editor, "live_span", None) is not None
         if not document.isModified() and not live:
-            self.window.open_path(path)
-            self.window.message_bar.show_message(f"{path.name} changed on disk and was reloaded.", "info")
+            if self._reload(path):
+                self.window.message_bar.show_message(f"{path.name} changed on disk and was reloaded.", "info")
             self.changedOnDisk.emit("changed")
             return
         self._ask(path)
+
+    def _reload(self, path: Path) -> bool:
+        """Open ``path`` again in the document's encoding; on failure say so and guard theirs from Save."""
+        form = self.window.file_format
+        # UTF-8 is what open finds by itself (a BOM too); any other encoding was the writer's choice.
+        encoding = None if codecs.lookup(form.encoding).name == "utf-8" else form.encoding
+        if self.window.open_path(path, encoding):
+            return True
+        try:
+            read_document(path, encoding)
+            reason = "it could not be read"
+        except FileError as error:
+            reason = str(error)
+        self.window.editor.document().setModified(True)  # closing asks
+        self.window.unreloaded = (
+            f"{path.name} was changed by another program and could not be reloaded, so Save would write this "
+            "older text over their version; use Save As to keep yours, or close it and open theirs"
+        )
+        self.window.message_bar.show_message(
+            f"{path.name} changed on disk, but could not be reloaded as {form.encoding} ({reason}). The text here "
+            "is the older version, marked unsaved; Save will not replace their file: use Save As to keep this "
+            "text, or open theirs again and choose its encoding."
+        )
+        return False
 
     def _ask(self, path: Path) -> None:
         parent = self.window if isinstance(self.window, QWidget) else None
@@ -138,7 +175,8 @@ class DiskWatcher(QObject):
     def _answered(self, box: QMessageBox, path: Path) -> None:
         self.prompt = None
         if box.clickedButton() is self.reload_button:
-            self.window.open_path(path)
+            self._reload(path)
             self.digest = _digest(path)
         else:
+            self.window.unreloaded = None  # the writer chose: Save replaces theirs
             self.window.editor.document().setModified(True)  # theirs is on disk, ours is not

@@ -37,6 +37,7 @@ class FileCommands(QMainWindow):
     recent_menu: QMenu
     path: Path | None
     file_format: TextDocument  # how the file was written (encoding, BOM, line breaks), its text left empty
+    unreloaded: str | None = None  # set by the disk watcher when theirs could not be reloaded: Save refuses
 
     def _store(self, **changes: object) -> None:
         """Save changed preferences (MainWindow's)."""
@@ -129,7 +130,10 @@ class FileCommands(QMainWindow):
         self.path = path
         self.file_format = replace(loaded, text="")
         self._remember_recent(path)
-        self.message_bar.hide()
+        if loaded.notes:  # told once, before any save: what saving will not keep byte for byte
+            self.message_bar.show_message(f"{path.name}: {'; '.join(loaded.notes)}.", "info")
+        else:
+            self.message_bar.hide()
         self.update_title()
         self.statusBar().showMessage(f"Opened {path.name} ({loaded.encoding})", 3000)
         return True
@@ -148,6 +152,9 @@ class FileCommands(QMainWindow):
     def save(self) -> bool:
         if self.path is None:
             return self.save_as()
+        if self.unreloaded is not None:  # a newer file on disk that the editor could not show
+            self.message_bar.show_message(f"Could not save: {self.unreloaded}.")
+            return False
         return self.save_to(self.path)
 
     def save_as(self) -> bool:
