@@ -208,7 +208,7 @@ def _engine(args: argparse.Namespace) -> Any:
 
         key = None
         if args.api_key_env:
-            key = os.environ.get(args.api_key_env)
+            key = (os.environ.get(args.api_key_env) or "").strip()  # Endpoint refuses what is wrong inside
             if not key:
                 raise RequestError(f"--api-key-env names {args.api_key_env}, which is not set or empty")
         return ServerEngine.open(args.server, args.server_model, key, passes=args.server_passes)

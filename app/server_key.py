@@ -42,6 +42,7 @@ def describe_storage() -> str:
 
 def save_key(url: str, key: str) -> bool:
     """Store ``key`` for ``url``; True when the keyring holds it, False when only this session does."""
+    key = key.strip()  # a pasted key often brings a newline, which no server sends back
     _session[url] = key
     if not keyring_available():
         return False

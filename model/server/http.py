@@ -16,7 +16,7 @@ import ssl
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -35,9 +35,13 @@ class Endpoint:
     """Where the server is and how to talk to it."""
 
     url: str  # e.g. http://gpu-box:8000 (a trailing /v1 is accepted and dropped)
-    api_key: str | None = None  # sent as a bearer token
+    api_key: str | None = field(default=None, repr=False)  # sent as a bearer token; never in a repr or message
     timeout_s: float = 120.0  # the longest one request may take (a long span on a busy server)
     connect_timeout_s: float = 10.0
+
+    def __post_init__(self) -> None:
+        if self.api_key is not None:
+            object.__setattr__(self, "api_key", clean_api_key(self.api_key))
 
     def parts(self) -> tuple[str, str, int, str]:
         """(scheme, host, port, base path) of ``url``, or a ServerError naming what is wrong with it."""
@@ -60,6 +64,32 @@ class Endpoint:
         scheme, host, port, base = self.parts()
         shown = f"[{host}]" if ":" in host else host  # an IPv6 address keeps its brackets, as typed
         return f"{scheme}://{shown}:{port}{base}"
+
+
+def clean_api_key(key: str) -> str | None:
+    """``key`` without the whitespace around it (a key read from a file ends in a newline), None if empty.
+
+    Inside a key, a line break, space, control or non-ASCII character would make an invalid header, and
+    http.client's error quotes the header, key and all: such a key is refused with a message that says
+    where the bad character is, never what the key is.
+    """
+    key = key.strip()
+    for index, character in enumerate(key):
+        if character in "\r\n\u2028\u2029\x85":
+            what = "a line break"
+        elif character.isspace():
+            what = "a space"
+        elif not character.isprintable():
+            what = "a control character"
+        elif not character.isascii():
+            what = "a character that is not plain ASCII"
+        else:
+            continue
+        raise ServerError(
+            f"the API key has {what} inside it (character {index + 1} of {len(key)}); copy the key again, "
+            "exactly as the server's owner gave it"
+        )
+    return key or None
 
 
 def _connection(endpoint: Endpoint) -> tuple[http.client.HTTPConnection, str]:
