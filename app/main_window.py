@@ -176,6 +176,8 @@ class MainWindow(FileCommands):
             self.counts_label,
         )
         for widget in widgets:
+            if isinstance(widget, QLabel):
+                widget.setContentsMargins(6, 0, 6, 0)  # the figures read as separate items, not one run
             bar.addPermanentWidget(widget)
         self._count_timer = QTimer(self)
         self._count_timer.setSingleShot(True)
