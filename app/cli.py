@@ -8,12 +8,16 @@
     redraft --self-test                   load the built-in model, fill one gap, print timings (checks a build)
     redraft enable-gpu / disable-gpu      add or remove the CUDA build of torch for an installed copy
 
-Headless commands never import Qt. Errors go to stderr with a non-zero exit status.
+Headless commands never import Qt. Errors go to stderr with a non-zero exit status. What goes to stdout
+is UTF-8 bytes written through ``sys.stdout.buffer`` with the text's own line endings (and the input's
+BOM), whatever the console's code page and newline translation (Windows' text-mode stdout would turn
+"\r\n" into "\r\r\n" and fail on characters outside its code page).
 """
 
 from __future__ import annotations
 
 import argparse
+import codecs
 import json
 import math
 import sys
@@ -135,7 +139,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     try:
         if args.command == "fill" and args.json:
-            return _fill_json(args, sys.stdin.buffer, sys.stdout)
+            return _fill_json(args, sys.stdin.buffer, _stdout_bytes())
         return _edit_file(args)
     except RedraftError as error:
         print(f"redraft: {error}", file=sys.stderr)
@@ -187,7 +191,7 @@ def _installed_app_command(args_list: list[str]) -> int | None:
 
         print(f"redraft {version('redraft')}")
         return EXIT_OK
-    if first == ["doctor"]:
+    if first == ["doctor"] and not {"-h", "--help"} & set(args_list):  # --help prints the usage alone
         print(gpu_env.describe_torch() + "\n", flush=True)
     return None
 
@@ -263,7 +267,13 @@ def request_from_json_line(line: bytes, args: argparse.Namespace) -> Any:
     return request
 
 
-def _fill_json(args: argparse.Namespace, stdin: BinaryIO, stdout: TextIO) -> int:
+def _stdout_bytes() -> BinaryIO:
+    """stdout's byte stream (after whatever was printed to the text stream)."""
+    sys.stdout.flush()
+    return sys.stdout.buffer
+
+
+def _fill_json(args: argparse.Namespace, stdin: BinaryIO, stdout: BinaryIO) -> int:
     """One JSON line out per request line in; a bad request gets an ``error`` line and exit status 1."""
     from model import RedraftError
 
@@ -298,12 +308,17 @@ def _fill_json(args: argparse.Namespace, stdin: BinaryIO, stdout: TextIO) -> int
             print(f"redraft: {message}", file=sys.stderr)
             answer = {"error": message}
             status = EXIT_ERROR
-        stdout.write(json.dumps(answer, ensure_ascii=False) + "\n")
+        try:
+            line = json.dumps(answer, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate (in an echoed field) goes as a JSON escape
+            line = json.dumps(answer).encode("ascii")
+        stdout.write(line + b"\n")
         stdout.flush()
     return status
 
 
-def _read_document(path: Path) -> str:
+def _read_document(path: Path) -> tuple[str, bool]:
+    """The file's text, line endings untouched (offsets count them as they are), and whether it had a BOM."""
     from model.errors import RequestError
 
     try:
@@ -313,7 +328,7 @@ def _read_document(path: Path) -> str:
     if b"\x00" in data[:8192]:
         raise RequestError(f"{path} looks like a binary file, not text")
     try:
-        return data.decode("utf-8-sig")
+        return data.decode("utf-8-sig"), data.startswith(codecs.BOM_UTF8)
     except UnicodeDecodeError as error:
         raise RequestError(f"{path} is not UTF-8 text ({error.reason} at byte {error.start})") from error
 
@@ -333,7 +348,7 @@ def _edit_file(args: argparse.Namespace) -> int:
 
     if args.file is None:
         raise RequestError("fill needs a FILE with --at OFFSET, or --json to read requests from stdin")
-    document = _read_document(args.file)
+    document, bom = _read_document(args.file)
     common: dict[str, Any] = {
         "seed": args.seed,
         "candidates": args.candidates,
@@ -360,8 +375,10 @@ def _edit_file(args: argparse.Namespace) -> int:
     if display is not None:
         display.done(result)
     new_text = result.text
-    sys.stdout.write(new_text if args.only_span else prefix + new_text + suffix)
-    sys.stdout.flush()
+    whole = (codecs.BOM_UTF8 if bom else b"") + (prefix + new_text + suffix).encode("utf-8")
+    out = _stdout_bytes()
+    out.write(new_text.encode("utf-8") if args.only_span else whole)
+    out.flush()
     return EXIT_OK
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import codecs
+import io
 import json
 import os
 import subprocess
@@ -13,6 +15,7 @@ import pytest
 from transformers import AutoTokenizer
 
 ENV = {**os.environ, "OMP_NUM_THREADS": "1"}
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def redraft(*args: str, stdin: str = "", env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -196,3 +199,50 @@ def test_fill_json_uses_the_builtin_model_by_default() -> None:
     done = redraft("fill", "--json", stdin=json.dumps(request) + "\n")
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["text"].strip()
+
+
+def test_the_document_goes_out_as_utf8_bytes_with_its_bom_and_line_endings(tiny_checkpoint: Path,
+                                                                           tmp_path: Path) -> None:
+    document = "Première ligne.\r\nThe rain fell on the square.\r\nFin — ☕\r\n"
+    path = tmp_path / "doc.txt"
+    path.write_bytes(codecs.BOM_UTF8 + document.encode("utf-8"))
+    start = document.index("rain")
+    end = start + len("rain fell")
+    done = subprocess.run([sys.executable, "-m", "app.cli", "rewrite", str(path), "--span", f"{start}:{end}",
+                           "--model", str(tiny_checkpoint), "--steps", "3", "--seed", "3", "--quiet"],
+                          capture_output=True, env=ENV, timeout=300, cwd=ROOT)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith(codecs.BOM_UTF8 + document[:start].encode("utf-8"))
+    assert done.stdout.endswith(document[end:].encode("utf-8")) and b"\r\r\n" not in done.stdout
+
+
+@pytest.mark.parametrize("command", ["fill", "json"])
+def test_a_cp1252_text_mode_stdout_gets_the_bytes_and_raises_nothing(tiny_checkpoint: Path, tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch,
+                                                                     command: str) -> None:
+    # Windows' console as Python sets it up: a cp1252 text stream that writes "\n" as "\r\n".
+    from app.cli import main
+
+    written = io.BytesIO()
+    monkeypatch.setattr(sys, "stdout", io.TextIOWrapper(written, encoding="cp1252", newline="\r\n"))
+    document = "Tea ☕ first.\nThen the gap:  and after it, the end.\n"
+    path = tmp_path / "doc.txt"
+    path.write_bytes(document.encode("utf-8"))
+    at = document.index(":") + 2
+    model = ["--model", str(tiny_checkpoint), "--steps", "2", "--seed", "1", "--max-new-tokens", "3"]
+    if command == "fill":
+        assert main(["fill", str(path), "--at", str(at), "--quiet", *model]) == 0
+        out = written.getvalue()
+        assert out.startswith(document[:at].encode("utf-8")) and out.endswith(document[at:].encode("utf-8"))
+        assert b"\r\n" not in out
+    else:
+        request = json.dumps({"prefix": document[:at], "suffix": document[at:]}) + "\n"
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(request.encode("utf-8"))))
+        assert main(["fill", "--json", *model]) == 0
+        assert written.getvalue().endswith(b"}\n") and "text" in json.loads(written.getvalue())
+
+
+def test_doctor_help_prints_only_the_usage() -> None:
+    done = redraft("doctor", "--help")
+    assert done.returncode == 0 and done.stdout.startswith("usage: redraft doctor"), done.stdout[:200]
+    assert "PyTorch" not in done.stdout and "default: the built-in model" in done.stdout

@@ -84,3 +84,21 @@ def test_doctor_reads_any_spec_load_would_open(tiny_checkpoint, tmp_path) -> Non
     assert config_for_spec(str(tiny_checkpoint)).canvas_length == 32
     with pytest.raises(ValueError, match="does not exist"):
         config_for_spec(str(tmp_path / "nowhere"))
+
+
+def test_doctor_without_model_sizes_the_builtin_model(capsys) -> None:
+    status = doctor_main([])
+    out = capsys.readouterr().out
+    assert "Model: the built-in model" in out and "YES, it fits" in out and status == 0
+
+
+def test_a_model_too_large_for_the_machine_is_answered_with_what_to_do(capsys) -> None:
+    laptop = DeviceInfo(kind="cpu", name="host memory", total_bytes=16 * GIB, free_bytes=8 * GIB)
+    summary = preflight(diffusiongemma_26b_a4b_config(), "auto", laptop).summary()
+    assert summary.startswith("Not on this machine as it is (") and "\nWhat to do: " in summary
+    assert "NO" not in summary and "built-in model" in summary and "NVIDIA" in summary
+    small_card = DeviceInfo(kind="cuda", name="RTX 3060", total_bytes=12 * GIB, free_bytes=11 * GIB, index=0)
+    advice = preflight(diffusiongemma_26b_a4b_config(), "4bit", small_card).summary().split("What to do: ")[1]
+    assert "Close other programs using the GPU" in advice and "too small for this model" in advice
+    status = doctor_main(["--model", "google/diffusiongemma-26B-A4B-it", "--precision", "bf16"])
+    assert "GPUs:" in capsys.readouterr().out and status in (0, 1)

@@ -305,11 +305,15 @@ class FitReport:
     advice: str
 
     def summary(self) -> str:
-        verdict = "YES, it fits" if self.fits else "NO, it does not fit"
-        return (
-            f"{verdict}: {self.precision} needs about {self.footprint.total_bytes / GIB:.1f} GiB at "
-            f"{self.footprint.context_tokens} tokens of context; {self.device.describe()}.\n{self.advice}"
+        # A model too large for this machine is an answer, not an error: it says what would make it run.
+        needs = (
+            f"{self.precision} needs about {self.footprint.total_bytes / GIB:.1f} GiB at "
+            f"{self.footprint.context_tokens} tokens of context; {self.device.describe()}"
         )
+        if self.fits:
+            return f"YES, it fits: {needs}.\n{self.advice}"
+        short = -self.headroom_bytes / GIB
+        return f"Not on this machine as it is ({short:.1f} GiB short): {needs}.\nWhat to do: {self.advice}"
 
 
 def preflight(
@@ -352,8 +356,7 @@ def _advice(
     if fits:
         spare = (device.free_bytes - footprint.total_bytes) / GIB
         return f"{spare:.1f} GiB to spare. Load it with precision={precision!r}."
-    short = (footprint.total_bytes - device.free_bytes) / GIB
-    steps = [f"It is {short:.1f} GiB short."]
+    steps: list[str] = []
     for smaller in ("8bit", "4bit"):
         if PRECISION_ORDER.index(smaller) > PRECISION_ORDER.index(precision):
             other = estimate_footprint(config, smaller, context_tokens)
@@ -365,21 +368,25 @@ def _advice(
             shorter = estimate_footprint(config, precision, 1024)
             if shorter.total_bytes <= device.free_bytes:
                 steps.append("Keep less text around the edit (1k tokens of context fits).")
-        steps.append("Close other programs using the GPU (the free figure counts them).")
+        memory = "the GPU" if device.kind == "cuda" else "memory"
+        steps.append(f"Close other programs using {memory} (the free figure counts them).")
         if device.kind == "cuda" and device.total_bytes < footprint.total_bytes:
             steps.append("This GPU is too small for this model: use the built-in model, or a 24 GB card.")
     if device.kind != "cuda":
-        steps.append("No CUDA GPU: the built-in small model runs on the CPU.")
+        steps.append(
+            "No CUDA GPU here: run this model on a machine with an NVIDIA card (`redraft enable-gpu`), and write "
+            "with the built-in model here, which runs on the CPU (plain `redraft doctor` sizes it)."
+        )
     return " ".join(steps)
 
 
 PRECISION_ORDER = ("bf16", "8bit", "4bit")
 
 
-def config_for_spec(spec: str) -> DiffusionGemmaConfig:
-    """The config of a model spec: the 26B-A4B by name, else whatever ``load`` would open (the built-in
-    model, a local folder, or a hub id in the local cache); only config.json is read."""
-    if spec.lower() in REAL_MODEL_ALIASES:
+def config_for_spec(spec: str | None) -> DiffusionGemmaConfig:
+    """The config of a model spec: the 26B-A4B by name, else whatever ``load`` would open (None or "builtin":
+    the built-in model, a local folder, or a hub id in the local cache); only config.json is read."""
+    if spec is not None and spec.lower() in REAL_MODEL_ALIASES:
         return diffusiongemma_26b_a4b_config()
     try:
         return read_config(resolve_folder(spec))
@@ -390,7 +397,11 @@ def config_for_spec(spec: str) -> DiffusionGemmaConfig:
 def doctor_main(argv: list[str]) -> int:
     """``redraft doctor``: list GPUs, estimate the model, answer whether it fits. Exit 0 if it fits."""
     parser = argparse.ArgumentParser(prog="redraft doctor", description="Will this model fit this machine?")
-    parser.add_argument("--model", default=REAL_MODEL_NAME, help=f"model folder or {REAL_MODEL_NAME!r}")
+    parser.add_argument(
+        "--model",
+        default=None,
+        help=f"model folder or hub id (default: the built-in model; {REAL_MODEL_NAME!r} sizes the 26B-A4B)",
+    )
     parser.add_argument("--precision", default="auto", choices=("auto", *PRECISION_ORDER))
     parser.add_argument("--context", type=int, default=DEFAULT_CONTEXT, help="tokens of text around the edit")
     parser.add_argument(
@@ -409,7 +420,7 @@ def doctor_main(argv: list[str]) -> int:
     for device in devices:
         print(f"  {device.describe()}")
     groups = parameter_groups(config)
-    print(f"\nModel: {args.model} ({groups.total / 1e9:.2f}B parameters)")
+    print(f"\nModel: {args.model or 'the built-in model'} ({groups.total / 1e9:.2f}B parameters)")
     for precision in PRECISION_ORDER:
         footprint = estimate_footprint(config, precision, args.context)
         size = footprint.total_bytes / GIB
