@@ -49,7 +49,7 @@ from model.edit.request import EditRequest
 from model.edit.vocabulary import LINE_BREAKS
 from model.errors import EditCancelled, RequestError
 from model.server.contact import CancelCheck, ServerInfo, connect
-from model.server.http import Endpoint, ServerError, request_json
+from model.server.http import Deadline, Endpoint, ServerError, request_json
 from model.server.vocabulary import ServerVocabulary
 
 PassMode = Literal["one-request", "per-pass"]
@@ -79,7 +79,11 @@ class _Answer:
 class ServerEngine:
     """Runs edit requests on a vLLM server. One edit at a time, as :class:`model.Engine`."""
 
-    def __init__(self, endpoint: Endpoint, info: ServerInfo, passes: PassMode = "one-request") -> None:
+    def __init__(
+        self, endpoint: Endpoint, info: ServerInfo, passes: PassMode = "one-request", setup: Deadline | None = None
+    ) -> None:
+        """``setup`` bounds the requests made here (special tokens, the veil's noise pieces); by default
+        :meth:`Deadline.for_contact`, or pass the one ``connect`` used so that the whole first contact shares it."""
         if passes not in SERVER_PASSES:
             raise RequestError(f"server passes must be one of {', '.join(SERVER_PASSES)}, got {passes!r}")
         self.endpoint = endpoint
@@ -89,14 +93,20 @@ class ServerEngine:
         self.canvas_length = info.canvas_length
         self.vocab_size = info.vocab_size
         self.follows_instructions = False
-        self.vocabulary = ServerVocabulary(endpoint, info.name, info.vocab_size)
+        setup = setup or Deadline.for_contact(endpoint)
+        self.vocabulary = ServerVocabulary(endpoint, info.name, info.vocab_size, setup)
         vocabulary = self.vocabulary
         self.special_ids = {i for i in (vocabulary.pad_id, vocabulary.eos_id, vocabulary.bos_id,
                                         vocabulary.end_of_turn_id) if i is not None}
         self._decoded: dict[tuple[int, ...], str] = {}
+        self._deadline: Deadline | None = None  # the running edit's: every request of it ends by then
         pool = random.Random(0)
         self.noise_ids = [pool.randrange(info.vocab_size) for _ in range(NOISE_POOL)]
-        vocabulary.pieces(self.noise_ids)  # decoded once: waiting passes draw from these
+        vocabulary.deadline = setup
+        try:
+            vocabulary.pieces(self.noise_ids)  # decoded once: waiting passes draw from these
+        finally:
+            vocabulary.deadline = None
 
     @classmethod
     def open(
@@ -104,7 +114,8 @@ class ServerEngine:
         timeout_s: float = 120.0,
     ) -> ServerEngine:
         endpoint = Endpoint(url, api_key, timeout_s=timeout_s)
-        return cls(endpoint, connect(endpoint, model), passes)
+        setup = Deadline.for_contact(endpoint)
+        return cls(endpoint, connect(endpoint, model, deadline=setup), passes, setup)
 
     # -- what the worker and the CLI use, as on Engine -----------------------------------------------
 
@@ -134,7 +145,8 @@ class ServerEngine:
         """Yield passes (waiting ones, or one per server pass); return the :class:`EditResult`.
 
         A cancel (``cancel`` returning True, or closing the generator) closes the open connections at once
-        and raises :class:`EditCancelled`; nothing is returned, so no document can be touched.
+        and raises :class:`EditCancelled`; nothing is returned, so no document can be touched. The whole
+        edit, every request of it included, ends within the endpoint's ``timeout_s`` (else a ServerError).
         """
         request.validate()
         if request.mode == "instruct":
@@ -146,6 +158,7 @@ class ServerEngine:
             return stop.is_set() or (user_cancel is not None and user_cancel())
 
         self.vocabulary.cancel = cancelled
+        self._deadline = self.vocabulary.deadline = Deadline.after(self.endpoint.timeout_s)
         pool = ThreadPoolExecutor(max(1, request.candidates), thread_name_prefix="redraft-server")
         try:
             layout = self._layout(request)
@@ -156,6 +169,7 @@ class ServerEngine:
             stop.set()  # any request still open sees it within a poll and closes its connection
             pool.shutdown(wait=True)
             self.vocabulary.cancel = None
+            self._deadline = self.vocabulary.deadline = None
 
     def _layout(self, request: EditRequest) -> Layout:
         """The local layout on the served canvas, the context cut so that prompt and canvases fit the server."""
@@ -269,21 +283,36 @@ class ServerEngine:
         }
 
     def _send(self, body: dict[str, Any], cancel: CancelCheck) -> _Answer:
-        answer = request_json(self.endpoint, "POST", "/v1/completions", body, cancel=cancel)
-        try:
-            choice = answer["choices"][0]
-            ids = [int(token) for token in choice["token_ids"]]
-            logprobs = choice.get("logprobs") or {}
-            values = [float(v) if v is not None else 0.0 for v in logprobs.get("token_logprobs") or []]
-            pieces = [str(p) for p in logprobs.get("tokens") or []]
-        except (KeyError, IndexError, TypeError, ValueError):
+        answer = request_json(self.endpoint, "POST", "/v1/completions", body, cancel=cancel, deadline=self._deadline)
+        choices = answer.get("choices") if isinstance(answer, dict) else None
+        choice = choices[0] if isinstance(choices, list) and choices else None
+        ids = choice.get("token_ids") if isinstance(choice, dict) else None
+        if not isinstance(choice, dict) or not isinstance(ids, list) or not ids:
             raise ServerError(
                 f"the server at {self.info.url} answered without a canvas of token ids ({str(answer)[:160]}); "
                 "its vLLM may be too old (Redraft needs return_token_ids, vLLM 0.32 or newer)"
-            ) from None
-        if len(ids) < self.canvas_length:
-            ids += [self.vocabulary.pad_id] * (self.canvas_length - len(ids))
-        return _Answer(ids, values, pieces)
+            )
+        bad = [token for token in ids if not self.vocabulary.is_id(token)]
+        if bad or len(ids) > self.canvas_length:
+            what = f"{repr(bad[0])[:40]}, not a token id of its vocabulary" if bad else f"{len(ids):,} ids"
+            raise ServerError(
+                f"the server at {self.info.url} answered a canvas of {self.canvas_length} tokens with {what} "
+                f"(ids run from 0 to {self.vocab_size - 1:,}); is it serving the model it named?"
+            )
+        logprobs = choice.get("logprobs") or {}
+        values = (logprobs.get("token_logprobs") or []) if isinstance(logprobs, dict) else None
+        pieces = (logprobs.get("tokens") or []) if isinstance(logprobs, dict) else None
+        if (
+            not isinstance(values, list) or not isinstance(pieces, list)
+            or not all(v is None or (type(v) in (int, float) and not math.isnan(v)) for v in values)
+            or not all(isinstance(piece, str) for piece in pieces)
+        ):
+            raise ServerError(
+                f"the server at {self.info.url} sent log-probabilities that are not numbers, or pieces that are "
+                f"not text ({str(logprobs)[:160]}); is it a vLLM server?"
+            )
+        canvas = list(ids) + [self.vocabulary.pad_id] * (self.canvas_length - len(ids))
+        return _Answer(canvas, [float(v) if v is not None else 0.0 for v in values], list(pieces))
 
     def _gather(
         self, futures: list[Future[_Answer]], cancel: CancelCheck, waiting: Callable[[], Pass] | None

@@ -24,6 +24,10 @@ from model.errors import EditCancelled, RedraftError
 
 CancelCheck = Callable[[], bool]
 POLL_S = 0.02  # how often a waiting caller looks at its cancel check
+# The largest answer read: a canvas of 8,192 tokens with its pieces and log-probabilities is about 0.5 MB, a
+# listing of 5,000 models about 1.5 MB; a 400 MB /v1/models once took the client to 1.1 GB.
+MAX_RESPONSE_BYTES = 4 * 2**20
+READ_CHUNK = 64 * 1024
 
 
 class ServerError(RedraftError):
@@ -66,6 +70,29 @@ class Endpoint:
         return f"{scheme}://{shown}:{port}{base}"
 
 
+@dataclass(frozen=True)
+class Deadline:
+    """When a whole operation (an edit, a first contact) must be over: its requests share it, so their
+    timeouts cannot add up past what the message says (a silent /detokenize once took 250 s against a
+    message of 120 s)."""
+
+    total_s: float
+    at: float  # time.monotonic()
+
+    @classmethod
+    def after(cls, seconds: float) -> Deadline:
+        return cls(seconds, time.monotonic() + seconds)
+
+    def left(self) -> float:
+        return self.at - time.monotonic()
+
+    @classmethod
+    def for_contact(cls, endpoint: Endpoint) -> Deadline:
+        """First contact (what is served, the canvas, the vocabulary's special tokens and noise pieces): the
+        time to connect, then as long as one request may take."""
+        return cls.after(endpoint.connect_timeout_s + endpoint.timeout_s)
+
+
 def clean_api_key(key: str) -> str | None:
     """``key`` without the whitespace around it (a key read from a file ends in a newline), None if empty.
 
@@ -92,12 +119,12 @@ def clean_api_key(key: str) -> str | None:
     return key or None
 
 
-def _connection(endpoint: Endpoint) -> tuple[http.client.HTTPConnection, str]:
+def _connection(endpoint: Endpoint, connect_timeout_s: float) -> tuple[http.client.HTTPConnection, str]:
     scheme, host, port, base = endpoint.parts()
     if scheme == "https":
         context = ssl.create_default_context()
-        return http.client.HTTPSConnection(host, port, timeout=endpoint.connect_timeout_s, context=context), base
-    return http.client.HTTPConnection(host, port, timeout=endpoint.connect_timeout_s), base
+        return http.client.HTTPSConnection(host, port, timeout=connect_timeout_s, context=context), base
+    return http.client.HTTPConnection(host, port, timeout=connect_timeout_s), base
 
 
 def _server_message(body: bytes) -> str:
@@ -155,11 +182,26 @@ def request_json(
     body: dict[str, Any] | None = None,
     cancel: CancelCheck | None = None,
     timeout_s: float | None = None,
+    deadline: Deadline | None = None,
 ) -> Any:
-    """``method`` ``path`` with a JSON ``body``; the parsed JSON answer, or a ServerError / EditCancelled."""
+    """``method`` ``path`` with a JSON ``body``; the parsed JSON answer, or a ServerError / EditCancelled.
+
+    The request ends by ``timeout_s`` (the endpoint's by default) or ``deadline``, whichever is sooner, and
+    reads at most ``MAX_RESPONSE_BYTES`` of answer; redirects are not followed (they are named).
+    """
     where = endpoint.display()
-    connection, base = _connection(endpoint)
     limit = endpoint.timeout_s if timeout_s is None else timeout_s
+    connect_limit = endpoint.connect_timeout_s
+    late = _slow(where, limit)
+    if deadline is not None:
+        left = deadline.left()
+        if left <= 0:
+            raise ServerError(_late(where, deadline.total_s))
+        if left < limit + connect_limit:
+            late = _late(where, deadline.total_s)
+            limit = min(limit, left)
+            connect_limit = min(connect_limit, left)
+    connection, base = _connection(endpoint, connect_limit)
     headers = {"Accept": "application/json"}
     payload = None
     if body is not None:
@@ -177,37 +219,75 @@ def request_json(
                 connection.sock.settimeout(limit)  # connected: from now on the whole answer may take ``limit``
             response = connection.getresponse()
             outcome["status"] = response.status
-            outcome["body"] = response.read()
+            outcome["location"] = response.getheader("Location") or ""
+            outcome["body"] = _read_capped(response)
         except BaseException as error:  # handed to the waiting thread, which turns it into words
             outcome["error"] = error
 
     worker = threading.Thread(target=call, name="redraft-http", daemon=True)
-    started = time.monotonic()
+    stop_at = time.monotonic() + limit + connect_limit + 1
+    if deadline is not None:
+        stop_at = min(stop_at, deadline.at + 0.5)
     worker.start()
     try:
         while not _wait(worker, POLL_S):
             if cancel is not None and cancel():
                 raise EditCancelled("the edit was cancelled")
-            if time.monotonic() - started > limit + endpoint.connect_timeout_s + 1:
-                raise ServerError(_slow(where, limit))
+            if time.monotonic() > stop_at:
+                raise ServerError(late)
     finally:
         if worker.is_alive():
             _abort(connection)
         connection.close()
     error = outcome.get("error")
+    if isinstance(error, _TooBig):
+        raise ServerError(
+            f"the server at {where} answered {path} with more than {MAX_RESPONSE_BYTES // 2**20} MiB, far more "
+            "than any answer Redraft asks for; is this address a vLLM server?"
+        )
     if error is not None:
+        if isinstance(error, TimeoutError | socket.timeout):
+            raise ServerError(late) from error
         raise ServerError(_describe_error(error, where, limit)) from error
     status, raw = int(outcome["status"]), bytes(outcome["body"])
+    if 300 <= status < 400:
+        target = str(outcome["location"])
+        shown = f" to {target[:200]!r}" if target else ""
+        raise ServerError(
+            f"the server at {where} redirected {path}{shown} (HTTP {status}); Redraft does not follow redirects: "
+            "put the address it should talk to in Settings ▸ Server (or --server)"
+        )
     if status >= 400:
         message = _server_message(raw)
         raise HttpFailure(describe_status(status, message, where), status, message)
     try:
         return json.loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):
         raise ServerError(
-            f"the server at {where} answered {path} with something that is not JSON "
+            f"the server at {where} answered {path} with something that is not JSON Redraft can read "
             f"({raw[:80]!r}); is this address a vLLM server?"
         ) from None
+
+
+class _TooBig(Exception):
+    """An answer past MAX_RESPONSE_BYTES (raised on the helper thread, reported in words by the caller)."""
+
+
+def _read_capped(response: http.client.HTTPResponse) -> bytes:
+    """The body, or _TooBig as soon as it (or its declared length) passes MAX_RESPONSE_BYTES."""
+    declared = response.getheader("Content-Length")
+    if declared is not None and declared.strip().isdigit() and int(declared) > MAX_RESPONSE_BYTES:
+        raise _TooBig
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        chunk = response.read(READ_CHUNK)
+        if not chunk:
+            return b"".join(chunks)
+        size += len(chunk)
+        if size > MAX_RESPONSE_BYTES:
+            raise _TooBig
+        chunks.append(chunk)
 
 
 def _wait(worker: threading.Thread, seconds: float) -> bool:
@@ -226,7 +306,18 @@ def _abort(connection: http.client.HTTPConnection) -> None:
 
 def _slow(where: str, limit: float) -> str:
     return (
-        f"the server at {where} did not answer within {limit:.0f} s; it may be overloaded, or the span too "
+        f"the server at {where} did not answer within {_seconds(limit)}; it may be overloaded, or the span too "
+        "long for it: try again, or select less text"
+    )
+
+
+def _seconds(value: float) -> str:
+    return f"{value:.0f} s" if value >= 10 else f"{value:.2g} s"
+
+
+def _late(where: str, total: float) -> str:
+    return (
+        f"the server at {where} did not finish within {_seconds(total)}; it may be overloaded, or the span too "
         "long for it: try again, or select less text"
     )
 
@@ -253,6 +344,11 @@ def _describe_error(error: BaseException, where: str, limit: float) -> str:
         return (
             f"the server at {where} closed the connection without an answer; if it uses https, "
             "write https:// in its address, else it may have crashed"
+        )
+    if isinstance(error, http.client.HTTPException):  # a malformed status line or headers, a cut-off body
+        return (
+            f"the server at {where} sent a malformed HTTP answer ({type(error).__name__}); is this address a "
+            "vLLM server?"
         )
     if isinstance(error, OSError):
         return f"cannot reach the server at {where} ({error.strerror or error})"

@@ -10,7 +10,7 @@ from typing import Any
 import torch
 
 from model.edit.vocabulary import SPACE, Vocabulary
-from model.server.http import Endpoint, ServerError, request_json
+from model.server.http import Deadline, Endpoint, ServerError, request_json
 
 CancelCheck = Callable[[], bool]
 
@@ -26,12 +26,16 @@ class ServerVocabulary(Vocabulary):
     one request per token), so only what the layout asks of them is answered.
     """
 
-    def __init__(self, endpoint: Endpoint, model: str, vocab_size: int) -> None:  # no tokenizer object here
+    def __init__(  # no tokenizer object here
+        self, endpoint: Endpoint, model: str, vocab_size: int, deadline: Deadline | None = None
+    ) -> None:
         self.endpoint = endpoint
         self.model = model
         self.size = vocab_size
         self.device = torch.device("cpu")
         self.cancel: CancelCheck | None = None  # the running edit's, so a cancel also stops tokenizing
+        # The running edit's (or the first contact's, while the special tokens are asked for): one bound for all.
+        self.deadline: Deadline | None = deadline
         self._pieces: dict[int, str] = {}
         self._masks: dict[str, torch.Tensor] = {}
         self._texts = None
@@ -45,6 +49,7 @@ class ServerVocabulary(Vocabulary):
         self.eos_id = ids["eos"]
         self.bos_id = ids["bos"]
         self.end_of_turn_id = ids["end_of_turn"]
+        self.deadline = None
 
     @property
     def tokenizer(self) -> Any:  # type: ignore[override]
@@ -63,17 +68,29 @@ class ServerVocabulary(Vocabulary):
             "/tokenize",
             {"model": self.model, "prompt": text, "add_special_tokens": False},
             cancel=self.cancel,
+            deadline=self.deadline,
         )
         tokens = answer.get("tokens") if isinstance(answer, dict) else None
         if not isinstance(tokens, list):
             raise ServerError(f"the server's /tokenize answer has no token list: {str(answer)[:120]}")
-        return [int(token) for token in tokens]
+        bad = [token for token in tokens if not self.is_id(token)]
+        if bad:
+            raise ServerError(
+                f"the server's /tokenize answer holds {repr(bad[0])[:40]}, not a token id of its vocabulary "
+                f"(0 to {self.size - 1:,}); is it serving the model it named?"
+            )
+        return list(tokens)
+
+    def is_id(self, token: object) -> bool:
+        """Whether ``token`` is an id of this vocabulary (a JSON number, whole, in range: not "5", 5.0 or true)."""
+        return type(token) is int and 0 <= token < self.size
 
     def decode(self, ids: list[int]) -> str:
         if not ids:
             return ""
         answer = request_json(
-            self.endpoint, "POST", "/detokenize", {"model": self.model, "tokens": list(ids)}, cancel=self.cancel
+            self.endpoint, "POST", "/detokenize", {"model": self.model, "tokens": list(ids)}, cancel=self.cancel,
+            deadline=self.deadline,
         )
         text = answer.get("prompt") if isinstance(answer, dict) else None
         if not isinstance(text, str):
@@ -81,11 +98,15 @@ class ServerVocabulary(Vocabulary):
         return text
 
     def pieces(self, ids: list[int]) -> list[str]:
-        """Each id's own text; the ones not seen yet are fetched side by side."""
+        """Each id's own text; the ones not seen yet are fetched side by side. The first failure ends the
+        rest at once (queued requests are dropped), so failures cannot queue up one timeout after another."""
         missing = sorted({i for i in ids if i not in self._pieces})
         if missing:
-            with ThreadPoolExecutor(min(DETOKENIZE_THREADS, len(missing))) as pool:
+            pool = ThreadPoolExecutor(min(DETOKENIZE_THREADS, len(missing)), thread_name_prefix="redraft-pieces")
+            try:
                 texts = list(pool.map(lambda token: self.decode([token]), missing))
+            finally:
+                pool.shutdown(wait=True, cancel_futures=True)
             self._pieces.update(zip(missing, texts, strict=True))
         return [self._pieces[i] for i in ids]
 
