@@ -4,6 +4,8 @@
   (``Layout.must_write``), and only a token starting with a space when the prefix's space was moved
   onto the canvas (``Layout.lead``).
 * Every slot: no line break when the new text stays inside a line (``Layout.single_line``).
+* The first slot of each free region after held text (kept words, gaps: :mod:`model.edit.holds`) whose
+  space was moved into it: only a token starting with a space, and no padding.
 * Slots a shorter candidate pins (``held``) are made certain of what they hold.
 """
 
@@ -27,24 +29,37 @@ class Bans:
 
     first: torch.Tensor | None = None
     every: torch.Tensor | None = None
+    led: torch.Tensor | None = None  # what a space-led region's first slot may not hold
+    led_slots: tuple[int, ...] = ()  # those slots, in the block
 
     def applied(self, slot_logits: torch.Tensor) -> torch.Tensor:
         """``slot_logits`` (batch, slots, vocabulary) with the banned ids ruled out (a copy; no bans: unchanged)."""
-        if self.first is None and self.every is None:
+        if self.first is None and self.every is None and self.led is None:
             return slot_logits
         slot_logits = (
             slot_logits.masked_fill(self.every, RULED_OUT) if self.every is not None else slot_logits.clone()
         )
         if self.first is not None:
             slot_logits[:, 0] = slot_logits[:, 0].masked_fill(self.first, RULED_OUT)
+        if self.led is not None:
+            for slot in self.led_slots:
+                slot_logits[:, slot] = slot_logits[:, slot].masked_fill(self.led, RULED_OUT)
         return slot_logits
 
 
 def bans_for(layout: Layout, block: int, vocabulary: Vocabulary) -> Bans:
     """What the free slots of ``block`` may not hold."""
+    offset, width = layout.block_offset(block), layout.block_slots[block]
+    led_slots = tuple(slot - offset for slot in layout.space_led_slots if offset <= slot < offset + width)
+    led = None
+    if led_slots:
+        led = ~vocabulary.space_led()
+        led[[vocabulary.pad_id, vocabulary.eos_id]] = True
     return Bans(
         first=first_slot_forbidden(layout, vocabulary) if block == 0 else None,
         every=vocabulary.line_breaks() if layout.single_line else None,
+        led=led,
+        led_slots=led_slots,
     )
 
 

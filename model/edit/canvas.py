@@ -19,7 +19,9 @@ from typing import Any, Protocol
 
 import torch
 
-from model.edit.request import CONTEXT_CHARS_PER_TOKEN, EditRequest
+from model.edit import holds
+from model.edit.holds import Region
+from model.edit.request import CONTEXT_CHARS_PER_TOKEN, LENGTH_FACTORS, EditRequest
 from model.edit.vocabulary import LINE_BREAKS, SPACE, Vocabulary
 from model.errors import RequestError
 
@@ -87,6 +89,15 @@ class Layout:
     # Free slots of the last block per candidate (``LENGTH_SHARES``, ``REWRITE_LENGTH_SHARES``); empty: all
     # have the block's.
     candidate_slots: list[int] = field(default_factory=list)
+    # Kept words or gaps (:mod:`model.edit.holds`): the span as regions, per slot the id held there (-1
+    # free), and the slots whose token must start with a space. Empty: every slot is free.
+    regions: list[Region] = field(default_factory=list)
+    held_template: list[int] = field(default_factory=list)
+    space_led_slots: list[int] = field(default_factory=list)
+
+    def block_offset(self, block: int) -> int:
+        """The first slot of ``block`` over the whole span."""
+        return sum(self.block_slots[:block])
 
 
 def plan_layout(request: EditRequest, vocabulary: Vocabulary, loaded: CanvasModel) -> Layout:
@@ -107,9 +118,12 @@ def plan_layout(request: EditRequest, vocabulary: Vocabulary, loaded: CanvasMode
     span = request.span or ""
     trail = trail_of(request)
     original: list[int] = []
+    if holds.steered(request):
+        return _steered_layout(request, vocabulary, canvas, prompt, lead, trail)
     if request.mode == "rewrite":
         original = vocabulary.encode(lead + span[: len(span) - len(trail)])
-        slots = len(original) + max(REWRITE_SLACK_MIN, math.ceil(len(original) * REWRITE_SLACK_FRACTION))
+        wanted = math.ceil(len(original) * LENGTH_FACTORS[request.length])
+        slots = wanted + max(REWRITE_SLACK_MIN, math.ceil(wanted * REWRITE_SLACK_FRACTION))
         if request.max_new_tokens is not None:
             slots = min(slots, request.max_new_tokens)
     else:
@@ -126,6 +140,29 @@ def plan_layout(request: EditRequest, vocabulary: Vocabulary, loaded: CanvasMode
         widths = candidate_widths(layout.block_slots[-1], request.candidates, shares)
         layout = replace(layout, candidate_slots=widths)
     return replace(layout, original=original) if request.strength < 1 else layout
+
+
+def _steered_layout(
+    request: EditRequest, vocabulary: Vocabulary, canvas: int, prompt: list[int], lead: str, trail: str
+) -> Layout:
+    """Kept words or gaps: the regions' slots, held ids where they hold text, the suffix pinned after them.
+    Every candidate has the same regions (the held text stands where the writer had it)."""
+    regions = holds.plan_regions(request, vocabulary, lead)
+    while True:
+        slots = sum(region.slots for region in regions)
+        layout = plan_blocks(prompt, slots, trail + request.suffix, not request.suffix, vocabulary, canvas)
+        if sum(layout.block_slots) == slots:
+            break
+        # Slots just past a whole canvas: plan_blocks drops one to leave the suffix room, which would cut
+        # held text. One more free slot moves the boundary instead.
+        regions = holds.widened(regions)
+    inline = request.mode == "gaps" or single_line(request, trail)
+    return replace(
+        layout, must_write=True, lead=lead, trail=trail, single_line=inline, regions=regions,
+        held_template=holds.template(regions), space_led_slots=holds.space_led_slots(regions),
+        original=holds.original_slots(regions) if request.strength < 1 and request.mode == "rewrite" else [],
+        keep_slots=slots,
+    )  # fmt: skip
 
 
 def prefix_ids(prefix: str, budget: int, vocabulary: Vocabulary) -> list[int]:
@@ -255,7 +292,8 @@ def keep_original(noise: torch.Tensor, original: list[int], block: int, strength
     span = torch.tensor(original[start : start + noise.shape[1]], dtype=noise.dtype, device=noise.device)
     if not span.numel():
         return noise
-    keep = torch.rand(noise.shape[0], span.numel(), device=noise.device) >= strength
+    # -1: no original token there (a kept-words layout's slack), so noise.
+    keep = (torch.rand(noise.shape[0], span.numel(), device=noise.device) >= strength) & (span >= 0)
     seeded = noise.clone()
     seeded[:, : span.numel()] = torch.where(keep, span[None], noise[:, : span.numel()])
     return seeded

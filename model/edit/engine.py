@@ -45,7 +45,7 @@ from transformers.models.diffusion_gemma.generation_diffusion_gemma import (
 
 from model.checkpoint.loading import LoadedModel
 from model.edit import bans as slot_bans
-from model.edit import canvas, draws, ranking
+from model.edit import canvas, draws, holds, ranking
 from model.edit.canvas import Layout
 from model.edit.passes import EditResult, Pass, painted_pass, run_to_end, with_trail, without_lead
 from model.edit.polish import polish, polish_shares
@@ -220,6 +220,29 @@ class Engine:
         """The new span's tokens: up to the slots asked for, without padding and end markers."""
         return [ids[i] for i in self._kept_positions(ids, layout)]
 
+    def _held_text(
+        self, layout: Layout, block: int, slots: int, batch: int, held: torch.Tensor | None
+    ) -> torch.Tensor | None:
+        """``held`` with the kept words or the text between gaps this block holds (:mod:`model.edit.holds`)."""
+        offset = layout.block_offset(block)
+        row = layout.held_template[offset : offset + slots]
+        if not any(token >= 0 for token in row):
+            return held
+        text = torch.tensor([row] * batch, dtype=torch.long, device=self.device)
+        return text if held is None else torch.where(text >= 0, text, held)
+
+    def _texts(self, kept: list[list[int]], layout: Layout) -> tuple[list[str], list[list[int]]]:
+        """Each candidate's new text and the slots it kept, from its slots over all blocks."""
+        if layout.regions:
+            assembled = [holds.assemble(ids, layout.regions, self.vocabulary, layout.lead) for ids in kept]
+            return [with_trail(text, layout.trail) for text, _ in assembled], [where for _, where in assembled]
+        positions = [self._kept_positions(ids, layout) for ids in kept]
+        texts = [
+            with_trail(self._new_text([ids[i] for i in where], layout.lead), layout.trail)
+            for ids, where in zip(kept, positions, strict=True)
+        ]
+        return texts, positions
+
     # -- the loop ---------------------------------------------------------------------------------
 
     def _denoise(
@@ -307,6 +330,7 @@ class Engine:
             pinned, held = canvas.pinned_columns(
                 layout.suffix_tail if last else [], slots, widths, canvas_length, self.pad_id, device
             )
+            held = self._held_text(layout, block, slots, batch, held)
             keep_signal = None
             if min(widths) < canvas_length:
                 columns = torch.arange(canvas_length, device=device)[None]
@@ -392,12 +416,11 @@ class Engine:
             commit_block(model, argmax_slots, cache, decoder_positions)
             position += canvas_length
 
-        positions = [self._kept_positions(ids, layout) for ids in kept]
+        texts, positions = self._texts(kept, layout)
         token_ids = [[ids[i] for i in where] for ids, where in zip(kept, positions, strict=True)]
         scores = [0.0]
         if block_scores:
             scores = ranking.candidate_scores(positions, torch.cat(block_scores, dim=1), seam_scores)
-        texts = [with_trail(self._new_text(ids, layout.lead), layout.trail) for ids in token_ids]
         per_forward = [len(ids) / max(1, int(n)) for ids, n in zip(token_ids, forward_passes, strict=True)]
         return EditResult(
             texts=texts,

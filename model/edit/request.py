@@ -3,13 +3,21 @@
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from model.errors import RequestError
 
-Mode = Literal["rewrite", "fill", "instruct"]
-MODES: tuple[Mode, ...] = ("rewrite", "fill", "instruct")
+Mode = Literal["rewrite", "fill", "instruct", "gaps"]
+MODES: tuple[Mode, ...] = ("rewrite", "fill", "instruct", "gaps")
+# How long a rewrite comes out against the original: the free slots offered, as a share of its tokens.
+Length = Literal["shorter", "same", "longer"]
+LENGTH_FACTORS: dict[str, float] = {"shorter": 0.6, "same": 1.0, "longer": 1.5}
+# A gap to fill inside a selection ("gaps" mode): three or more underscores, or [...] / […].
+GAP_MARK = re.compile(r"_{3,}|\[\.\.\.\]|\[…\]")
+# The slots each gap of a "gaps" edit is offered when the request names none (a medium fill).
+DEFAULT_GAP_TOKENS = 16
 
 # DiffusionGemma's published sampler defaults (transformers' DiffusionGemmaGenerationConfig), used when
 # neither the request nor the checkpoint sets a value. ``left_to_right_bias`` (model.edit.sampling) and
@@ -102,6 +110,15 @@ def _check_text(name: str, value: object) -> None:
         ) from None
 
 
+def _is_range(value: object) -> bool:
+    """A [start, end] pair of whole numbers, as JSON sends it."""
+    return (
+        isinstance(value, tuple | list)
+        and len(value) == 2
+        and all(isinstance(x, int) and not isinstance(x, bool) for x in value)
+    )
+
+
 def _whole(value: float | int, name: str) -> int:
     """A count from a request or a checkpoint's JSON (which may hold 4.0): a whole number, or an error."""
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value % 1:
@@ -172,6 +189,11 @@ class EditRequest:
     # gap: all the slots asked for, 2/3, 1/2, 1/3 of them; a rewrite: around the span's own length)
     # and let the ranking choose (``Engine``).
     vary_length: bool = True
+    # rewrite only: character ranges of ``span`` whose text every candidate keeps verbatim, in order
+    # (:mod:`model.edit.holds`).
+    keep: tuple[tuple[int, int], ...] = ()
+    # rewrite only: how long the new text comes out against the original (``LENGTH_FACTORS``).
+    length: Length = "same"
 
     def validate(self) -> None:
         self._check_types()
@@ -183,6 +205,14 @@ class EditRequest:
         else:
             if not self.span or not self.span.strip():
                 raise RequestError(f"{self.mode} needs a non-empty span of text to rewrite")
+        if self.mode == "gaps" and not GAP_MARK.search(self.span or ""):
+            raise RequestError(
+                "the selection holds no gap to fill: mark each gap with three or more underscores (___) or [...]"
+            )
+        if self.length not in LENGTH_FACTORS:
+            raise RequestError(f"length must be one of {', '.join(LENGTH_FACTORS)}, got {self.length!r}")
+        if self.keep:
+            self._check_keep()
         if self.mode == "instruct" and not (self.instruction and self.instruction.strip()):
             raise RequestError("instruct mode needs an instruction, e.g. 'make it shorter'")
         if self.mode == "fill" and not (self.prefix.strip() or self.suffix.strip()):
@@ -217,11 +247,37 @@ class EditRequest:
         _check_number("candidates", self.candidates, whole=True)
         _check_number("context budget", self.context_budget, whole=True)
         _check_number("rewrite strength", self.strength, whole=False)
+        if not isinstance(self.keep, tuple | list) or not all(_is_range(r) for r in self.keep):
+            raise RequestError(f"keep must be a list of [start, end] character offsets, got {self.keep!r:.80}")
+        if not isinstance(self.length, str):
+            raise RequestError(f"length must be one of {', '.join(LENGTH_FACTORS)}, got {self.length!r:.40}")
         if not isinstance(self.vary_length, bool):
             raise RequestError(f"vary_length must be true or false, got {self.vary_length!r}")
         if not isinstance(self.options, DenoiseOptions):
             raise RequestError(f"options must be DenoiseOptions, got {type(self.options).__name__}")
         self.options.check_types()
+
+    def _check_keep(self) -> None:
+        """Kept ranges lie inside the span, in order, apart, and leave words to rewrite."""
+        if self.mode != "rewrite":
+            raise RequestError("only a rewrite keeps words (fill and instructions have none to keep)")
+        span = self.span or ""
+        ranges = sorted((int(start), int(end)) for start, end in self.keep)
+        for start, end in ranges:
+            if not 0 <= start < end <= len(span):
+                raise RequestError(
+                    f"the kept words {start}:{end} lie outside the selection, which is {len(span)} characters "
+                    "long: mark words inside it"
+                )
+            if not span[start:end].strip():
+                raise RequestError(f"the kept range {start}:{end} holds no words, only spaces")
+        for (_, end), (start, _) in zip(ranges, ranges[1:], strict=False):
+            if start < end:
+                raise RequestError(f"kept words overlap ({start} is inside the range before it): mark each once")
+        starts, ends = [0] + [end for _, end in ranges], [start for start, _ in ranges] + [len(span)]
+        free = "".join(span[a:b] for a, b in zip(starts, ends, strict=True))
+        if not any(ch.isalnum() for ch in free):
+            raise RequestError("every word of the selection is kept: leave some words free to rewrite")
 
     def with_seed(self, seed: int | None) -> EditRequest:
         return replace(self, seed=seed)

@@ -20,7 +20,7 @@ import functools
 import re
 from collections.abc import Callable, Generator
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from model.edit.request import EditRequest
 
@@ -72,6 +72,8 @@ def shape_request(request: EditRequest) -> tuple[EditRequest, Shape]:
     """The request the canvas is laid out for, and what :meth:`Shape.restore` puts back around its text."""
     if request.mode == "fill":
         return _shape_fill(request)
+    if request.mode == "gaps":
+        return request, Shape()  # every character outside the gaps is held as it is
     span = request.span or ""
     core = span.strip()
     if not core:
@@ -83,7 +85,15 @@ def shape_request(request: EditRequest) -> tuple[EditRequest, Shape]:
         body = core[: found.start()].rstrip()
         ending = core[len(body) :]
         core = body
-    inner = replace(request, prefix=request.prefix + before, span=core, suffix=ending + after + request.suffix)
+    # Kept ranges move with the core; a range inside the edges or the ending is held there anyway.
+    keep = tuple(
+        (max(0, start - len(before)), min(len(core), end - len(before)))
+        for start, end in request.keep
+        if min(len(core), end - len(before)) > max(0, start - len(before))
+    )
+    inner = replace(
+        request, prefix=request.prefix + before, span=core, suffix=ending + after + request.suffix, keep=keep
+    )
     return inner, Shape(before, ending, after, strip=True)
 
 
@@ -110,18 +120,17 @@ def between_sentences(prefix: str, suffix: str) -> bool:
     return ends_before and starts_after
 
 
-EngineT = TypeVar("EngineT")
-EditMethod = Callable[[EngineT, EditRequest, Any], Generator["Pass", None, "EditResult"]]
+EditMethod = TypeVar("EditMethod", bound=Callable[..., Generator[Any, None, Any]])
 
 
-def shaped(edit: EditMethod[EngineT]) -> EditMethod[EngineT]:
+def shaped(edit: EditMethod) -> EditMethod:
     """An engine's ``edit`` run on the shaped request, each candidate's text restored at the end."""
 
     @functools.wraps(edit)
-    def shaped_edit(engine: EngineT, request: EditRequest, cancel: Any = None) -> Generator[Pass, None, EditResult]:
+    def shaped_edit(engine: Any, request: EditRequest, cancel: Any = None) -> Generator[Pass, None, EditResult]:
         request.validate()
         inner, shape = shape_request(request)
         result = yield from edit(engine, inner, cancel)
         return shape.restore_result(result)
 
-    return shaped_edit
+    return cast(EditMethod, shaped_edit)

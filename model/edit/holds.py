@@ -1,0 +1,166 @@
+"""Text held inside the canvas: a rewrite's kept words, and the text between the gaps of a "gaps" edit.
+
+Diffusion sees the whole canvas at once, so any position can be held: the held positions carry their clean
+tokens on every pass (as the pinned suffix does) and the free ones develop around them, each side seeing
+the other. Both steering edits are one layout, a row of :class:`Region`\\ s:
+
+* **Kept words** (``EditRequest.keep``): the span cut at the kept ranges; each kept piece is held (with the
+  space before it, which byte-level BPE glues to the word), and the free text between is offered as many
+  slots as a rewrite of it would get (its tokens times the ``length`` factor, plus slack).
+* **Gaps** (mode ``"gaps"``): the span cut at its gap marks; the text between them is held and comes back
+  byte for byte, and each gap is offered ``max_new_tokens`` slots, as a single fill is.
+
+A free region whose original text started with a space (or whose gap followed one) must start with a word
+that carries that space: its first slot takes only space-led tokens (:mod:`model.edit.bans`). The new text
+is put together region by region (:func:`assemble`): held regions give their exact text, free ones the
+tokens they developed, padding and end markers left out.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+
+from model.edit.request import DEFAULT_GAP_TOKENS, GAP_MARK, LENGTH_FACTORS, EditRequest
+from model.edit.vocabulary import SPACE, Vocabulary
+from model.errors import RequestError
+
+# A rewrite's free text gets this much room beyond its own length (as canvas.REWRITE_SLACK_*).
+SLACK_FRACTION = 0.2
+SLACK_MIN = 2
+
+
+@dataclass(frozen=True)
+class Region:
+    """A run of slots: held (``ids`` on every pass, ``text`` back exactly) or free (``slots`` to develop)."""
+
+    held: bool
+    text: str  # held: the writer's exact text; free: the text it replaces ("" for a gap)
+    slots: int
+    ids: tuple[int, ...] = ()  # held: the tokens held
+    space_led: bool = False  # free: its first token must start with a space (the space was moved in)
+    original: tuple[int, ...] = ()  # free: the tokens of the text it replaces, for a rewrite's strength
+
+
+def steered(request: EditRequest) -> bool:
+    """Whether ``request`` holds text inside its canvas (kept words or gaps)."""
+    return request.mode == "gaps" or bool(request.keep)
+
+
+def plan_regions(request: EditRequest, vocabulary: Vocabulary, lead: str) -> list[Region]:
+    """The span of a steered ``request`` as regions; ``lead`` is the prefix's space moved onto the canvas
+    (``Layout.lead``), which the first region's first token carries."""
+    span = request.span or ""
+    pieces = _gap_pieces(request, span) if request.mode == "gaps" else _keep_pieces(request, span)
+    regions: list[Region] = []
+    for held, text, space_led in pieces:
+        first = not regions
+        if held:
+            if not text:
+                continue
+            ids = vocabulary.encode((lead if first else "") + text)
+            regions.append(Region(True, text, len(ids), tuple(ids)))
+            continue
+        if request.mode == "gaps":
+            slots = request.max_new_tokens or DEFAULT_GAP_TOKENS
+            regions.append(Region(False, "", slots, space_led=space_led or (first and bool(lead))))
+            continue
+        if not text.strip():
+            continue  # no words between two kept pieces (or before the first): nothing to develop there
+        original = vocabulary.encode((lead if first else "") + text)
+        wanted = math.ceil(len(original) * LENGTH_FACTORS[request.length])
+        slots = wanted + max(SLACK_MIN, math.ceil(wanted * SLACK_FRACTION))
+        led = text.startswith(SPACE) or (first and bool(lead))
+        regions.append(Region(False, text, slots, space_led=led, original=tuple(original)))
+    if not any(not region.held for region in regions):
+        raise RequestError("nothing is left to rewrite between the kept words: leave some words free")
+    return regions
+
+
+def _keep_pieces(request: EditRequest, span: str) -> list[tuple[bool, str, bool]]:
+    """(held, text, space-led) pieces of a rewrite cut at its kept ranges; a kept piece takes the space
+    before it, a free piece keeps the space it starts with (its first word carries it)."""
+    pieces: list[tuple[bool, str, bool]] = []
+    at = 0
+    for start, end in sorted(request.keep):
+        if start > 0 and span[start - 1] == SPACE and start - 1 >= at:
+            start -= 1
+        pieces.append((False, span[at:start], False))
+        pieces.append((True, span[start:end], False))
+        at = end
+    pieces.append((False, span[at:], False))
+    return pieces
+
+
+def _gap_pieces(request: EditRequest, span: str) -> list[tuple[bool, str, bool]]:
+    """(held, text, space-led) pieces of a span cut at its gap marks: the text between is held exactly;
+    a single space before a gap moves into it (its first word carries it)."""
+    pieces: list[tuple[bool, str, bool]] = []
+    at = 0
+    for mark in GAP_MARK.finditer(span):
+        held = span[at : mark.start()]
+        space_led = held.endswith(SPACE)
+        pieces.append((True, held[:-1] if space_led else held, False))
+        pieces.append((False, "", space_led))
+        at = mark.end()
+    pieces.append((True, span[at:], False))
+    return pieces
+
+
+def widened(regions: list[Region]) -> list[Region]:
+    """``regions`` with one more slot in the last free region."""
+    last = max(index for index, region in enumerate(regions) if not region.held)
+    return [replace(region, slots=region.slots + (index == last)) for index, region in enumerate(regions)]
+
+
+def template(regions: list[Region]) -> list[int]:
+    """Per slot, the id held there, or -1 where the slot is free."""
+    ids: list[int] = []
+    for region in regions:
+        ids.extend(region.ids if region.held else [-1] * region.slots)
+    return ids
+
+
+def original_slots(regions: list[Region]) -> list[int]:
+    """Per slot, the original token a rewrite's canvas may start from (``strength``), -1 where none."""
+    ids: list[int] = []
+    for region in regions:
+        if region.held:
+            ids.extend(region.ids)
+        else:
+            seeded = list(region.original[: region.slots])
+            ids.extend(seeded + [-1] * (region.slots - len(seeded)))
+    return ids
+
+
+def space_led_slots(regions: list[Region]) -> list[int]:
+    """The slots (over the whole span) whose token must start with a space: each free region's first."""
+    slots, at = [], 0
+    for region in regions:
+        if not region.held and region.space_led:
+            slots.append(at)
+        at += region.slots
+    return slots
+
+
+def assemble(raw: list[int], regions: list[Region], vocabulary: Vocabulary, lead: str) -> tuple[str, list[int]]:
+    """A candidate's new text from its slots, region by region, and the slots it kept: held regions give the
+    writer's exact text, free ones their tokens' text (padding and end markers left out)."""
+    dropped = {vocabulary.pad_id, vocabulary.eos_id, vocabulary.end_of_turn_id}
+    parts: list[str] = []
+    positions: list[int] = []
+    at = 0
+    for index, region in enumerate(regions):
+        where = list(range(at, at + region.slots))
+        at += region.slots
+        if region.held:
+            parts.append(region.text)
+            positions.extend(where)
+            continue
+        kept = [slot for slot in where if slot < len(raw) and raw[slot] not in dropped]
+        positions.extend(kept)
+        text = vocabulary.span_text([raw[slot] for slot in kept])
+        if index == 0 and lead and text.startswith(lead):
+            text = text[len(lead) :]  # the document already has the prefix's space
+        parts.append(text)
+    return "".join(parts), positions
