@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import resource
 import shutil
 import time
 import tracemalloc
@@ -363,3 +364,18 @@ def test_a_huge_json_file_is_refused_unread(checkpoint_copy: Path, name: str) ->
     finally:
         tracemalloc.stop()
     assert peak < 64 * 2**20  # the tiny model's own loading, not the 200 MB file
+
+
+def test_a_config_without_experts_is_refused_in_words(checkpoint_copy: Path) -> None:
+    _set_config(checkpoint_copy, text_config=None)  # transformers' dense default: no experts (found by fuzzing)
+    with pytest.raises(ModelLoadError, match="not a DiffusionGemma config Redraft can run: .*num_experts"):
+        load(checkpoint_copy, device="cpu")
+
+
+def test_a_config_far_bigger_than_its_weights_is_refused_before_building(checkpoint_copy: Path) -> None:
+    # A vision_config of unknown keys falls back to transformers' default tower (found by fuzzing: 670 MB built).
+    _set_config(checkpoint_copy, vision_config={"model_type": "gemma4_vision", "colour": 1})
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    with pytest.raises(ModelLoadError, match="config and the weights do not belong together"):
+        load(checkpoint_copy, device="cpu")
+    assert (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) * 1024 < 100 * 2**20

@@ -211,13 +211,36 @@ def read_config(folder: Path) -> DiffusionGemmaConfig:
         *_config_errors(), ValueError, TypeError, KeyError, AttributeError, OSError, RecursionError
     )
     try:
-        return DiffusionGemmaConfig.from_pretrained(folder, local_files_only=True)
+        config = DiffusionGemmaConfig.from_pretrained(folder, local_files_only=True)
     except refused as error:
         # transformers checks fields through huggingface_hub's strict dataclasses, whose errors are not
         # ValueErrors; the first line says which field and why.
         said = str(error).strip().splitlines()
         reason = " ".join(line.strip() for line in said[:2])[:300] or type(error).__name__
         raise ModelLoadError(f"{config_path} is not a valid DiffusionGemma config: {reason}") from error
+    _check_runnable(config, config_path)
+    return config
+
+
+def _check_runnable(config: DiffusionGemmaConfig, path: Path) -> None:
+    """What the engine and the doctor take for granted (transformers accepts a config without them, e.g.
+    ``text_config: null`` gives a dense default with no experts): said here, not as a ValueError later."""
+    from model.checkpoint.architecture import (
+        ExpertSizes,
+        canvas_length_of,
+        layer_types_of,
+        text_config_of,
+        vision_config_of,
+    )
+
+    try:
+        text = text_config_of(config)
+        vision_config_of(config)
+        canvas_length_of(config)
+        layer_types_of(text)
+        ExpertSizes.of(text)
+    except (TypeError, ValueError) as error:
+        raise ModelLoadError(f"{path} is not a DiffusionGemma config Redraft can run: {error}") from error
 
 
 def _config_errors() -> tuple[type[Exception], ...]:

@@ -7,6 +7,7 @@ gets its own specific :class:`ModelLoadError`, raised before any weights are rea
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -127,8 +128,9 @@ def weight_files(folder: Path) -> list[Path]:
     raise ModelLoadError(f"{folder} has no weights (model.safetensors or model.safetensors.index.json)")
 
 
-def check_safetensors(path: Path) -> None:
-    """Refuse a truncated or corrupt safetensors file before loading anything from it.
+def check_safetensors(path: Path) -> int:
+    """Refuse a truncated or corrupt safetensors file before loading anything from it; the number of
+    values its tensors hold.
 
     The header is read and checked here (at most ``MAX_JSON_BYTES``, an object of tensors, each with two
     byte offsets) so that a header that is a list, ``null`` or nested a thousand deep is named, not raised.
@@ -149,19 +151,23 @@ def check_safetensors(path: Path) -> None:
             raise ModelLoadError(
                 f"{path.name} is not a valid safetensors file: its header is {type(header).__name__}, not an object"
             )
-        data_end = 0
+        data_end = values = 0
         for name, entry in header.items():
             if name == "__metadata__":
                 continue
             offsets = entry.get("data_offsets") if isinstance(entry, dict) else None
+            shape = entry.get("shape") if isinstance(entry, dict) else None
             if (
                 not isinstance(offsets, list) or len(offsets) != 2
                 or not all(type(value) is int and value >= 0 for value in offsets) or offsets[0] > offsets[1]
+                or not isinstance(shape, list) or not all(type(size) is int and size >= 0 for size in shape)
             ):
                 raise ModelLoadError(
-                    f"{path.name} is not a valid safetensors file: tensor {name[:80]!r} has no valid data offsets"
+                    f"{path.name} is not a valid safetensors file: tensor {name[:80]!r} has no valid data offsets "
+                    "or shape"
                 )
             data_end = max(data_end, offsets[1])
+            values += math.prod(shape)
         if 8 + header_len + data_end > size:
             raise ModelLoadError(
                 f"{path.name} is truncated: it holds {size:,} bytes, its header promises "
@@ -169,6 +175,7 @@ def check_safetensors(path: Path) -> None:
             )
         with safe_open(str(path), framework="pt") as opened:
             opened.keys()
+        return values
     except ModelLoadError:
         raise
     except RecursionError:
@@ -177,6 +184,27 @@ def check_safetensors(path: Path) -> None:
         raise ModelLoadError(f"{path.name} is not a valid safetensors file: {error}") from error
     except OSError as error:
         raise ModelLoadError(f"cannot read {path}: {error.strerror or error}") from error
+
+
+# How many more parameters a config may describe than its weights hold (pre-packed low-bit tensors hold
+# fewer values than the parameters they stand for), plus a fixed allowance for small untied extras.
+CONFIG_OVER_WEIGHTS = 4
+CONFIG_OVER_WEIGHTS_SLACK = 2**20
+
+
+def check_sizes_match(config: DiffusionGemmaConfig, values: int, folder: Path) -> None:
+    """Refuse a config describing a far bigger model than its weights before building it: a config whose
+    vision tower fell back to transformers' default (hundreds of millions of parameters) for a few-million
+    parameter checkpoint took 670 MB only to find the weights missing."""
+    try:
+        described = doctor.parameter_groups(config).total
+    except (TypeError, ValueError, RuntimeError) as error:
+        raise ModelLoadError(f"{folder}/config.json describes no model Redraft can size: {error}") from error
+    if described > CONFIG_OVER_WEIGHTS * values + CONFIG_OVER_WEIGHTS_SLACK:
+        raise ModelLoadError(
+            f"{folder}: config.json describes a model of about {described:,} parameters, but its weights hold "
+            f"{values:,} values; the config and the weights do not belong together"
+        )
 
 
 def load_tokenizer(folder: Path, config: DiffusionGemmaConfig) -> PreTrainedTokenizerBase:
@@ -281,8 +309,7 @@ def load(
     config = read_config(folder)
     defaults = generation_defaults(folder)  # before the weights: transformers reads generation_config.json too
     files = weight_files(folder)
-    for file in files:
-        check_safetensors(file)
+    check_sizes_match(config, sum(check_safetensors(file) for file in files), folder)
     report("loading the tokenizer", 0.1)
     tokenizer = load_tokenizer(folder, config)
     chosen = resolve_precision(precision, target, config)
