@@ -223,3 +223,17 @@ def test_answers_that_are_not_json(server: tuple[Hostile, str], body: bytes) -> 
     state.overrides["/v1/models"] = lambda request: Answer(200, body)
     with pytest.raises(ServerError, match="not JSON Redraft can read|lists no models"):
         connect(Endpoint(url))
+
+
+def test_huge_pieces_side_by_side_stay_small(server: tuple[Hostile, str]) -> None:
+    state, url = server
+    # Eight single-token /detokenize requests run side by side; each answer is read up to 64 KiB, not 4 MiB.
+    state.overrides["/detokenize"] = lambda body: Answer(200, b'{"prompt": "', stream=8)
+    tracemalloc.start()
+    try:
+        with pytest.raises(ServerError, match="answered /detokenize with more than 64 KiB"):
+            ServerEngine.open(url)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 8 * 2**20

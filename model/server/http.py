@@ -183,11 +183,12 @@ def request_json(
     cancel: CancelCheck | None = None,
     timeout_s: float | None = None,
     deadline: Deadline | None = None,
+    max_bytes: int = MAX_RESPONSE_BYTES,
 ) -> Any:
     """``method`` ``path`` with a JSON ``body``; the parsed JSON answer, or a ServerError / EditCancelled.
 
     The request ends by ``timeout_s`` (the endpoint's by default) or ``deadline``, whichever is sooner, and
-    reads at most ``MAX_RESPONSE_BYTES`` of answer; redirects are not followed (they are named).
+    reads at most ``max_bytes`` of answer; redirects are not followed (they are named).
     """
     where = endpoint.display()
     limit = endpoint.timeout_s if timeout_s is None else timeout_s
@@ -220,7 +221,7 @@ def request_json(
             response = connection.getresponse()
             outcome["status"] = response.status
             outcome["location"] = response.getheader("Location") or ""
-            outcome["body"] = _read_capped(response)
+            outcome["body"] = _read_capped(response, max_bytes)
         except BaseException as error:  # handed to the waiting thread, which turns it into words
             outcome["error"] = error
 
@@ -242,7 +243,7 @@ def request_json(
     error = outcome.get("error")
     if isinstance(error, _TooBig):
         raise ServerError(
-            f"the server at {where} answered {path} with more than {MAX_RESPONSE_BYTES // 2**20} MiB, far more "
+            f"the server at {where} answered {path} with more than {_size(max_bytes)}, far more "
             "than any answer Redraft asks for; is this address a vLLM server?"
         )
     if error is not None:
@@ -273,19 +274,23 @@ class _TooBig(Exception):
     """An answer past MAX_RESPONSE_BYTES (raised on the helper thread, reported in words by the caller)."""
 
 
-def _read_capped(response: http.client.HTTPResponse) -> bytes:
-    """The body, or _TooBig as soon as it (or its declared length) passes MAX_RESPONSE_BYTES."""
+def _size(count: int) -> str:
+    return f"{count / 2**20:g} MiB" if count >= 2**20 else f"{count / 2**10:g} KiB"
+
+
+def _read_capped(response: http.client.HTTPResponse, max_bytes: int) -> bytes:
+    """The body, or _TooBig as soon as it (or its declared length) passes ``max_bytes``."""
     declared = response.getheader("Content-Length")
-    if declared is not None and declared.strip().isdigit() and int(declared) > MAX_RESPONSE_BYTES:
+    if declared is not None and declared.strip().isdigit() and int(declared) > max_bytes:
         raise _TooBig
     chunks: list[bytes] = []
     size = 0
     while True:
-        chunk = response.read(READ_CHUNK)
+        chunk = response.read(min(READ_CHUNK, max_bytes + 1 - size))
         if not chunk:
             return b"".join(chunks)
         size += len(chunk)
-        if size > MAX_RESPONSE_BYTES:
+        if size > max_bytes:
             raise _TooBig
         chunks.append(chunk)
 

@@ -10,13 +10,15 @@ from typing import Any
 import torch
 
 from model.edit.vocabulary import SPACE, Vocabulary
-from model.server.http import Deadline, Endpoint, ServerError, request_json
+from model.server.http import MAX_RESPONSE_BYTES, Deadline, Endpoint, ServerError, request_json
 
 CancelCheck = Callable[[], bool]
 
 # DiffusionGemma keeps Gemma's special tokens; the server is asked for their ids by name.
 SPECIAL_NAMES = {"pad": "<pad>", "eos": "<eos>", "bos": "<bos>", "end_of_turn": "<end_of_turn>"}
 DETOKENIZE_THREADS = 8
+# One token's text is a few bytes; its answer is read up to this much, so eight side by side stay small.
+PIECE_MAX_BYTES = 64 * 1024
 
 
 class ServerVocabulary(Vocabulary):
@@ -90,7 +92,7 @@ class ServerVocabulary(Vocabulary):
             return ""
         answer = request_json(
             self.endpoint, "POST", "/detokenize", {"model": self.model, "tokens": list(ids)}, cancel=self.cancel,
-            deadline=self.deadline,
+            deadline=self.deadline, max_bytes=PIECE_MAX_BYTES if len(ids) == 1 else MAX_RESPONSE_BYTES,
         )
         text = answer.get("prompt") if isinstance(answer, dict) else None
         if not isinstance(text, str):
