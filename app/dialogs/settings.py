@@ -117,6 +117,10 @@ def _described(control: QWidget, sentence: str) -> QWidget:
     return box
 
 
+def _words(tokens: int) -> int:
+    return max(1, round(tokens * WORDS_PER_TOKEN))
+
+
 def _integer(value: int, minimum: int, maximum: int, special: str = "") -> QSpinBox:
     box = QSpinBox()
     box.setRange(minimum, maximum)
@@ -168,6 +172,9 @@ class SettingsDialog(QDialog):
             "the length asked for, 2/3, 1/2, 1/3; a rewrite: around the selection's own length), so the "
             "model chooses the length."
         )
+        self.fill_words = _integer(_words(p.fill_max_tokens), 1, _words(1024))
+        self.fill_words.setSuffix(" words")
+        self.fill_words.setToolTip("The longest fill, in tokens: about 4 for every 3 words")
         self.random_seed = QCheckBox("A different result every time")
         self.random_seed.setChecked(p.random_seed)
         self.random_seed.setToolTip("Random seed for every rewrite")
@@ -267,6 +274,10 @@ class SettingsDialog(QDialog):
                 "rates best first; Alt+Up and Alt+Down show the others. Each extra draft makes a rewrite "
                 "slower on a computer without a graphics card.",
             ),
+        )
+        rewriting_form.addRow(
+            "Fill a gap with up to:",
+            _described(self.fill_words, "The longest text Fill Gap writes; the fill popup changes it too."),
         )
         rewriting_form.addRow(
             "Results:",
@@ -444,6 +455,7 @@ class SettingsDialog(QDialog):
             "candidates",
             "seed",
             "context_budget",
+            "fill_words",
         )
         for name in numbers:
             getattr(self, name).setValue(getattr(other, name).value())
@@ -474,6 +486,10 @@ class SettingsDialog(QDialog):
             left_to_right_bias=round(bias, 4) if (bias := self.left_to_right_bias.value()) >= 0 else -1.0,
             polish_rounds=self.polish_rounds.value(),
             candidates=self.candidates.value(),
+            # In tokens, as the popup stores it; unchanged words keep the exact number saved.
+            fill_max_tokens=self.original.fill_max_tokens
+            if (words := self.fill_words.value()) == _words(self.original.fill_max_tokens)
+            else round(words / WORDS_PER_TOKEN),
             rewrite_strength=self.strength.value() / 100,
             random_seed=self.random_seed.isChecked(),
             seed=self.seed.value(),

@@ -159,7 +159,7 @@ def test_settings_are_pages_and_keep_every_setting(qtbot: Any) -> None:
     homes = {
         "Model": ("model_source", "model_path", "device", "allow_download"),
         "Server": ("use_server", "server_url", "server_model", "server_key", "server_passes", "test_connection"),
-        "Rewriting": ("strength", "candidates", "random_seed", "seed"),
+        "Rewriting": ("strength", "candidates", "fill_words", "random_seed", "seed"),
         "Appearance": ("theme", "pass_display"),
         "Advanced": ("max_steps", "t_max", "t_min", "entropy_bound", "left_to_right_bias", "polish_rounds",
                      "context_budget"),
@@ -200,5 +200,9 @@ def test_how_much_to_change_is_said_in_words_and_saved_as_the_same_strength(qtbo
     assert dialog.candidates.text() == "1 draft"
     dialog.context_budget.setValue(2048)
     assert dialog.context_words.text() == "about 1,500 words"
+    assert dialog.fill_words.text() == "18 words"  # the default 24 tokens
+    dialog.fill_words.setValue(30)
+    assert dialog.preferences().fill_max_tokens == 40
     dialog.restore_defaults()
     assert dialog.strength.value() == 70 and dialog.candidates.value() == Preferences().candidates
+    assert dialog.preferences().fill_max_tokens == Preferences().fill_max_tokens
