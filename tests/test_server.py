@@ -25,7 +25,8 @@ def stub() -> Iterator[tuple[Stub, str]]:
         yield running
 
 
-def fill(prefix: str = "The cat sat. ", suffix: str = "It was happy.", **fields: Any) -> EditRequest:
+def fill(prefix: str = "The cat sat. ", suffix: str = "it was happy.", **fields: Any) -> EditRequest:
+    # A lower-case suffix: the gap is inside a sentence, so no sentence ending is held (tests/test_shape.py).
     return EditRequest(prefix=prefix, suffix=suffix, mode="fill", max_new_tokens=fields.pop("max_new_tokens", 6),
                        **fields)
 
@@ -45,7 +46,7 @@ def test_fill_pins_the_suffix_after_the_gap(stub: tuple[Stub, str]) -> None:
     result = engine.run(fill(seed=1))
     body = state.bodies[-1]
     xargs = body["vllm_xargs"]
-    suffix = encode(" It was happy.")  # the space before the suffix's first word moves onto it (trail_of)
+    suffix = encode(" it was happy.")  # the space before the suffix's first word moves onto it (trail_of)
     seed = xargs["diffusion_seed_canvas"]
     assert len(seed) == 16 and body["max_tokens"] == 16
     assert xargs["diffusion_pinned"] == list(range(6, 16))
@@ -70,14 +71,14 @@ def test_candidates_get_their_own_lengths_and_noise(stub: tuple[Stub, str]) -> N
 def test_a_long_span_goes_block_by_block_with_earlier_blocks_in_the_prompt(stub: tuple[Stub, str]) -> None:
     state, url = stub
     engine = ServerEngine.open(url)
-    result = engine.run(fill(max_new_tokens=40, suffix="End."))
+    result = engine.run(fill(max_new_tokens=40, suffix="end."))
     assert result.blocks == len(state.bodies) >= 3
     first, second = state.bodies[0], state.bodies[1]
     assert "diffusion_pinned" not in first["vllm_xargs"]  # a full canvas of free slots
     assert second["prompt"][: len(first["prompt"])] == first["prompt"]
     assert len(second["prompt"]) == len(first["prompt"]) + 16  # the first block's canvas, as context
     last = state.bodies[-1]["vllm_xargs"]
-    assert last["diffusion_seed_canvas"][16 - len(last["diffusion_pinned"]) :][:4] == encode(" End")
+    assert last["diffusion_seed_canvas"][16 - len(last["diffusion_pinned"]) :][:4] == encode(" end")
 
 
 def test_rewrite_at_part_strength_keeps_some_of_the_span(stub: tuple[Stub, str]) -> None:
@@ -89,6 +90,37 @@ def test_rewrite_at_part_strength_keeps_some_of_the_span(stub: tuple[Stub, str])
     original = encode(" " + span)
     kept = sum(1 for a, b in zip(seed, original, strict=False) if a == b)
     assert 0 < kept < len(original)
+
+
+def test_kept_words_are_pinned_on_the_servers_canvas(stub: tuple[Stub, str]) -> None:
+    state, url = stub
+    engine = ServerEngine.open(url)
+    span = "a red ball"  # one character a token on the stub: one canvas of 16
+    start = span.index("ball")
+    result = engine.run(
+        EditRequest(prefix="She had ", span=span, suffix=" today.", mode="rewrite", keep=((start, start + 4),), seed=3)
+    )
+    xargs = state.bodies[-1]["vllm_xargs"]
+    seed, pins = xargs["diffusion_seed_canvas"], set(xargs["diffusion_pinned"])
+    held = encode(" ball")
+    at = next(i for i in range(16) if seed[i : i + len(held)] == held)
+    assert set(range(at, at + len(held))) <= pins and min(pins) == at  # held inside the free slots
+    assert " ball" in result.text
+
+
+def test_two_gaps_fill_in_one_request_with_the_text_between_pinned(stub: tuple[Stub, str]) -> None:
+    state, url = stub
+    engine = ServerEngine.open(url)
+    span = "a ___ or [...]"
+    result = engine.run(EditRequest(prefix="She had ", span=span, suffix=" today.", mode="gaps", max_new_tokens=2))
+    assert len(state.bodies) == 1
+    xargs = state.bodies[-1]["vllm_xargs"]
+    between = encode(" or")
+    seed = xargs["diffusion_seed_canvas"]
+    at = next(i for i in range(16) if seed[i : i + len(between)] == between)
+    assert set(range(at, at + len(between))) <= set(xargs["diffusion_pinned"])
+    new = result.text
+    assert new.startswith("a ") and " or " in new  # the text outside the gaps, byte for byte
 
 
 def test_the_context_is_cut_to_fit_the_servers_length(stub: tuple[Stub, str]) -> None:

@@ -56,6 +56,26 @@ def test_rewrite_develops_new_text_around_the_span_length(engine: ServerEngine) 
     assert len(result.token_ids[0]) <= tokens + max(2, round(tokens * 0.2))
 
 
+def test_a_rewrite_with_kept_words_holds_them_on_the_served_canvas(engine: ServerEngine) -> None:
+    span = "She had a red ball and a small blue kite."
+    keep = ((span.index("red ball"), span.index("red ball") + 8), (span.index("kite"), span.index("kite") + 4))
+    result = engine.run(EditRequest(prefix="Once upon a time, there was a little girl named Lily. ", span=span,
+                                    suffix=" " + SUFFIX, mode="rewrite", keep=keep, candidates=2))
+    for text in result.texts:
+        assert "red ball" in text and "kite" in text and text.index("red ball") < text.rindex("kite"), text
+        assert text.endswith("."), text  # the sentence's ending, held after the slots
+
+
+def test_two_gaps_fill_in_one_canvas_with_the_text_between_byte_for_byte(engine: ServerEngine) -> None:
+    span = "She had a ___ and she loved to [...] with it."
+    result = engine.run(EditRequest(prefix=PREFIX, span=span, suffix=" " + SUFFIX, mode="gaps", max_new_tokens=6))
+    text = result.text
+    assert text.startswith("She had a ") and " and she loved to " in text and text.endswith(" with it."), text
+    first = text[len("She had a ") : text.index(" and she loved to ")]
+    second = text[text.index(" and she loved to ") + len(" and she loved to ") : -len(" with it.")]
+    assert first.strip() and second.strip(), text
+
+
 def test_candidates_are_distinct_and_ranked(engine: ServerEngine) -> None:
     result = engine.run(EditRequest(prefix=PREFIX, suffix=SUFFIX, mode="fill", max_new_tokens=24, candidates=3))
     assert len(result.texts) == 3

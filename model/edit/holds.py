@@ -19,6 +19,7 @@ tokens they developed, padding and end markers left out.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from model.edit.request import DEFAULT_GAP_TOKENS, GAP_MARK, LENGTH_FACTORS, EditRequest
@@ -143,9 +144,15 @@ def space_led_slots(regions: list[Region]) -> list[int]:
     return slots
 
 
-def assemble(raw: list[int], regions: list[Region], vocabulary: Vocabulary, lead: str) -> tuple[str, list[int]]:
+def assemble(
+    raw: list[int], regions: list[Region], vocabulary: Vocabulary, lead: str,
+    decode: Callable[[list[int]], str] | None = None,
+) -> tuple[str, list[int]]:
     """A candidate's new text from its slots, region by region, and the slots it kept: held regions give the
-    writer's exact text, free ones their tokens' text (padding and end markers left out)."""
+    writer's exact text, free ones their tokens' text (``decode``, by default the vocabulary's; padding and
+    end markers left out). A space-led region keeps its space even where no ban applied (a server's
+    sampler has none): "The" + "big" would glue."""
+    decode = decode or vocabulary.span_text
     dropped = {vocabulary.pad_id, vocabulary.eos_id, vocabulary.end_of_turn_id}
     parts: list[str] = []
     positions: list[int] = []
@@ -159,8 +166,10 @@ def assemble(raw: list[int], regions: list[Region], vocabulary: Vocabulary, lead
             continue
         kept = [slot for slot in where if slot < len(raw) and raw[slot] not in dropped]
         positions.extend(kept)
-        text = vocabulary.span_text([raw[slot] for slot in kept])
-        if index == 0 and lead and text.startswith(lead):
-            text = text[len(lead) :]  # the document already has the prefix's space
+        text = decode([raw[slot] for slot in kept])
+        if index == 0 and lead:
+            text = text[len(lead) :] if text.startswith(lead) else text  # the document has the prefix's space
+        elif region.space_led and text and not text[0].isspace():
+            text = SPACE + text
         parts.append(text)
     return "".join(parts), positions

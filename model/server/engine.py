@@ -42,10 +42,11 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-from model.edit import canvas
+from model.edit import canvas, holds
 from model.edit.canvas import Layout
 from model.edit.passes import EditResult, Pass, run_to_end, with_trail, without_lead
 from model.edit.request import EditRequest
+from model.edit.shape import shaped
 from model.edit.vocabulary import LINE_BREAKS
 from model.errors import EditCancelled, RequestError
 from model.server.contact import CancelCheck, ServerInfo, connect
@@ -141,6 +142,7 @@ class ServerEngine:
 
     # -- one edit ------------------------------------------------------------------------------------
 
+    @shaped
     def edit(self, request: EditRequest, cancel: CancelCheck | None = None) -> Generator[Pass, None, EditResult]:
         """Yield passes (waiting ones, or one per server pass); return the :class:`EditResult`.
 
@@ -226,8 +228,16 @@ class ServerEngine:
                     ended[c] = True
             if last or all(ended):
                 break
-        token_ids = [self._clean(state.kept, layout) for state in candidates]
-        texts = [with_trail(self._text(ids, layout), layout.trail) for ids in token_ids]
+        if layout.regions:  # kept words or gaps: the held text is the writer's, exactly
+            assembled = [
+                holds.assemble(state.kept, layout.regions, self.vocabulary, layout.lead, self._free_text(layout))
+                for state in candidates
+            ]
+            texts = [with_trail(text, layout.trail) for text, _ in assembled]
+            token_ids = [[s.kept[i] for i in where] for s, (_, where) in zip(candidates, assembled, strict=True)]
+        else:
+            token_ids = [self._clean(state.kept, layout) for state in candidates]
+            texts = [with_trail(self._text(ids, layout), layout.trail) for ids in token_ids]
         scores = [0.0]
         if batch > 1:
             scores = [s.score_sum / s.score_count if s.score_count else -math.inf for s in candidates]
@@ -256,20 +266,30 @@ class ServerEngine:
         if layout.original:
             original = layout.original[block * size : block * size + width]
             for i, token in enumerate(original):
-                if rng.random() >= request.strength:
+                if rng.random() >= request.strength and token >= 0:
                     slots[i] = token
+        for i, token in enumerate(self._held(layout, block, width)):
+            if token >= 0:  # kept words, the text between gaps: on the seed, and pinned (``_body``)
+                slots[i] = token
         room = size - width
         return slots + tail[:room] + [self.vocabulary.pad_id] * max(0, room - len(tail))
 
+    @staticmethod
+    def _held(layout: Layout, block: int, width: int) -> list[int]:
+        """The ids a steered layout holds in this block's first ``width`` slots (-1 free)."""
+        offset = layout.block_offset(block)
+        return layout.held_template[offset : offset + width]
+
     def _body(
-        self, layout: Layout, state: _Candidate, seed: list[int], width: int, steps: int | None
+        self, layout: Layout, state: _Candidate, seed: list[int], width: int, steps: int | None, block: int = 0
     ) -> dict[str, Any]:
+        held = [slot for slot, token in enumerate(self._held(layout, block, width)) if token >= 0]
         xargs: dict[str, Any] = {
             "diffusion_seed_canvas": seed,
-            "diffusion_pinned": list(range(width, self.canvas_length)),
+            "diffusion_pinned": held + list(range(width, self.canvas_length)),
             "diffusion_read_only": 1,
         }
-        if width == self.canvas_length:
+        if not xargs["diffusion_pinned"]:
             del xargs["diffusion_pinned"]  # nothing to hold: a canvas of free slots
         if steps is not None:
             xargs["diffusion_max_steps"] = steps
@@ -339,7 +359,7 @@ class ServerEngine:
         steps = request.options.max_denoising_steps
         started = time.perf_counter()
         futures = [
-            pool.submit(self._send, self._body(layout, state, seed, width, steps), cancel)
+            pool.submit(self._send, self._body(layout, state, seed, width, steps, block), cancel)
             for state, seed, width in zip(candidates, seeds, widths, strict=True)
         ]
         noise = random.Random(step_index)
@@ -372,7 +392,7 @@ class ServerEngine:
             started = time.perf_counter()
             running = [c for c in range(len(seeds)) if not finished[c]]
             futures = [
-                pool.submit(self._send, self._body(layout, candidates[c], current[c], widths[c], 1), cancel)
+                pool.submit(self._send, self._body(layout, candidates[c], current[c], widths[c], 1, block), cancel)
                 for c in running
             ]
             fresh = yield from self._gather(futures, cancel, None)
@@ -439,12 +459,19 @@ class ServerEngine:
         return [ids[i] for i in canvas.kept_positions(ids, layout, self.vocabulary)]
 
     def _text(self, ids: list[int], layout: Layout) -> str:
-        text = without_lead(self.vocabulary.span_text(ids), layout.lead) if ids else ""
-        if layout.single_line:
-            # The server cannot ban line breaks in these slots (locally model.edit.bans does): a span inside a
-            # line stays inside it.
-            for mark in LINE_BREAKS:
-                text = text.replace(mark, " ")
+        return without_lead(self._free_text(layout)(ids), layout.lead)
+
+    def _free_text(self, layout: Layout) -> Callable[[list[int]], str]:
+        """New tokens' text; inside a line, line breaks turned into spaces (the server cannot ban them in
+        these slots as model.edit.bans does locally): a span inside a line stays inside it."""
+
+        def text(ids: list[int]) -> str:
+            new = self.vocabulary.span_text(ids) if ids else ""
+            if layout.single_line:
+                for mark in LINE_BREAKS:
+                    new = new.replace(mark, " ")
+            return new
+
         return text
 
 
