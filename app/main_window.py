@@ -21,7 +21,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QEvent, QObject, QPoint, Qt, QTimer
+from PySide6.QtCore import QEvent, QObject, QPoint, QSize, Qt, QTimer
 from PySide6.QtGui import (
     QAction,
     QCloseEvent,
@@ -48,6 +48,7 @@ from app.dialogs.find_replace import FindReplaceDialog
 from app.dialogs.help import HOW_IT_WORKS, HelpPage, WelcomeDialog, files_html, shortcuts_html
 from app.dialogs.message_bar import MessageBar
 from app.dialogs.popups import FillGapPopup, InstructionPopup, show_within_screen
+from app.dialogs.screen_fit import fitted
 from app.dialogs.settings import SettingsDialog
 from app.editor_widget import RewriteEditor
 from app.file_commands import FileCommands
@@ -138,7 +139,8 @@ class MainWindow(FileCommands):
         self.editor.installEventFilter(self)  # the shortcut of an action that cannot run says why
 
         self.setWindowIcon(icon("redraft"))
-        self.resize(1100, 760)
+        # At most the screen's room: a fixed 760 px plus a title bar hid the status bar on 1366x768 laptops.
+        self.resize(fitted(self, QSize(1100, 760)))
         self.apply_theme()
         self.editor.apply_zoom(self.prefs.zoom)
         hints = QGuiApplication.styleHints()
