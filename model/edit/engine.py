@@ -46,6 +46,7 @@ from transformers.models.diffusion_gemma.generation_diffusion_gemma import (
 from model.checkpoint.loading import LoadedModel
 from model.edit import bans as slot_bans
 from model.edit import canvas, draws, holds, ranking
+from model.edit.budget import MAX_EDIT_SECONDS, PassClock, canvas_passes, check_budget
 from model.edit.canvas import Layout
 from model.edit.passes import EditResult, Pass, painted_pass, run_to_end, with_trail, without_lead
 from model.edit.polish import polish, polish_shares
@@ -116,6 +117,10 @@ class Engine:
         self.prefill_chunk = PREFILL_CHUNK
         # The last prompt encoded, and its cache before any candidate or block was added (``prepare``).
         self._prepared: tuple[tuple[int, ...], DynamicCache] | None = None
+        # What a canvas pass costs here (model.edit.budget), and the longest an edit may take.
+        self.clock = PassClock()
+        self.max_edit_seconds = MAX_EDIT_SECONDS
+        self._parameters = sum(parameter.numel() for parameter in self.model.parameters())
         keep_freed_memory()  # each pass frees and reallocates the same vocabulary-sized tensors
 
     # -- public API -------------------------------------------------------------------------------
@@ -140,9 +145,14 @@ class Engine:
         request.validate()
         options = request.options.resolved(self.loaded.generation_defaults)
         layout = self._layout(request)
+        blocks = len(layout.block_slots)
+        price = self.clock.price_ms(self._parameters, self.canvas_length, self.device.type)
+        passes = canvas_passes(request.candidates, blocks, options.max_denoising_steps, options.polish_rounds)
+        check_budget(passes, price, request.candidates, blocks, self.max_edit_seconds)
         seed = request.seed if request.seed is not None else secrets.randbits(63)
         with torch.inference_mode():
             result = yield from self._develop(request, options, layout, seed, cancel)
+        self.clock.record(result.pass_ms, request.candidates)
         return result
 
     def prepare(self, request: EditRequest) -> bool:

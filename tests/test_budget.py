@@ -1,0 +1,56 @@
+"""An edit that cannot finish in reasonable time on the loaded model is refused up front, in words
+(model/edit/budget.py), priced by what a canvas pass measurably costs on this engine."""
+
+from __future__ import annotations
+
+import pytest
+
+from model import DenoiseOptions, EditRequest, Engine, RequestError
+from model.edit.budget import PassClock, canvas_passes
+
+
+def test_an_edit_at_the_limits_is_refused_before_its_first_pass(engine: Engine) -> None:
+    engine.run(EditRequest(prefix="The cat", suffix=" sat.", mode="fill", max_new_tokens=8, candidates=2, seed=1))
+    assert engine.clock.ms_per_canvas_pass is not None  # measured on this machine, by that edit
+    huge = EditRequest(prefix="a", suffix="b", mode="fill", max_new_tokens=8192, candidates=16)
+    passes = engine.edit(huge)
+    with pytest.raises(RequestError, match=r"would take about .* ask for fewer drafts or less text"):
+        next(passes)
+
+
+def test_the_limit_follows_the_measured_speed(engine: Engine) -> None:
+    request = EditRequest(prefix="The cat", suffix=" sat.", mode="fill", max_new_tokens=8, candidates=2, seed=1)
+    engine.run(request)
+    price = engine.clock.ms_per_canvas_pass
+    assert price is not None
+    options = request.options.resolved(engine.loaded.generation_defaults)
+    work_s = canvas_passes(2, 1, options.max_denoising_steps, options.polish_rounds) * price / 1000
+    engine.max_edit_seconds = work_s * 4  # room for this edit
+    assert engine.run(request).texts
+    engine.max_edit_seconds = work_s / 4  # the same edit, priced over the limit
+    with pytest.raises(RequestError, match="more than the"):
+        engine.run(request)
+
+
+def test_first_passes_do_not_set_the_price() -> None:
+    clock = PassClock()
+    clock.record([5000.0, 4000.0], candidates=1)  # a warm-up's two slow passes: nothing learnt
+    assert clock.ms_per_canvas_pass is None
+    clock.record([5000.0, 4000.0, 40.0, 40.0, 44.0], candidates=4)
+    assert clock.ms_per_canvas_pass == pytest.approx(10.0)
+
+
+def test_before_any_edit_the_price_comes_from_the_models_size() -> None:
+    clock = PassClock()
+    cpu = clock.price_ms(parameters=5_000_000, canvas=64, device="cpu")
+    assert cpu == pytest.approx(12.8)
+    assert clock.price_ms(parameters=5_000_000, canvas=64, device="cuda") < cpu / 100
+
+
+def test_a_fresh_engine_refuses_what_its_size_says_is_hours(engine: Engine) -> None:
+    fresh = Engine(engine.loaded)
+    assert fresh.clock.ms_per_canvas_pass is None
+    fresh.max_edit_seconds = 0.001
+    with pytest.raises(RequestError, match="would take about"):
+        fresh.run(EditRequest(prefix="a", suffix="b", mode="fill", max_new_tokens=64, candidates=2,
+                              options=DenoiseOptions(max_denoising_steps=4)))
