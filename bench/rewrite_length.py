@@ -1,0 +1,80 @@
+"""How long do rewrites come out at each length setting? Held-out sentences, the built-in model.
+
+    python bench/rewrite_length.py              # 40 sentences x shorter / same / longer
+    python bench/rewrite_length.py --cases 12   # a quicker look
+
+Each held-out sentence is rewritten as the editor asks (four candidates, strength 0.7, the checkpoint's
+sampler settings) at each ``length`` (model/edit/request.py LENGTH_FACTORS: the free slots offered, as a share
+of the original's tokens). Prints the mean word ratio to the original, of the winner and of every candidate
+(the aim: near 0.6 / 1.0 / 1.5).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from evaluation.cases import rewrite_cases  # noqa: E402
+
+from model import EditRequest, Engine, load  # noqa: E402
+from model.edit.request import LENGTH_FACTORS  # noqa: E402
+from model.training.data import read_sections, split_sections  # noqa: E402
+
+DEFAULT_CORPUS = ROOT.parent / "shared" / "corpus"
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--model", type=Path, default=None, help="a model folder (default: the built-in model)")
+    parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
+    parser.add_argument("--cases", type=int, default=40)
+    parser.add_argument("--candidates", type=int, default=4)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--json", type=Path, help="also write the figures here")
+    args = parser.parse_args(argv)
+    torch.set_num_threads(args.threads)
+
+    engine = Engine(load(args.model, device="cpu"))
+    _, heldout = split_sections(read_sections(args.corpus))
+    cases = rewrite_cases(heldout, args.cases, args.seed)
+    report: dict[str, dict[str, float]] = {}
+    print(f"{len(cases)} held-out sentences, {args.candidates} candidates each, strength 0.7")
+    for length, factor in LENGTH_FACTORS.items():
+        started = time.perf_counter()
+        winners: list[float] = []
+        every: list[float] = []
+        for index, case in enumerate(cases):
+            request = EditRequest(
+                prefix=case.prefix, span=case.gap, suffix=case.suffix, mode="rewrite", length=length,  # type: ignore[arg-type]
+                candidates=args.candidates, seed=args.seed + index, strength=0.7,
+            )  # fmt: skip
+            result = engine.run(request)
+            words = len(case.gap.split())
+            winners.append(len(result.text.split()) / words)
+            every.extend(len(text.split()) / words for text in result.texts)
+        report[length] = {
+            "slots_factor": factor,
+            "winner_ratio": statistics.mean(winners),
+            "candidate_ratio": statistics.mean(every),
+            "seconds": time.perf_counter() - started,
+        }
+        print(
+            f"  {length:8s} (slots x {factor}): winner {statistics.mean(winners):.2f}, every candidate "
+            f"{statistics.mean(every):.2f} of the original's words  ({report[length]['seconds']:.0f} s)"
+        )
+    if args.json:
+        args.json.write_text(json.dumps(report, indent=2))
+
+
+if __name__ == "__main__":
+    main()
