@@ -43,8 +43,11 @@ RUNTIME_BYTES = 384 * 2**20
 LOGIT_COPIES = 4
 
 
-def diffusiongemma_26b_a4b_config(canvas_length: int = 256) -> DiffusionGemmaConfig:
+def diffusiongemma_26b_a4b_config(canvas_length: int = 256, num_hidden_layers: int = 30) -> DiffusionGemmaConfig:
     """The released 26B-A4B's text architecture (from the published facts), with a minimal vision tower.
+
+    ``num_hidden_layers`` below 30 keeps the first layers (the last is always full attention), for
+    scaled-down checks of the full-size bench.
 
     Full-attention layers (every 6th) use head dim 512 with 2 KV heads and no ``v_proj``: keys double
     as values, which the library expresses by building ``v_proj=None`` in non-sliding layers.
@@ -54,7 +57,7 @@ def diffusiongemma_26b_a4b_config(canvas_length: int = 256) -> DiffusionGemmaCon
             vocab_size=262_144,
             hidden_size=2816,
             intermediate_size=2112,
-            num_hidden_layers=30,
+            num_hidden_layers=num_hidden_layers,
             num_attention_heads=16,
             num_key_value_heads=8,
             head_dim=256,

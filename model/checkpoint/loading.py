@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,7 +25,7 @@ from transformers import (
 )
 from transformers.utils import logging as hf_logging
 
-from model.checkpoint import doctor
+from model.checkpoint import doctor, quantized_copy
 from model.checkpoint.architecture import canvas_length_of, text_config_of
 from model.checkpoint.folders import (  # noqa: F401  re-exported: callers have imported these from here
     BUILTIN,
@@ -290,11 +291,16 @@ def load(
     allow_download: bool = False,
     progress: ProgressCallback | None = None,
     check_fit: bool = True,
+    quantized_copies: Path | bool = True,
 ) -> LoadedModel:
     """Load a DiffusionGemma checkpoint for the engine. Raises :class:`ModelLoadError` with the reason.
 
     With ``check_fit`` the preflight (:mod:`model.checkpoint.doctor`) runs first, so a model too big for the device
     gets a plain explanation and advice instead of an out-of-memory crash halfway through loading.
+
+    At 4 or 8 bit the quantized weights are saved the first time and read back afterwards
+    (:mod:`model.checkpoint.quantized_copy`): ``quantized_copies`` is the folder for them (True: Redraft's
+    model folder, False: quantize on every load). A folder that is itself such a copy loads at its precision.
     """
 
     def report(stage: str, fraction: float) -> None:
@@ -308,15 +314,27 @@ def load(
     report("reading the config", 0.05)
     config = read_config(folder)
     defaults = generation_defaults(folder)  # before the weights: transformers reads generation_config.json too
-    files = weight_files(folder)
-    check_sizes_match(config, sum(check_safetensors(file) for file in files), folder)
+    chosen, stored = _precision_and_copy(folder, precision, target, config, quantized_copies)
+    weights_folder = stored or folder
+    files = weight_files(weights_folder)
+    check_sizes_match(config, sum(check_safetensors(file) for file in files), weights_folder)
     report("loading the tokenizer", 0.1)
     tokenizer = load_tokenizer(folder, config)
-    chosen = resolve_precision(precision, target, config)
     if check_fit:
         ensure_fits(config, chosen, target)
-    report(f"loading weights ({chosen})", 0.2)
-    model = _load_weights(folder, config, chosen, target)
+    if stored is not None:
+        report(f"loading weights ({chosen}, quantized before)", 0.2)
+        model = _load_stored(stored, config, chosen, target)
+    else:
+        report(f"loading weights ({chosen})", 0.2)
+        model = _load_weights(folder, config, chosen, target)
+        if chosen in quantized_copy.COPY_PRECISIONS and quantized_copies is not False:
+            report("saving the quantized weights for next time", 0.9)
+            root = quantized_copy.default_copies_folder() if quantized_copies is True else Path(quantized_copies)
+            started = time.perf_counter()
+            if quantized_copy.write_copy(model, root, folder, chosen, files) is not None:
+                model.redraft_copy_write_seconds = round(time.perf_counter() - started, 1)  # type: ignore[assignment]
+    model.redraft_weights_folder = weights_folder  # type: ignore[assignment]
     model.eval()
     report("ready", 1.0)
     name = BUILTIN_MODEL_NAME if folder == builtin_model_folder() else str(spec)
@@ -329,6 +347,41 @@ def load(
         precision=chosen,
         generation_defaults=defaults,
     )
+
+
+def _precision_and_copy(
+    folder: Path, precision: str, device: torch.device, config: DiffusionGemmaConfig, copies: Path | bool
+) -> tuple[str, Path | None]:
+    """The precision to load at, and the quantized copy to read the weights from (None: the folder's own)."""
+    manifest = quantized_copy.read_manifest(folder)
+    if manifest is not None:  # the folder is a copy: its precision is the only one it has
+        stored = str(manifest.get("precision"))
+        if stored not in quantized_copy.COPY_PRECISIONS or precision not in ("auto", stored):
+            raise ModelLoadError(
+                f"{folder} holds weights quantized to {stored}; load it with precision 'auto' or '{stored}', "
+                "or load the original checkpoint for another precision"
+            )
+        return stored, folder
+    chosen = resolve_precision(precision, device, config)
+    if chosen not in quantized_copy.COPY_PRECISIONS or copies is False:
+        return chosen, None
+    root = quantized_copy.default_copies_folder() if copies is True else Path(copies)
+    return chosen, quantized_copy.find_copy(root, folder, chosen)
+
+
+def _load_stored(
+    folder: Path, config: DiffusionGemmaConfig, precision: str, device: torch.device
+) -> DiffusionGemmaForBlockDiffusion:
+    from model.checkpoint.streaming import load_quantized_copy
+
+    manifest = quantized_copy.read_manifest(folder) or {}
+    double_quant = bool(manifest.get("policy", {}).get("double_quant", True))
+    try:
+        return load_quantized_copy(folder, config, precision, device, double_quant=double_quant)
+    except (OSError, ValueError, RuntimeError, KeyError, SafetensorError) as error:
+        raise ModelLoadError(
+            f"could not load the quantized copy in {folder}: {error}; delete that folder to quantize again"
+        ) from error
 
 
 def ensure_fits(config: DiffusionGemmaConfig, precision: str, device: torch.device) -> None:

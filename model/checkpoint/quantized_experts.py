@@ -205,6 +205,25 @@ class QuantizedExperts(nn.Module):
             setattr(self, f"{name}_absmax", absmax)
         self._loaded.add(name)
 
+    # Buffers that hold one projection's quantized weights (the quantized copy saves and reads these).
+    STORED_PARTS = ("data", "absmax", "nested_absmax", "nested_code", "offset")
+
+    def stored_tensors(self) -> dict[str, torch.Tensor]:
+        """The quantized weights by buffer name, as the quantized copy saves them."""
+        return {f"{name}_{part}": getattr(self, f"{name}_{part}") for name in self.shapes for part in self.STORED_PARTS}
+
+    def load_stored(self, tensors: dict[str, torch.Tensor]) -> None:
+        """Take weights quantized before (``stored_tensors`` of a module like this one): nothing is quantized."""
+        for name, (rows, cols) in self.shapes.items():
+            values = self.num_experts * rows * cols
+            expected = values // 2 if self.scheme == "nf4" else values
+            data = tensors[f"{name}_data"]
+            if data.numel() != expected or data.dtype != (torch.uint8 if self.scheme == "nf4" else torch.int8):
+                raise ValueError(f"stored {name} experts hold {data.numel()} {data.dtype} values, expected {expected}")
+            for part in self.STORED_PARTS:
+                setattr(self, f"{name}_{part}", tensors[f"{name}_{part}"].to(self.nf4_table.device))
+            self._loaded.add(name)
+
     # ---- dequantization ----------------------------------------------------------------------
 
     def _absmax(self, name: str, first_block: int, end_block: int) -> torch.Tensor:

@@ -12,16 +12,24 @@ Ties: encoder and decoder text layers (and the LM head / embeddings) share param
 own tie map (parameters that are the same object) tells which checkpoint names are one weight; the
 first name found in the checkpoint is loaded and the result installed at every name of the group,
 whichever side the checkpoint happened to save.
+
+Shards are read with plain file reads (``safetensors_io.read_tensors``), not ``safe_open``'s memory
+map: a mapped shard keeps every page read from it resident until it is closed, which on the 26B-A4B
+put a whole 5 GB shard on top of the model. :func:`load_quantized_copy` reads a quantized copy
+(``model/checkpoint/quantized_copy.py``) through the same loader: nothing is quantized, the stored NF4
+and int8 tensors become the modules' own.
 """
 
 from __future__ import annotations
 
 import weakref
+from collections import defaultdict
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import bitsandbytes as bnb
 import torch
 from safetensors import safe_open
 from torch import nn
@@ -37,6 +45,7 @@ from model.checkpoint.quantization import (
     policy_for,
     quantize_linear,
 )
+from model.checkpoint.safetensors_io import DTYPES, read_header, read_tensors
 
 SINGLE_FILE = "model.safetensors"
 LAYER_PREFIXES = ("model.decoder.layers.", "model.encoder.language_model.layers.")
@@ -239,6 +248,45 @@ class _Loader:
             for path in paths:
                 _set_module(self.model, path, quantized)
 
+    def install_stored_experts(self, path: str, parts: dict[str, torch.Tensor], double_quant: bool) -> None:
+        group = self.groups.get(f"{path}.gate_up_proj")
+        if group is None or self.policy.experts == "bf16":
+            raise ValueError(f"{path} holds quantized experts the model or the precision has no place for")
+        spec = ExpertsSpec.of(self.model.get_submodule(path))
+        quantized = QuantizedExperts(
+            num_experts=spec.num_experts,
+            hidden_dim=spec.hidden_dim,
+            intermediate_dim=spec.intermediate_dim,
+            hidden_activation=spec.hidden_activation,
+            scheme=self.policy.experts,
+            double_quant=double_quant,
+            compute_dtype=self.policy.compute_dtype,
+            device=self.device,
+        )
+        quantized.load_stored(parts)
+        for member in group:
+            _set_module(self.model, member.rpartition(".")[0], quantized)
+        for attr in ("gate_up_proj", "down_proj"):
+            self.loaded.update(self.groups[f"{path}.{attr}"])
+
+    def install_stored_int8(self, path: str, parts: dict[str, torch.Tensor]) -> None:
+        group = self.groups.get(f"{path}.weight")
+        if group is None or self.policy.linears != "int8":
+            raise ValueError(f"{path} holds an int8 linear the model or the precision has no place for")
+        out_features, in_features = parts["weight"].shape
+        linear = bnb.nn.Linear8bitLt(
+            in_features, out_features, bias=False, has_fp16_weights=False, threshold=0.0, device="meta"
+        )
+        # Already quantized: Int8Params with int8 data and its row scales, never moved through .to() from
+        # a float (which is where bitsandbytes quantizes).
+        values = parts["weight"].to(self.device)
+        linear.weight = bnb.nn.Int8Params(
+            values, requires_grad=False, has_fp16_weights=False, CB=values, SCB=parts["SCB"].to(self.device)
+        )
+        for member in group:
+            _set_module(self.model, member.rpartition(".")[0], linear)
+        self.loaded.update(group)
+
     def finish(self) -> None:
         missing = [name for name in self.groups if name not in self.loaded]
         problems = []
@@ -277,22 +325,85 @@ def load_streaming(
     stats.peak_rss_anon_bytes = stats.baseline_rss_anon_bytes
     model = build_skeleton(config)
     loader = _Loader(model, policy, torch.device(device), stats)
+    for name, tensor in _tensors(files, stats):
+        size = tensor.numel() * tensor.element_size()
+        stats.largest_tensor_bytes = max(stats.largest_tensor_bytes, size)
+        loader.read.append((weakref.ref(tensor), size))
+        stats.peak_unquantized_bytes = max(stats.peak_unquantized_bytes, loader.live_unquantized_bytes())
+        loader.take(name, tensor)
+        del tensor
+        _sample_rss(stats)
+    loader.finish()
+    model.streaming_stats = stats  # type: ignore[assignment]
+    return model
+
+
+def _tensors(files: list[Path], stats: StreamingStats) -> Iterator[tuple[str, torch.Tensor]]:
+    """Every tensor of every shard, one at a time; ``safe_open`` only for dtypes the plain reader lacks."""
     for file in files:
         stats.shards += 1
         stats.largest_shard_bytes = max(stats.largest_shard_bytes, file.stat().st_size)
-        with safe_open(str(file), framework="pt", device="cpu") as shard:
-            for name in shard.keys():  # noqa: SIM118 - safe_open handles are not iterable
-                tensor = shard.get_tensor(name)
-                size = tensor.numel() * tensor.element_size()
-                stats.tensors += 1
-                stats.largest_tensor_bytes = max(stats.largest_tensor_bytes, size)
-                loader.read.append((weakref.ref(tensor), size))
-                stats.peak_unquantized_bytes = max(
-                    stats.peak_unquantized_bytes, loader.live_unquantized_bytes()
-                )
-                loader.take(name, tensor)
-                del tensor
-                _sample_rss(stats)
+        try:
+            start, header = read_header(file)
+            plain = {entry["dtype"] for entry in header.values()} <= set(DTYPES)
+        except (OSError, ValueError, TypeError, KeyError):
+            plain = False
+        if not plain:
+            with safe_open(str(file), framework="pt", device="cpu") as shard:
+                for name in shard.keys():  # noqa: SIM118 - safe_open handles are not iterable
+                    stats.tensors += 1
+                    yield name, shard.get_tensor(name)
+            continue
+        # Each tensor is let go before the next is read, so only one is ever held here.
+        for name, tensor in read_tensors(file):
+            stats.tensors += 1
+            yield name, tensor
+            del tensor
+
+
+EXPERT_PARTS = tuple(f"{name}_{part}" for name in ("gate_up", "down") for part in QuantizedExperts.STORED_PARTS)
+
+
+@torch.no_grad()
+def load_quantized_copy(
+    folder: Path,
+    config: DiffusionGemmaConfig,
+    precision: str,
+    device: torch.device,
+    *,
+    double_quant: bool = True,
+    stats: StreamingStats | None = None,
+) -> DiffusionGemmaForBlockDiffusion:
+    """Build the model from a quantized copy written by ``quantized_copy.write_copy`` (nothing is quantized).
+
+    NF4/int8 experts and int8 linears arrive in parts (several tensors each) and are installed once
+    complete; every other tensor goes through the same path as a bf16 checkpoint's.
+    """
+    stats = stats if stats is not None else StreamingStats()
+    policy = policy_for(precision)
+    files = shard_files(Path(folder))
+    stats.baseline_rss_anon_bytes = rss_anon_bytes()
+    stats.peak_rss_anon_bytes = stats.baseline_rss_anon_bytes
+    model = build_skeleton(config)
+    loader = _Loader(model, policy, torch.device(device), stats)
+    experts: dict[str, dict[str, torch.Tensor]] = defaultdict(dict)
+    int8: dict[str, dict[str, torch.Tensor]] = defaultdict(dict)
+    for name, tensor in _tensors(files, stats):
+        path, _, attr = name.rpartition(".")
+        if attr in EXPERT_PARTS:
+            experts[path][attr] = tensor
+            if len(experts[path]) == len(EXPERT_PARTS):
+                loader.install_stored_experts(path, experts.pop(path), double_quant)
+        elif attr == "SCB" or (attr == "weight" and tensor.dtype == torch.int8 and _is_policy_linear(name)):
+            int8[path][attr] = tensor
+            if len(int8[path]) == 2:
+                loader.install_stored_int8(path, int8.pop(path))
+        else:
+            loader.take(name, tensor)
+        del tensor
+        _sample_rss(stats)
+    if experts or int8:
+        raise ValueError(f"incomplete quantized modules: {', '.join(sorted([*experts, *int8])[:8])}")
     loader.finish()
     model.streaming_stats = stats  # type: ignore[assignment]
     return model
