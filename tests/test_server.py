@@ -123,6 +123,28 @@ def test_two_gaps_fill_in_one_request_with_the_text_between_pinned(stub: tuple[S
     assert new.startswith("a ") and " or " in new  # the text outside the gaps, byte for byte
 
 
+def test_an_instruction_goes_in_the_served_models_chat_template(stub: tuple[Stub, str]) -> None:
+    state, url = stub
+    state.chat_template = True
+    engine = ServerEngine.open(url)
+    assert engine.follows_instructions
+    result = engine.run(EditRequest(prefix="She had ", span="a red ball", suffix=" today.", mode="instruct",
+                                    instruction="Make it shorter", max_new_tokens=8))
+    prompt = decode(state.bodies[-1]["prompt"])
+    assert prompt.startswith("<user>Make it shorter") and prompt.endswith("<model>")
+    assert "Text to rewrite:\na red ball" in prompt and "Text after:\n today." in prompt
+    assert "diffusion_pinned" not in state.bodies[-1]["vllm_xargs"]  # the answer is free text to its end
+    assert result.text.strip()
+
+
+def test_a_served_model_without_a_chat_template_follows_no_instructions(stub: tuple[Stub, str]) -> None:
+    state, url = stub
+    engine = ServerEngine.open(url)
+    assert not engine.follows_instructions
+    with pytest.raises(RequestError, match="not instruction-tuned"):
+        engine.run(EditRequest(prefix="She had ", span="a red ball", mode="instruct", instruction="Shorter"))
+
+
 def test_the_context_is_cut_to_fit_the_servers_length(stub: tuple[Stub, str]) -> None:
     state, url = stub
     state.max_model_len = 40

@@ -76,6 +76,16 @@ def test_two_gaps_fill_in_one_canvas_with_the_text_between_byte_for_byte(engine:
     assert first.strip() and second.strip(), text
 
 
+def test_an_instruction_is_sent_in_the_served_models_chat_template(engine: ServerEngine) -> None:
+    # scripts/test-vllm serves the built-in model with a chat template added: the template is the server's.
+    assert engine.follows_instructions
+    request = EditRequest(prefix="Once upon a time, there was a little girl named Lily. ", span="She had a red ball.",
+                          suffix=" " + SUFFIX, mode="instruct", instruction="Make it more vivid", max_new_tokens=24)
+    result = engine.run(request)
+    assert len(result.token_ids[0]) <= 24
+    assert all(token not in result.token_ids[0] for token in engine.special_ids)  # the answer ends at its turn's end
+
+
 def test_candidates_are_distinct_and_ranked(engine: ServerEngine) -> None:
     result = engine.run(EditRequest(prefix=PREFIX, suffix=SUFFIX, mode="fill", max_new_tokens=24, candidates=3))
     assert len(result.texts) == 3

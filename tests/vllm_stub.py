@@ -53,6 +53,7 @@ class Stub:
         self.paths: list[str] = []  # every POST, in order
         self.disconnected = threading.Event()
         self.fill = "word "  # what free slots develop into
+        self.chat_template = False  # whether /tokenize applies a chat template to messages
 
 
 def handler(stub: Stub) -> type[BaseHTTPRequestHandler]:
@@ -91,7 +92,14 @@ def handler(stub: Stub) -> type[BaseHTTPRequestHandler]:
                 return
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
             stub.paths.append(self.path)
-            if self.path == "/tokenize":
+            if self.path == "/tokenize" and "messages" in body:
+                if not stub.chat_template:  # vLLM's words for a tokenizer without one
+                    self._error(400, "As of transformers v4.44, default chat template is no longer allowed, so "
+                                     "you must provide a chat template if the tokenizer does not define one.")
+                    return
+                turns = "".join(f"<{m['role']}>{m['content']}<end_of_turn>" for m in body["messages"])
+                self._send(200, {"tokens": encode(turns + "<model>"), "count": 0})
+            elif self.path == "/tokenize":
                 self._send(200, {"tokens": encode(body["prompt"]), "count": 0})
             elif self.path == "/detokenize":
                 self._send(200, {"prompt": decode(body["tokens"])})

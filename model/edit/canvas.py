@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
-from typing import Any, Protocol
+from typing import Protocol
 
 import torch
 
@@ -196,12 +196,7 @@ def instruction_prompt(request: EditRequest, budget: int, vocabulary: Vocabulary
         f"Text after:\n{request.suffix[:context_chars]}\n\n"
         "Reply with the rewritten text only."
     )
-    messages = [{"role": "user", "content": content}]
-    encoded: Any = vocabulary.tokenizer.apply_chat_template(messages, tokenize=True, add_generation_prompt=True)
-    if hasattr(encoded, "keys"):  # transformers 5 returns a BatchEncoding
-        encoded = encoded["input_ids"]
-    ids = [int(token) for token in encoded]
-    return ids[-budget:]
+    return vocabulary.chat_ids([{"role": "user", "content": content}])[-budget:]
 
 
 def single_line(request: EditRequest, trail: str) -> bool:

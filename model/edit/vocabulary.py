@@ -4,6 +4,7 @@ token's text holds (a leading space, a line break), decoded once per model."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import torch
 from transformers import PreTrainedTokenizerBase
@@ -35,6 +36,13 @@ class Vocabulary:
 
     def decode(self, ids: list[int]) -> str:
         return str(self.tokenizer.decode(ids, skip_special_tokens=False))
+
+    def chat_ids(self, messages: list[dict[str, str]]) -> list[int]:
+        """``messages`` in the model's chat template, ready for the model's turn (instruction-tuned models)."""
+        encoded: Any = self.tokenizer.apply_chat_template(messages, tokenize=True, add_generation_prompt=True)
+        if hasattr(encoded, "keys"):  # transformers 5 returns a BatchEncoding
+            encoded = encoded["input_ids"]
+        return [int(token) for token in encoded]
 
     def pieces(self, ids: list[int]) -> list[str]:
         """Each id's own text, as ``batch_decode`` of one id gives it; remembered, since every pass paints them."""

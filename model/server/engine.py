@@ -93,10 +93,17 @@ class ServerEngine:
         self.name = info.name
         self.canvas_length = info.canvas_length
         self.vocab_size = info.vocab_size
-        self.follows_instructions = False
         setup = setup or Deadline.for_contact(endpoint)
         self.vocabulary = ServerVocabulary(endpoint, info.name, info.vocab_size, setup)
         vocabulary = self.vocabulary
+        vocabulary.deadline = setup
+        try:  # instructions cross when the served model has a chat template (its /tokenize applies it)
+            vocabulary.chat_ids([{"role": "user", "content": "Hello"}])
+            self.follows_instructions = True
+        except RequestError:
+            self.follows_instructions = False
+        finally:
+            vocabulary.deadline = None
         self.special_ids = {i for i in (vocabulary.pad_id, vocabulary.eos_id, vocabulary.bos_id,
                                         vocabulary.end_of_turn_id) if i is not None}
         self._decoded: dict[tuple[int, ...], str] = {}
@@ -151,8 +158,6 @@ class ServerEngine:
         edit, every request of it included, ends within the endpoint's ``timeout_s`` (else a ServerError).
         """
         request.validate()
-        if request.mode == "instruct":
-            raise RequestError("instructions are not sent to a server yet: use Rewrite, or a local checkpoint")
         stop = threading.Event()
         user_cancel = cancel
 

@@ -10,6 +10,7 @@ from typing import Any
 import torch
 
 from model.edit.vocabulary import SPACE, Vocabulary
+from model.errors import RequestError
 from model.server.http import MAX_RESPONSE_BYTES, Deadline, Endpoint, ServerError, request_json
 
 CancelCheck = Callable[[], bool]
@@ -81,6 +82,23 @@ class ServerVocabulary(Vocabulary):
                 f"the server's /tokenize answer holds {repr(bad[0])[:40]}, not a token id of its vocabulary "
                 f"(0 to {self.size - 1:,}); is it serving the model it named?"
             )
+        return list(tokens)
+
+    def chat_ids(self, messages: list[dict[str, str]]) -> list[int]:
+        """``messages`` in the served model's own chat template: vLLM's ``/tokenize`` applies it to them. A model
+        without a template is refused by the server (an HTTP 400), said here as a RequestError in words."""
+        body = {"model": self.model, "messages": messages, "add_generation_prompt": True, "add_special_tokens": False}
+        try:
+            answer = request_json(self.endpoint, "POST", "/tokenize", body, cancel=self.cancel, deadline=self.deadline)
+        except ServerError as error:
+            if "HTTP 400" not in str(error):
+                raise
+            raise RequestError(
+                f"the server's model {self.model!r} has no chat template, so it follows no instructions; use Rewrite"
+            ) from None
+        tokens = answer.get("tokens") if isinstance(answer, dict) else None
+        if not isinstance(tokens, list) or not tokens or not all(self.is_id(token) for token in tokens):
+            raise ServerError(f"the server's /tokenize answer to a chat has no token ids: {str(answer)[:120]}")
         return list(tokens)
 
     def is_id(self, token: object) -> bool:
