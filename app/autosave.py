@@ -41,6 +41,8 @@ class AutosavedWindow(Protocol):
 
     def saved_text(self) -> str: ...
 
+    def versions_record(self) -> list[dict[str, Any]]: ...
+
 
 class Autosaver(QObject):
     """Keeps one window's record in ``area`` up to date.
@@ -98,7 +100,7 @@ class Autosaver(QObject):
         form = window.file_format
         self._submit(
             self.area.write, self.document_id, window.saved_text(), path=window.path, title=title,
-            encoding=form.encoding, bom=form.bom, newline=form.newline,
+            encoding=form.encoding, bom=form.bom, newline=form.newline, versions=window.versions_record(),
         )  # fmt: skip
 
     def flush(self) -> None:

@@ -43,6 +43,7 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QApplication, QMenu, QPlainTextEdit, QWidget
 
+from app.drafts import hesitation
 from app.markdown_highlighter import MarkdownHighlighter
 from app.theme import CanvasColors, canvas_colors
 from app.worker import Ink, Segment
@@ -125,6 +126,9 @@ class RewriteEditor(QPlainTextEdit):
         self._span: LiveSpan | None = None
         self.phase = Phase.IDLE
         self.colors: CanvasColors = canvas_colors(dark=False)
+        # View ▸ Shade Hesitant Words: a developing word's background deepens with its entropy.
+        self.shade_hesitation = False
+        self.hesitant = QColor(205, 72, 44)
         self.zoom_level = 0
         self.setFrameShape(QPlainTextEdit.Shape.NoFrame)
         self.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
@@ -203,7 +207,16 @@ class RewriteEditor(QPlainTextEdit):
             Ink.FRESH: self._format(colors.ink, colors.fresh),
             Ink.NOISE: self._format(colors.noise, colors.canvas),
         }
-        self._paint([(segment.text, formats[segment.ink]) for segment in segments])
+        runs = []
+        for segment in segments:
+            amount = hesitation(segment.entropy) if self.shade_hesitation and segment.ink is not Ink.NOISE else 0.0
+            if amount > 0:
+                shade = QColor(self.hesitant)
+                shade.setAlphaF(0.6 * amount)
+                runs.append((segment.text, self._format(colors.ink, shade)))
+            else:
+                runs.append((segment.text, formats[segment.ink]))
+        self._paint(runs)
 
     def show_result(self, text: str) -> None:
         """Paint the finished text, marked as waiting for Accept or Reject."""

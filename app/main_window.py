@@ -19,7 +19,7 @@ from __future__ import annotations
 import logging
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QEvent, QObject, QPoint, QSize, Qt, QTimer
 from PySide6.QtGui import (
@@ -50,6 +50,8 @@ from app.dialogs.message_bar import MessageBar
 from app.dialogs.popups import FillGapPopup, InstructionPopup, show_within_screen
 from app.dialogs.screen_fit import fitted
 from app.dialogs.settings import SettingsDialog
+from app.dialogs.versions import choose_version
+from app.drafts_panel import DraftsPanel, hesitant_color
 from app.editor_widget import RewriteEditor
 from app.file_commands import FileCommands
 from app.fileio import TextDocument
@@ -57,6 +59,7 @@ from app.rewrite_controller import RewriteController, RewriteRun
 from app.settings import MAX_INSTRUCTION_HISTORY, Preferences, SettingsStore
 from app.theme import apply_theme, canvas_colors
 from app.userdirs import user_dirs
+from app.versions import SpanVersions
 from app.worker import ModelInfo, ModelSpec, RewriteService, ServerSpec
 from model import EditResult
 from model.checkpoint.folders import resources_dir
@@ -124,6 +127,7 @@ class MainWindow(FileCommands):
         worker.loadFailed.connect(self._on_load_failed)
         self.rewrites = RewriteController(self, self)
         self.rewrites.stateChanged.connect(self._update_actions)
+        self._install_drafts_and_versions()
 
         document = self.editor.document()
         document.modificationChanged.connect(self.setWindowModified)
@@ -243,6 +247,7 @@ class MainWindow(FileCommands):
             "&Previous Candidate", lambda: self.cycle_candidate(-1), "Alt+Up", "previous"
         )
         self.next_action = a("&Next Candidate", lambda: self.cycle_candidate(+1), "Alt+Down", "next")
+        self.versions_action = a("&Versions…", lambda: choose_version(self), "Ctrl+Shift+V")
         self.settings_action = a("&Settings…", self.show_settings, StandardKey.Preferences)
         if self.settings_action.shortcut().isEmpty():
             self.settings_action.setShortcut(QKeySequence("Ctrl+,"))
@@ -269,11 +274,15 @@ class MainWindow(FileCommands):
         edit_menu.addActions([self.find_action, self.settings_action])
         view_menu = menus.addMenu("&View")
         view_menu.addActions([self.zoom_in_action, self.zoom_out_action, self.zoom_reset_action])
+        self.view_menu = view_menu
         rewrite_menu = menus.addMenu("&Rewrite")
+        self.rewrite_menu = rewrite_menu
         rewrite_menu.addActions([self.rewrite_action, self.fill_action, self.instruct_action])
         rewrite_menu.addSeparator()
         rewrite_menu.addActions([self.accept_action, self.reject_action, self.regenerate_action])
         rewrite_menu.addActions([self.previous_action, self.next_action, self.cancel_action])
+        rewrite_menu.addSeparator()
+        rewrite_menu.addAction(self.versions_action)
         help_menu = menus.addMenu("&Help")
         help_menu.addActions([self.shortcuts_action, self.how_action, self.files_action])
         help_menu.addSeparator()
@@ -293,6 +302,50 @@ class MainWindow(FileCommands):
         toolbar.addWidget(self.candidate_label)
         toolbar.addAction(self.cancel_action)
         self.addToolBar(toolbar)
+
+    def _install_drafts_and_versions(self) -> None:
+        """The drafts panel beside the text (app/drafts_panel.py) and every span's versions (app/versions.py)."""
+        self.versions = SpanVersions(self.editor)
+        self.rewrites.spanBegan.connect(self.versions.span_began)
+        self.rewrites.draftShown.connect(self.versions.draft_shown)
+        self.rewrites.spanEnded.connect(self.versions.span_ended)
+        panel = self.drafts_panel = DraftsPanel(self, self.rewrites)
+        self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, panel)
+        panel.setVisible(self.prefs.drafts_panel)
+        panel.shownByWriter.connect(lambda shown: self._store(drafts_panel=shown))
+        panel.shade_action.setChecked(self.prefs.shade_span)
+        self.editor.shade_hesitation = self.prefs.shade_span
+        panel.shade_action.toggled.connect(self._shade_span)
+        self.view_menu.addSeparator()
+        self.view_menu.addActions([panel.toggle_action, panel.shade_action])
+        panel.draft_menu(self.rewrite_menu)
+
+    def _shade_span(self, shade: bool) -> None:
+        self.editor.shade_hesitation = shade
+        self._store(shade_span=shade)
+
+    def versions_record(self) -> list[dict[str, Any]]:
+        """The spans' versions for the recovery record (app/autosave.py)."""
+        return self.versions.record()
+
+    def restore_versions(self, records: list[dict[str, Any]]) -> int:
+        return self.versions.restore(records)
+
+    def new_document(self) -> None:
+        super().new_document()
+        if not self.editor.document().isModified() and not self.editor.plain_text():
+            self.versions.clear()
+
+    def open_path(self, path: Path, encoding: str | None = None, ask_encoding: bool = False) -> bool:
+        before = self.path
+        opened = super().open_path(path, encoding, ask_encoding)
+        if opened and path != before:  # a reload of the same file keeps them (found again by their text)
+            self.versions.clear()
+        return opened
+
+    def load_unsaved(self, text: str, path: Path | None, file_format: TextDocument) -> None:
+        super().load_unsaved(text, path, file_format)
+        self.versions.clear()
 
     # -- model ----------------------------------------------------------------------------------
 
@@ -568,6 +621,8 @@ class MainWindow(FileCommands):
             return
         dark = apply_theme(app, self.prefs.theme)
         self.editor.set_colors(canvas_colors(dark), app.palette().color(app.palette().ColorRole.Link))
+        self.drafts_panel.set_colors(canvas_colors(dark), dark)
+        self.editor.hesitant = hesitant_color(dark)
         self.message_bar.restyle()
 
     # -- help -------------------------------------------------------------------------------------

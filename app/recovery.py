@@ -78,6 +78,8 @@ class RecoveredDocument:
     encoding: str = "utf-8"
     bom: bool = False
     newline: str = "\n"
+    # The versions of its rewritten spans (app/versions.py, ``SpanVersions.record``); older records have none.
+    versions: tuple[dict[str, Any], ...] = ()
 
     @property
     def autosaved(self) -> str:
@@ -133,11 +135,13 @@ class RecoveryArea:
                 shutil.rmtree(folder, ignore_errors=True)
 
     def write(self, document_id: str, text: str, *, path: Path | None, title: str, encoding: str = "utf-8",
-              bom: bool = False, newline: str = "\n") -> bool:  # fmt: skip
+              bom: bool = False, newline: str = "\n",
+              versions: list[dict[str, Any]] | None = None) -> bool:  # fmt: skip
         """Record ``text`` for the document unless the record already holds it; True if written.
 
         A record is one JSON line of metadata, then the text as UTF-8: no escaping pass over a 10 MB
-        novel, and hashing and writing release the GIL, so this can run beside the GUI thread.
+        novel, and hashing and writing release the GIL, so this can run beside the GUI thread. The spans'
+        ``versions`` ride in the metadata (a key older Redraft ignores), so a new version is a new record.
         """
         self.claim()
         assert self.folder is not None
@@ -146,6 +150,8 @@ class RecoveryArea:
             "path": None if path is None else str(path), "title": title, "encoding": encoding, "bom": bom,
             "newline": newline,
         }  # fmt: skip
+        if versions:
+            meta["versions"] = versions
         digest = hashlib.sha256(json.dumps(meta, sort_keys=True).encode() + b"\n" + body).hexdigest()
         if self._written.get(document_id) == digest:
             return False
@@ -213,6 +219,7 @@ class RecoveryArea:
                             title=str(fields.get("title") or "Untitled"), written_at=float(fields["written_at"]),
                             encoding=str(fields.get("encoding", "utf-8")), bom=bool(fields.get("bom", False)),
                             newline=str(fields.get("newline", "\n")),
+                            versions=_versions(fields.get("versions")),
                         )
                     )  # fmt: skip
                 except (OSError, ValueError, KeyError, TypeError):
@@ -225,3 +232,10 @@ class RecoveryArea:
             with contextlib.suppress(FileNotFoundError):
                 document.record.unlink()
         self.sweep()
+
+
+def _versions(value: object) -> tuple[dict[str, Any], ...]:
+    """A record's span versions, if they read as a list of objects; anything else (none, damage) as none."""
+    if not isinstance(value, list):
+        return ()
+    return tuple(entry for entry in value if isinstance(entry, dict))

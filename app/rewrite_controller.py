@@ -53,7 +53,11 @@ class RewriteRun:
     candidate: int = 0
     regenerations: int = 0
     started: float = field(default_factory=time.monotonic)
-    # The passes shown in the current phase (live, veiled or replayed) and when its first arrived, to
+    # Drafts side by side (app/drafts_panel.py): the draft the writer chose while they develop (the span
+    # follows it instead of the leader), and the last pass painted, to show that choice at once.
+    pinned: int | None = None
+    last_pass: PaintedPass | None = None
+    # The passes shown in the current phase (live or veiled) and when its first arrived, to
     # measure the time a pass takes on this machine and say how long is left.
     phase: str = ""
     phase_passes: int = 0
@@ -66,32 +70,23 @@ ESTIMATE_AFTER_PASSES = 4
 
 def time_left_ms(run: RewriteRun, painted: PaintedPass, display_ms: int, now: float) -> float | None:
     """How long the run may still take, from the passes measured so far in this phase; None: too few
-    measured, or no limit known. With several drafts the winner's replay comes after the veiled passes."""
+    measured, or no limit known."""
     if painted.most is None or run.phase_passes < ESTIMATE_AFTER_PASSES:
         return None
-    per_pass = (now - run.phase_started) * 1000 / (run.phase_passes - 1)
+    per_pass = max((now - run.phase_started) * 1000 / (run.phase_passes - 1), display_ms)
     done = painted.raw.step + 1
-    left = max(0, painted.most - done) * per_pass
-    if painted.veiled:
-        left += painted.most * display_ms  # the replay holds each recorded pass on screen
-    return left
+    return max(0, painted.most - done) * per_pass
 
 
 def progress_message(run: RewriteRun, painted: PaintedPass, left_ms: float | None) -> str:
     """The status bar while a rewrite develops: which pass of how many, and the time left."""
     step = painted.raw
     number = step.step + 1
-    if painted.most is None:
-        number_text = f"pass {number}"
-    else:  # a replay knows its count; a live run knows only its limit (it usually stops sooner)
-        number_text = f"pass {number} of {'' if painted.replay else 'at most '}{painted.most}"
+    # A live run knows only its limit (it usually stops sooner).
+    number_text = f"pass {number}" if painted.most is None else f"pass {number} of at most {painted.most}"
     blocks = f" · block {step.block + 1}/{step.blocks}" if step.blocks > 1 else ""
-    if painted.veiled:
-        what = f"Developing {len(step.pieces)} drafts…"
-    elif painted.replay:
-        what = "Showing the best draft…"
-    else:
-        what = "Developing…"
+    drafts = len(step.pieces)
+    what = f"Developing {drafts} drafts…" if drafts > 1 else "Developing…"
     left = f" · about {max(1, math.ceil(left_ms / 1000))} s left" if left_ms is not None else ""
     return f"{what} {number_text}{blocks}{left} · Esc cancels"
 
@@ -124,6 +119,11 @@ class RewriteController(QObject):
     """The current run (``run``) and the last finished result (``last_result``) of one window."""
 
     stateChanged = Signal()  # a run started, finished, changed candidate or ended
+    # For the drafts panel and the span's versions (app/drafts_panel.py, app/versions.py):
+    passPainted = Signal(object)  # PaintedPass of the current run, after the span painted it
+    spanBegan = Signal(int, int, str)  # start, end, the original text
+    draftShown = Signal(str, str)  # a finished draft put in the span: its text, its label
+    spanEnded = Signal(int, int)  # where the span's text is after accept, reject or cancel
 
     def __init__(self, window: RewriteWindow, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -175,6 +175,8 @@ class RewriteController(QObject):
                 )
                 return None
         request = self._request(mode, start, end, instruction, max_new_tokens, regenerations)
+        # Before the span is painted over: its versions find it by its text (app/versions.py).
+        self.spanBegan.emit(start, end, editor.text_between(start, end))
         editor.begin_live_span(start, end)
         job_id = window.service.submit(request, window.prefs.pass_display_ms)
         self.run = RewriteRun(job_id, mode, instruction, max_new_tokens, regenerations=regenerations)
@@ -270,24 +272,36 @@ class RewriteController(QObject):
         if run is None or editor.phase is not Phase.DEVELOPING:
             return
         run.passes += 1
-        editor.paint_pass(painted.frames[painted.shown])
+        run.last_pass = painted
+        editor.paint_pass(painted.frames[self._shown(run, painted)])
         now = time.monotonic()
-        phase = "replay" if painted.replay else ("veiled" if painted.veiled else "live")
+        phase = "veiled" if painted.veiled else "live"
         if phase != run.phase:
             run.phase, run.phase_passes, run.phase_started = phase, 0, now
         run.phase_passes += 1
         left = time_left_ms(run, painted, self.window.prefs.pass_display_ms, now)
         self.window.statusBar().showMessage(progress_message(run, painted, left))
+        self.passPainted.emit(painted)
+
+    @staticmethod
+    def _shown(run: RewriteRun, painted: PaintedPass) -> int:
+        """The frame the span paints: the draft the writer chose, else the leader (a veil has one frame)."""
+        if run.pinned is not None and run.pinned < len(painted.frames):
+            return run.pinned
+        return painted.shown if painted.shown < len(painted.frames) else 0
 
     def _on_finished(self, job_id: int, result: EditResult) -> None:
         run = self._current(job_id)
         if run is None:
             return
         run.result = result
-        run.candidate = result.ranking[0]  # several candidates: the one the model rates best comes first
+        # Several candidates: the one the model rates best comes first, unless the writer chose one.
+        chosen = run.pinned is not None and run.pinned < len(result.texts)
+        run.candidate = run.pinned if chosen and run.pinned is not None else result.ranking[0]
         self.last_result = result
         window = self.window
         window.editor.show_result(result.texts[run.candidate])
+        self.draftShown.emit(result.texts[run.candidate], self.draft_label(run, run.candidate))
         drafts = len(result.texts)
         seconds = time.monotonic() - run.started
         # Words a writer reads; the model's own figures are for whoever hovers.
@@ -323,7 +337,7 @@ class RewriteController(QObject):
             self.run = None
         editor = self.window.editor
         if editor.live_span is not None:
-            editor.restore_live_span(select_original)
+            self.spanEnded.emit(*editor.restore_live_span(select_original))
         self.stateChanged.emit()
 
     def cancel(self) -> None:
@@ -344,7 +358,7 @@ class RewriteController(QObject):
             return
         self.run = None
         editor = self.window.editor
-        editor.accept_live_span(run.result.texts[run.candidate])
+        self.spanEnded.emit(*editor.accept_live_span(run.result.texts[run.candidate]))
         what = "Fill" if run.mode == "fill" else "Rewrite"
         message = f"{what} accepted (Ctrl+Z undoes it)."
         self.window.statusBar().showMessage(message, 3000)
@@ -376,6 +390,36 @@ class RewriteController(QObject):
         if run is None or run.result is None or len(run.result.texts) < 2:
             return
         ranking = run.result.ranking
-        run.candidate = ranking[(ranking.index(run.candidate) + step) % len(ranking)]
-        self.window.editor.show_result(run.result.texts[run.candidate])
+        self.choose_candidate(ranking[(ranking.index(run.candidate) + step) % len(ranking)])
+
+    def choose_candidate(self, candidate: int) -> None:
+        """Put draft ``candidate`` in the span: a finished one for review, or, while they develop, the one
+        the span follows from now on (the drafts panel's click, Alt+1…9)."""
+        run = self.run
+        if run is None:
+            return
+        if run.result is None:
+            painted = run.last_pass
+            if painted is None or not 0 <= candidate < len(painted.raw.pieces):
+                return
+            run.pinned = candidate
+            if not painted.veiled:
+                self.window.editor.paint_pass(painted.frames[candidate])
+            self.stateChanged.emit()
+            return
+        if not 0 <= candidate < len(run.result.texts):
+            return
+        run.candidate = candidate
+        self.window.editor.show_result(run.result.texts[candidate])
+        self.draftShown.emit(run.result.texts[candidate], self.draft_label(run, candidate))
         self.stateChanged.emit()
+
+    @staticmethod
+    def draft_label(run: RewriteRun, candidate: int) -> str:
+        """How a draft is named in the span's versions: its rank among the run's drafts, and the try."""
+        result = run.result
+        count = 1 if result is None else len(result.texts)
+        rank = 1 if result is None else result.ranking.index(candidate) + 1
+        name = "Fill" if run.mode == "fill" else "Draft"
+        what = f"{name} {rank} of {count}" if count > 1 else name
+        return what + (f", regeneration {run.regenerations}" if run.regenerations else "")

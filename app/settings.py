@@ -65,6 +65,8 @@ class Preferences:
     # The least time a pass stays on screen, so fast hardware still shows the text developing.
     pass_display_ms: int = _setting(35, "rewrite/pass_display_ms")
     theme: str = _setting("system", "ui/theme")
+    drafts_panel: bool = _setting(True, "ui/drafts_panel")  # View ▸ Drafts Panel (app/drafts_panel.py)
+    shade_span: bool = _setting(False, "ui/shade_span")  # View ▸ Shade Hesitant Words in the Text
     zoom: int = _setting(0, "ui/zoom")
     recent_files: tuple[str, ...] = _setting((), "files/recent")
     instruction_history: tuple[str, ...] = _setting((), "rewrite/instruction_history")

@@ -1,10 +1,10 @@
 """The model thread: one long-lived QThread owns the model and torch; the GUI thread never runs a pass.
 
 :class:`ModelWorker` lives in that thread and drives :meth:`model.Engine.edit`; every :class:`Pass`
-crosses to the GUI thread as a signal, already turned into paintable segments. With several
-candidates the winner is known only once all of them have finished, so their passes are shown veiled
-(noise) as they run, and then the winner's own passes are played back: the text the writer watches
-develop is the text that lands. :class:`RewriteService`
+crosses to the GUI thread as a signal, already turned into paintable segments, every candidate's. With
+several candidates the span shows the leading draft as it develops (``app.drafts.leading_candidate``:
+the most slots accepted so far), the drafts panel all of them; the ranking at the end chooses the one
+offered first. Only a server's waiting passes, before any text exists, are veiled. :class:`RewriteService`
 is the GUI-side handle: it queues loads and edits to the worker and owns the cancel flags, which the
 engine checks before every pass, so a cancel or a newer request stops a running edit within one pass.
 """
@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, QThread, Signal, Slot
 
+from app.drafts import leading_candidate
 from model import EditCancelled, EditRequest, EditResult, Pass, RedraftError
 from model.edit.passes import without_lead
 
@@ -51,6 +52,9 @@ class Ink(Enum):
 class Segment:
     text: str
     ink: Ink
+    # The sampler's entropy for this word (nats, its least settled slot); None for noise, and where the
+    # engine reports none (a server's passes carry a stand-in, ``model.server.engine``).
+    entropy: float | None = None
 
 
 @dataclass(frozen=True)
@@ -59,12 +63,11 @@ class PaintedPass:
 
     raw: Pass
     frames: list[list[Segment]]
-    shown: int = 0  # the candidate whose frame the span shows
-    # Several candidates still running: the frame is noise that hides them all (a winner is not known).
+    shown: int = 0  # the candidate whose frame the span shows: the leading draft while several develop
+    # A server's request still running with several candidates: the frame is noise, no draft exists yet.
     veiled: bool = False
-    replay: bool = False  # a finished candidate's pass played back after all of them ran
-    # The most passes this run can show (every block's denoising steps and polish rounds; in a replay,
-    # the passes recorded), or None where it is not known (a server decides its own steps).
+    # The most passes this run can show (every block's denoising steps and polish rounds), or None where
+    # it is not known (a server decides its own steps).
     most: int | None = None
 
 
@@ -135,8 +138,10 @@ class _FrameBuilder:
         noise_ids: list[int] | None = None,
         salt: int = 0,
         passes_per_block: int | None = None,
+        entropy_known: bool = True,
     ) -> None:
         self.special_ids = special_ids
+        self.entropy_known = entropy_known  # False: Pass.entropy is a stand-in, words carry none
         self.salt = salt
         self.passes_per_block = passes_per_block  # denoising steps plus polish rounds, when known
         self.decode = decode
@@ -167,33 +172,39 @@ class _FrameBuilder:
         """The most passes the edit can take (``PaintedPass.most``)."""
         return None if self.passes_per_block is None else self.passes_per_block * step.blocks
 
-    def live(self, step: Pass) -> PaintedPass:
-        return PaintedPass(step, self.frames(step), most=self.most(step))
+    def live(self, step: Pass, shown: int = 0) -> PaintedPass:
+        return PaintedPass(step, self.frames(step), shown=shown, most=self.most(step))
 
     def frames(self, step: Pass) -> list[list[Segment]]:
         previous = self.previous if self.previous is not None and self.previous[0] == step.block else None
         frames = []
         for candidate, pieces in enumerate(step.pieces):
-            slots: list[tuple[Ink, int, str, int]] = []  # ink, token, piece, slot index
+            slots: list[tuple[Ink, int, str, int, int]] = []  # ink, token, piece, slot index, word
+            word = 0
             for slot, piece in enumerate(pieces):
+                word += piece[:1].isspace()  # a piece that starts with a space starts a word
                 token = step.tokens[candidate][slot]
                 if not step.accepted[candidate][slot]:
-                    slots.append((Ink.NOISE, token, "" if token in self.special_ids else piece, slot))
+                    slots.append((Ink.NOISE, token, "" if token in self.special_ids else piece, slot, word))
                 elif token not in self.special_ids:  # accepted padding and end markers show as nothing
                     held = (
                         previous is not None
                         and previous[2][candidate][slot]
                         and previous[1][candidate][slot] == token
                     )
-                    slots.append((Ink.SETTLED if held else Ink.FRESH, token, piece, slot))
+                    slots.append((Ink.SETTLED if held else Ink.FRESH, token, piece, slot, word))
             segments = [Segment(step.committed[candidate], Ink.SETTLED)] if step.committed[candidate] else []
-            for ink, group in groupby(slots, key=lambda item: item[0]):
+            entropy = step.entropy[candidate]
+            # Runs of one ink within one word: each word can carry its own entropy (the shading).
+            for (ink, _word), group in groupby(slots, key=lambda item: (item[0], item[4])):
                 items = list(group)
                 if ink is Ink.NOISE:
-                    segments.extend(Segment(noise_text(token, piece), ink) for _, token, piece, _ in items)
+                    segments.extend(Segment(noise_text(token, piece), ink) for _, token, piece, _, _ in items)
                 else:
-                    text = self.decode([token for _, token, _, _ in items])
-                    segments.append(Segment(without_lead(text, step.lead) if items[0][3] == 0 else text, ink))
+                    text = self.decode([token for _, token, _, _, _ in items])
+                    unsure = max(entropy[item[3]] for item in items) if self.entropy_known else None
+                    text = without_lead(text, step.lead) if items[0][3] == 0 else text
+                    segments.append(Segment(text, ink, unsure))
             frames.append(segments)
         self.previous = (step.block, step.tokens, step.accepted)
         return frames
@@ -313,9 +324,11 @@ class ModelWorker(QObject):
         from model.server import ServerEngine
 
         if isinstance(engine, ServerEngine):
+            # A server reports no entropy (its passes carry zeros): words are not shaded rather than shown sure.
             builder = _FrameBuilder(
-                engine.special_ids, engine.decode, engine.vocab_size, engine.noise_ids, salt=job_id
-            )
+                engine.special_ids, engine.decode, engine.vocab_size, engine.noise_ids, salt=job_id,
+                entropy_known=False,
+            )  # fmt: skip
         else:
             special_ids = {int(i) for i in engine.tokenizer.all_special_ids}
             per_block = None
@@ -328,9 +341,8 @@ class ModelWorker(QObject):
                 special_ids, engine.decode, engine.vocab_size, salt=job_id, passes_per_block=per_block
             )
         cancel = lambda: self._board.is_cancelled(job_id)  # noqa: E731
-        # Live painting shows candidate 0; with several, the one shown would not be the one that lands.
         several = job.request.candidates > 1
-        recorded: list[Pass] = []
+        leader: int | None = None  # the draft the span shows while several develop
         ticks = 0  # waiting passes so far
         try:
             passes = engine.edit(job.request, cancel=cancel)
@@ -346,14 +358,9 @@ class ModelWorker(QObject):
                     painted = builder.veil(step, ticks) if several else builder.live(step)
                     self.passReady.emit(job_id, painted)
                     continue
-                if several:  # frames are built at playback, off the sampler's clock
-                    recorded.append(step)
-                    self.passReady.emit(job_id, builder.veil(step))
-                else:
-                    self.passReady.emit(job_id, builder.live(step))
-                    self._hold(started, job.pass_display_ms, cancel)
-            if several:
-                self._replay(job, builder, recorded, result.ranking[0], cancel)
+                leader = leading_candidate(step, leader) if several else 0
+                self.passReady.emit(job_id, builder.live(step, leader))
+                self._hold(started, job.pass_display_ms, cancel)
         except EditCancelled:
             self.editCancelled.emit(job_id)
             return
@@ -362,20 +369,6 @@ class ModelWorker(QObject):
             self.editFailed.emit(job_id, describe_failure(error))
             return
         self.editFinished.emit(job_id, result)
-
-    def _replay(
-        self, job: EditJob, builder: _FrameBuilder, recorded: list[Pass], winner: int, cancel: _CancelCheck
-    ) -> None:
-        """Play the winning candidate's passes back, each held as long as a live pass would be."""
-        for step in recorded:
-            if cancel():
-                raise EditCancelled("the edit was cancelled")
-            started = time.perf_counter()
-            frames = builder.frames(step)
-            self.passReady.emit(
-                job.job_id, PaintedPass(step, frames, shown=winner, replay=True, most=len(recorded))
-            )
-            self._hold(started, job.pass_display_ms, cancel)
 
     @staticmethod
     def _hold(started: float, display_ms: int, cancel: _CancelCheck) -> None:

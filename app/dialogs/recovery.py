@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from PySide6.QtCore import QSize, Qt
 from PySide6.QtWidgets import (
@@ -112,6 +112,8 @@ class RecoveringWindow(Protocol):
 
     def load_unsaved(self, text: str, path: Path | None, file_format: TextDocument) -> None: ...
 
+    def restore_versions(self, records: list[dict[str, Any]]) -> int: ...
+
 
 def recover_into(window: RecoveringWindow, document: RecoveredDocument) -> None:
     """Put a recovered document into ``window`` as unsaved text under its old name."""
@@ -120,6 +122,7 @@ def recover_into(window: RecoveringWindow, document: RecoveredDocument) -> None:
         document.path,
         replace(window.file_format, encoding=document.encoding, bom=document.bom, newline=document.newline),
     )
+    window.restore_versions(list(document.versions))  # Rewrite ▸ Versions… works on them as before
     window.message_bar.show_message(
         f"Recovered {document.title} as autosaved at {document.autosaved}. It is not saved yet: Save keeps it.", "info"
     )

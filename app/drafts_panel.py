@@ -1,0 +1,286 @@
+"""The drafts panel: every candidate of a rewrite, side by side, as it develops pass by pass.
+
+It paints the passes the one sampler loop yields (``RewriteController.passPainted``; every ``Pass``
+carries all candidates), never a second run: each draft's frame, which one the span shows, how much
+of it has settled, and, once the run ends, the ranking (``EditResult.ranking`` and its scores). A click
+on a draft, or Alt+1…9 (the Rewrite ▸ Show Draft menu, numbered as the panel lists them), puts it in the
+text through ``RewriteController.choose_candidate``. Each word is shaded by how settled it is (the
+sampler's own per-slot entropy, ``app.drafts.hesitation``); a server's passes report no entropy and show
+no shading.
+"""
+
+from __future__ import annotations
+
+from html import escape
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QAction, QCloseEvent, QColor, QKeySequence, QMouseEvent
+from PySide6.QtWidgets import (
+    QDockWidget,
+    QFrame,
+    QLabel,
+    QMainWindow,
+    QMenu,
+    QScrollArea,
+    QSizePolicy,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.drafts import accepted_share, hesitation
+from app.rewrite_controller import RewriteController
+from app.theme import CanvasColors
+from app.worker import Ink, PaintedPass, Segment
+from model import EditResult
+
+MAX_DRAFT_SHORTCUTS = 9  # Alt+1 … Alt+9
+PANEL_WIDTH = 300
+EMPTY_HINT = (
+    "While a rewrite develops, its drafts appear here side by side. Click one, or press Alt+1…9, to put it in the text."
+)
+
+
+def _blend(under: QColor, over: QColor, amount: float) -> str:
+    """``over`` laid on ``under`` at ``amount`` (0-1), as #rrggbb: Qt's rich text takes no alpha."""
+    mix = [round(a + (b - a) * amount) for a, b in ((under.red(), over.red()), (under.green(), over.green()),
+                                                     (under.blue(), over.blue()))]  # fmt: skip
+    return QColor(*mix).name()
+
+
+def hesitant_color(dark: bool) -> QColor:
+    """The shade of a word the model hesitates over (warm, away from the fresh-ink yellow)."""
+    return QColor(226, 110, 84) if dark else QColor(205, 72, 44)
+
+
+def frame_html(segments: list[Segment], colors: CanvasColors, paper: QColor, dark: bool, shade: bool) -> str:
+    """One draft's frame as rich text: noise faded, fresh ink highlighted, words shaded by hesitation."""
+    noise = _blend(paper, colors.noise, colors.noise.alphaF())
+    fresh = _blend(paper, colors.fresh, colors.fresh.alphaF())
+    out = []
+    for segment in segments:
+        text = escape(segment.text).replace("\n", "<br>")
+        if segment.ink is Ink.NOISE:
+            out.append(f"<span style='color:{noise}'>{text}</span>")
+            continue
+        amount = hesitation(segment.entropy) if shade else 0.0
+        if amount > 0:
+            background = _blend(paper, hesitant_color(dark), 0.55 * amount)
+        elif segment.ink is Ink.FRESH:
+            background = fresh
+        else:
+            out.append(text)
+            continue
+        out.append(f"<span style='background-color:{background}'>{text}</span>")
+    # pre-wrap: a draft's own spaces (a noise piece's leading one, a double space) show as they are.
+    return f"<p style='white-space:pre-wrap; margin:0'>{''.join(out)}</p>" if out else ""
+
+
+class DraftCard(QFrame):
+    """One draft: a heading (its number, rank, how settled) over its text. A click chooses it."""
+
+    clicked = Signal(int)  # the candidate
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.candidate = 0
+        self.setFrameShape(QFrame.Shape.StyledPanel)
+        self.setCursor(Qt.CursorShape.PointingHandCursor)
+        self.heading = QLabel()
+        self.body = QLabel()
+        self.body.setWordWrap(True)
+        self.body.setTextFormat(Qt.TextFormat.RichText)
+        self.body.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Minimum)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(8, 6, 8, 8)
+        layout.setSpacing(3)
+        layout.addWidget(self.heading)
+        layout.addWidget(self.body)
+
+    def mousePressEvent(self, event: QMouseEvent) -> None:
+        if event.button() == Qt.MouseButton.LeftButton:
+            self.clicked.emit(self.candidate)
+            event.accept()
+            return
+        super().mousePressEvent(event)
+
+    def mark(self, shown: bool) -> None:
+        """The draft the text shows has a stronger frame."""
+        self.setLineWidth(2 if shown else 1)
+        self.setFrameShadow(QFrame.Shadow.Plain if shown else QFrame.Shadow.Sunken)
+
+
+class DraftsPanel(QDockWidget):
+    """The dock beside the text; ``order`` is the candidates as listed (by rank once the run ends)."""
+
+    shownByWriter = Signal(bool)  # the writer showed or hid the panel (View menu, its close button)
+
+    def __init__(self, window: QMainWindow, controller: RewriteController) -> None:
+        super().__init__("Drafts", window)
+        self.setObjectName("draftsPanel")
+        self.controller = controller
+        self.colors: CanvasColors | None = None
+        self.dark = False
+        self.job_id: int | None = None
+        self.painted: PaintedPass | None = None  # the last pass of the run listed
+        self.result: EditResult | None = None
+        self.order: list[int] = []
+        self.cards: list[DraftCard] = []
+        self.setAllowedAreas(Qt.DockWidgetArea.RightDockWidgetArea | Qt.DockWidgetArea.BottomDockWidgetArea)
+        self.setFeatures(
+            QDockWidget.DockWidgetFeature.DockWidgetClosable | QDockWidget.DockWidgetFeature.DockWidgetMovable
+        )
+        self.summary = QLabel(EMPTY_HINT)
+        self.summary.setWordWrap(True)
+        self.list = QWidget()
+        self.list_layout = QVBoxLayout(self.list)
+        self.list_layout.setContentsMargins(6, 6, 6, 6)
+        self.list_layout.setSpacing(6)
+        self.list_layout.addWidget(self.summary)
+        self.list_layout.addStretch(1)
+        scroll = QScrollArea()
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QFrame.Shape.NoFrame)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        scroll.setWidget(self.list)
+        self.setWidget(scroll)
+        self.setMinimumWidth(220)
+        self.resize(PANEL_WIDTH, self.height())
+        self.toggle_action = self.toggleViewAction()
+        self.toggle_action.setText("&Drafts Panel")
+        self.toggle_action.setShortcut(QKeySequence("Ctrl+Shift+D"))
+        self.toggle_action.triggered.connect(self.shownByWriter.emit)
+        self.shade_action = QAction("Shade &Hesitant Words in the Text", self)
+        self.shade_action.setCheckable(True)
+        self.shade_action.setShortcut(QKeySequence("Ctrl+Shift+H"))
+        self.draft_actions = [self._draft_action(number) for number in range(1, MAX_DRAFT_SHORTCUTS + 1)]
+        controller.passPainted.connect(self.show_pass)
+        controller.stateChanged.connect(self.refresh)
+
+    def _draft_action(self, number: int) -> QAction:
+        action = QAction(f"Draft &{number}", self)
+        action.setShortcut(QKeySequence(f"Alt+{number}"))
+        action.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
+        action.triggered.connect(lambda _checked=False: self.choose_listed(number - 1))
+        action.setEnabled(False)
+        return action
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        super().closeEvent(event)
+        if event.isAccepted():
+            self.shownByWriter.emit(False)
+
+    def draft_menu(self, parent: QMenu) -> QMenu:
+        """Rewrite ▸ Show Draft: Alt+1…9, numbered as the panel lists the drafts."""
+        menu = parent.addMenu("Show &Draft")
+        menu.addActions(self.draft_actions)
+        menu.setToolTipsVisible(True)
+        return menu
+
+    def set_colors(self, colors: CanvasColors, dark: bool) -> None:
+        self.colors, self.dark = colors, dark
+        self.refresh()
+
+    # -- what the controller reports ------------------------------------------------------------
+
+    def show_pass(self, painted: PaintedPass) -> None:
+        run = self.controller.run
+        if run is None:
+            return
+        if run.job_id != self.job_id:  # a new run: its drafts replace the last one's
+            self.job_id, self.result = run.job_id, None
+        self.painted = painted
+        self.order = list(range(len(painted.raw.pieces)))
+        self.refresh()
+
+    def refresh(self) -> None:
+        """Re-read the run: its result (the ranking) once it has one, which draft the text shows."""
+        run = self.controller.run
+        if run is not None and run.job_id == self.job_id and run.result is not None:
+            self.result = run.result
+            self.order = list(run.result.ranking)
+        self._paint()
+        self._update_actions()
+
+    def shown_candidate(self) -> int | None:
+        """The draft the span shows now, if a run is live in the text."""
+        run = self.controller.run
+        if run is None or run.job_id != self.job_id:
+            return None
+        if run.result is not None:
+            return run.candidate
+        if self.painted is None:
+            return None
+        return run.pinned if run.pinned is not None else self.painted.shown
+
+    def choose_listed(self, index: int) -> None:
+        """The ``index``-th draft as listed (Alt+``index+1``) goes into the text."""
+        if 0 <= index < len(self.order) and self.shown_candidate() is not None:
+            self.controller.choose_candidate(self.order[index])
+
+    # -- painting -------------------------------------------------------------------------------
+
+    def _card(self, index: int) -> DraftCard:
+        while len(self.cards) <= index:
+            card = DraftCard(self.list)
+            card.clicked.connect(self._clicked)
+            self.list_layout.insertWidget(self.list_layout.count() - 1, card)
+            self.cards.append(card)
+        return self.cards[index]
+
+    def _clicked(self, candidate: int) -> None:
+        if self.shown_candidate() is not None:
+            self.controller.choose_candidate(candidate)
+
+    def _paint(self) -> None:
+        painted, colors = self.painted, self.colors
+        if painted is None or colors is None or painted.veiled and self.result is None:
+            for card in self.cards:
+                card.hide()
+            waiting = painted is not None and painted.veiled
+            self.summary.setText("Waiting for the server's drafts…" if waiting else EMPTY_HINT)
+            return
+        step, result = painted.raw, self.result
+        shown = self.shown_candidate()
+        live = self.controller.run is not None and self.controller.run.job_id == self.job_id
+        count = len(self.order)
+        if result is not None:
+            what = f"{count} drafts, best first (the model's mean log-probability of its own words)"
+        else:
+            what = f"{count} drafts developing · pass {step.step + 1}" + (
+                "" if painted.most is None else f" of at most {painted.most}"
+            )
+        self.summary.setText(what + ("" if live else " · kept or put back: Rewrite ▸ Versions… brings any back"))
+        paper = self.palette().color(self.backgroundRole())
+        shade = any(s.entropy is not None for frame in painted.frames for s in frame)
+        for index, candidate in enumerate(self.order):
+            card = self._card(index)
+            card.candidate = candidate
+            number = f"Alt+{index + 1} · " if index < MAX_DRAFT_SHORTCUTS else ""
+            if result is not None:
+                heading = f"{number}<b>{index + 1}.</b> score {result.scores[candidate]:.2f}"
+                frame = painted.frames[candidate] if candidate < len(painted.frames) else []
+                final = result.texts[candidate]
+                # The last pass's words (and their shading) where they are the draft's final text.
+                if "".join(s.text for s in frame) != final:
+                    frame = [Segment(final, Ink.SETTLED)]
+            else:
+                settled = round(100 * accepted_share(step, candidate))
+                leading = " · leading" if candidate == painted.shown else ""
+                heading = f"{number}<b>Draft {candidate + 1}</b> · {settled}% settled{leading}"
+                frame = painted.frames[candidate]
+            if candidate == shown:
+                heading += " · <i>in the text</i>"
+            card.heading.setText(heading)
+            card.body.setText(frame_html(frame, colors, paper, self.dark, shade) or "<i>(nothing)</i>")
+            card.setToolTip("" if shade else "No shading: this model reports no word probabilities.")
+            card.mark(candidate == shown)
+            card.show()
+        for card in self.cards[count:]:
+            card.hide()
+
+    def _update_actions(self) -> None:
+        live = self.shown_candidate() is not None
+        for index, action in enumerate(self.draft_actions):
+            can = live and index < len(self.order) and len(self.order) > 1
+            action.setEnabled(can)
+            action.setStatusTip("" if can else "No drafts to choose from: rewrite a selection first.")

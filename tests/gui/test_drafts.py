@@ -1,0 +1,246 @@
+"""Drafts side by side as they develop, and every version of a span back (#38): the real worker thread,
+the real tiny model, the panel and the Versions dialog as the writer uses them."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from gui_helpers import DOCUMENT, SIGNAL_TIMEOUT_MS, PassRecorder, select
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtGui import QTextDocumentFragment
+from PySide6.QtWidgets import QApplication
+
+from app.dialogs.recovery import recover_into
+from app.dialogs.versions import VersionsDialog, choose_version
+from app.drafts import leading_candidate
+from app.editor_widget import Phase
+from app.recovery import RecoveryArea
+from model import EditResult
+
+ROOT = Path(__file__).resolve().parents[2]
+SPAN = "climbed the stairs"
+
+
+def finish(qtbot, window) -> EditResult:
+    qtbot.waitUntil(lambda: window.run is not None and window.run.result is not None, timeout=SIGNAL_TIMEOUT_MS)
+    assert window.editor.phase is Phase.REVIEW
+    return window.run.result
+
+
+def card_texts(window) -> list[str]:
+    """What each visible card of the drafts panel reads, in the panel's order."""
+    cards = [card for card in window.drafts_panel.cards if not card.isHidden()]
+    return [QTextDocumentFragment.fromHtml(card.body.text()).toPlainText() for card in cards]
+
+
+def pick_version(label_start: str) -> None:
+    """Answer the Versions dialog when it opens: the version whose label starts so, then Put Back."""
+
+    def answer() -> None:
+        dialog = QApplication.activeModalWidget()
+        if not isinstance(dialog, VersionsDialog):
+            QTimer.singleShot(10, answer)
+            return
+        row = next(i for i, v in enumerate(dialog.versions) if v.label.startswith(label_start))
+        dialog.list.setCurrentRow(row)
+        dialog.put_back_button.click()
+
+    QTimer.singleShot(0, answer)
+
+
+def test_the_panel_shows_every_draft_as_it_develops_then_ranks_them(document_window, qtbot) -> None:
+    window = document_window(candidates=4, max_denoising_steps=8, seed=5)
+    editor = window.editor
+    start, end = select(window, SPAN)
+    seen: list[tuple[object, list[str], str]] = []  # (pass, what the panel's cards read, what the span reads)
+
+    def check(_job: int, painted) -> None:  # right after the controller and the panel painted this pass
+        seen.append((painted, card_texts(window), editor.text_between(*editor.live_range())))
+
+    recorder = PassRecorder(window, check)  # noqa: F841  kept alive while the run paints
+    window.rewrite_selection()
+    result = finish(qtbot, window)
+
+    assert len(seen) == result.passes  # one paint per pass: nothing veiled, nothing replayed
+    leader = None
+    for painted, cards, span in seen:
+        frames = ["".join(segment.text for segment in frame) for frame in painted.frames]
+        assert len(frames) == 4 and cards == frames  # every candidate's own pass, in candidate order
+        leader = leading_candidate(painted.raw, leader)
+        assert painted.shown == leader and not painted.veiled
+        assert span == frames[leader]  # the span shows the leading draft from the first pass on
+    # Not only the winner's passes: the other drafts develop text of their own.
+    assert any(len(set(cards)) > 1 for _, cards, _ in seen)
+    assert seen[0][2] != SPAN
+
+    # Ranked at the end: best first, each with its score; the text shows the best.
+    panel = window.drafts_panel
+    assert panel.order == result.ranking
+    assert card_texts(window) == [result.texts[c] for c in result.ranking]
+    headings = [card.heading.text() for card in panel.cards[:4]]
+    for rank, candidate in enumerate(result.ranking):
+        assert f"score {result.scores[candidate]:.2f}" in headings[rank]
+    assert "in the text" in headings[0]
+    assert editor.plain_text() == DOCUMENT[:start] + result.text + DOCUMENT[end:]
+
+
+def test_choosing_a_draft_puts_it_in_the_text_and_each_step_stays_one(document_window, qtbot) -> None:
+    window = document_window(candidates=3, max_denoising_steps=6)
+    editor = window.editor
+    start, end = select(window, SPAN)
+    undo_steps = editor.document().availableUndoSteps()
+    window.rewrite_selection()
+    result = finish(qtbot, window)
+    second = result.ranking[1]
+    assert result.texts[second] != result.text
+
+    qtbot.keyClick(editor, Qt.Key.Key_2, Qt.KeyboardModifier.AltModifier)  # the second draft as listed
+    assert window.run.candidate == second
+    assert editor.text_between(*editor.live_range()) == result.texts[second]
+    window.drafts_panel.cards[2].clicked.emit(result.ranking[2])  # a click on the third card
+    assert editor.text_between(*editor.live_range()) == result.texts[result.ranking[2]]
+    qtbot.keyClick(editor, Qt.Key.Key_Escape)  # reject: the original, byte for byte, no step left
+    assert editor.plain_text() == DOCUMENT
+    assert editor.document().availableUndoSteps() == undo_steps
+
+    select(window, SPAN)
+    window.rewrite_selection()
+    result = finish(qtbot, window)
+    qtbot.keyClick(editor, Qt.Key.Key_2, Qt.KeyboardModifier.AltModifier)
+    qtbot.keyClick(editor, Qt.Key.Key_Return)
+    accepted = DOCUMENT[:start] + result.texts[result.ranking[1]] + DOCUMENT[end:]
+    assert editor.plain_text() == accepted
+    window.undo()  # the accept is one step
+    assert editor.plain_text() == DOCUMENT
+    window.redo()
+    assert editor.plain_text() == accepted
+
+
+def test_a_draft_chosen_while_they_develop_is_the_one_that_stays(document_window, qtbot) -> None:
+    window = document_window(candidates=3, max_denoising_steps=30, pass_display_ms=30)
+    editor = window.editor
+    select(window, SPAN)
+    recorder = PassRecorder(window)
+    job = window.rewrite_selection()
+    qtbot.waitUntil(lambda: recorder.count(job) >= 2, timeout=SIGNAL_TIMEOUT_MS)
+    painted = recorder.passes[-1][1]
+    other = (painted.shown + 1) % 3
+    window.drafts_panel.choose_listed(other)  # while developing the panel lists drafts in their order
+    assert editor.text_between(*editor.live_range()) == "".join(s.text for s in painted.frames[other])
+    result = finish(qtbot, window)
+    assert window.run.candidate == other
+    assert editor.text_between(*editor.live_range()) == result.texts[other]
+
+
+def test_versions_bring_back_the_original_and_an_earlier_draft_as_one_step(document_window, qtbot) -> None:
+    window = document_window(candidates=2, max_denoising_steps=6)
+    editor = window.editor
+    start, end = select(window, SPAN)
+    window.rewrite_selection()
+    first = finish(qtbot, window)
+    first_text = first.text
+    window.regenerate()  # a second try on the same span
+    second = finish(qtbot, window)
+    assert second.text != first_text
+    qtbot.keyClick(editor, Qt.Key.Key_Return)
+    assert editor.plain_text() == DOCUMENT[:start] + second.text + DOCUMENT[end:]
+
+    track = window.versions.at_cursor()
+    assert track is not None
+    labels = [version.label for version in track.versions]
+    assert labels[0] == "Original" and "Draft 1 of 2" in labels and "Draft 1 of 2, regeneration 1" in labels
+    assert all(version.clock.count(":") == 2 for version in track.versions)
+
+    pick_version("Original")
+    qtbot.keyClick(editor, Qt.Key.Key_V, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
+    assert editor.plain_text() == DOCUMENT  # byte for byte
+
+    pick_version("Draft 1 of 2")  # the first try's draft, shown before the regeneration
+    window.versions_action.trigger()
+    assert editor.plain_text() == DOCUMENT[:start] + first_text + DOCUMENT[end:]
+    window.undo()  # one step back: the original again
+    assert editor.plain_text() == DOCUMENT
+    window.undo()
+    assert editor.plain_text() == DOCUMENT[:start] + second.text + DOCUMENT[end:]
+
+
+def test_versions_while_a_draft_waits_end_the_rewrite_first(document_window, qtbot) -> None:
+    window = document_window(candidates=2, max_denoising_steps=6)
+    editor = window.editor
+    start, end = select(window, SPAN)
+    window.rewrite_selection()
+    result = finish(qtbot, window)
+    window.cycle_candidate(+1)  # both drafts shown
+    pick_version("Draft 1 of 2")
+    choose_version(window)
+    assert editor.phase is Phase.IDLE and window.run is None
+    assert editor.plain_text() == DOCUMENT[:start] + result.text + DOCUMENT[end:]
+    window.undo()  # one step, and the rewrite before it left none
+    assert editor.plain_text() == DOCUMENT
+    assert not editor.document().isUndoAvailable()
+
+
+def test_no_versions_outside_a_rewritten_span(document_window, qtbot) -> None:
+    window = document_window()
+    select(window, SPAN)
+    assert choose_version(window) is None
+    assert "No versions here" in window.statusBar().currentMessage()
+
+
+def test_versions_go_into_the_recovery_record_and_come_back_after_a_kill(
+    make_window, tiny_checkpoint: Path, tmp_path: Path, qtbot
+) -> None:
+    home = tmp_path / "home"
+    out = tmp_path / "out"
+    out.mkdir()
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "REDRAFT_HOME": str(home), "PYTHONPATH": str(ROOT),
+           "XDG_CONFIG_HOME": str(tmp_path / "config"), "OMP_NUM_THREADS": "1"}  # fmt: skip
+    driver = subprocess.Popen(
+        [sys.executable, str(ROOT / "tests" / "gui" / "versions_kill_driver.py"), str(out), str(tiny_checkpoint)],
+        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    ready = out / "ready.txt"
+    deadline = time.monotonic() + 120
+    while not ready.exists() and time.monotonic() < deadline:
+        assert driver.poll() is None, driver.communicate()[1].decode()
+        time.sleep(0.05)
+    assert ready.exists(), "the driver never got its rewrite recorded"
+    driver.send_signal(signal.SIGKILL)
+    driver.wait()
+    shown = ready.read_text(encoding="utf-8").split("\0")  # the document, then each version's text
+    document, original, drafts = shown[0], shown[1], shown[2:]
+
+    (orphan,) = RecoveryArea(home / "recovery").orphans()
+    assert orphan.text == document and orphan.versions
+    window = make_window()
+    recover_into(window, orphan)
+    assert window.editor.plain_text() == document
+    track = window.versions.tracks[0]
+    assert [version.text for version in track.versions] == [original, *drafts]
+    window.editor.setTextCursor(window.editor.textCursor())
+    cursor = window.editor.textCursor()
+    cursor.setPosition(track.start.position() + 1)
+    window.editor.setTextCursor(cursor)
+    pick_version("Original")
+    choose_version(window)
+    assert window.editor.plain_text() == document.replace(drafts[-1], original, 1)
+    window.undo()
+    assert window.editor.plain_text() == document
+
+
+def test_old_records_without_versions_still_read(tmp_path: Path) -> None:
+    import json
+
+    dead = tmp_path / "recovery" / "1-dead"
+    dead.mkdir(parents=True)
+    body = b"An old record's text."
+    meta = {"path": None, "title": "Untitled", "version": 1, "written_at": 1.0, "bytes": len(body)}
+    (dead / "doc.record").write_bytes(json.dumps(meta).encode() + b"\n" + body)
+    os.utime(dead, (1.0, 1.0))  # no lock file and long dead: not an instance that is starting
+    (document,) = RecoveryArea(tmp_path / "recovery").orphans()
+    assert document.text == "An old record's text." and document.versions == ()
