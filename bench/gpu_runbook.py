@@ -7,6 +7,7 @@ transformers and no bitsandbytes. So everything is prepared here and each step i
 
     python bench/gpu_runbook.py prepare        # here: wheels and corpus shards into .gpu-carry/, sizes checked
     python bench/gpu_runbook.py plan           # the session plan: each run call's command and carry list
+    python bench/gpu_runbook.py cpu-speed      # here: ms per pass on this CPU of each size train-a may choose
     python3 bench/gpu_runbook.py bench26b      # there: 26B-A4B at 4 bit and bf16, the NF4 kernel checked
     python3 bench/gpu_runbook.py engine-vs-library
     python3 bench/gpu_runbook.py train-a       # there: pick a size from measured speed, train, checkpoint
@@ -45,9 +46,13 @@ from runbook.bench26b import readme_rows, step_bench26b, write_readme_table  # n
 from runbook.common import (  # noqa: E402
     BACK_FILE_LIMIT,
     BACK_FILES,
+    BACK_PIECES,
     CARRY,
+    CARRY_LIMIT,
     MIB,
+    PIECE_BYTES,
     SHARED,
+    SHIP_LIMIT,
     SITE_ENV,
     T0_ENV,
     WORK,
@@ -59,9 +64,9 @@ from runbook.common import (  # noqa: E402
 from runbook.corpus import prepare_corpus  # noqa: E402
 from runbook.dry_run import dry_run  # noqa: E402
 from runbook.plan import CALLS, STEP_BUDGET, carry_budget, plan_markdown  # noqa: E402
-from runbook.sizing import LADDER, TOY_LADDER, candidate_parameters, choose_size  # noqa: E402
+from runbook.sizing import LADDER, TOY_LADDER, candidate_parameters, choose_size, parameter_cap  # noqa: E402
 from runbook.training import step_train_a, step_train_b, train_in_process, train_keeping_checkpoint  # noqa: E402
-from runbook.transfer import check_back, join_pieces, split_file, take_back  # noqa: E402
+from runbook.transfer import check_back, cold_resume, join_pieces, split_file, take_back, tree_bytes  # noqa: E402
 from runbook.versus_library import step_engine_vs_library  # noqa: E402
 from runbook.wheels import (  # noqa: E402
     _rewrite_wheel,
@@ -73,7 +78,8 @@ from runbook.wheels import (  # noqa: E402
 )
 
 __all__ = [
-    "BACK_FILES", "BACK_FILE_LIMIT", "CALLS", "LADDER", "MIB", "SITE_ENV", "T0_ENV", "TOY_LADDER", "Report",
+    "BACK_FILES", "BACK_FILE_LIMIT", "BACK_PIECES", "CALLS", "CARRY_LIMIT", "PIECE_BYTES", "SHIP_LIMIT",
+    "cold_resume", "parameter_cap", "tree_bytes", "LADDER", "MIB", "SITE_ENV", "T0_ENV", "TOY_LADDER", "Report",
     "_rewrite_wheel", "candidate_parameters", "check_back", "choose_size", "join_pieces", "main", "plan_markdown",
     "slim_bitsandbytes", "slim_transformers", "split_file", "use_carried_wheels", "write_readme_table",
 ]  # fmt: skip
@@ -116,10 +122,20 @@ def run_step(step: str, args: argparse.Namespace) -> int:
     return 1 if problems else 0
 
 
+def print_or_pipe(text: str) -> int:
+    """Print ``text``; a reader that stops early (``plan | head``) ends the command quietly, not with a
+    BrokenPipeError traceback (stdout is pointed at devnull so the interpreter's final flush fails no more)."""
+    try:
+        print(text, flush=True)
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("step", nargs="?", default=None,
-                        choices=["prepare", "plan", "bench26b", "engine-vs-library", "train-a", "train-b",
+                        choices=["prepare", "plan", "cpu-speed", "bench26b", "engine-vs-library", "train-a", "train-b",
                                  "take-back", "readme-table"])  # fmt: skip
     parser.add_argument("rest", nargs="*", help="take-back: STEP FILES_AT; readme-table: JSON")
     parser.add_argument("--dry-run", action="store_true", help="toy scale on CPU (with no step: every step)")
@@ -127,6 +143,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--work", type=Path, default=WORK)
     parser.add_argument("--budget-s", type=float, default=None, help="a step's own time limit (default: the plan's)")
     parser.add_argument("--write", action="store_true", help="readme-table: write README.md")
+    parser.add_argument("--threads", type=int, default=None, help="cpu-speed: torch threads (default: torch's)")
+    parser.add_argument("--json", type=Path, default=None, help="cpu-speed: also write the rows here")
     args = parser.parse_args(argv)
     if args.step is None:
         if not args.dry_run:
@@ -146,13 +164,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         budget = carry_budget(args.carry)
         text = json.dumps({"wheels": wheels, "corpus": corpus, **budget}, indent=1)
         (args.carry / "budget.json").write_text(text)
-        (args.carry / "corpus-a" / "budget.json").write_text(text)  # train-a reads the checkpoint room there
         (args.carry / "PLAN.md").write_text(plan_markdown() + "\n")
         print(json.dumps({"wheels": wheels, **budget}, indent=1))
         return 1 if budget["over"] or check_wheels(args.carry / "wheels")["problems"] else 0
     if args.step == "plan":
-        print(plan_markdown())
-        return 0
+        return print_or_pipe(plan_markdown())
+    if args.step == "cpu-speed":
+        from runbook.cpu_speed import cpu_speed, cpu_speed_table
+
+        rows = cpu_speed(threads=args.threads)
+        if args.json:
+            args.json.write_text(json.dumps(rows, indent=1) + "\n")
+        return print_or_pipe("\n".join(cpu_speed_table(rows)))
     if args.step == "take-back":
         if len(args.rest) != 2:
             parser.error("take-back STEP FILES_AT")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -20,6 +21,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
 
 import gpu_runbook as rb  # noqa: E402
+from runbook import packing  # noqa: E402
+from runbook.corpus import CORPUS_A_SHARDS, CORPUS_B_SHARDS  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -51,6 +54,7 @@ def test_dry_run_runs_every_step_and_everything_comes_back(dry_run: tuple[Path, 
         assert wheels["pieces"] == 3 and wheels["joined_identical"]
     else:
         assert wheels["problems"] == [] and wheels["import_check"]["ok"], wheels
+    assert summary["cold_resume"]["fits"] and summary["cold_resume"]["books"] > 0
     # The fill of the model reassembled from train-b's pieces, loaded by the engine.
     assert summary["reassembled_model"]["parameters"] > 0
     assert summary["plan"] == [call.invocation() for call in rb.CALLS]
@@ -76,11 +80,12 @@ def test_dry_run_training_resumes_from_carried_pieces_and_exports(dry_run: tuple
     a = json.loads((out / "dry-train-a" / "train-a.json").read_text())
     b = json.loads((out / "dry-train-b" / "train-b.json").read_text())
     assert a["chosen"]["name"] in {c.name for c in rb.TOY_LADDER}
-    assert a["parameter_cap"]["checkpoint_room_bytes"] == 3 * rb.MIB  # prepare's arithmetic, carried with corpus-a
-    assert a["parameter_cap"]["cap"] == int(3 * rb.MIB / 2.04)
+    assert a["parameter_cap"]["cap"] == a["parameter_cap"]["ship"] < rb.SHIP_LIMIT // 2  # bf16 under 150 MB
     assert a["step_reached"] == a["chosen"]["max_steps"] // 2
     assert len(a["checkpoint"]["pieces"]) >= 2  # the dry run cuts small pieces to exercise the join
     assert b["resumed_from"].startswith("compact")  # the dry run's train-b runs as on a fresh machine
+    # The dry run's small room for train-a's pieces makes it pack NF4; train-b's larger one int8.
+    assert a["checkpoint_scheme"] == "nf4" and b["weights"]["scheme"] == "int8"
     assert b["step_reached"] == b["max_steps"] == a["chosen"]["max_steps"]
     assert b["corpus"]["added"] > 0  # the second call's books
     assert b["model_under_ship_limit"] and b["heldout"]["heldout_loss"] > 0
@@ -168,18 +173,128 @@ def test_slimmed_wheels_keep_what_the_device_needs_and_a_consistent_record(tmp_p
 
 
 def test_size_rule_takes_the_largest_candidate_trained_on_enough_tokens() -> None:
-    probes = [
-        {"name": "xs", "parameters": 6_000_000, "s_per_step": 0.05, "tokens_per_step": 30_000},
-        {"name": "s", "parameters": 9_000_000, "s_per_step": 0.07, "tokens_per_step": 30_000},
-        {"name": "m", "parameters": 12_000_000, "s_per_step": 0.09, "tokens_per_step": 30_000},
-    ]
-    # 600 s: m gets 200M tokens (16.7 per parameter, too few), s 257M (28.6): s.
-    assert rb.choose_size([dict(p) for p in probes], 600, cap=13_000_000)["name"] == "s"
-    assert rb.choose_size([dict(p) for p in probes], 3000, cap=13_000_000)["name"] == "m"
-    assert rb.choose_size([dict(p) for p in probes], 3000, cap=10_000_000)["name"] == "s"  # the cap binds
-    assert rb.choose_size([dict(p) for p in probes], 10, cap=13_000_000)["name"] == "xs"  # none enough: fastest
-    # Every candidate of the real ladder fits the cap that prepare's carry arithmetic gives (~13M).
-    assert all(rb.candidate_parameters(c, 8192, 64) < 13_000_000 for c in rb.LADDER)
+    million = 1_000_000
+    step = 256 * (64 + 59)  # tokens a step: the GPU recipe's batch of canvas and mean prefix
+    # Step times an H100 might measure (4xl: 6 x ~25M active parameters x 31k tokens in 45 ms, ~100 TFLOP/s).
+    probes = [{"name": name, "parameters": n * million, "s_per_step": s, "tokens_per_step": step}
+              for name, n, s in (("m", 12, 0.012), ("xl", 30, 0.022), ("2xl", 42, 0.028), ("4xl", 70, 0.045))]
+    # 13 minutes of training: 4xl gets 546M tokens, 7.8 a parameter (too few); 2xl 877M, 20.9 a parameter.
+    chosen = rb.choose_size([dict(p) for p in probes], 780, cap=74 * million)
+    assert chosen["name"] == "2xl"
+    assert chosen["planned_tokens"] == int(780 / 0.028 * step) and chosen["tokens_per_parameter"] == 20.9
+    assert rb.choose_size([dict(p) for p in probes], 3000, cap=74 * million)["name"] == "4xl"  # more minutes
+    assert rb.choose_size([dict(p) for p in probes], 3000, cap=50 * million)["name"] == "2xl"  # the cap binds
+    assert rb.choose_size([dict(p) for p in probes], 60, cap=74 * million)["name"] == "m"  # none enough: fastest
+    # A device three times as fast earns the largest size in the same minutes.
+    faster = [{**p, "s_per_step": p["s_per_step"] / 3} for p in probes]
+    assert rb.choose_size(faster, 780, cap=74 * million)["name"] == "4xl"
+    # The ladder runs from 12M to 70M, every size under the cap of the ship limit and one call's return.
+    sizes = [rb.candidate_parameters(c, 8192, 64) for c in rb.LADDER]
+    assert sizes == sorted(sizes) and sizes[0] < 13 * million and 65 * million < sizes[-1]
+    cap = rb.parameter_cap(rb.SHIP_LIMIT, rb.BACK_PIECES * rb.PIECE_BYTES, embedding=8192 * 448)
+    assert sizes[-1] <= cap["cap"] and 2 * cap["cap"] + 2_000_000 <= rb.SHIP_LIMIT
+    # The largest comes back from one call in int8: within the pieces beside the JSON, log and eval.
+    assert packing.estimate_packed_bytes(sizes[-1], 8192 * 448, "int8") <= rb.BACK_PIECES * rb.PIECE_BYTES
+    assert packing.choose_scheme(sizes[-1], 8192 * 448, rb.BACK_PIECES * rb.PIECE_BYTES) == "int8"
+    assert packing.choose_scheme(sizes[-1], 8192 * 448, 40 * rb.MIB) == "nf4"
+
+
+def test_packed_weights_round_trip_through_model_load_within_the_limits(tmp_path: Path) -> None:
+    import torch
+    from safetensors.torch import load_file
+
+    from model import EditRequest, Engine, load
+    from model.checkpoint.tiny import build_tiny_checkpoint
+
+    source = build_tiny_checkpoint(tmp_path / "tiny")
+    loaded = load(source, device="cpu")
+    state = {k: v.detach().clone() for k, v in loaded.model.state_dict().items()}
+    for scheme, worst in (("int8", 1 / 254), ("nf4", 0.2)):
+        packed = packing.pack_tensors(loaded.model.state_dict(), scheme)
+        assert packed["aliases"]  # tied encoder/decoder weights packed once
+        path = packing.save_packed(packed, tmp_path / scheme / "weights.packed.pt")
+        pieces = tmp_path / scheme / "pieces"
+        pieces.mkdir()
+        manifest = rb.split_file(path, pieces, "model", piece_bytes=64 * 1024)
+        assert rb.check_back(pieces) == [] or len(manifest["pieces"]) > rb.BACK_FILES  # small pieces, many
+        joined = rb.join_pieces(manifest, pieces, tmp_path / scheme / "joined.pt")
+        folder = tmp_path / scheme / "model"
+        shutil.copytree(source, folder, ignore=shutil.ignore_patterns("model.safetensors"))
+        packing.write_model_folder(packing.unpack_tensors(torch.load(joined, weights_only=False)), folder)
+        assert load_file(str(folder / "model.safetensors"))  # bf16 on disk
+        again = load(folder, device="cpu")
+        for name, value in again.model.state_dict().items():
+            if value.is_floating_point() and value.dim() >= 2 and "embed" not in name and value.numel() >= 4096:
+                error = (value - state[name]).abs().max() / state[name].abs().max()
+                assert error <= worst + 1e-2, (scheme, name, float(error))
+        result = Engine(again).run(EditRequest(prefix="The cat", suffix=" the end.", mode="fill", max_new_tokens=4,
+                                               seed=0))  # fmt: skip
+        assert result.token_ids[0]
+    # NF4 as bitsandbytes packs it: the same codes, two to a byte, and the same values back.
+    import bitsandbytes.functional as bnb_f
+
+    weight = torch.randn(96, 128) * 0.02
+    codes, quant_state = bnb_f.quantize_4bit(weight, blocksize=64, quant_type="nf4")
+    ours = packing.pack_tensors({"w": weight}, "nf4")["tensors"]["w"]
+    assert torch.equal(codes.flatten(), ours["q"].flatten())
+    back = packing.unpack_tensors(packing.pack_tensors({"w": weight}, "nf4"))["w"]
+    assert torch.allclose(back, bnb_f.dequantize_4bit(codes, quant_state), atol=1e-4)
+
+
+def test_each_training_call_carries_two_shards_within_64_mib() -> None:
+    shards = [rb.SHARED / "corpus-xl" / f"{name}.txt.xz" for name in (*CORPUS_A_SHARDS, *CORPUS_B_SHARDS)]
+    if not all(p.exists() for p in shards):
+        pytest.skip("../shared/corpus-xl is not here")
+    tree = rb.tree_bytes()
+    # prepare's slimmed wheels (transformers, bitsandbytes, regex: 10.4 MB) and TinyStories in xz (~1.3 MB).
+    wheels, stories = 11 * rb.MIB, 2 * rb.MIB
+    for call in (CORPUS_A_SHARDS, CORPUS_B_SHARDS):
+        books = sum((rb.SHARED / "corpus-xl" / f"{name}.txt.xz").stat().st_size for name in call)
+        assert tree + wheels + stories + books + rb.MIB <= rb.CARRY_LIMIT
+    assert not set(CORPUS_A_SHARDS) & set(CORPUS_B_SHARDS)  # train-b adds unseen books
+
+
+def test_a_fresh_machines_train_b_carries_an_nf4_checkpoint_and_the_books_that_fit(tmp_path: Path) -> None:
+    import torch
+    from runbook.corpus import toy_corpus
+
+    from model import load
+    from model.checkpoint.tiny import build_tiny_checkpoint
+
+    model = load(build_tiny_checkpoint(tmp_path / "tiny"), device="cpu").model
+    carry = tmp_path / "carry"
+    toy_corpus(carry / "corpus-b", "books_02")
+    compact = tmp_path / "checkpoint-a.pt"
+    torch.save({"step": 5, "model": packing.pack_tensors(model.state_dict(), "int8")}, compact)
+    (carry / "resume").mkdir()
+    manifest = rb.split_file(compact, carry / "resume", "checkpoint", 100_000)
+    (carry / "resume" / "train-a.json").write_text(json.dumps({"checkpoint": manifest}))
+    fixed = rb.tree_bytes() + rb.MIB
+    # Room for the int8 pieces and several MiB of books: kept as they came back.
+    roomy = rb.cold_resume(carry, compact, limit=fixed + 12 * rb.MIB)
+    assert roomy["checkpoint"] == "as returned" and roomy["fits"] and roomy["books"] > 0
+    # A tight carry: re-packed as NF4 (smaller), the pieces rewritten and still joined to a checkpoint.
+    tight = rb.cold_resume(carry, compact, limit=fixed + manifest["bytes"] + 2 * rb.MIB)
+    assert tight["checkpoint"].startswith("nf4") and tight["checkpoint_bytes"] < manifest["bytes"]
+    again = json.loads((carry / "resume" / "train-a.json").read_text())["checkpoint"]
+    state = torch.load(rb.join_pieces(again, carry / "resume", tmp_path / "joined.pt"), weights_only=False)
+    assert state["model"]["scheme"] == "nf4" and state["step"] == 5
+    assert tight["fits"] and tight["carry_bytes"] <= fixed + manifest["bytes"] + 2 * rb.MIB
+
+
+def test_plan_survives_a_reader_that_stops_early() -> None:
+    done = subprocess.run(f"{sys.executable} {ROOT / 'bench' / 'gpu_runbook.py'} plan | head -1", shell=True,
+                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert done.stdout.startswith("1. Here") and "Traceback" not in done.stderr and "BrokenPipe" not in done.stderr
+
+
+def test_cpu_speed_times_a_ladder_size_through_the_engine(tmp_path: Path) -> None:
+    from runbook.cpu_speed import cpu_speed, cpu_speed_table
+
+    rows = cpu_speed(rb.TOY_LADDER[:1], prefix_words=(0,), candidates=2, repeats=1)
+    (row,) = rows
+    assert row["parameters"] > 0 and row["passes"][0]["ms_per_pass"] > 0 and row["folder_bytes"] > 0
+    assert cpu_speed_table(rows)[2].startswith("| toy-s |")
 
 
 def test_a_resume_without_optimizer_state_warms_the_rate_up_again() -> None:

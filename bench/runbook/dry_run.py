@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from runbook.common import CARRY, MIB, ROOT, T0_ENV, say
+from runbook.common import CARRY, ROOT, T0_ENV, say
 from runbook.corpus import toy_corpus
 from runbook.plan import CALLS
 from runbook.transfer import check_back, take_back
@@ -34,7 +34,6 @@ def dry_run(out: Path) -> dict[str, Any]:
         tmp = Path(tmp_name)
         carry, work = tmp / "carry", tmp / "work"
         toy_corpus(carry / "corpus-a")
-        (carry / "corpus-a" / "budget.json").write_text(json.dumps({"checkpoint_room_bytes": 3 * MIB}))
         toy_corpus(carry / "corpus-b", "books_01", stories_too=False)
         shutil.copyfile(carry / "corpus-a" / "tinystories_toy.txt.xz", carry / "corpus-b" / "tinystories_toy.txt.xz")
         real = CARRY / "wheels"
@@ -64,10 +63,15 @@ def dry_run(out: Path) -> dict[str, Any]:
                                                     "back_problems": check_back(warm_out)}  # fmt: skip
                 take_back("train-a", out / "dry-train-a", carry, tmp / "runs")
                 shutil.rmtree(work)
+                # A fresh machine gets only what the cold plan carries: the checkpoint and the books beside it.
+                cold = tmp / "carry-cold"
+                for folder in ("resume", "corpus-b-cold"):
+                    shutil.copytree(carry / folder, cold / folder)
+                summary["cold_resume"] = json.loads((tmp / "runs" / "cold-resume.json").read_text())
             env = {**os.environ, "OUT": str(step_out), "TRITON_INTERPRET": "1", T0_ENV: str(time.time())}
             t = time.time()
             subprocess.run(
-                [sys.executable, str(RUNBOOK), step, "--dry-run", "--carry", str(carry),
+                [sys.executable, str(RUNBOOK), step, "--dry-run", "--carry", str(carry if step != "train-b" else cold),
                  "--work", str(work)],
                 env=env, check=True,
             )  # fmt: skip

@@ -38,13 +38,17 @@ CALLS = (
                "table with bench26b.json under runs/gpu/ (not committed) quoted in the message"),
     DeviceCall("engine-vs-library", (".gpu-carry/wheels",), 150,
                "note `ratio_ms_per_pass` from engine-vs-library.json in the README's Benchmarks section"),
-    DeviceCall("train-a", (".gpu-carry/wheels", ".gpu-carry/corpus-a"), 480,
+    DeviceCall("train-a", (".gpu-carry/wheels", ".gpu-carry/corpus-a"), 510,
                "`python bench/gpu_runbook.py take-back train-a FILES_AT` (seconds), then train-b at once: a machine "
-               "still warm keeps the full checkpoint, a fresh one resumes from the pieces"),
-    DeviceCall("train-b", (".gpu-carry/wheels", ".gpu-carry/corpus-b", ".gpu-carry/resume"), 480,
-               "`python bench/gpu_runbook.py take-back train-b FILES_AT` (the model into runs/gpu/model), then the "
-               "CPU checks below"),
+               "still warm keeps the full checkpoint and its books and takes two new shards"),
+    DeviceCall("train-b", (".gpu-carry/wheels", ".gpu-carry/corpus-b"), 510,
+               "`python bench/gpu_runbook.py take-back train-b FILES_AT` (the model into runs/gpu/model, bf16), "
+               "then the CPU checks below"),
 )  # fmt: skip
+# train-b on a machine that went back after train-a: the checkpoint train-a returned (int8, or NF4 re-packed
+# here) and the books that fit beside it, both made by take-back train-a.
+COLD_TRAIN_B = DeviceCall("train-b", (".gpu-carry/wheels", ".gpu-carry/corpus-b-cold", ".gpu-carry/resume"), 510,
+                          CALLS[-1].then)  # fmt: skip
 
 
 STEP_BUDGET = {call.step: call.budget_s for call in CALLS}
@@ -58,7 +62,9 @@ def plan_markdown() -> str:
         "2. Four `run` calls, in this order, back to back (the machine stays warm 30 s after a call; each call "
         "below is one command of at most 10 minutes, about "
         f"{sum(c.minutes for c in CALLS):.0f} minutes of the 30 in all, plus a minute or two to start). If less "
-        "than 24 minutes are left, skip engine-vs-library; if less than 19, run bench26b only.",
+        "than 25 minutes are left, skip engine-vs-library; if less than 20, run bench26b only. train-a sizes the "
+        "model from its own timing of a few steps of each size (largest first, 70M down to 12M) and the minutes "
+        "both training calls leave: the largest trained on at least 20 tokens per parameter.",
         "",
     ]
     for number, call in enumerate(CALLS, 1):
@@ -69,13 +75,21 @@ def plan_markdown() -> str:
             "      ```",
             f"      then, here: {call.then}.",
         ]
+        if call.step == "train-b":
+            lines += [
+                "      If `status` says the machine is no longer warm, carry the checkpoint instead of the new shards:",
+                "      ```json",
+                f"      {json.dumps(COLD_TRAIN_B.invocation())}",
+                "      ```",
+            ]
     lines += [
         "3. `give_back` as soon as train-b has returned.",
         "4. Here, on CPU: `python bench/builtin_model_eval.py --model runs/gpu/model --json runs/gpu/eval.json` "
         "(the figures comparable with the shipped model's) and `python bench/engine_speed.py --model runs/gpu/model "
         "--candidates 4` (CPU passes). Ship it (`resources/models/redraft-tiny`, then "
         "`python -m model.training.card --model resources/models/redraft-tiny --report runs/gpu/eval.json`) only "
-        "if its fills judge better than the shipped model's and its folder is at most 60 MB.",
+        "if its fills judge better than the shipped model's on the held-out evaluation, a writer reading its "
+        "samples (`runs/gpu/eval.json`, `--show-fills`) prefers them, and its folder is at most 150 MB.",
     ]
     return "\n".join(lines)
 
@@ -90,7 +104,7 @@ def carry_budget(carry: Path = CARRY, root: Path = ROOT) -> dict[str, Any]:
         calls[call.step] = {"tree": tree, "carried": carried, "total": tree + sum(carried.values())}
         if call.step == "train-b":
             carried_b = carried
-    # train-b's checkpoint pieces are not there yet when this is computed: the room is what the rest leaves.
-    room = CARRY_LIMIT - tree - sum(v for k, v in carried_b.items() if not k.endswith("resume")) - 1 * MIB
-    return {"tree_bytes": tree, "calls": calls, "checkpoint_room_bytes": room,
+    # A fresh machine's train-b carries the checkpoint instead of corpus-b: made by take-back train-a.
+    room = CARRY_LIMIT - tree - carried_b.get(".gpu-carry/wheels", 0) - 1 * MIB
+    return {"tree_bytes": tree, "calls": calls, "cold_checkpoint_and_books_room_bytes": room,
             "over": [step for step, c in calls.items() if c["total"] > CARRY_LIMIT]}  # fmt: skip

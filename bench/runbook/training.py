@@ -12,25 +12,53 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from runbook.common import MIB, PIECE_BYTES, SHIP_LIMIT, SHIPPED, Report, elapsed_s, say
+from runbook.common import BACK_PIECES, MIB, PIECE_BYTES, SHIP_LIMIT, SHIPPED, Report, elapsed_s, say
 from runbook.corpus import unpack_corpus
+from runbook.packing import pack_tensors, packed_bytes, packed_values, save_packed, unpack_tensors
 from runbook.plan import STEP_BUDGET
-from runbook.sizing import GPU_RECIPE, LADDER, TOY_LADDER, TOY_RECIPE, candidate_parameters, choose_size
+from runbook.sizing import (
+    GPU_RECIPE,
+    LADDER,
+    TOY_LADDER,
+    TOY_RECIPE,
+    candidate_parameters,
+    choose_size,
+    enough_tokens,
+    parameter_cap,
+)
 from runbook.transfer import folder_bytes, join_pieces, split_file
 from runbook.wheels import library_versions
 
 
-def compact_checkpoint(run_dir: Path, target: Path) -> float:
-    """The resumable part of a checkpoint small enough to carry: bf16 weights, the sampler and noise states,
-    counters and history; no optimizer state (train.py then warms the rate up again over fresh moments)."""
+def pack_to_fit(weights: dict[str, Any], room: int) -> dict[str, Any]:
+    """The weights in int8 where they fit ``room`` bytes, else NF4 (the closer copy first)."""
+    packed = pack_tensors(weights, "int8")
+    return packed if packed_bytes(packed) <= room else pack_tensors(weights, "nf4")
+
+
+def compact_checkpoint(run_dir: Path, target: Path, room: int) -> tuple[float, str]:
+    """The resumable part of a checkpoint small enough to come back and be carried: packed weights (int8,
+    else NF4, within ``room``), the sampler and noise states, counters and history; no optimizer state
+    (train.py then warms the rate up again over fresh moments)."""
     import torch
 
     state = torch.load(run_dir / "checkpoint.pt", weights_only=False, map_location="cpu")
     compact = {key: value for key, value in state.items() if key != "optimizer"}
-    compact["model"] = {k: v.to(torch.bfloat16) if v.is_floating_point() else v for k, v in state["model"].items()}
+    compact["model"] = pack_to_fit(state["model"], room)
     compact["generator"] = state["generator"].cpu()
     torch.save(compact, target)
-    return float(state["elapsed"])  # seconds of training so far (train.py's --max-minutes counts them too)
+    return float(state["elapsed"]), str(compact["model"]["scheme"])  # seconds of training so far
+
+
+def resume_from_compact(compact_path: Path, run_dir: Path) -> str:
+    """train.py's checkpoint.pt from a carried compact one (float32 weights unpacked); its packing scheme."""
+    import torch
+
+    state = torch.load(compact_path, weights_only=False, map_location="cpu")
+    scheme = str(state["model"]["scheme"])
+    state["model"] = unpack_tensors(state["model"])
+    torch.save(state, run_dir / "checkpoint.pt")
+    return scheme
 
 
 def corpus_listing(folder: Path) -> list[str]:
@@ -90,28 +118,35 @@ def step_train_a(out: Path, dry_run: bool, budget_s: float, carry: Path, work: P
     recipe = [*(GPU_RECIPE if cuda else TOY_RECIPE), "--vocab-size", str(vocab), "--canvas", str(canvas)]
     ladder = LADDER if not dry_run else TOY_LADDER
     base = ["--run-dir", str(run_dir), "--corpus", str(corpus), *recipe]
-    # prepare's arithmetic travels with the corpus (the folders named in carry are all that goes).
-    budget_file = carry / "corpus-a" / "budget.json"
-    budget = json.loads(budget_file.read_text()) if budget_file.exists() else {}
-    room = budget.get("checkpoint_room_bytes", 24 * MIB)
-    # Two caps: the compact checkpoint (2 bytes a parameter, plus ~2% of states and history) must fit the
-    # room train-b's carry leaves; the float32 export must keep the shipped folder under 60 MB.
-    cap = int(min(room / 2.04, (SHIP_LIMIT - 2_000_000) / 4))
-    report["parameter_cap"] = {"cap": cap, "checkpoint_room_bytes": room, "ship_limit_bytes": SHIP_LIMIT}
+    # Two caps: the bf16 folder under the ship limit, and the weights back in one call's pieces.
+    # The dry run cuts small pieces (several, to exercise the join) in a small room (so NF4 is exercised).
+    piece = PIECE_BYTES if not dry_run else 256 * 1024
+    room = BACK_PIECES * piece
+    caps = parameter_cap(SHIP_LIMIT, BACK_PIECES * PIECE_BYTES, embedding=vocab * max(c.hidden for c in ladder))
+    cap = caps["cap"]
+    report["parameter_cap"] = {**caps, "ship_limit_bytes": SHIP_LIMIT, "back_room_bytes": room}
 
     probe_steps = 20 if not dry_run else 2
     batch = int(recipe[recipe.index("--batch-size") + 1])
+    # The time both calls leave for training once the probes are done: this call's remainder (less ~75 s for
+    # the held-out loss and the checkpoint), and train-b's (~180 s for wheels, corpus, pools, export, packing).
+    b_seconds = float(STEP_BUDGET["train-b"] - 180) if not dry_run else 5.0
+
+    def seconds_left() -> tuple[float, float]:
+        return max(30.0, budget_s - elapsed_s() - (75 if not dry_run else 10)), b_seconds
 
     def probe_ladder(base: list[str]) -> list[dict[str, Any]]:
+        """Largest first, stopping at the first size the time left trains on enough tokens: the sizes above
+        it did not, and the smaller ones would only be chosen if it did not either."""
         probes = []
-        for candidate in ladder:
+        for candidate in reversed(ladder):
             parameters = candidate_parameters(candidate, vocab, canvas)
             if parameters > cap:
                 report.append("probes", {"name": candidate.name, "parameters": parameters, "skipped": "over the cap"})
                 continue
             try:
                 probe = train_in_process([*base, *candidate.flags(), "--probe", str(probe_steps)])
-            except Exception as error:  # a kernel missing on this device for this shape: try the others
+            except Exception as error:  # a kernel missing on this device for this shape, or memory: try the others
                 report.append("probes", {"name": candidate.name, "error": f"{type(error).__name__}: {error}"})
                 continue
             # Mean prefix of ExampleMix's lengths (58) and the bos token: the encoder's share of a step.
@@ -121,6 +156,8 @@ def step_train_a(out: Path, dry_run: bool, budget_s: float, carry: Path, work: P
             say(f"probe {json.dumps(row)}")
             probes.append(row)
             report.append("probes", row)
+            if enough_tokens(row, sum(seconds_left())) and not dry_run:
+                break
         return probes
 
     probes = probe_ladder(base)
@@ -129,11 +166,7 @@ def step_train_a(out: Path, dry_run: bool, budget_s: float, carry: Path, work: P
         probes = probe_ladder(base)
     if not probes:
         raise SystemExit("every candidate failed its probe (see train-a.json)")
-    # The time both calls leave for training: this call's remainder (less ~75 s for the held-out loss and
-    # the checkpoint), and train-b's.
-    a_seconds = max(30.0, budget_s - elapsed_s() - (75 if not dry_run else 10))
-    # train-b spends ~60 s on wheels, corpus and pools, ~150 s evaluating, ~30 s exporting and in reserve.
-    b_seconds = float(STEP_BUDGET["train-b"] - 240) if not dry_run else 5.0
+    a_seconds, b_seconds = seconds_left()
     chosen = choose_size(probes, a_seconds + b_seconds, cap)
     max_steps = max(10, int((a_seconds + b_seconds) / chosen["s_per_step"]))
     if dry_run:
@@ -147,8 +180,9 @@ def step_train_a(out: Path, dry_run: bool, budget_s: float, carry: Path, work: P
     report["step_reached"] = result["step"]
     report["heldout"] = _heldout(result["history"])
     (train_dir / "corpus.json").write_text(json.dumps(corpus_listing(corpus)))
-    report["train_elapsed_s"] = compact_checkpoint(run_dir, train_dir / "compact.pt")
-    manifest = split_file(train_dir / "compact.pt", out, "checkpoint", PIECE_BYTES if not dry_run else MIB)
+    report["train_elapsed_s"], report["checkpoint_scheme"] = compact_checkpoint(run_dir, train_dir / "compact.pt",
+                                                                               room)  # fmt: skip
+    manifest = split_file(train_dir / "compact.pt", out, "checkpoint", piece)
     report["checkpoint"] = manifest
     (train_dir / "train-a.json").write_text(json.dumps(report.data, default=str))
     say(f"checkpoint: step {result['step']}, {manifest['bytes'] / MIB:.1f} MiB in {len(manifest['pieces'])} pieces")
@@ -172,21 +206,24 @@ def step_train_b(out: Path, dry_run: bool, budget_s: float, carry: Path, work: P
         (run_dir / "tokenizer").mkdir(parents=True)
         for name in ("tokenizer.json", "tokenizer_config.json"):
             shutil.copyfile(SHIPPED / name, run_dir / "tokenizer" / name)
-        join_pieces(a["checkpoint"], resume, run_dir / "checkpoint.pt")
-        say("fresh machine: resuming from the carried compact checkpoint (fresh optimizer moments)")
+        join_pieces(a["checkpoint"], resume, train_dir / "compact.pt")
+        scheme = resume_from_compact(train_dir / "compact.pt", run_dir)
+        say(f"fresh machine: resuming from the carried compact checkpoint ({scheme} weights, fresh optimizer moments)")
     else:
         raise SystemExit("no checkpoint: neither train-a's run on this machine nor carried pieces in "
                          f"{resume} (run `python bench/gpu_runbook.py take-back train-a FILES_AT` first)")  # fmt: skip
     report["resumed_from"] = "full checkpoint (warm machine)" if warm else "compact checkpoint (carried)"
     before = corpus_listing(corpus)
-    unpack_corpus(carry / "corpus-b", corpus)
+    for folder in ("corpus-b", "corpus-b-cold"):  # a warm machine gets two new shards, a fresh one what fits
+        if (carry / folder).exists():
+            unpack_corpus(carry / folder, corpus)
     after = corpus_listing(corpus)
     if after != before and (run_dir / "pools").exists():
         shutil.rmtree(run_dir / "pools")  # new books: the pools are tokenized again (same held-out rule)
     report["corpus"] = {"files": len(after), "added": len(set(after) - set(before)), "bytes": folder_bytes(corpus)}
     argv = ["--run-dir", str(run_dir), "--corpus", str(corpus), *a["train_args"]]
     # train.py's --max-minutes counts the run's whole training time, train-a's included.
-    allowance = max(30.0, budget_s - elapsed_s() - 180) if not dry_run else 600.0
+    allowance = max(30.0, budget_s - elapsed_s() - 120) if not dry_run else 600.0
     minutes = (a["train_elapsed_s"] + allowance) / 60
     result = train_keeping_checkpoint([*argv, "--max-minutes", f"{minutes:.3f}"], run_dir, report)
     report["step_reached"] = result["step"]
@@ -204,17 +241,31 @@ def step_train_b(out: Path, dry_run: bool, budget_s: float, carry: Path, work: P
         source = corpus.parent / f"corpus-xl-{name}"
         if source.exists():
             shutil.copyfile(source, model_dir / f"corpus-xl-{name}")
-    size = folder_bytes(model_dir)
-    report["model_bytes"] = size
+    # What comes back: the folder without its float32 weights, and the weights packed (int8 where five
+    # pieces hold them, else NF4); take-back writes them as bf16 model.safetensors, which model.load reads.
+    import torch
+
+    back = train_dir / "back" / "model"
+    if back.parent.exists():
+        shutil.rmtree(back.parent)
+    shutil.copytree(model_dir, back, ignore=shutil.ignore_patterns("model.safetensors"))
+    state = torch.load(run_dir / "checkpoint.pt", weights_only=False, map_location="cpu")
+    room = BACK_PIECES * (PIECE_BYTES if not dry_run else 2 * MIB) - folder_bytes(back) - MIB
+    packed = pack_to_fit(state["model"], room)
+    save_packed(packed, back / "weights.packed.pt")
+    parameters = packed_values(packed)
+    size = folder_bytes(back) - (back / "weights.packed.pt").stat().st_size + 2 * parameters
+    report["weights"] = {"scheme": packed["scheme"], "packed_bytes": packed_bytes(packed)}
+    report["model_bytes"] = size  # the folder take-back writes (bf16 weights)
     report["model_under_ship_limit"] = size <= SHIP_LIMIT
-    say(f"exported {size / 1e6:.1f} MB")
+    say(f"packed {packed['scheme']}: {packed_bytes(packed) / MIB:.1f} MiB; the bf16 folder will be {size / 1e6:.1f} MB")
     tar_path = train_dir / "model.tar"
     with tarfile.open(tar_path, "w") as tar:
-        tar.add(model_dir, arcname="model")
+        tar.add(back, arcname="model")
     report["model"] = split_file(tar_path, out, "model.tar", PIECE_BYTES if not dry_run else 2 * MIB)
     # The evaluation we have (bench/builtin_model_eval.py), on the held-out part of this run's corpus; the
     # figures comparable with the shipped model's are computed here on CPU afterwards (README).
-    if elapsed_s() < budget_s - (60 if not dry_run else 0):
+    if elapsed_s() < budget_s - (120 if not dry_run else 0):
         import builtin_model_eval
 
         counts = ["--fills", "24", "--rewrites", "12", "--show-fills", "6", "--show-rewrites", "3", "--threads", "12"]

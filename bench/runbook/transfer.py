@@ -12,7 +12,17 @@ import tarfile
 from pathlib import Path
 from typing import Any
 
-from runbook.common import BACK_FILE_LIMIT, BACK_FILES, BACK_NAME, BACK_TOTAL, CARRY, MIB, PIECE_BYTES, ROOT
+from runbook.common import (
+    BACK_FILE_LIMIT,
+    BACK_FILES,
+    BACK_NAME,
+    BACK_TOTAL,
+    CARRY,
+    CARRY_LIMIT,
+    MIB,
+    PIECE_BYTES,
+    ROOT,
+)
 
 
 def sha256_of(path: Path) -> str:
@@ -53,6 +63,52 @@ def join_pieces(manifest: dict[str, Any], folder: Path, target: Path) -> Path:
     return target
 
 
+def cold_resume(carry: Path, compact: Path, root: Path = ROOT, limit: int = CARRY_LIMIT) -> dict[str, Any]:
+    """What train-b carries if the machine went back after train-a (its folders are gone): the checkpoint
+    and as many new books as the 64 MiB leave beside the tree and the wheels. The int8 checkpoint of a large
+    model leaves no room for books, so it is re-packed as NF4 here where int8 would leave under 8 MiB."""
+    import torch
+
+    from runbook.corpus import head_of_shard
+    from runbook.packing import pack_tensors, unpack_tensors
+
+    resume, cold = carry / "resume", carry / "corpus-b-cold"
+    fixed = tree_bytes(root) + folder_bytes(carry / "wheels") + MIB  # 1 MiB of slack: files others add
+    stories = sorted((carry / "corpus-b").glob("tinystories*.txt.xz"))
+    stories_bytes = sum(p.stat().st_size for p in stories)
+    left = limit - fixed - folder_bytes(resume) - stories_bytes
+    scheme = "as returned"
+    if left < 8 * MIB:
+        state = torch.load(compact, weights_only=False, map_location="cpu")
+        if state["model"]["scheme"] != "nf4":
+            state["model"] = pack_tensors(unpack_tensors(state["model"]), "nf4")
+            torch.save(state, compact.with_name("checkpoint-a-nf4.pt"))
+            manifest = json.loads((resume / "train-a.json").read_text())
+            for old in manifest["checkpoint"]["pieces"]:
+                (resume / old["name"]).unlink()
+            piece = max(p["bytes"] for p in manifest["checkpoint"]["pieces"])
+            manifest["checkpoint"] = split_file(compact.with_name("checkpoint-a-nf4.pt"), resume, "checkpoint", piece)
+            (resume / "train-a.json").write_text(json.dumps(manifest, default=str))
+            scheme = "nf4 (re-packed here)"
+            left = limit - fixed - folder_bytes(resume) - stories_bytes
+    if cold.exists():
+        shutil.rmtree(cold)
+    cold.mkdir(parents=True)
+    for path in stories:
+        shutil.copyfile(path, cold / path.name)
+    books = 0
+    for shard in sorted((carry / "corpus-b").glob("books_*.txt.xz")):
+        if left < MIB:
+            break
+        books += head_of_shard(shard, cold / shard.name, left - MIB // 2)
+        left -= (cold / shard.name).stat().st_size
+    for path in (carry / "corpus-b").glob("corpus-xl-*"):
+        shutil.copyfile(path, cold / path.name)
+    total = fixed + folder_bytes(resume) + folder_bytes(cold)
+    return {"checkpoint": scheme, "checkpoint_bytes": folder_bytes(resume), "books": books,
+            "carry_bytes": total, "fits": total <= limit}  # fmt: skip
+
+
 def check_back(out: Path) -> list[str]:
     """What would not come back from ``out`` under the device tool's limits (empty: all of it will)."""
     problems = []
@@ -86,9 +142,13 @@ def tree_bytes(root: Path = ROOT) -> int:
     return sum((root / name.decode()).stat().st_size for name in listed if name and (root / name.decode()).is_file())
 
 
-def take_back(step: str, files_at: Path, carry: Path = CARRY, runs: Path = ROOT / "runs" / "gpu") -> Path:
-    """After train-a: the checkpoint pieces into ``carry/resume`` (train-b carries them). After train-b: the
-    model reassembled and unpacked into ``runs/model``. Every piece is checked against its manifest."""
+def take_back(
+    step: str, files_at: Path, carry: Path = CARRY, runs: Path = ROOT / "runs" / "gpu", root: Path = ROOT
+) -> Path:
+    """After train-a: the checkpoint pieces into ``carry/resume`` and what a fresh machine's train-b would
+    carry (:func:`cold_resume`). After train-b: the model reassembled into ``runs/model``, its packed weights
+    written as bf16 ``model.safetensors`` (what ``model.load`` reads). Every piece is checked against its
+    manifest."""
     runs.mkdir(parents=True, exist_ok=True)
     data = json.loads((files_at / f"{step}.json").read_text())
     for name in (f"{step}.json", f"{step}.log", "eval.json"):
@@ -103,6 +163,9 @@ def take_back(step: str, files_at: Path, carry: Path = CARRY, runs: Path = ROOT 
         for piece in data["checkpoint"]["pieces"]:
             shutil.copyfile(files_at / piece["name"], resume / piece["name"])
         shutil.copyfile(files_at / "train-a.json", resume / "train-a.json")
+        cold = cold_resume(carry, runs / "checkpoint-a.pt", root)
+        (runs / "cold-resume.json").write_text(json.dumps(cold, indent=1) + "\n")
+        print(json.dumps(cold, indent=1))
         return resume
     if step == "train-b":
         tar_path = join_pieces(data["model"], files_at, runs / "model.tar")
@@ -111,5 +174,12 @@ def take_back(step: str, files_at: Path, carry: Path = CARRY, runs: Path = ROOT 
             shutil.rmtree(target)
         with tarfile.open(tar_path) as tar:
             tar.extractall(runs, filter="data")
+        import torch
+
+        from runbook.packing import unpack_tensors, write_model_folder
+
+        packed = torch.load(target / "weights.packed.pt", weights_only=False, map_location="cpu")
+        write_model_folder(unpack_tensors(packed), target)
+        (target / "weights.packed.pt").unlink()
         return target
     raise SystemExit(f"take-back knows train-a and train-b, not {step}")
