@@ -1,0 +1,160 @@
+"""The Model Manager dialog against a real hub-compatible server on 127.0.0.1 (tests/hub_stub.py): progress in
+the dialog and the status bar, a download that outlives the dialog, Cancel, a resume, a full disk, a gated
+model's token, and "Use this model" loading what arrived."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from gui_helpers import SIGNAL_TIMEOUT_MS
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: the hub stub lives there
+from hub_stub import HubStub  # noqa: E402
+
+from app.dialogs.model_manager import ModelManagerDialog, install_model_manager  # noqa: E402
+from app.main_window import MainWindow  # noqa: E402
+from app.model_downloads import ModelDownloads  # noqa: E402
+
+REPO = "acme/tiny-diffusion"
+WEIGHTS = "model.safetensors"
+
+
+@pytest.fixture(scope="module")
+def served(tiny_checkpoint: Path) -> Iterator[HubStub]:
+    hub = HubStub().start()
+    hub.add_folder(REPO, tiny_checkpoint)
+    yield hub
+    hub.stop()
+
+
+@pytest.fixture()
+def hub(served: HubStub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> HubStub:
+    served.reset()
+    from huggingface_hub import constants
+
+    monkeypatch.setattr(constants, "ENDPOINT", served.url)
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+    monkeypatch.setenv("REDRAFT_HOME", str(tmp_path / "redraft"))
+    monkeypatch.delenv("HF_TOKEN", raising=False)
+    monkeypatch.setattr(constants, "HF_TOKEN_PATH", str(tmp_path / "no-token"))
+    return served
+
+
+def manager(window: MainWindow) -> tuple[ModelManagerDialog, ModelDownloads]:
+    show = getattr(window, "show_model_manager", None)
+    if show is None:  # MainWindow not wired yet: wire it as MainWindow.__init__ will
+        install_model_manager(window)
+        show = window.show_model_manager  # type: ignore[attr-defined]
+    dialog = show()
+    return dialog, dialog.downloads
+
+
+def row_of(dialog: ModelManagerDialog, name: str) -> int:
+    return next(i for i, model in enumerate(dialog.models) if model.name == name)
+
+
+def test_a_download_outlives_the_dialog_then_the_editor_uses_it(
+    hub: HubStub, make_window: Callable[..., MainWindow], qtbot: Any
+) -> None:
+    window = make_window()
+    dialog, downloads = manager(window)
+    hub.fault, hub.trickle_bytes_per_s = "slow", 150 * 1024
+    dialog.repo_field.setText(REPO)
+    dialog.download_button.click()
+    assert not dialog.download_button.isEnabled() and dialog.cancel_button.isEnabled()
+    qtbot.waitUntil(lambda: dialog.progress.value() > 0 and "%" in dialog.status.text(), timeout=SIGNAL_TIMEOUT_MS)
+    assert "KiB/s" in dialog.status.text() or "B/s" in dialog.status.text()
+    dialog.close()  # the download goes on, shown in the status bar
+    assert downloads.label is not None
+    qtbot.waitUntil(lambda: downloads.label is not None and "%" in downloads.label.text(), timeout=SIGNAL_TIMEOUT_MS)
+    hub.fault = None
+    with qtbot.waitSignal(downloads.finished, timeout=SIGNAL_TIMEOUT_MS * 4):
+        pass
+    assert "downloaded" in downloads.label.text()
+
+    dialog, _ = manager(window)
+    dialog.list.setCurrentRow(row_of(dialog, REPO))
+    assert dialog.use_button.isEnabled()
+    dialog.use_button.click()
+    assert window.prefs.model == REPO and window.settings.load().model == REPO
+    qtbot.waitUntil(lambda: window.model_info is not None, timeout=SIGNAL_TIMEOUT_MS * 4)
+    assert "(in use)" in dialog.list.item(row_of(dialog, REPO)).text()
+
+
+def test_cancel_keeps_nothing_selectable_and_download_again_resumes(
+    hub: HubStub, make_window: Callable[..., MainWindow], qtbot: Any
+) -> None:
+    window = make_window()
+    dialog, downloads = manager(window)
+    hub.fault, hub.trickle_bytes_per_s = "slow", 100 * 1024
+    dialog.repo_field.setText(REPO)
+    dialog.download_button.click()
+    qtbot.waitUntil(lambda: dialog.progress.value() > 100, timeout=SIGNAL_TIMEOUT_MS)
+    with qtbot.waitSignal(downloads.failed, timeout=SIGNAL_TIMEOUT_MS) as failed:
+        dialog.cancel_button.click()
+    assert failed.args[1] == "cancelled" and "resumes" in dialog.status.text()
+    qtbot.waitUntil(lambda: not downloads.busy, timeout=SIGNAL_TIMEOUT_MS)
+    entry = dialog.models[row_of(dialog, REPO)]
+    assert not entry.usable and "not finished" in entry.note
+    dialog.list.setCurrentRow(row_of(dialog, REPO))
+    assert not dialog.use_button.isEnabled()
+
+    kept = next((Path(hub_cache()) / "models--acme--tiny-diffusion" / "blobs").glob("*.incomplete")).stat().st_size
+    hub.reset()
+    with qtbot.waitSignal(downloads.finished, timeout=SIGNAL_TIMEOUT_MS * 4):
+        dialog.download_button.click()
+    assert hub.starts == [(WEIGHTS, kept)]  # picked up where Cancel left it
+    assert dialog.models[row_of(dialog, REPO)].usable
+
+
+def hub_cache() -> str:
+    from huggingface_hub import constants
+
+    return str(constants.HF_HUB_CACHE)
+
+
+def test_a_gated_model_takes_the_token_from_the_field(
+    hub: HubStub, make_window: Callable[..., MainWindow], qtbot: Any
+) -> None:
+    window = make_window()
+    dialog, downloads = manager(window)
+    hub.token = "hf_secret"
+    dialog.repo_field.setText(REPO)
+    with qtbot.waitSignal(downloads.failed, timeout=SIGNAL_TIMEOUT_MS) as failed:
+        dialog.download_button.click()
+    assert failed.args[1] == "auth" and "token" in dialog.status.text()
+    qtbot.waitUntil(lambda: not downloads.busy, timeout=SIGNAL_TIMEOUT_MS)
+    dialog.token_field.setText("hf_secret")
+    with qtbot.waitSignal(downloads.finished, timeout=SIGNAL_TIMEOUT_MS * 4):
+        dialog.download_button.click()
+
+
+def test_a_full_disk_is_refused_before_the_download_starts(
+    hub: HubStub, make_window: Callable[..., MainWindow], qtbot: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    mount = tmp_path / "small"
+    mount.mkdir()
+    refused = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(mount)],
+                             capture_output=True, text=True)  # fmt: skip
+    if refused.returncode != 0:
+        pytest.skip(f"cannot mount a small tmpfs here: {refused.stderr.strip() or refused.returncode}")
+    try:
+        from huggingface_hub import constants
+
+        monkeypatch.setattr(constants, "HF_HUB_CACHE", str(mount / "hub"))
+        window = make_window()
+        dialog, downloads = manager(window)
+        dialog.repo_field.setText(REPO)
+        with qtbot.waitSignal(downloads.failed, timeout=SIGNAL_TIMEOUT_MS) as failed:
+            dialog.download_button.click()
+        assert failed.args[1] == "disk" and "Nothing was downloaded" in dialog.status.text()
+        assert list(mount.iterdir()) == [] and WEIGHTS not in hub.sent
+        qtbot.waitUntil(lambda: not downloads.busy, timeout=SIGNAL_TIMEOUT_MS)
+    finally:
+        subprocess.run(["umount", str(mount)], check=False)
