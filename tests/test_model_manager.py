@@ -290,9 +290,15 @@ def test_a_disk_that_fills_up_midway_is_one_message(hub: HubStub, tmp_path: Path
 
 
 def test_a_model_another_tool_downloaded_is_found_and_not_fetched_again(hub: HubStub) -> None:
-    from huggingface_hub import snapshot_download
+    from huggingface_hub import constants
 
-    snapshot_download(REPO)  # what `hf download` or transformers would leave in the shared cache
+    # Another program on the same cache (huggingface_hub reads HF_ENDPOINT when it is imported: a process of its own).
+    other = subprocess.run(
+        [sys.executable, "-c", f"from huggingface_hub import snapshot_download; snapshot_download({REPO!r})"],
+        env={**cli_env(hub, Path(constants.HF_HUB_CACHE)), "HF_HUB_CACHE": constants.HF_HUB_CACHE},
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert other.returncode == 0, other.stderr
     (entry,) = [m for m in list_installed(include_builtin=False)[0] if m.name == REPO]
     assert entry.usable and entry.precision == "fp32"
     hub.sent.clear()

@@ -221,7 +221,12 @@ def install_model_manager(window: MainWindow) -> ModelDownloads:
     def use_model(name: str) -> None:
         window.apply_preferences(replace(window.prefs, model=name, use_server=False))
 
-    def show() -> ModelManagerDialog:
+    def show(parent: QWidget | None = None) -> ModelManagerDialog:
+        if parent is not None:  # from a modal dialog (Settings): a modal manager of its own, on top of it
+            modal = ModelManagerDialog(downloads, use_model, window.prefs.model, parent)
+            modal.setModal(True)
+            modal.show()
+            return modal
         if dialogs:
             dialogs[0].refresh()
         else:
