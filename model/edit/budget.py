@@ -3,10 +3,10 @@ with the reason, instead of running for hours (16 drafts of 8,192 tokens are 2,0
 built-in model).
 
 The work of an edit is counted in canvas passes (a candidate's canvas through the decoder once): candidates
-x blocks x (denoising steps + two passes per polish round). Its price is the engine's own measured time per
-canvas pass (every finished edit updates it, the editor's warm-up gives the first); before any edit has
-run, a prior from the model's size (two operations per parameter and position at a modest rate for the
-device).
+x blocks x (denoising steps + two passes per polish round). Its price is the engine's own fastest measured
+time per canvas pass (each finished edit's median): what the machine can do, not what it did while other
+programs loaded it, so a busy moment never refuses an everyday edit. Before any edit has run, a prior from
+the model's size (two operations per parameter and position at a modest rate for the device).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ def canvas_passes(candidates: int, blocks: int, steps: int, polish_rounds: int) 
 
 @dataclass
 class PassClock:
-    """The measured time of one canvas pass on this engine, in milliseconds (None until an edit ran)."""
+    """The fastest measured time of one canvas pass on this engine, in milliseconds (None until an edit ran)."""
 
     ms_per_canvas_pass: float | None = None
 
@@ -39,7 +39,7 @@ class PassClock:
             return
         measured = sorted(steady)[len(steady) // 2] / max(1, candidates)
         previous = self.ms_per_canvas_pass
-        self.ms_per_canvas_pass = measured if previous is None else 0.5 * previous + 0.5 * measured
+        self.ms_per_canvas_pass = measured if previous is None else min(previous, measured)
 
     def price_ms(self, parameters: int, canvas: int, device: str) -> float:
         if self.ms_per_canvas_pass is not None:
