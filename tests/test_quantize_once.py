@@ -97,3 +97,4 @@ def test_copies_live_in_redrafts_model_folder(monkeypatch: pytest.MonkeyPatch, t
     monkeypatch.setenv("REDRAFT_HOME", str(tmp_path / "home"))
     load(source, precision="4bit", device="cpu")
     assert quantized_copy.find_copy(tmp_path / "home" / "models" / "quantized", source, "4bit") is not None
+

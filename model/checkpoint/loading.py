@@ -278,6 +278,12 @@ def resolve_precision(precision: str, device: torch.device, config: DiffusionGem
     if precision != "auto":
         return precision
     if device.type != "cuda":
+        # fp32 is the fast CPU path for small models; a model too big for that in RAM but not at 4 bit
+        # (the 26B-A4B) goes to 4 bit, as on a GPU, rather than failing the preflight.
+        info = doctor.cpu_device_info()
+        bf16 = doctor.preflight(config, "bf16", info).footprint
+        if bf16.total_bytes + bf16.weights_bytes > info.free_bytes and doctor.preflight(config, "4bit", info).fits:
+            return "4bit"
         return "fp32"
     report = doctor.preflight(config, "bf16", doctor.cuda_device_info(device))
     return "bf16" if report.fits else "4bit"
