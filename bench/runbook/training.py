@@ -121,7 +121,7 @@ def step_train_a(out: Path, dry_run: bool, budget_s: float, carry: Path, work: P
     # Two caps: the bf16 folder under the ship limit, and the weights back in one call's pieces.
     # The dry run cuts small pieces (several, to exercise the join) in a small room (so NF4 is exercised).
     piece = PIECE_BYTES if not dry_run else 256 * 1024
-    room = BACK_PIECES * piece
+    room = BACK_PIECES * piece if not dry_run else 2 * piece
     caps = parameter_cap(SHIP_LIMIT, BACK_PIECES * PIECE_BYTES, embedding=vocab * max(c.hidden for c in ladder))
     cap = caps["cap"]
     report["parameter_cap"] = {**caps, "ship_limit_bytes": SHIP_LIMIT, "back_room_bytes": room}
