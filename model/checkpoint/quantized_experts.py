@@ -78,6 +78,10 @@ class QuantizedExperts(nn.Module):
     library's ``gate_up_proj``/``down_proj`` so its tie-weights regexes never touch them.
     """
 
+    # forward reads the routing on the host (which experts to dequantize), so TorchScript tracing
+    # (model.runtime.traced_layers) would only be refused after a whole forward: it is not tried.
+    traceable = False
+
     # Buffers read as attributes (registered by name in __init__).
     gate_up_data: torch.Tensor
     nf4_table: torch.Tensor

@@ -185,6 +185,10 @@ def _trace_of(layer: nn.Module, layer_index: int, inputs: tuple[torch.Tensor, ..
 
 def _record(layer: nn.Module, layer_index: int, inputs: tuple[torch.Tensor, ...]) -> torch.jit.ScriptModule | None:
     """Trace one layer on ``inputs``; None if tracing fails or reads a tensor's value outside the allowed places."""
+    if any(getattr(module, "traceable", True) is False for module in layer.modules()):
+        # Known to read tensor values (quantized experts pick what to dequantize on the host): a trace would
+        # be refused after a whole forward, which on the 26B-A4B's CPU layers costs seconds each.
+        return None
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
