@@ -1,9 +1,12 @@
 """The ``redraft`` command: the editor by default, plus headless subcommands for scripts.
 
     redraft [FILE]                        open the editor (on the built-in model unless --model)
-    redraft fill --json                   JSON lines in (prefix, suffix, max_new_tokens, seed), JSON lines out
+    redraft fill --json                   JSON lines in (prefix, suffix, max_new_tokens, seed; span, keep,
+                                          length, mode "gaps" to steer a rewrite), JSON lines out
     redraft fill FILE --at OFFSET         fill a gap, showing each pass; the document goes to stdout
+    redraft fill FILE --gaps --span S:E   fill every gap mark (___, [...]) in a span, the rest held as it is
     redraft rewrite FILE --span START:END rewrite a span, showing each pass; the document goes to stdout
+                                          (--keep S:E holds words inside it verbatim, --length shorter|longer)
     redraft doctor                        will this model fit this machine? (and which torch runs)
     redraft --self-test                   load the built-in model, fill one gap, print timings (checks a build)
     redraft enable-gpu / disable-gpu      add or remove the CUDA build of torch for an installed copy
@@ -26,6 +29,7 @@ from pathlib import Path
 from typing import Any, BinaryIO, TextIO
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2
+FILL_TOKENS = 32  # a gap's longest text when neither the line nor --max-new-tokens says
 SUBCOMMANDS = ("fill", "rewrite", "doctor", "edit")
 
 
@@ -87,7 +91,16 @@ def build_parser() -> argparse.ArgumentParser:
     fill.add_argument("file", nargs="?", type=Path)
     fill.add_argument("--json", action="store_true", help="read JSON-lines requests from stdin")
     fill.add_argument("--at", type=int, default=None, help="character offset of the gap")
-    fill.add_argument("--max-new-tokens", type=int, default=32, help="longest text the gap may get")
+    fill.add_argument(
+        "--gaps", action="store_true", help="fill every gap mark (___ or [...]) inside --span, holding the rest"
+    )
+    fill.add_argument("--span", default=None, help="with --gaps: START:END character offsets of the text to fill")
+    fill.add_argument(
+        "--max-new-tokens",
+        type=int,
+        default=None,
+        help=f"longest text the gap may get (default {FILL_TOKENS}; with --gaps, per gap, default 16)",
+    )
     fill.add_argument(
         "--fixed-length",
         action="store_true",
@@ -100,6 +113,16 @@ def build_parser() -> argparse.ArgumentParser:
     rewrite.add_argument("file", type=Path)
     rewrite.add_argument("--span", required=True, help="START:END character offsets")
     rewrite.add_argument("--max-new-tokens", type=int, default=None, help="cap on the new span's tokens")
+    rewrite.add_argument(
+        "--keep",
+        action="append",
+        default=[],
+        metavar="START:END",
+        help="words to keep verbatim: character offsets inside the span (repeatable)",
+    )
+    rewrite.add_argument(
+        "--length", default="same", help="how long the new text comes out: shorter, same (default) or longer"
+    )
     rewrite.add_argument(
         "--fixed-length",
         action="store_true",
@@ -135,10 +158,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         from app.gui import run_editor  # Qt only for the editor
 
         return run_editor(model_spec=getattr(args, "model", None), file=getattr(args, "file", None))
-    from model.errors import RedraftError
+    from model.errors import RedraftError, RequestError
 
     try:
         if args.command == "fill" and args.json:
+            if args.gaps or args.span is not None:
+                raise RequestError('--gaps and --span apply to a FILE; a JSON line sends "span" and "mode": "gaps"')
             return _fill_json(args, sys.stdin.buffer, _stdout_bytes())
         return _edit_file(args)
     except RedraftError as error:
@@ -229,13 +254,20 @@ def _options(args: argparse.Namespace) -> Any:
     )
 
 
-JSON_FIELDS = ("prefix", "suffix", "max_new_tokens", "seed", "candidates", "vary_length")
+JSON_FIELDS = (
+    "prefix", "suffix", "max_new_tokens", "seed", "candidates", "vary_length", "span", "keep", "length", "mode"
+)  # fmt: skip
+# What a line's "mode" may say; a "span" alone makes the line a rewrite (as ``redraft rewrite``).
+JSON_MODES = ("fill", "rewrite", "gaps")
 
 
 def request_from_json_line(line: bytes, args: argparse.Namespace) -> Any:
-    """The fill :class:`EditRequest` one JSON line asks for, validated; RequestError says what is wrong.
+    """The :class:`EditRequest` one JSON line asks for, validated; RequestError says what is wrong.
 
-    ``args`` gives the command line's defaults for the fields a line leaves out.
+    A line without ``span`` is a fill at the gap between ``prefix`` and ``suffix``; with ``span`` it is a
+    rewrite of that text (``keep``: ``[start, end]`` offsets inside it held verbatim, ``length``), or with
+    ``"mode": "gaps"`` a fill of every gap mark in it. ``args`` gives the command line's defaults for the
+    fields a line leaves out.
     """
     from model import EditRequest, RequestError
 
@@ -252,19 +284,39 @@ def request_from_json_line(line: bytes, args: argparse.Namespace) -> Any:
     unknown = set(fields) - set(JSON_FIELDS)
     if unknown:
         raise RequestError(f"unknown fields: {', '.join(sorted(unknown))} (known: {', '.join(JSON_FIELDS)})")
+    span = fields.get("span")
+    mode = fields.get("mode", "fill" if span is None else "rewrite")
+    if mode not in JSON_MODES:
+        raise RequestError(f"mode must be one of {', '.join(JSON_MODES)}, got {mode!r:.40}")
+    if mode != "fill" and span is None:
+        raise RequestError(f'mode "{mode}" needs a "span": the text to {"fill" if mode == "gaps" else "rewrite"}')
+    if "length" in fields and mode != "rewrite":
+        raise RequestError('"length" applies to a rewrite only: send the text to rewrite as "span"')
+    tokens = args.max_new_tokens if args.max_new_tokens is not None or mode != "fill" else FILL_TOKENS
     request = EditRequest(
         prefix=fields.get("prefix", ""),
         suffix=fields.get("suffix", ""),
-        mode="fill",
-        max_new_tokens=fields.get("max_new_tokens", args.max_new_tokens),
+        span=span,
+        mode=mode,
+        max_new_tokens=fields.get("max_new_tokens", tokens),
         seed=fields.get("seed", args.seed),
         candidates=fields.get("candidates", 1),
         options=_options(args),
         context_budget=args.context_budget,
         vary_length=fields.get("vary_length", not args.fixed_length),
+        keep=_json_ranges(fields.get("keep", ())),
+        length=fields.get("length", "same"),
     )
     request.validate()
     return request
+
+
+def _json_ranges(value: object) -> Any:
+    """JSON's ``[[start, end], ...]`` as the tuple of pairs ``EditRequest.keep`` holds; anything else is
+    passed on as it is, for ``validate`` to name."""
+    if isinstance(value, list):
+        return tuple(tuple(item) if isinstance(item, list) else item for item in value)
+    return value
 
 
 def _stdout_bytes() -> BinaryIO:
@@ -333,13 +385,13 @@ def _read_document(path: Path) -> tuple[str, bool]:
         raise RequestError(f"{path} is not UTF-8 text ({error.reason} at byte {error.start})") from error
 
 
-def _parse_span(text: str) -> tuple[int, int]:
+def _parse_span(text: str, option: str = "--span", where: str = "") -> tuple[int, int]:
     from model.errors import RequestError
 
     try:
         start, end = (int(part) for part in text.split(":"))
     except ValueError as error:
-        raise RequestError(f"--span must be START:END character offsets, got {text!r}") from error
+        raise RequestError(f"{option} must be START:END character offsets{where}, got {text!r}") from error
     return start, end
 
 
@@ -356,18 +408,31 @@ def _edit_file(args: argparse.Namespace) -> int:
         "context_budget": args.context_budget,
         "max_new_tokens": args.max_new_tokens,
     }
-    if args.command == "fill":
+    if args.command == "fill" and args.gaps:
+        if args.span is None or args.at is not None:
+            raise RequestError("fill --gaps needs --span START:END (the text whose gap marks to fill), not --at")
+        prefix, span, suffix = split_document(document, *_parse_span(args.span))
+        request = EditRequest(
+            prefix=prefix, span=span, suffix=suffix, mode="gaps", vary_length=not args.fixed_length, **common
+        )
+    elif args.command == "fill":
+        if args.span is not None:
+            raise RequestError("fill --span needs --gaps (to rewrite a span, use redraft rewrite)")
         if args.at is None:
             raise RequestError("fill FILE needs --at OFFSET (the character offset of the gap)")
         prefix, _, suffix = split_document(document, args.at, args.at)
+        if common["max_new_tokens"] is None:
+            common["max_new_tokens"] = FILL_TOKENS
         request = EditRequest(prefix=prefix, suffix=suffix, mode="fill", vary_length=not args.fixed_length, **common)
     else:
         prefix, span, suffix = split_document(document, *_parse_span(args.span))
         if not span.strip():
             raise RequestError("the span is empty or only whitespace; use fill to write into a gap")
+        keep = tuple(_parse_span(text, "--keep", " inside the span") for text in args.keep)
         request = EditRequest(
-            prefix=prefix, span=span, suffix=suffix, mode="rewrite", vary_length=not args.fixed_length, **common
-        )
+            prefix=prefix, span=span, suffix=suffix, mode="rewrite", vary_length=not args.fixed_length,
+            keep=keep, length=args.length, **common,
+        )  # fmt: skip
     request.validate()  # before the (slow) model load
     engine = _engine(args)
     display = None if args.quiet else PassDisplay(sys.stderr)

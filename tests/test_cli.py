@@ -6,6 +6,7 @@ import codecs
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -246,3 +247,108 @@ def test_doctor_help_prints_only_the_usage() -> None:
     done = redraft("doctor", "--help")
     assert done.returncode == 0 and done.stdout.startswith("usage: redraft doctor"), done.stdout[:200]
     assert "PyTorch" not in done.stdout and "default: the built-in model" in done.stdout
+
+
+# -- steering a rewrite (#37): kept words, gaps, length -----------------------------------------------------
+
+
+def test_fill_json_steers_rewrites_keeps_words_and_fills_gaps(tiny_checkpoint: Path) -> None:
+    span = "The quiet river ran past the old mills at dusk."
+    gapped = "We ___ the farm, and [...] nobody [\u2026] at all."
+    lines = [
+        {"prefix": "We left early. ", "span": span, "suffix": " Nobody spoke.", "keep": [[4, 15], [29, 38]],
+         "seed": 1, "candidates": 2},
+        {"prefix": "It rained. ", "span": gapped, "mode": "gaps", "max_new_tokens": 4, "seed": 2},
+        {"prefix": "It rained. ", "span": span, "length": "shorter", "seed": 3},
+        {"prefix": "It rained. ", "span": span, "length": "longer", "seed": 3},
+    ]
+    done = redraft("fill", "--json", "--model", str(tiny_checkpoint), "--steps", "4",
+                   stdin="".join(json.dumps(line) + "\n" for line in lines))
+    assert done.returncode == 0, done.stderr
+    kept, gaps, shorter, longer = (json.loads(line) for line in done.stdout.splitlines())
+    for text in [kept["text"], *kept["candidates"]]:
+        assert "quiet river" in text and text.index("quiet river") < text.index("old mills"), text
+    held = ["We", " the farm, and", " nobody", " at all."]  # each gap takes the single space before it
+    pattern = "".join(re.escape(piece) + ("(.*)" if n < 3 else "") for n, piece in enumerate(held))
+    assert re.fullmatch(pattern, gaps["text"], re.DOTALL), gaps["text"]
+    tokenizer = AutoTokenizer.from_pretrained(str(tiny_checkpoint))
+    # A random model writes (nearly) every slot it is offered: 0.6x against 1.5x of the span's tokens.
+    assert len(tokenizer.encode(shorter["text"])) < len(tokenizer.encode(longer["text"]))
+
+
+def test_fill_json_answers_bad_steering_in_words(tiny_checkpoint: Path) -> None:
+    lines = [
+        {"prefix": "a", "span": "red fox", "keep": [[0, 99]]},
+        {"prefix": "a", "span": "red fox", "keep": "0:3"},
+        {"prefix": "a", "span": "red fox", "keep": [[0, 3], [4, 7]]},
+        {"prefix": "a", "span": "red fox", "length": "tiny"},
+        {"prefix": "a", "length": "shorter", "max_new_tokens": 3},
+        {"prefix": "a", "mode": "gaps"},
+        {"prefix": "a", "span": "no marks here", "mode": "gaps"},
+        {"prefix": "a", "span": "red ___ fox", "mode": "gaps", "keep": [[0, 3]]},
+        {"prefix": "a", "span": "red fox", "mode": "instruct"},
+    ]
+    done = redraft("fill", "--json", "--model", str(tiny_checkpoint),
+                   stdin="".join(json.dumps(line) + "\n" for line in lines))
+    assert done.returncode == 1
+    errors = [json.loads(line)["error"].split(": ", 1)[1] for line in done.stdout.splitlines()]
+    assert errors == [
+        "the kept words 0:99 lie outside the selection, which is 7 characters long: mark words inside it",
+        "keep must be a list of [start, end] character offsets, got '0:3'",
+        "every word of the selection is kept: leave some words free to rewrite",
+        "length must be one of shorter, same, longer, got 'tiny'",
+        '"length" applies to a rewrite only: send the text to rewrite as "span"',
+        'mode "gaps" needs a "span": the text to fill',
+        "the selection holds no gap to fill: mark each gap with three or more underscores (___) or [...]",
+        "only a rewrite keeps words (fill and instructions have none to keep)",
+        "mode must be one of fill, rewrite, gaps, got 'instruct'",
+    ]
+    assert "Traceback" not in done.stderr
+
+
+def test_rewrite_keeps_words_and_fill_gaps_holds_the_rest(tiny_checkpoint: Path, tmp_path: Path) -> None:
+    document = "Première ligne.\r\nThe rain fell softly on the old square.\r\nFin — ☕\n"
+    path = tmp_path / "doc.txt"
+    path.write_bytes(document.encode("utf-8"))
+    start = document.index("The rain")
+    end = document.index("square.") + len("square.")
+    model = ["--model", str(tiny_checkpoint), "--steps", "4", "--seed", "3", "--quiet"]
+    old = document.index("old") - start
+    done = redraft("rewrite", str(path), "--span", f"{start}:{end}", "--keep", "4:8", "--keep", f"{old}:{old + 3}",
+                   "--length", "longer", *model)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith(document[:start]) and done.stdout.endswith(document[end:])
+    new = done.stdout[start : len(done.stdout) - len(document) + end]
+    assert "rain" in new and "old" in new[new.index("rain") :], new
+
+    gapped = "Première ligne.\r\nThe ___ fell on the [...] square.\r\nFin — ☕\n"
+    path.write_bytes(gapped.encode("utf-8"))
+    start, end = gapped.index("The"), gapped.index("square.") + len("square.")
+    done = redraft("fill", str(path), "--gaps", "--span", f"{start}:{end}", "--max-new-tokens", "3", *model)
+    assert done.returncode == 0, done.stderr
+    before, rest = gapped.split("___")
+    middle, after = rest.split("[...]")
+    assert re.fullmatch(re.escape(before[:-1]) + "(.*)" + re.escape(middle[:-1]) + "(.*)" + re.escape(after),
+                        done.stdout, re.DOTALL), done.stdout
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["rewrite", "{doc}", "--span", "0:14", "--keep", "five"], "--keep must be START:END character offsets "
+         "inside the span, got 'five'"),
+        (["rewrite", "{doc}", "--span", "0:14", "--keep", "5:40"], "the kept words 5:40 lie outside"),
+        (["rewrite", "{doc}", "--span", "0:14", "--length", "tiny"], "length must be one of shorter, same, longer"),
+        (["fill", "{doc}", "--gaps", "--span", "0:14"], "the selection holds no gap to fill"),
+        (["fill", "{doc}", "--gaps", "--at", "3"], "fill --gaps needs --span START:END"),
+        (["fill", "{doc}", "--span", "0:4"], "fill --span needs --gaps"),
+        (["fill", "--json", "--gaps"], "a JSON line sends \"span\" and \"mode\": \"gaps\""),
+    ],
+)
+def test_bad_steering_options_are_one_message(tiny_checkpoint: Path, tmp_path: Path, args: list[str],
+                                              message: str) -> None:
+    (tmp_path / "doc.txt").write_text("Some text here.", encoding="utf-8")
+    done = redraft(*[a.format(doc=tmp_path / "doc.txt") for a in args], "--model", str(tiny_checkpoint))
+    assert done.returncode == 1
+    assert done.stderr.startswith("redraft: ") and message in done.stderr and done.stderr.count("\n") == 1
+    assert done.stdout == "" and "Traceback" not in done.stderr
