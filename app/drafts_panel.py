@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from html import escape
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QSize, Qt, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QColor, QKeySequence, QMouseEvent
 from PySide6.QtWidgets import (
     QDockWidget,
@@ -86,6 +86,7 @@ class DraftCard(QFrame):
         self.setFrameShape(QFrame.Shape.StyledPanel)
         self.setCursor(Qt.CursorShape.PointingHandCursor)
         self.heading = QLabel()
+        self.heading.setWordWrap(True)  # a long heading wraps rather than widen the card past the dock
         self.body = QLabel()
         self.body.setWordWrap(True)
         self.body.setTextFormat(Qt.TextFormat.RichText)
@@ -144,11 +145,10 @@ class DraftsPanel(QDockWidget):
         scroll.setWidget(self.list)
         self.setWidget(scroll)
         self.setMinimumWidth(220)
-        self.resize(PANEL_WIDTH, self.height())
         self.toggle_action = self.toggleViewAction()
         self.toggle_action.setText("&Drafts Panel")
         self.toggle_action.setShortcut(QKeySequence("Ctrl+Shift+D"))
-        self.toggle_action.triggered.connect(self.shownByWriter.emit)
+        self.toggle_action.triggered.connect(lambda _checked=False: self.shownByWriter.emit(self.isVisibleTo(window)))
         self.shade_action = QAction("Shade &Hesitant Words in the Text", self)
         self.shade_action.setCheckable(True)
         self.shade_action.setShortcut(QKeySequence("Ctrl+Shift+H"))
@@ -163,6 +163,10 @@ class DraftsPanel(QDockWidget):
         action.triggered.connect(lambda _checked=False: self.choose_listed(number - 1))
         action.setEnabled(False)
         return action
+
+    def sizeHint(self) -> QSize:
+        """Wide enough for a sentence a line or two at a time beside the text's column."""
+        return QSize(PANEL_WIDTH, super().sizeHint().height())
 
     def closeEvent(self, event: QCloseEvent) -> None:
         super().closeEvent(event)

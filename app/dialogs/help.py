@@ -31,9 +31,13 @@ again and again. Each redrawing is a <b>pass</b>.</p>
 <p>On the first passes the model is unsure of almost everything, so what you see is mostly noise (faded).
 Pass by pass it settles the pieces it is sure of (they turn to ink, freshly settled ones highlighted) and
 redraws the rest, until the whole span reads as text or the passes run out.</p>
-<p>By default the model develops several <b>drafts</b> side by side and shows you the one it rates best;
-while they develop, the span stays veiled in noise so none seems chosen early. <b>Alt+Up</b> and
-<b>Alt+Down</b> show the other drafts.</p>
+<p>By default the model develops several <b>drafts</b> side by side. The text shows the one ahead (the
+most words settled) as they develop, and the <b>Drafts</b> panel beside it shows all of them, each word
+shaded by how unsure the model still is of it; at the end they are ranked, and the text shows the one the
+model rates best. A click on a draft, or <b>Alt+1</b>…<b>Alt+9</b>, puts it in the text; <b>Alt+Up</b>
+and <b>Alt+Down</b> step through them. <b>Ctrl+Shift+D</b> hides the panel.</p>
+<p><b>Rewrite ▸ Versions…</b> (Ctrl+Shift+V) lists every version a passage has had since you opened the
+document (your original, each draft you were shown) and puts one back; Ctrl+Z undoes that too.</p>
 <p>When a draft is finished: <b>Enter</b> accepts it, <b>Esc</b> rejects it and puts your original back
 exactly, <b>Ctrl+Shift+R</b> develops new drafts. An accepted rewrite is one step for <b>Ctrl+Z</b>,
 however many passes it took. While it develops, <b>Esc</b> or <b>Cancel</b> stops it, and the rest of your

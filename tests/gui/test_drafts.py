@@ -244,3 +244,37 @@ def test_old_records_without_versions_still_read(tmp_path: Path) -> None:
     os.utime(dead, (1.0, 1.0))  # no lock file and long dead: not an instance that is starting
     (document,) = RecoveryArea(tmp_path / "recovery").orphans()
     assert document.text == "An old record's text." and document.versions == ()
+
+
+def test_every_new_action_has_a_shortcut_in_help_and_the_panel_hides_for_good(
+    document_window, make_window, qtbot
+) -> None:
+    window = document_window()
+    page = window.show_shortcuts()
+    listed = page.browser.toPlainText()
+    for action in (window.versions_action, window.drafts_panel.toggle_action, window.drafts_panel.shade_action,
+                   *window.drafts_panel.draft_actions):  # fmt: skip
+        keys = action.shortcut().toString()
+        assert keys and keys in listed, (action.text(), keys)
+    assert window.drafts_panel.isVisible()  # shown by default
+
+    window.drafts_panel.toggle_action.trigger()  # View ▸ Drafts Panel
+    assert not window.drafts_panel.isVisible()
+    window.drafts_panel.shade_action.trigger()  # View ▸ Shade Hesitant Words in the Text
+    assert window.editor.shade_hesitation
+    again = make_window()  # the same settings file: a writer's next start
+    assert not again.drafts_panel.isVisible() and again.prefs.drafts_panel is False
+    assert again.drafts_panel.shade_action.isChecked() and again.editor.shade_hesitation
+
+
+def test_a_server_edit_shows_no_shading(document_window, qtbot) -> None:
+    from app.worker import _FrameBuilder
+    from model import Pass
+
+    step = Pass(step=0, block=0, blocks=1, tokens=[[40, 41]], accepted=[[True, True]], entropy=[[0.0, 0.0]],
+                pieces=[[" a", " b"]], committed=[""], finished=[True], ms=1.0)  # fmt: skip
+    decode = lambda ids: "".join(" " + chr(57 + i) for i in ids)  # noqa: E731
+    server = _FrameBuilder(set(), decode, 100, entropy_known=False).live(step)
+    local = _FrameBuilder(set(), decode, 100).live(step)
+    assert all(segment.entropy is None for segment in server.frames[0])  # zeros there are a stand-in
+    assert [segment.entropy for segment in local.frames[0]] == [0.0, 0.0]  # one per word
