@@ -57,6 +57,7 @@ from app.file_commands import FileCommands
 from app.fileio import TextDocument
 from app.rewrite_controller import RewriteController, RewriteRun
 from app.settings import MAX_INSTRUCTION_HISTORY, Preferences, SettingsStore
+from app.steering import Steering
 from app.theme import apply_theme, canvas_colors
 from app.userdirs import user_dirs
 from app.versions import SpanVersions
@@ -127,6 +128,8 @@ class MainWindow(FileCommands):
         worker.loadFailed.connect(self._on_load_failed)
         self.rewrites = RewriteController(self, self)
         self.rewrites.stateChanged.connect(self._update_actions)
+        self.rewrites.spanBegan.connect(self.steering.marks.span_began)
+        self.rewrites.spanEnded.connect(self.steering.marks.span_ended)
         self._install_drafts_and_versions()
 
         document = self.editor.document()
@@ -255,6 +258,7 @@ class MainWindow(FileCommands):
         self.how_action = a("&How Redraft Works", self.show_how_it_works)
         self.files_action = a("&Where Your Files Are", self.show_files)
         self.about_action = a("&About Redraft", self.show_about)
+        self.steering = Steering(self)  # Keep Words, Fill Gaps in Selection, Length, Tone (app/steering.py)
 
     def _build_menus_and_toolbar(self) -> None:
         menus = self.menuBar()
@@ -281,6 +285,7 @@ class MainWindow(FileCommands):
         rewrite_menu.addSeparator()
         rewrite_menu.addActions([self.accept_action, self.reject_action, self.regenerate_action])
         rewrite_menu.addActions([self.previous_action, self.next_action, self.cancel_action])
+        self.steering.add_to(rewrite_menu)
         rewrite_menu.addSeparator()
         rewrite_menu.addAction(self.versions_action)
         help_menu = menus.addMenu("&Help")
@@ -296,6 +301,7 @@ class MainWindow(FileCommands):
         toolbar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
         toolbar.addActions([self.rewrite_action, self.fill_action, self.instruct_action])
         toolbar.addSeparator()
+        self.steering.add_length_to(toolbar)
         toolbar.addActions([self.accept_action, self.reject_action, self.regenerate_action])
         toolbar.addActions([self.previous_action, self.next_action])
         self.candidate_label = QLabel("")
@@ -435,7 +441,9 @@ class MainWindow(FileCommands):
         return self.rewrites.last_result
 
     def rewrite_selection(self) -> int | None:
-        return self.rewrites.start("rewrite")
+        cursor = self.editor.textCursor()
+        keep = self.steering.marks.keep_for(cursor.selectionStart(), cursor.selectionEnd())
+        return self.rewrites.start("rewrite", keep=keep)
 
     def fill_gap(self, max_new_tokens: int | None = None) -> int | None:
         tokens = max_new_tokens or self.prefs.fill_max_tokens
@@ -506,6 +514,8 @@ class MainWindow(FileCommands):
             self.fill_action: "Write new text at the cursor",
             self.instruct_action: "Rewrite the selection following an instruction",
         }
+        reasons.update(self.steering.reasons(NO_MODEL if no_model else "", cannot_instruct, reasons[self.fill_action]))
+        tips.update(self.steering.tips())
         self.blocked = {action: why for action, why in reasons.items() if why}
         for action, why in reasons.items():
             action.setEnabled(not why)

@@ -26,8 +26,8 @@ from app.dialogs.message_bar import MessageBar
 from app.editor_widget import Phase, RewriteEditor
 from app.settings import Preferences
 from app.worker import PaintedPass, RewriteService
-from model import EditRequest, EditResult
-from model.edit.request import CONTEXT_CHARS_PER_TOKEN, MAX_CANVAS_TOKENS, Mode
+from model import EditRequest, EditResult, RequestError
+from model.edit.request import CONTEXT_CHARS_PER_TOKEN, LENGTH_FACTORS, MAX_CANVAS_TOKENS, Length, Mode
 
 # How long the start of the selection (or the caret) and the document must hold still before the model
 # thread encodes the context before it, ahead of Ctrl+R: well inside a writer's reach for the shortcut
@@ -52,6 +52,7 @@ class RewriteRun:
     result: EditResult | None = None
     candidate: int = 0
     regenerations: int = 0
+    keep: tuple[tuple[int, int], ...] = ()  # kept words, offsets in the span (app/steering.py)
     started: float = field(default_factory=time.monotonic)
     # Drafts side by side (app/drafts_panel.py): the draft the writer chose while they develop (the span
     # follows it instead of the leader), and the last pass painted, to show that choice at once.
@@ -89,6 +90,11 @@ def progress_message(run: RewriteRun, painted: PaintedPass, left_ms: float | Non
     what = f"Developing {drafts} drafts…" if drafts > 1 else "Developing…"
     left = f" · about {max(1, math.ceil(left_ms / 1000))} s left" if left_ms is not None else ""
     return f"{what} {number_text}{blocks}{left} · Esc cancels"
+
+
+def _length(value: str) -> Length:
+    """Rewrite ▸ Length from the preferences (checked there) as the request's type."""
+    return value if value in LENGTH_FACTORS else "same"  # type: ignore[return-value]
 
 
 class RewriteWindow(Protocol):
@@ -154,8 +160,10 @@ class RewriteController(QObject):
         instruction: str | None = None,
         max_new_tokens: int | None = None,
         regenerations: int = 0,
+        keep: tuple[tuple[int, int], ...] = (),
     ) -> int | None:
-        """Lock the span, send the request to the model thread; a running rewrite is cancelled first."""
+        """Lock the span, send the request to the model thread; a running rewrite is cancelled first.
+        ``keep``: words of the span to keep verbatim (a rewrite's), as offsets into it."""
         self.end_live_span(select_original=False)
         window = self.window
         editor = window.editor
@@ -174,12 +182,17 @@ class RewriteController(QObject):
                     6000,
                 )
                 return None
-        request = self._request(mode, start, end, instruction, max_new_tokens, regenerations)
+        request = self._request(mode, start, end, instruction, max_new_tokens, regenerations, keep)
+        try:
+            request.validate()  # before the span locks: a request the engine would refuse says why now
+        except RequestError as error:
+            window.message_bar.show_message(f"Redraft cannot start this: {error}. Your text is unchanged.")
+            return None
         # Before the span is painted over: its versions find it by its text (app/versions.py).
         self.spanBegan.emit(start, end, editor.text_between(start, end))
         editor.begin_live_span(start, end)
         job_id = window.service.submit(request, window.prefs.pass_display_ms)
-        self.run = RewriteRun(job_id, mode, instruction, max_new_tokens, regenerations=regenerations)
+        self.run = RewriteRun(job_id, mode, instruction, max_new_tokens, regenerations=regenerations, keep=keep)
         window.message_bar.hide()
         window.statusBar().showMessage("Waiting for the model…" if window.model_loading else "Developing…")
         self.stateChanged.emit()
@@ -193,6 +206,7 @@ class RewriteController(QObject):
         instruction: str | None = None,
         max_new_tokens: int | None = None,
         regenerations: int = 0,
+        keep: tuple[tuple[int, int], ...] = (),
     ) -> EditRequest:
         """The request for the span ``start:end`` of the document (a gap where they are equal)."""
         editor = self.window.editor
@@ -214,6 +228,8 @@ class RewriteController(QObject):
             candidates=prefs.candidates,
             context_budget=prefs.context_budget,
             strength=prefs.rewrite_strength,
+            keep=keep,
+            length=_length(prefs.rewrite_length) if mode == "rewrite" else "same",
         )
 
     def _span_start_moved(self) -> None:
@@ -359,7 +375,7 @@ class RewriteController(QObject):
         self.run = None
         editor = self.window.editor
         self.spanEnded.emit(*editor.accept_live_span(run.result.texts[run.candidate]))
-        what = "Fill" if run.mode == "fill" else "Rewrite"
+        what = "Fill" if run.mode in ("fill", "gaps") else "Rewrite"
         message = f"{what} accepted (Ctrl+Z undoes it)."
         self.window.statusBar().showMessage(message, 3000)
         # Until the document next changes: then the message is stale (an undo says so instead).
@@ -383,7 +399,7 @@ class RewriteController(QObject):
         if run is None:
             return None
         self.end_live_span()  # the original span is selected again (or the cursor is at the gap)
-        return self.start(run.mode, run.instruction, run.max_new_tokens, run.regenerations + 1)
+        return self.start(run.mode, run.instruction, run.max_new_tokens, run.regenerations + 1, run.keep)
 
     def cycle_candidate(self, step: int) -> None:
         run = self.run

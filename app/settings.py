@@ -14,7 +14,7 @@ from typing import Any
 from PySide6.QtCore import QSettings
 
 from model import DenoiseOptions
-from model.edit.request import MAX_POLISH_ROUNDS
+from model.edit.request import LENGTH_FACTORS, MAX_POLISH_ROUNDS
 
 log = logging.getLogger(__name__)
 
@@ -62,6 +62,8 @@ class Preferences:
     # Share of the selection re-noised before it develops: 1.0 re-imagines it from the context alone;
     # the default keeps part of it, since a writer who asks for a rewrite wants this sentence, redrafted.
     rewrite_strength: float = _setting(0.7, "rewrite/strength")
+    # Rewrite ▸ Length: how long a rewrite comes out against the selection (EditRequest.length).
+    rewrite_length: str = _setting("same", "rewrite/length")
     # The least time a pass stays on screen, so fast hardware still shows the text developing.
     pass_display_ms: int = _setting(35, "rewrite/pass_display_ms")
     theme: str = _setting("system", "ui/theme")
@@ -100,6 +102,7 @@ class Preferences:
             context_budget=min(max(self.context_budget, 16), 32768),
             fill_max_tokens=min(max(self.fill_max_tokens, 1), 1024),
             rewrite_strength=min(max(self.rewrite_strength, 0.05), 1.0),
+            rewrite_length=self.rewrite_length if self.rewrite_length in LENGTH_FACTORS else "same",
             pass_display_ms=min(max(self.pass_display_ms, 0), 2000),
             zoom=min(max(self.zoom, -8), 24),
             recent_files=self.recent_files[:MAX_RECENT_FILES],
