@@ -42,8 +42,14 @@ document (your original, each draft you were shown) and puts one back; Ctrl+Z un
 exactly, <b>Ctrl+Shift+R</b> develops new drafts. An accepted rewrite is one step for <b>Ctrl+Z</b>,
 however many passes it took. While it develops, <b>Esc</b> or <b>Cancel</b> stops it, and the rest of your
 document stays yours to edit.</p>
+<p>To steer a rewrite, select words inside the passage and press <b>Ctrl+K</b> (Rewrite ▸ Keep Words): they are
+underlined, and a rewrite of the passage keeps them exactly as written (Ctrl+K again unmarks them). The
+underline is not part of your text and is not saved. <b>Rewrite ▸ Length</b> (also in the toolbar) asks for
+a shorter or longer rewrite. Type <b>___</b> or <b>[...]</b> where words are missing, select the passage and
+press <b>Ctrl+Shift+G</b>: the model fills every gap and leaves the rest exactly as it is.</p>
 <p><b>Fill Gap</b> (Ctrl+Shift+G) writes new text at the cursor; <b>Instruct</b> (Ctrl+I) rewrites the
-selection following an instruction, with checkpoints trained to follow them.</p>
+selection following an instruction, with checkpoints trained to follow them; <b>Rewrite ▸ Tone</b> holds
+one-click ones (Simpler, More formal, More casual, More vivid, Shorter, Fix grammar).</p>
 """
 
 WELCOME = """
