@@ -8,6 +8,7 @@
     redraft rewrite FILE --span START:END rewrite a span, showing each pass; the document goes to stdout
                                           (--keep S:E holds words inside it verbatim, --length shorter|longer)
     redraft doctor                        will this model fit this machine? (and which torch runs)
+    redraft model list|download|remove    the installed models; download one from the hub (resumable)
     redraft --self-test                   load the built-in model, fill one gap, print timings (checks a build)
     redraft enable-gpu / disable-gpu      add or remove the CUDA build of torch for an installed copy
 
@@ -30,7 +31,7 @@ from typing import Any, BinaryIO, TextIO
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2
 FILL_TOKENS = 32  # a gap's longest text when neither the line nor --max-new-tokens says
-SUBCOMMANDS = ("fill", "rewrite", "doctor", "edit")
+SUBCOMMANDS = ("fill", "rewrite", "doctor", "edit", "model")
 
 
 def _model_options(parser: argparse.ArgumentParser) -> None:
@@ -132,6 +133,7 @@ def build_parser() -> argparse.ArgumentParser:
     _sampler_options(rewrite)
 
     commands.add_parser("doctor", help="check whether a model fits this machine (see redraft doctor --help)")
+    commands.add_parser("model", help="list, download or remove models (see redraft model --help)")
     return parser
 
 
@@ -145,6 +147,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         fits = doctor_main(args_list[1:])
         return max(fits, _doctor_display())
+    if args_list[:1] == ["model"]:
+        from app.model_command import model_main  # owns its own options
+
+        return model_main(args_list[1:])
     if not args_list or (args_list[0] not in SUBCOMMANDS and not args_list[0].startswith("-")):
         args_list = ["edit", *args_list]
     args = build_parser().parse_args(args_list)

@@ -47,6 +47,7 @@ from app import server_key
 from app.dialogs.find_replace import FindReplaceDialog
 from app.dialogs.help import HOW_IT_WORKS, HelpPage, WelcomeDialog, files_html, shortcuts_html
 from app.dialogs.message_bar import MessageBar
+from app.dialogs.model_manager import install_model_manager
 from app.dialogs.popups import FillGapPopup, InstructionPopup, show_within_screen
 from app.dialogs.screen_fit import fitted
 from app.dialogs.settings import SettingsDialog
@@ -120,6 +121,8 @@ class MainWindow(FileCommands):
         self._build_status_bar()
         self._build_actions()
         self._build_menus_and_toolbar()
+        # Model ▸ Manage Models… and the download's status-bar label (app/dialogs/model_manager.py).
+        self.model_downloads = install_model_manager(self)
 
         self.service = RewriteService(self)
         worker = self.service.worker

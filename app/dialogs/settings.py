@@ -154,6 +154,10 @@ class SettingsDialog(QDialog):
         self.device = _combo(DEVICE_LABELS, p.device)
         self.allow_download = QCheckBox("Allow downloading models from the Hugging Face Hub")
         self.allow_download.setChecked(p.allow_download)
+        # The model manager (Model ▸ Manage Models…): download with progress, check, resume, remove.
+        self.manage_models = QPushButton("Manage models…")
+        self.manage_models.setToolTip("Download a DiffusionGemma checkpoint; see and remove installed ones")
+        self.manage_models.clicked.connect(self._open_model_manager)
 
         # Rewriting: what a writer decides, in words.
         self.strength = QSlider(Qt.Orientation.Horizontal)
@@ -246,6 +250,7 @@ class SettingsDialog(QDialog):
         model_form.addRow("Location:", model_row)
         model_form.addRow("Run it on:", self.device)
         model_form.addRow("", self.allow_download)
+        model_form.addRow("", self.manage_models)
 
         server_form = _form()
         server_form.addRow("", self.use_server)
@@ -427,6 +432,24 @@ class SettingsDialog(QDialog):
         source = self.model_source.currentData()
         self.model_path.setEnabled(source != "builtin")
         self.browse.setEnabled(source == "folder")
+
+    def _open_model_manager(self) -> None:
+        """The window's model manager, modal over Settings; a model chosen there ("Use this model") shows here
+        when it closes, so OK keeps it instead of writing the old choice back."""
+        window = self.parentWidget()
+        show = getattr(window, "show_model_manager", None)
+        if show is None:
+            self.manage_models.setToolTip("The model manager opens from the editor's window (Model ▸ Manage Models…)")
+            return
+        manager = show(parent=self)
+
+        def follow_choice() -> None:
+            chosen = getattr(getattr(window, "prefs", None), "model", "")
+            if chosen and chosen != "builtin":
+                self.model_source.setCurrentIndex(self.model_source.findData("hub"))
+                self.model_path.setText(chosen)
+
+        manager.finished.connect(lambda _result: follow_choice())
 
     def _browse(self) -> None:
         folder = QFileDialog.getExistingDirectory(self, "Choose a model folder", self.model_path.text())

@@ -158,3 +158,24 @@ def test_a_full_disk_is_refused_before_the_download_starts(
         qtbot.waitUntil(lambda: not downloads.busy, timeout=SIGNAL_TIMEOUT_MS)
     finally:
         subprocess.run(["umount", str(mount)], check=False)
+
+
+def test_settings_opens_the_manager_and_keeps_a_model_chosen_there(
+    hub: HubStub, make_window: Callable[..., MainWindow], qtbot: Any
+) -> None:
+    from app.dialogs.settings import SettingsDialog
+
+    window = make_window()
+    assert window.manage_models_action.text() == "&Manage Models…"  # type: ignore[attr-defined]
+    settings = SettingsDialog(window.prefs, window)
+    settings.manage_models.click()
+    shown = [w for w in window.findChildren(ModelManagerDialog) if w.isVisible()]
+    assert shown and shown[0].isModal() and shown[0].parent() is settings
+    # "Use this model" in the manager, then it closes: Settings shows that choice, so OK keeps it.
+    from dataclasses import replace
+
+    window.apply_preferences(replace(window.prefs, model=REPO, use_server=False))
+    shown[0].close()
+    qtbot.waitUntil(lambda: settings.model_path.text() == REPO, timeout=SIGNAL_TIMEOUT_MS)
+    assert settings.preferences().model == REPO
+    settings.close()
