@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
-from PySide6.QtGui import QKeyEvent
+from PySide6.QtGui import QKeyEvent, QTextCursor
 from PySide6.QtWidgets import QLabel, QStatusBar
 
 from app.dialogs.message_bar import MessageBar
@@ -28,6 +28,7 @@ from app.settings import Preferences
 from app.worker import PaintedPass, RewriteService
 from model import EditRequest, EditResult, RequestError
 from model.edit.request import CONTEXT_CHARS_PER_TOKEN, LENGTH_FACTORS, MAX_CANVAS_TOKENS, Length, Mode
+from model.edit.shape import shape_request
 
 # How long the start of the selection (or the caret) and the document must hold still before the model
 # thread encodes the context before it, ahead of Ctrl+R: well inside a writer's reach for the shortcut
@@ -52,7 +53,10 @@ class RewriteRun:
     result: EditResult | None = None
     candidate: int = 0
     regenerations: int = 0
-    keep: tuple[tuple[int, int], ...] = ()  # kept words, offsets in the span (app/steering.py)
+    keep: tuple[tuple[int, int], ...] = ()  # kept words, offsets in the writer's selection (app/steering.py)
+    # The writer's selection around the live span: the edge whitespace and sentence ending left outside it
+    # (before, after), so Esc selects what the writer selected.
+    margins: tuple[int, int] = (0, 0)
     started: float = field(default_factory=time.monotonic)
     # Drafts side by side (app/drafts_panel.py): the draft the writer chose while they develop (the span
     # follows it instead of the leader), and the last pass painted, to show that choice at once.
@@ -188,11 +192,22 @@ class RewriteController(QObject):
         except RequestError as error:
             window.message_bar.show_message(f"Redraft cannot start this: {error}. Your text is unchanged.")
             return None
+        margins = (0, 0)
+        if mode != "fill":
+            # The selection's edge whitespace and its sentence ending stay in the document, outside the live
+            # span (model/edit/shape.py): the passes paint only the words they replace, so a paragraph's break
+            # and its full stop never vanish while it develops. The engine gets the narrowed request as is.
+            request, shape = shape_request(request)
+            margins = (len(shape.before), len(shape.ending) + len(shape.after))
+            start, end = start + margins[0], end - margins[1]
         # Before the span is painted over: its versions find it by its text (app/versions.py).
         self.spanBegan.emit(start, end, editor.text_between(start, end))
         editor.begin_live_span(start, end)
         job_id = window.service.submit(request, window.prefs.pass_display_ms)
-        self.run = RewriteRun(job_id, mode, instruction, max_new_tokens, regenerations=regenerations, keep=keep)
+        self.run = RewriteRun(
+            job_id, mode, instruction, max_new_tokens, regenerations=regenerations, keep=keep,
+            margins=margins,
+        )  # fmt: skip
         window.message_bar.hide()
         window.statusBar().showMessage("Waiting for the model…" if window.model_loading else "Developing…")
         self.stateChanged.emit()
@@ -347,13 +362,20 @@ class RewriteController(QObject):
             self.cancel()
 
     def end_live_span(self, select_original: bool = True) -> None:
-        """Cancel the running job (if any) and put the original span back."""
-        if self.run is not None:
-            self.window.service.cancel(self.run.job_id)
+        """Cancel the running job (if any) and put the original span back (selected as the writer had it)."""
+        run = self.run
+        if run is not None:
+            self.window.service.cancel(run.job_id)
             self.run = None
         editor = self.window.editor
         if editor.live_span is not None:
-            self.spanEnded.emit(*editor.restore_live_span(select_original))
+            start, end = editor.restore_live_span(select_original)
+            if select_original and run is not None and run.margins != (0, 0):
+                cursor = editor.textCursor()
+                cursor.setPosition(start - run.margins[0])
+                cursor.setPosition(end + run.margins[1], QTextCursor.MoveMode.KeepAnchor)
+                editor.setTextCursor(cursor)
+            self.spanEnded.emit(start, end)
         self.stateChanged.emit()
 
     def cancel(self) -> None:

@@ -499,3 +499,25 @@ def test_a_preparation_the_writer_has_moved_on_from_is_skipped(document_window) 
     finally:
         handle.remove()
     assert encoded == []
+
+
+def test_a_triple_clicked_paragraph_keeps_its_break_and_full_stop_while_it_develops(document_window, qtbot) -> None:
+    # Qt's triple click takes a paragraph with the break after it. The live span is only the words: the
+    # break and the full stop stay in the document on every pass and after the accept (model/edit/shape.py).
+    letter = "Dear Sam,\n\nThe charts need work.\n\nBest,\nAnn\n"
+    window = document_window(letter, max_denoising_steps=4)
+    editor = window.editor
+    paragraph = "The charts need work.\n"
+    start, end = select(window, paragraph)
+    seen: list[str] = []
+    recorder = PassRecorder(window, lambda _job, _painted: seen.append(editor.plain_text()))
+    job_id = window.rewrite_selection()
+    live = editor.live_range()
+    assert live == (start, end - len(".\n"))
+    result = finish(qtbot, window)
+    assert recorder.count(job_id) >= 1 and seen
+    for text in seen:  # every pass painted: the words change, the shape does not
+        assert text.startswith("Dear Sam,\n\n") and text.endswith(".\n\nBest,\nAnn\n"), text
+    qtbot.keyClick(editor, Qt.Key.Key_Return)
+    assert editor.plain_text() == letter[:start] + result.text + letter[end - len(".\n") :]
+    assert editor.plain_text().endswith(".\n\nBest,\nAnn\n")
