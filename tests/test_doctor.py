@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 
+import pytest
 import torch
 from transformers import DiffusionGemmaForBlockDiffusion
 
@@ -102,3 +103,32 @@ def test_a_model_too_large_for_the_machine_is_answered_with_what_to_do(capsys) -
     assert "Close other programs using the GPU" in advice and "too small for this model" in advice
     status = doctor_main(["--model", "google/diffusiongemma-26B-A4B-it", "--precision", "bf16"])
     assert "GPUs:" in capsys.readouterr().out and status in (0, 1)
+
+
+def test_without_a_gpu_but_with_enough_ram_the_26b_runs_on_the_cpu_and_the_wait_is_said() -> None:
+    from model.checkpoint.doctor import CPU_PASS_FIGURE, cpu_rewrite_estimate
+
+    config = diffusiongemma_26b_a4b_config()
+    workstation = DeviceInfo(kind="cpu", name="host memory", total_bytes=32 * GIB, free_bytes=28 * GIB)
+    report = preflight(config, "auto", workstation)  # bf16 (51 GiB) does not fit: 4 bit does
+    assert report.precision == "4bit" and report.fits
+    summary = report.summary()
+    assert summary.startswith("YES, it fits in memory and runs on the CPU (no usable GPU)")
+    estimate = cpu_rewrite_estimate(config)
+    assert f"a denoising pass takes about {estimate.ms_per_pass / 1000:.1f} s" in summary
+    assert f"takes up to {estimate.seconds_per_rewrite / 60:.0f} min (48 passes at most" in summary
+    assert CPU_PASS_FIGURE.source in summary and "redraft enable-gpu" in summary
+    # The bench's own machine gets the bench's own figure back: ms per pass x passes.
+    on_bench = cpu_rewrite_estimate(diffusiongemma_26b_a4b_config(canvas_length=32), cores=CPU_PASS_FIGURE.cores)
+    assert on_bench.ms_per_pass == pytest.approx(dict(CPU_PASS_FIGURE.ms_by_canvas)[32])
+    assert on_bench.seconds_per_rewrite == pytest.approx(on_bench.ms_per_pass * 48 / 1000)
+    assert cpu_rewrite_estimate(config, cores=8).ms_per_pass == pytest.approx(
+        cpu_rewrite_estimate(config, cores=2).ms_per_pass / 4
+    )
+    # Not enough RAM and no GPU: no promise of running, the way to a GPU or the built-in model instead.
+    laptop = DeviceInfo(kind="cpu", name="host memory", total_bytes=16 * GIB, free_bytes=12 * GIB)
+    short = preflight(config, "auto", laptop).summary()
+    assert short.startswith("Not on this machine as it is") and "denoising pass takes" not in short
+    assert "NVIDIA" in short and "built-in model" in short
+    # A GPU that fits says nothing about CPU seconds.
+    assert "CPU" not in preflight(config, "4bit", RTX_4090).summary()

@@ -313,6 +313,8 @@ class FitReport:
             f"{self.precision} needs about {self.footprint.total_bytes / GIB:.1f} GiB at "
             f"{self.footprint.context_tokens} tokens of context; {self.device.describe()}"
         )
+        if self.fits and self.device.kind == "cpu":
+            return f"YES, it fits in memory and runs on the CPU (no usable GPU): {needs}.\n{self.advice}"
         if self.fits:
             return f"YES, it fits: {needs}.\n{self.advice}"
         short = -self.headroom_bytes / GIB
@@ -332,7 +334,7 @@ def preflight(
     """
     if precision == "auto":
         bf16 = preflight(config, "bf16", device_info, context_tokens=context_tokens)
-        if bf16.fits or device_info.kind != "cuda":
+        if bf16.fits:
             return bf16
         return preflight(config, "4bit", device_info, context_tokens=context_tokens)
     footprint = estimate_footprint(config, precision, context_tokens)
@@ -358,7 +360,17 @@ def _advice(
 ) -> str:
     if fits:
         spare = (device.free_bytes - footprint.total_bytes) / GIB
-        return f"{spare:.1f} GiB to spare. Load it with precision={precision!r}."
+        advice = f"{spare:.1f} GiB to spare. Load it with precision={precision!r}."
+        if device.kind == "cpu" and precision == "4bit":
+            estimate = cpu_rewrite_estimate(config)
+            advice += (
+                f" No GPU: on this machine's {estimate.cores} CPU cores a denoising pass takes about "
+                f"{estimate.ms_per_pass / 1000:.1f} s, so a rewrite of up to {estimate.canvas} tokens takes up to "
+                f"{estimate.seconds_per_rewrite / 60:.0f} min ({estimate.passes} passes at most; fewer when the "
+                f"model settles early). From {CPU_PASS_FIGURE.source}, scaled to {estimate.cores} cores. "
+                "A CUDA GPU makes it interactive (`redraft enable-gpu`)."
+            )
+        return advice
     steps: list[str] = []
     for smaller in ("8bit", "4bit"):
         if PRECISION_ORDER.index(smaller) > PRECISION_ORDER.index(precision):
@@ -384,6 +396,71 @@ def _advice(
 
 
 PRECISION_ORDER = ("bf16", "8bit", "4bit")
+
+
+# --------------------------------------------------------------------------------------------------
+# Seconds per rewrite on a CPU
+
+
+@dataclass(frozen=True)
+class CpuPassFigure:
+    """ms per denoising pass of the 4-bit 26B-A4B on a CPU, by canvas length (bench/full_size.py)."""
+
+    source: str
+    cores: int
+    context_tokens: int
+    ms_by_canvas: tuple[tuple[int, float], ...]
+
+
+# Measured by ``bench/full_size.py`` (all 30 layers, random weights, the real loader and engine, 2 threads,
+# the machine shared with other work): a steady 32-token pass after 259 tokens of context took 105.9 s.
+# The 256-token point is that pass times 1.21, the measured ratio of one layer's NF4 experts (the bulk
+# of a CPU pass) at 256 against 32 tokens (5.40 s against 4.45 s).
+CPU_PASS_FIGURE = CpuPassFigure(
+    source="bench/full_size.py on a busy 2-core x86-64 with 24 GiB",
+    cores=2,
+    context_tokens=256,
+    ms_by_canvas=((32, 105_861.0), (256, 128_100.0)),
+)
+# The published sampler's ceiling on passes per canvas (``max_denoising_steps``); confident models stop sooner.
+PASSES_PER_CANVAS = 48
+
+
+@dataclass(frozen=True)
+class CpuRewriteEstimate:
+    cores: int
+    canvas: int
+    ms_per_pass: float
+    passes: int
+
+    @property
+    def seconds_per_rewrite(self) -> float:
+        return self.ms_per_pass * self.passes / 1000
+
+
+def cpu_rewrite_estimate(config: DiffusionGemmaConfig, cores: int | None = None) -> CpuRewriteEstimate:
+    """Seconds per rewrite of one canvas at 4 bit on ``cores`` CPU cores, from the bench's figures.
+
+    The pass time is interpolated linearly in the canvas between the two measured canvases, scaled by
+    the parameters a token passes through (shared weights plus its top-k experts) against the 26B-A4B's,
+    and by cores (both threads were busy in the bench; more cores help less than in proportion once
+    memory bandwidth binds, so this errs fast for many-core machines).
+    """
+    cores = max(1, cores if cores is not None else (os.cpu_count() or 1))
+    canvas = config.canvas_length or 256
+    (small, small_ms), (large, large_ms) = CPU_PASS_FIGURE.ms_by_canvas
+    ms = small_ms + (large_ms - small_ms) * (canvas - small) / (large - small)
+    ms *= active_parameters(config) / active_parameters(diffusiongemma_26b_a4b_config())
+    ms *= CPU_PASS_FIGURE.cores / cores
+    return CpuRewriteEstimate(cores=cores, canvas=canvas, ms_per_pass=max(ms, 0.0), passes=PASSES_PER_CANVAS)
+
+
+def active_parameters(config: DiffusionGemmaConfig) -> int:
+    """Parameters one canvas token passes through: all but the experts, its top-k experts, the LM head."""
+    groups = parameter_groups(config)
+    sizes = ExpertSizes.of(text_config_of(config))
+    experts = sum(e * r * c for e, r, c in groups.experts) * sizes.top_k_experts // sizes.num_experts
+    return experts + sum(o * i for o, i in groups.linears) + groups.router + groups.embedding
 
 
 def config_for_spec(spec: str | None) -> DiffusionGemmaConfig:
