@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
@@ -200,6 +200,8 @@ class RewriteController(QObject):
             request, shape = shape_request(request)
             margins = (len(shape.before), len(shape.ending) + len(shape.after))
             start, end = start + margins[0], end - margins[1]
+            bound = self._context_chars()
+            request = replace(request, prefix=request.prefix[-bound:], suffix=request.suffix[:bound])
         # Before the span is painted over: its versions find it by its text (app/versions.py).
         self.spanBegan.emit(start, end, editor.text_between(start, end))
         editor.begin_live_span(start, end)
@@ -212,6 +214,10 @@ class RewriteController(QObject):
         window.statusBar().showMessage("Waiting for the model…" if window.model_loading else "Developing…")
         self.stateChanged.emit()
         return job_id
+
+    def _context_chars(self) -> int:
+        """The most characters of context the engine reads on either side of a span."""
+        return max(self.window.prefs.context_budget, MAX_CANVAS_TOKENS) * CONTEXT_CHARS_PER_TOKEN
 
     def _request(
         self,
@@ -230,7 +236,7 @@ class RewriteController(QObject):
         # Only the context the model can read crosses to the worker (the engine reads at most
         # CONTEXT_CHARS_PER_TOKEN characters a token, the budget before the span and up to a canvas
         # after it), so a rewrite in a 10 MB novel costs no more than in a short story.
-        context = max(prefs.context_budget, MAX_CANVAS_TOKENS) * CONTEXT_CHARS_PER_TOKEN
+        context = self._context_chars()
         return EditRequest(
             prefix=editor.text_between(max(0, start - context), start),
             span=None if mode == "fill" else editor.text_between(start, end),

@@ -12,6 +12,9 @@ from model.edit.budget import PassClock, canvas_passes
 def test_an_edit_at_the_limits_is_refused_before_its_first_pass(engine: Engine) -> None:
     engine.run(EditRequest(prefix="The cat", suffix=" sat.", mode="fill", max_new_tokens=8, candidates=2, seed=1))
     assert engine.clock.ms_per_canvas_pass is not None  # measured on this machine, by that edit
+    # The tiny model is fast (a quiet machine prices 16 x 8,192 tokens under five minutes); a limit of
+    # ten seconds is still far below what 196,608 canvas passes take.
+    engine.max_edit_seconds = 10.0
     huge = EditRequest(prefix="a", suffix="b", mode="fill", max_new_tokens=8192, candidates=16)
     passes = engine.edit(huge)
     with pytest.raises(RequestError, match=r"would take about .* ask for fewer drafts or less text"):

@@ -403,6 +403,15 @@ def ensure_fits(config: DiffusionGemmaConfig, precision: str, device: torch.devi
         )
 
 
+def _unbuildable(folder: Path, error: Exception) -> ModelLoadError:
+    """A config that passed our checks but that transformers cannot build a model from (a field the model
+    code reads is missing or of another shape, e.g. ``rope_parameters`` without an entry per layer type)."""
+    return ModelLoadError(
+        f"{folder / 'config.json'} does not describe a model this transformers can build "
+        f"({type(error).__name__}: {error}); the file may be damaged or from another model family"
+    )
+
+
 def _load_weights(
     folder: Path, config: DiffusionGemmaConfig, precision: str, device: torch.device
 ) -> DiffusionGemmaForBlockDiffusion:
@@ -413,6 +422,8 @@ def _load_weights(
             return load_streaming(folder, config, precision, device)
         except (OSError, ValueError, RuntimeError, SafetensorError) as error:
             raise ModelLoadError(f"could not load the weights in {folder}: {error}") from error
+        except (KeyError, TypeError, AttributeError, IndexError) as error:
+            raise _unbuildable(folder, error) from error
     dtype = torch.bfloat16 if precision == "bf16" else torch.float32
     try:
         model = DiffusionGemmaForBlockDiffusion.from_pretrained(
@@ -425,6 +436,8 @@ def _load_weights(
         )
     except (OSError, ValueError, RuntimeError, SafetensorError) as error:
         raise ModelLoadError(f"could not load the weights in {folder}: {error}") from error
+    except (KeyError, TypeError, AttributeError, IndexError) as error:
+        raise _unbuildable(folder, error) from error
     # transformers decorates PreTrainedModel.to with functools.wraps, which typeshed types as a callable that
     # wants ``self`` passed again; the cast only changes how mypy sees this same call.
     cast(nn.Module, model).to(device)

@@ -148,14 +148,18 @@ def _steered_layout(
     """Kept words or gaps: the regions' slots, held ids where they hold text, the suffix pinned after them.
     Every candidate has the same regions (the held text stands where the writer had it)."""
     regions = holds.plan_regions(request, vocabulary, lead)
-    while True:
-        slots = sum(region.slots for region in regions)
-        layout = plan_blocks(prompt, slots, trail + request.suffix, not request.suffix, vocabulary, canvas)
-        if sum(layout.block_slots) == slots:
-            break
+    slots = sum(region.slots for region in regions)
+    layout = plan_blocks(prompt, slots, trail + request.suffix, not request.suffix, vocabulary, canvas)
+    if sum(layout.block_slots) < slots:
         # Slots just past a whole canvas: plan_blocks drops one to leave the suffix room, which would cut
-        # held text. One more free slot moves the boundary instead.
-        regions = holds.widened(regions)
+        # held text. One more slot, held padding, moves the boundary instead.
+        regions = holds.padded(regions, 1, vocabulary.pad_id)
+        slots += 1
+        layout = plan_blocks(prompt, slots, trail + request.suffix, not request.suffix, vocabulary, canvas)
+    # A span at the document's end develops in whole canvases: the slots past the span hold padding, so
+    # nothing is written after its held end.
+    regions = holds.padded(regions, sum(layout.block_slots) - slots, vocabulary.pad_id)
+    slots = sum(layout.block_slots)
     inline = request.mode == "gaps" or single_line(request, trail)
     return replace(
         layout, must_write=True, lead=lead, trail=trail, single_line=inline, regions=regions,

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from model.edit.request import DEFAULT_GAP_TOKENS, GAP_MARK, LENGTH_FACTORS, EditRequest
 from model.edit.vocabulary import SPACE, Vocabulary
@@ -108,10 +108,11 @@ def _gap_pieces(request: EditRequest, span: str) -> list[tuple[bool, str, bool]]
     return pieces
 
 
-def widened(regions: list[Region]) -> list[Region]:
-    """``regions`` with one more slot in the last free region."""
-    last = max(index for index, region in enumerate(regions) if not region.held)
-    return [replace(region, slots=region.slots + (index == last)) for index, region in enumerate(regions)]
+def padded(regions: list[Region], slots: int, pad_id: int) -> list[Region]:
+    """``regions`` with ``slots`` of padding held at the end (text "", as the model pads a span that ends
+    early): blocks come in whole canvases or need a boundary moved, and no gap or free text may be offered
+    more slots than it asked for."""
+    return [*regions, Region(True, "", slots, (pad_id,) * slots)] if slots > 0 else regions
 
 
 def template(regions: list[Region]) -> list[int]:
@@ -162,7 +163,8 @@ def assemble(
         at += region.slots
         if region.held:
             parts.append(region.text)
-            positions.extend(where)
+            if region.text:  # held padding (``widened``) is not part of the new text
+                positions.extend(where)
             continue
         kept = [slot for slot in where if slot < len(raw) and raw[slot] not in dropped]
         positions.extend(kept)

@@ -131,7 +131,7 @@ def _server_message(body: bytes) -> str:
     """The human part of an error body: vLLM sends {"error": {"message": ...}} (or {"message": ...})."""
     try:
         data = json.loads(body)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested past the parser's depth ("[[[[…")
         return body.decode("utf-8", "replace").strip()[:300]
     if isinstance(data, dict):
         error = data.get("error", data)

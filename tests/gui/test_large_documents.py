@@ -30,10 +30,12 @@ def test_a_rewrite_in_a_huge_document_sends_only_what_the_model_reads(
     request = sent[0]
     bound = max(window.prefs.context_budget, MAX_CANVAS_TOKENS) * CONTEXT_CHARS_PER_TOKEN
     assert len(request.prefix) == len(request.suffix) == bound
-    assert half.endswith(request.prefix) and ("\n" + half).startswith(request.suffix)
+    # The sentence's full stop stays in the document, after the live span (model/edit/shape.py).
+    assert request.span == TARGET[:-1]
+    assert half.endswith(request.prefix) and (".\n" + half).startswith(request.suffix)
     # The model reads the same tokens either way: the whole document gives the very same rewrite.
     engine: Engine = window.service.worker._engine
-    whole = replace(request, prefix=half, suffix="\n" + half)
+    whole = replace(request, prefix=half, suffix=".\n" + half)
     assert engine.run(whole).texts == engine.run(request).texts == [window.last_result.texts[0]]
 
 
