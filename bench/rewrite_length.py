@@ -11,41 +11,25 @@ of the original's tokens). Prints the mean word ratio to the original, of the wi
 
 from __future__ import annotations
 
-import argparse
 import json
 import statistics
 import sys
 import time
 from pathlib import Path
 
-import torch
-
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from evaluation.cases import rewrite_cases  # noqa: E402
+from evaluation.setup import engine_and_held_out, held_out_parser  # noqa: E402
 
-from model import EditRequest, Engine, load  # noqa: E402
+from model import EditRequest  # noqa: E402
 from model.edit.request import LENGTH_FACTORS  # noqa: E402
-from model.training.data import read_sections, split_sections  # noqa: E402
-
-DEFAULT_CORPUS = ROOT.parent / "shared" / "corpus"
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--model", type=Path, default=None, help="a model folder (default: the built-in model)")
-    parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
-    parser.add_argument("--cases", type=int, default=40)
-    parser.add_argument("--candidates", type=int, default=4)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--json", type=Path, help="also write the figures here")
-    args = parser.parse_args(argv)
-    torch.set_num_threads(args.threads)
-
-    engine = Engine(load(args.model, device="cpu"))
-    _, heldout = split_sections(read_sections(args.corpus))
+    args = held_out_parser(__doc__ or "", "held-out sentences").parse_args(argv)
+    engine, heldout = engine_and_held_out(args)
     cases = rewrite_cases(heldout, args.cases, args.seed)
     report: dict[str, dict[str, float]] = {}
     print(f"{len(cases)} held-out sentences, {args.candidates} candidates each, strength 0.7")

@@ -19,7 +19,6 @@ anywhere (their endings are reported, not judged).
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time
@@ -27,19 +26,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-import torch
-
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from evaluation.cases import Case, fill_cases, rewrite_cases  # noqa: E402
+from evaluation.setup import engine_and_held_out, held_out_parser  # noqa: E402
 
-from model import EditRequest, EditResult, Engine, load  # noqa: E402
+from model import EditRequest, EditResult, Engine  # noqa: E402
 from model.edit.passes import run_to_end  # noqa: E402
 from model.edit.shape import SENTENCE_END, between_sentences  # noqa: E402
-from model.training.data import read_sections, split_sections  # noqa: E402
 
-DEFAULT_CORPUS = ROOT.parent / "shared" / "corpus"
 FILL_WORDS = 24  # the longest gap offered, in tokens (the editor's "medium" fill)
 
 
@@ -135,19 +131,8 @@ def run_inner_fills(run: Callable[[EditRequest], EditResult], cases: list[Case],
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--model", type=Path, default=None, help="a model folder (default: the built-in model)")
-    parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
-    parser.add_argument("--cases", type=int, default=40, help="held-out sentences, and as many gaps")
-    parser.add_argument("--candidates", type=int, default=4)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--json", type=Path, help="also write the figures here")
-    args = parser.parse_args(argv)
-    torch.set_num_threads(args.threads)
-
-    engine = Engine(load(args.model, device="cpu"))
-    _, heldout = split_sections(read_sections(args.corpus))
+    args = held_out_parser(__doc__ or "", "held-out sentences, and as many gaps").parse_args(argv)
+    engine, heldout = engine_and_held_out(args)
     sentences = rewrite_cases(heldout, args.cases, args.seed)
     gaps = fill_cases(heldout, args.cases, args.seed)
     unshaped = Engine.edit.__wrapped__  # type: ignore[attr-defined]
