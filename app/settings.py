@@ -23,6 +23,8 @@ APPLICATION = "Redraft"
 THEMES = ("system", "light", "dark")
 DEVICES = ("auto", "cpu", "cuda")
 SERVER_PASSES = ("one-request", "per-pass")  # model.server.SERVER_PASSES, without importing it here
+# model.checkpoint.expert_placement's, without importing torch here
+EXPERT_PLACEMENTS = ("auto", "device", "host-stream", "host-compute")
 MAX_RECENT_FILES = 10
 MAX_INSTRUCTION_HISTORY = 20
 
@@ -37,6 +39,9 @@ class Preferences:
 
     model: str = _setting("builtin", "model/spec")  # "builtin", a local folder, or a hub id
     device: str = _setting("auto", "model/device")
+    # Where a Mixture-of-Experts model's routed experts live at 4/8 bit on a GPU (issue #41): "auto" keeps
+    # them in host memory only when the card is too small for the whole model.
+    experts: str = _setting("auto", "model/experts")
     allow_download: bool = _setting(False, "model/allow_download")
     # A team's vLLM server instead of a local model (README "Team server"). The API key is not here: it
     # lives in the system keyring (app/server_key.py).
@@ -91,6 +96,7 @@ class Preferences:
         return replace(
             self,
             device=self.device if self.device in DEVICES else "auto",
+            experts=self.experts if self.experts in EXPERT_PLACEMENTS else "auto",
             server_passes=self.server_passes if self.server_passes in SERVER_PASSES else "one-request",
             use_server=self.use_server and bool(self.server_url.strip()),
             theme=self.theme if self.theme in THEMES else "system",

@@ -128,7 +128,7 @@ def test_settings_dialog_applies_live_and_reloads_a_changed_model(
 # -- pages and plain words (issue #36) ------------------------------------------------------------------
 
 CHOSEN_VALUES: dict[str, Any] = dict(
-    model="org/some-model", device="cuda", allow_download=True, use_server=True, server_url="http://box:8000",
+    model="org/some-model", device="cuda", experts="host-stream", allow_download=True, use_server=True, server_url="http://box:8000",
     server_model="gemma", server_passes="per-pass", max_denoising_steps=12, t_max=0.9, t_min=0.3,
     entropy_bound=0.25, left_to_right_bias=0.0, polish_rounds=2, candidates=3, random_seed=False, seed=1234,
     context_budget=512, fill_max_tokens=40, rewrite_strength=0.35, rewrite_length="longer", pass_display_ms=120,
@@ -162,7 +162,7 @@ def test_settings_are_pages_and_keep_every_setting(qtbot: Any) -> None:
     assert dialog.stack.currentWidget() is dialog.pages["Appearance"]
     assert dialog.page_list.currentItem().text() == "Appearance"
     homes = {
-        "Model": ("model_source", "model_path", "device", "allow_download"),
+        "Model": ("model_source", "model_path", "device", "experts", "allow_download"),
         "Server": ("use_server", "server_url", "server_model", "server_key", "server_passes", "test_connection"),
         "Rewriting": ("strength", "candidates", "fill_words", "random_seed", "seed"),
         "Appearance": ("theme", "pass_display"),

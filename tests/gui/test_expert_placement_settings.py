@@ -1,0 +1,54 @@
+"""Settings ▸ Model ▸ Routed experts (issue #41): the preference, the combo, the reload and the label."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QSettings
+
+from app.dialogs.settings import EXPERT_LABELS, SettingsDialog
+from app.settings import EXPERT_PLACEMENTS, Preferences, SettingsStore
+
+
+def test_the_placement_survives_a_save_and_a_bad_value_falls_back_to_auto(tmp_path: Path) -> None:
+    ini = str(tmp_path / "redraft.ini")
+    assert Preferences().experts == "auto"
+    SettingsStore(QSettings(ini, QSettings.Format.IniFormat)).save(Preferences(experts="host-compute"))
+    assert SettingsStore(QSettings(ini, QSettings.Format.IniFormat)).load().experts == "host-compute"
+
+    hand_edited = QSettings(ini, QSettings.Format.IniFormat)
+    hand_edited.setValue("model/experts", "on-the-moon")
+    hand_edited.sync()
+    assert SettingsStore(QSettings(ini, QSettings.Format.IniFormat)).load().experts == "auto"
+    assert Preferences(experts="GPU").sanitized().experts == "auto"
+
+
+def test_the_model_page_reads_and_writes_the_placement(qtbot: Any) -> None:
+    assert tuple(value for _, value in EXPERT_LABELS) == EXPERT_PLACEMENTS
+    chosen = Preferences(model="google/diffusiongemma-26B-A4B-it", device="cuda", experts="host-compute")
+    dialog = SettingsDialog(chosen)
+    qtbot.addWidget(dialog)
+    assert dialog.pages["Model"].isAncestorOf(dialog.experts)
+    assert dialog.experts.currentData() == "host-compute"
+    assert dialog.experts.isEnabled()
+    assert "26B-A4B" in dialog.experts.toolTip()
+    assert dialog.preferences() == chosen
+
+    dialog.experts.setCurrentIndex(dialog.experts.findData("host-stream"))
+    assert dialog.preferences().experts == "host-stream"
+    dialog.restore_defaults()
+    assert dialog.preferences().experts == "auto"
+
+
+def test_the_placement_is_greyed_out_where_it_cannot_matter(qtbot: Any) -> None:
+    dialog = SettingsDialog(Preferences(model="google/diffusiongemma-26B-A4B-it", device="cuda"))
+    qtbot.addWidget(dialog)
+    dialog.device.setCurrentIndex(dialog.device.findData("cpu"))
+    assert not dialog.experts.isEnabled()  # the processor alone: host and device memory are the same
+    dialog.device.setCurrentIndex(dialog.device.findData("auto"))
+    assert dialog.experts.isEnabled()
+    dialog.model_source.setCurrentIndex(dialog.model_source.findData("builtin"))
+    assert not dialog.experts.isEnabled()  # the built-in model has no experts
+    dialog.experts.setCurrentIndex(dialog.experts.findData("device"))
+    assert dialog.preferences().experts == "device"  # greyed out, still kept
