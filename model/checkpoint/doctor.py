@@ -12,6 +12,7 @@ prints them are one question answered from one config, and each is short.
 from __future__ import annotations
 
 import argparse
+import math
 import os
 from dataclasses import dataclass, field
 
@@ -26,6 +27,7 @@ from model.checkpoint.architecture import (
     text_config_of,
     vision_config_of,
 )
+from model.checkpoint.expert_placement import EXPERT_PLACEMENTS, HOST_PLACEMENTS, PLACEMENT_WORDS
 from model.checkpoint.folders import read_config, resolve_folder
 from model.checkpoint.quantization import DEFAULT_SCRATCH_BYTES, int8_bytes, nf4_bytes, policy_for
 from model.errors import ModelLoadError
@@ -38,6 +40,8 @@ GIB = 2**30
 FRAGMENTATION = 0.04
 # Memory the process needs beyond tensors it allocates (cuBLAS workspaces, bitsandbytes scratch).
 RUNTIME_BYTES = 384 * 2**20
+# Precisions whose experts are quantized modules, which can live in host memory.
+HOST_PRECISIONS = ("4bit", "8bit")
 # fp32 copies of one canvas's logits alive at once: the softcapped logits, the sampler's probabilities
 # and log-probabilities, and the previous pass's logits kept for self-conditioning.
 LOGIT_COPIES = 4
@@ -204,10 +208,20 @@ class Footprint:
     precision: str
     context_tokens: int
     parts: dict[str, int] = field(default_factory=dict)
+    # Host memory the placement needs besides (the routed experts, when they live there).
+    host_parts: dict[str, int] = field(default_factory=dict)
 
     @property
     def weights_bytes(self) -> int:
         return sum(v for k, v in self.parts.items() if k.startswith("weights:"))
+
+    @property
+    def host_bytes(self) -> int:
+        return sum(self.host_parts.values())
+
+    @property
+    def experts_on_host(self) -> bool:
+        return bool(self.host_parts)
 
     @property
     def total_bytes(self) -> int:
@@ -215,7 +229,8 @@ class Footprint:
 
     def table(self) -> str:
         rows = [f"  {name:<38} {size / GIB:7.2f} GiB" for name, size in self.parts.items()]
-        rows.append(f"  {'total':<38} {self.total_bytes / GIB:7.2f} GiB")
+        rows.append(f"  {'total on the device':<38} {self.total_bytes / GIB:7.2f} GiB")
+        rows += [f"  {'host memory: ' + name:<38} {size / GIB:7.2f} GiB" for name, size in self.host_parts.items()]
         return "\n".join(rows)
 
 
@@ -249,9 +264,7 @@ def kv_cache_bytes(config: DiffusionGemmaConfig, context_tokens: int) -> int:
     total = 0
     for index, layer_type in enumerate(layer_types_of(text)):
         layer = text.per_layer_config[index]
-        kept = (
-            min(context_tokens, text.sliding_window) if layer_type == "sliding_attention" else context_tokens
-        )
+        kept = min(context_tokens, text.sliding_window) if layer_type == "sliding_attention" else context_tokens
         # Keys and values are both cached, also where values are derived from the keys.
         total += 2 * layer.num_key_value_heads * layer.head_dim * kept * 2
     return total
@@ -282,14 +295,30 @@ def activation_bytes(config: DiffusionGemmaConfig, context_tokens: int, precisio
 
 
 def estimate_footprint(
-    config: DiffusionGemmaConfig, precision: str, context_tokens: int = DEFAULT_CONTEXT
+    config: DiffusionGemmaConfig,
+    precision: str,
+    context_tokens: int = DEFAULT_CONTEXT,
+    *,
+    experts_on_host: bool = False,
 ) -> Footprint:
-    """Everything the model needs on its device for ``context_tokens`` of prefix plus one canvas."""
+    """Everything the model needs on its device for ``context_tokens`` of prefix plus one canvas.
+
+    ``experts_on_host``: the quantized routed experts live in host memory (``host_parts``) and the device
+    holds two layers of them, the slots they stream through (``model/checkpoint/expert_placement.py``).
+    """
     parts = weight_bytes(config, precision)
+    host_parts: dict[str, int] = {}
+    if experts_on_host:
+        if precision not in HOST_PRECISIONS:
+            raise ValueError(f"routed experts live in host memory only at {' or '.join(HOST_PRECISIONS)}")
+        name = next(key for key in parts if key.startswith("weights: experts"))
+        host_parts[name.removeprefix("weights: ")] = experts = parts.pop(name)
+        layers = text_config_of(config).num_hidden_layers
+        parts["expert slots (two layers, streamed)"] = 2 * math.ceil(experts / layers)
     parts["KV cache (bf16)"] = kv_cache_bytes(config, context_tokens)
     parts.update(activation_bytes(config, context_tokens, precision))
     parts["runtime + fragmentation"] = RUNTIME_BYTES + int(FRAGMENTATION * sum(parts.values()))
-    return Footprint(precision=precision, context_tokens=context_tokens, parts=parts)
+    return Footprint(precision=precision, context_tokens=context_tokens, parts=parts, host_parts=host_parts)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -313,12 +342,25 @@ class FitReport:
             f"{self.precision} needs about {self.footprint.total_bytes / GIB:.1f} GiB at "
             f"{self.footprint.context_tokens} tokens of context; {self.device.describe()}"
         )
+        if self.footprint.experts_on_host:
+            needs = (
+                f"{self.precision} with the routed experts in host memory needs about "
+                f"{self.footprint.total_bytes / GIB:.1f} GiB on the GPU and {self.footprint.host_bytes / GIB:.1f} GiB "
+                f"of host memory at {self.footprint.context_tokens} tokens of context; {self.device.describe()}"
+            )
         if self.fits and self.device.kind == "cpu":
             return f"YES, it fits in memory and runs on the CPU (no usable GPU): {needs}.\n{self.advice}"
+        if self.fits and self.footprint.experts_on_host:
+            return f"YES, with the routed experts in host memory: {needs}.\n{self.advice}"
         if self.fits:
             return f"YES, it fits: {needs}.\n{self.advice}"
         short = -self.headroom_bytes / GIB
         return f"Not on this machine as it is ({short:.1f} GiB short): {needs}.\nWhat to do: {self.advice}"
+
+
+# Host memory left over beyond the experts for everything else on the machine (the app, the OS, the page
+# cache the first load reads through).
+HOST_RESERVE_BYTES = 2 * GIB
 
 
 def preflight(
@@ -327,18 +369,32 @@ def preflight(
     device_info: DeviceInfo,
     *,
     context_tokens: int = DEFAULT_CONTEXT,
+    experts_on_host: bool = False,
+    host_info: DeviceInfo | None = None,
 ) -> FitReport:
     """Estimate ``config`` at ``precision`` ("4bit", "8bit", "bf16" or "auto") against ``device_info``.
 
-    "auto" answers for bf16 when that fits and for 4-bit experts otherwise (what ``load`` will choose).
+    "auto" answers for bf16 when that fits, then for 4-bit experts, then on a GPU for 4-bit experts kept
+    in host memory (what ``load`` will choose). ``experts_on_host`` sizes that placement: the GPU holds
+    all but the routed experts, and ``host_info`` (default: this machine's RAM) must hold them.
     """
     if precision == "auto":
-        bf16 = preflight(config, "bf16", device_info, context_tokens=context_tokens)
+        bf16 = preflight(config, "bf16", device_info, context_tokens=context_tokens, host_info=host_info)
         if bf16.fits:
             return bf16
-        return preflight(config, "4bit", device_info, context_tokens=context_tokens)
-    footprint = estimate_footprint(config, precision, context_tokens)
+        four = preflight(config, "4bit", device_info, context_tokens=context_tokens, host_info=host_info)
+        if four.fits or device_info.kind != "cuda":
+            return four
+        hosted = preflight(config, "4bit", device_info, context_tokens=context_tokens, experts_on_host=True,
+                           host_info=host_info)  # fmt: skip
+        return hosted if hosted.fits else four
+    if experts_on_host and device_info.kind != "cuda":
+        raise ValueError("routed experts in host memory is a placement for a GPU; on the CPU they are there already")
+    footprint = estimate_footprint(config, precision, context_tokens, experts_on_host=experts_on_host)
     headroom = device_info.free_bytes - footprint.total_bytes
+    if experts_on_host:
+        host = host_info or cpu_device_info()
+        headroom = min(headroom, host.free_bytes - HOST_RESERVE_BYTES - footprint.host_bytes)
     fits = headroom >= 0
     return FitReport(
         precision=precision,
@@ -346,7 +402,7 @@ def preflight(
         footprint=footprint,
         fits=fits,
         headroom_bytes=headroom,
-        advice=_advice(config, precision, device_info, footprint, fits, context_tokens),
+        advice=_advice(config, precision, device_info, footprint, fits, context_tokens, host_info),
     )
 
 
@@ -357,7 +413,16 @@ def _advice(
     footprint: Footprint,
     fits: bool,
     context_tokens: int,
+    host_info: DeviceInfo | None = None,
 ) -> str:
+    if fits and footprint.experts_on_host:
+        spare = (device.free_bytes - footprint.total_bytes) / GIB
+        return (
+            f"{spare:.1f} GiB of the GPU to spare. Redraft keeps the routed experts in host memory by itself when "
+            "the whole model does not fit the GPU (or choose it in Settings ▸ Model ▸ Routed experts, "
+            "`--experts host-stream`); each pass then copies them to the GPU layer by layer, so passes are slower "
+            "than with everything on a bigger card."
+        )
     if fits:
         spare = (device.free_bytes - footprint.total_bytes) / GIB
         advice = f"{spare:.1f} GiB to spare. Load it with precision={precision!r}."
@@ -383,9 +448,25 @@ def _advice(
             shorter = estimate_footprint(config, precision, 1024)
             if shorter.total_bytes <= device.free_bytes:
                 steps.append("Keep less text around the edit (1k tokens of context fits).")
+        hosted_fits = False
+        if device.kind == "cuda" and precision in HOST_PRECISIONS and not footprint.experts_on_host:
+            hosted = preflight(config, precision, device, context_tokens=context_tokens, experts_on_host=True,
+                               host_info=host_info)  # fmt: skip
+            hosted_fits = hosted.fits
+            if hosted_fits:
+                steps.insert(0, (
+                    "Keep the routed experts in host memory (Settings ▸ Model ▸ Routed experts, `--experts "
+                    f"host-stream`; `load` chooses it by itself): about {hosted.footprint.total_bytes / GIB:.1f} GiB "
+                    f"on the GPU and {hosted.footprint.host_bytes / GIB:.1f} GiB of host memory, slower per pass."
+                ))  # fmt: skip
+        if footprint.experts_on_host and device.free_bytes >= footprint.total_bytes:
+            steps.append(
+                f"Free host memory: the routed experts need {footprint.host_bytes / GIB:.1f} GiB of it, and "
+                f"{HOST_RESERVE_BYTES / GIB:.0f} GiB more for the rest of the machine."
+            )
         memory = "the GPU" if device.kind == "cuda" else "memory"
         steps.append(f"Close other programs using {memory} (the free figure counts them).")
-        if device.kind == "cuda" and device.total_bytes < footprint.total_bytes:
+        if device.kind == "cuda" and device.total_bytes < footprint.total_bytes and not hosted_fits:
             steps.append("This GPU is too small for this model: use the built-in model, or a 24 GB card.")
     if device.kind != "cuda":
         steps.append(
@@ -396,6 +477,30 @@ def _advice(
 
 
 PRECISION_ORDER = ("bf16", "8bit", "4bit")
+
+
+def choose_placement(
+    config: DiffusionGemmaConfig,
+    precision: str,
+    device_info: DeviceInfo,
+    experts: str = "auto",
+    *,
+    context_tokens: int = DEFAULT_CONTEXT,
+    host_info: DeviceInfo | None = None,
+) -> str:
+    """Where the routed experts go: what was asked for, or for "auto" the host only when the whole model does
+    not fit the GPU at ``precision`` and it fits with the experts in host memory (streamed, the GPU computing)."""
+    if experts not in EXPERT_PLACEMENTS:
+        raise ValueError(f"unknown experts placement {experts!r}; use one of {', '.join(EXPERT_PLACEMENTS)}")
+    if experts != "auto":
+        return experts
+    if device_info.kind != "cuda" or precision not in HOST_PRECISIONS:
+        return "device"
+    if preflight(config, precision, device_info, context_tokens=context_tokens, host_info=host_info).fits:
+        return "device"
+    hosted = preflight(config, precision, device_info, context_tokens=context_tokens, experts_on_host=True,
+                       host_info=host_info)  # fmt: skip
+    return "host-stream" if hosted.fits else "device"
 
 
 # --------------------------------------------------------------------------------------------------
@@ -485,8 +590,13 @@ def doctor_main(argv: list[str]) -> int:
     parser.add_argument("--precision", default="auto", choices=("auto", *PRECISION_ORDER))
     parser.add_argument("--context", type=int, default=DEFAULT_CONTEXT, help="tokens of text around the edit")
     parser.add_argument(
-        "--device", type=int, default=None, help="CUDA device index (default: the current one)"
+        "--experts",
+        default="auto",
+        choices=EXPERT_PLACEMENTS,
+        help="where a 4/8-bit model's routed experts live: auto (host memory only when the GPU is too small), "
+        "device, host-stream (copied to the GPU layer by layer) or host-compute (computed on the CPU)",
     )
+    parser.add_argument("--device", type=int, default=None, help="CUDA device index (default: the current one)")
     args = parser.parse_args(argv)
     try:
         config = config_for_spec(args.model)
@@ -505,10 +615,28 @@ def doctor_main(argv: list[str]) -> int:
         footprint = estimate_footprint(config, precision, args.context)
         size = footprint.total_bytes / GIB
         print(f"  {precision:>5}: about {size:5.1f} GiB at {args.context} tokens of context")
+    hosted = estimate_footprint(config, "4bit", args.context, experts_on_host=True)
+    print(
+        f"  4bit with the routed experts in host memory: about {hosted.total_bytes / GIB:.1f} GiB on the GPU "
+        f"and {hosted.host_bytes / GIB:.1f} GiB of host memory"
+    )
     target = cpu_device_info()
     if devices:
         target = devices[0] if args.device is None else cuda_device_info(args.device)
+    if args.experts in HOST_PLACEMENTS and target.kind != "cuda":
+        print(f"redraft doctor: --experts {args.experts} needs a CUDA GPU; on the CPU the experts are in host memory")
+        return 2
+    if args.experts in HOST_PLACEMENTS and args.precision == "bf16":
+        print(
+            f"redraft doctor: --experts {args.experts} needs precision 4bit or 8bit (bf16 experts are not kept apart)"
+        )
+        return 2
     report = preflight(config, args.precision, target, context_tokens=args.context)
+    precision = report.precision
+    placement = choose_placement(config, precision, target, args.experts, context_tokens=args.context)
+    if placement in HOST_PLACEMENTS:
+        report = preflight(config, precision, target, context_tokens=args.context, experts_on_host=True)
+        print(f"\nExperts: {PLACEMENT_WORDS[placement]}.")
     print(f"\nEstimate for {report.precision}:\n{report.footprint.table()}\n")
     print(report.summary())
     return 0 if report.fits else 1

@@ -27,6 +27,7 @@ from transformers.utils import logging as hf_logging
 
 from model.checkpoint import doctor, quantized_copy
 from model.checkpoint.architecture import canvas_length_of, text_config_of
+from model.checkpoint.expert_placement import EXPERT_PLACEMENTS, HOST_PLACEMENTS, PLACEMENT_WORDS, place_experts
 from model.checkpoint.folders import (  # noqa: F401  re-exported: callers have imported these from here
     BUILTIN,
     BUILTIN_MODEL_NAME,
@@ -74,6 +75,9 @@ class LoadedModel:
     folder: Path
     precision: str
     generation_defaults: dict[str, Any] = field(default_factory=dict)
+    # Where the routed experts are: "device", or in host memory, "host-stream" / "host-compute"
+    # (model/checkpoint/expert_placement.py).
+    experts: str = "device"
 
     @property
     def config(self) -> DiffusionGemmaConfig:
@@ -159,9 +163,12 @@ def check_safetensors(path: Path) -> int:
             offsets = entry.get("data_offsets") if isinstance(entry, dict) else None
             shape = entry.get("shape") if isinstance(entry, dict) else None
             if (
-                not isinstance(offsets, list) or len(offsets) != 2
-                or not all(type(value) is int and value >= 0 for value in offsets) or offsets[0] > offsets[1]
-                or not isinstance(shape, list) or not all(type(size) is int and size >= 0 for size in shape)
+                not isinstance(offsets, list)
+                or len(offsets) != 2
+                or not all(type(value) is int and value >= 0 for value in offsets)
+                or offsets[0] > offsets[1]
+                or not isinstance(shape, list)
+                or not all(type(size) is int and size >= 0 for size in shape)
             ):
                 raise ModelLoadError(
                     f"{path.name} is not a valid safetensors file: tensor {name[:80]!r} has no valid data offsets "
@@ -298,6 +305,7 @@ def load(
     progress: ProgressCallback | None = None,
     check_fit: bool = True,
     quantized_copies: Path | bool = True,
+    experts: str = "auto",
 ) -> LoadedModel:
     """Load a DiffusionGemma checkpoint for the engine. Raises :class:`ModelLoadError` with the reason.
 
@@ -307,6 +315,10 @@ def load(
     At 4 or 8 bit the quantized weights are saved the first time and read back afterwards
     (:mod:`model.checkpoint.quantized_copy`): ``quantized_copies`` is the folder for them (True: Redraft's
     model folder, False: quantize on every load). A folder that is itself such a copy loads at its precision.
+
+    ``experts`` places a 4/8-bit model's routed experts (``expert_placement.EXPERT_PLACEMENTS``): "auto" keeps
+    them in host memory only when the whole model does not fit the GPU and it fits that way; "device",
+    "host-stream" or "host-compute" as asked (on a CPU the host placements run too, host and device being one).
     """
 
     def report(stage: str, fraction: float) -> None:
@@ -326,14 +338,17 @@ def load(
     check_sizes_match(config, sum(check_safetensors(file) for file in files), weights_folder)
     report("loading the tokenizer", 0.1)
     tokenizer = load_tokenizer(folder, config)
+    placement = resolve_placement(experts, chosen, target, config)
     if check_fit:
-        ensure_fits(config, chosen, target)
+        ensure_fits(config, chosen, target, placement)
+    experts_device = torch.device("cpu") if placement in HOST_PLACEMENTS else None
+    where = f", {PLACEMENT_WORDS[placement]}" if placement in HOST_PLACEMENTS else ""
     if stored is not None:
-        report(f"loading weights ({chosen}, quantized before)", 0.2)
-        model = _load_stored(stored, config, chosen, target)
+        report(f"loading weights ({chosen}, quantized before{where})", 0.2)
+        model = _load_stored(stored, config, chosen, target, experts_device)
     else:
-        report(f"loading weights ({chosen})", 0.2)
-        model = _load_weights(folder, config, chosen, target)
+        report(f"loading weights ({chosen}{where})", 0.2)
+        model = _load_weights(folder, config, chosen, target, experts_device)
         if chosen in quantized_copy.COPY_PRECISIONS and quantized_copies is not False:
             report("saving the quantized weights for next time", 0.9)
             root = quantized_copy.default_copies_folder() if quantized_copies is True else Path(quantized_copies)
@@ -341,6 +356,9 @@ def load(
             if quantized_copy.write_copy(model, root, folder, chosen, files) is not None:
                 model.redraft_copy_write_seconds = round(time.perf_counter() - started, 1)  # type: ignore[assignment]
     model.redraft_weights_folder = weights_folder  # type: ignore[assignment]
+    if placement in HOST_PLACEMENTS:
+        report("placing the routed experts in host memory", 0.95)
+        place_experts(model, placement, target)
     model.eval()
     report("ready", 1.0)
     name = BUILTIN_MODEL_NAME if folder == builtin_model_folder() else str(spec)
@@ -352,6 +370,7 @@ def load(
         folder=folder,
         precision=chosen,
         generation_defaults=defaults,
+        experts=placement,
     )
 
 
@@ -375,24 +394,49 @@ def _precision_and_copy(
     return chosen, quantized_copy.find_copy(root, folder, chosen)
 
 
+def resolve_placement(experts: str, precision: str, device: torch.device, config: DiffusionGemmaConfig) -> str:
+    """The experts placement to load with (see ``load``); a host placement asked of bf16 weights is refused."""
+    if experts not in EXPERT_PLACEMENTS:
+        raise ModelLoadError(f"unknown experts placement {experts!r}; use one of {', '.join(EXPERT_PLACEMENTS)}")
+    if experts in HOST_PLACEMENTS and precision not in doctor.HOST_PRECISIONS:
+        raise ModelLoadError(
+            f"the routed experts can live in host memory only at 4 or 8 bit, not {precision}: choose precision "
+            "4bit (or experts 'device')"
+        )
+    if experts != "auto" or device.type != "cuda":
+        return "device" if experts == "auto" else experts
+    return doctor.choose_placement(config, precision, doctor.cuda_device_info(device), experts)
+
+
 def _load_stored(
-    folder: Path, config: DiffusionGemmaConfig, precision: str, device: torch.device
+    folder: Path,
+    config: DiffusionGemmaConfig,
+    precision: str,
+    device: torch.device,
+    experts_device: torch.device | None = None,
 ) -> DiffusionGemmaForBlockDiffusion:
     from model.checkpoint.streaming import load_quantized_copy
 
     manifest = quantized_copy.read_manifest(folder) or {}
     double_quant = bool(manifest.get("policy", {}).get("double_quant", True))
     try:
-        return load_quantized_copy(folder, config, precision, device, double_quant=double_quant)
+        return load_quantized_copy(
+            folder, config, precision, device, double_quant=double_quant, experts_device=experts_device
+        )
     except (OSError, ValueError, RuntimeError, KeyError, SafetensorError) as error:
         raise ModelLoadError(
             f"could not load the quantized copy in {folder}: {error}; delete that folder to quantize again"
         ) from error
 
 
-def ensure_fits(config: DiffusionGemmaConfig, precision: str, device: torch.device) -> None:
+def ensure_fits(config: DiffusionGemmaConfig, precision: str, device: torch.device, placement: str = "device") -> None:
     # Looked up on the module at call time, so tests can stand in a smaller machine.
     info = doctor.cuda_device_info(device) if device.type == "cuda" else doctor.cpu_device_info()
+    if placement in HOST_PLACEMENTS and device.type == "cuda":
+        hosted = doctor.preflight(config, precision, info, experts_on_host=True)
+        if not hosted.fits:
+            raise ModelLoadError(hosted.summary().replace("\nWhat to do: ", " What to do: "))
+        return
     # The preflight's policies stop at bf16; full precision doubles the weights.
     report = doctor.preflight(config, "bf16" if precision == "fp32" else precision, info)
     needed = report.footprint.total_bytes + (report.footprint.weights_bytes if precision == "fp32" else 0)
@@ -413,13 +457,17 @@ def _unbuildable(folder: Path, error: Exception) -> ModelLoadError:
 
 
 def _load_weights(
-    folder: Path, config: DiffusionGemmaConfig, precision: str, device: torch.device
+    folder: Path,
+    config: DiffusionGemmaConfig,
+    precision: str,
+    device: torch.device,
+    experts_device: torch.device | None = None,
 ) -> DiffusionGemmaForBlockDiffusion:
     if precision in ("4bit", "8bit"):
         from model.checkpoint.streaming import load_streaming
 
         try:
-            return load_streaming(folder, config, precision, device)
+            return load_streaming(folder, config, precision, device, experts_device=experts_device)
         except (OSError, ValueError, RuntimeError, SafetensorError) as error:
             raise ModelLoadError(f"could not load the weights in {folder}: {error}") from error
         except (KeyError, TypeError, AttributeError, IndexError) as error:

@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import Protocol
 
 import torch
 from torch import nn
@@ -27,6 +28,21 @@ from transformers.activations import ACT2FN
 from model.checkpoint import nf4_kernel
 
 logger = logging.getLogger(__name__)
+
+
+class HostPlacement(Protocol):
+    """How experts whose weights live in host memory run (model/checkpoint/expert_placement.py)."""
+
+    mode: str
+
+    def forward(
+        self,
+        experts: QuantizedExperts,
+        hidden_states: torch.Tensor,
+        top_k_index: torch.Tensor,
+        top_k_weights: torch.Tensor,
+    ) -> torch.Tensor: ...
+
 
 # bitsandbytes' import-time warnings are quietened by model.runtime.library_warnings, installed on `import model`.
 import bitsandbytes.functional as bnbf  # noqa: E402
@@ -108,6 +124,7 @@ class QuantizedExperts(nn.Module):
         self.num_experts = num_experts
         self.hidden_dim = hidden_dim
         self.intermediate_dim = intermediate_dim
+        self.hidden_activation = hidden_activation
         self.act_fn = ACT2FN[hidden_activation]
         self.scheme = scheme
         self.double_quant = double_quant and scheme == "nf4"
@@ -123,6 +140,9 @@ class QuantizedExperts(nn.Module):
             for part in ("data", "absmax", "nested_absmax", "nested_code", "offset"):
                 self.register_buffer(f"{name}_{part}", torch.empty(0, device=device), persistent=True)
         self._loaded: set[str] = set()
+        # Set by model.checkpoint.expert_placement when the weights live in host memory while the rest of
+        # the model is on a GPU: forward then goes through it (streamed to the GPU, or computed on the CPU).
+        self.host: HostPlacement | None = None
         # The 16 NF4 code values for the fused kernel; derived, so not part of the state dict.
         self.register_buffer("nf4_table", bnbf.get_4bit_type("nf4", device="cpu").float().to(device), persistent=False)
 
@@ -317,9 +337,24 @@ class QuantizedExperts(nn.Module):
                 expert += 1
             yield start, expert
 
+    def _apply(self, fn: Callable[[torch.Tensor], torch.Tensor], recurse: bool = True) -> QuantizedExperts:
+        # A host placement's weights stay in host memory whatever moves the model (``model.to("cuda")``
+        # would otherwise pull ~11 GiB of experts onto a card chosen because they do not fit it).
+        if self.host is not None:
+            return self
+        return super()._apply(fn, recurse)
+
     def forward(
         self, hidden_states: torch.Tensor, top_k_index: torch.Tensor, top_k_weights: torch.Tensor
     ) -> torch.Tensor:
+        if self.host is not None:
+            return self.host.forward(self, hidden_states, top_k_index, top_k_weights)
+        return self.compute(hidden_states, top_k_index, top_k_weights)
+
+    def compute(
+        self, hidden_states: torch.Tensor, top_k_index: torch.Tensor, top_k_weights: torch.Tensor
+    ) -> torch.Tensor:
+        """The routed experts' output where the inputs are, from this module's own weights (no placement)."""
         tokens, top_k = top_k_index.shape
         flat_experts = top_k_index.reshape(-1)
         # Sort the (token, slot) assignments by expert so each expert's rows are contiguous.

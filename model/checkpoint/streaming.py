@@ -35,6 +35,7 @@ from safetensors import safe_open
 from torch import nn
 from transformers import DiffusionGemmaConfig, DiffusionGemmaForBlockDiffusion
 
+from model.checkpoint.expert_placement import move_storage
 from model.checkpoint.folders import INDEX_FILE, index_shards
 from model.checkpoint.quantization import (
     QUANTIZED_LAYER_LINEARS,
@@ -155,10 +156,14 @@ class _Loader:
         policy: PrecisionPolicy,
         device: torch.device,
         stats: StreamingStats,
+        experts_device: torch.device | None = None,
     ) -> None:
         self.model = model
         self.policy = policy
         self.device = device
+        # Where quantized experts are kept: the host for a model whose experts do not fit its GPU
+        # (model/checkpoint/expert_placement.py). They are still quantized on ``device``, which is fast there.
+        self.experts_device = experts_device or device
         self.stats = stats
         self.groups: dict[str, list[str]] = {}
         by_object: dict[int, list[str]] = {}
@@ -221,9 +226,7 @@ class _Loader:
     def _take_experts(self, group: list[str], attr: str, owner: nn.Module, tensor: torch.Tensor) -> None:
         paths = [member.rpartition(".")[0] for member in group]
         if self.policy.experts == "bf16":
-            param = nn.Parameter(
-                tensor.to(device=self.device, dtype=self.policy.compute_dtype), requires_grad=False
-            )
+            param = nn.Parameter(tensor.to(device=self.device, dtype=self.policy.compute_dtype), requires_grad=False)
             for path in paths:
                 setattr(self.model.get_submodule(path), attr, param)
             return
@@ -245,6 +248,8 @@ class _Loader:
         quantized.load_projection("gate_up" if attr == "gate_up_proj" else "down", tensor)
         # Install once both projections are in, so a half-loaded module never replaces the skeleton's.
         if {"gate_up", "down"} <= quantized._loaded:
+            if self.experts_device != self.device:
+                move_storage(quantized, self.experts_device)
             for path in paths:
                 _set_module(self.model, path, quantized)
 
@@ -261,7 +266,7 @@ class _Loader:
             scheme=self.policy.experts,
             double_quant=double_quant,
             compute_dtype=self.policy.compute_dtype,
-            device=self.device,
+            device=self.experts_device,
         )
         quantized.load_stored(parts)
         for member in group:
@@ -297,6 +302,8 @@ class _Loader:
         if problems:
             raise ValueError("checkpoint does not match the config; " + "; ".join(problems))
         for module in self.model.modules():
+            if isinstance(module, QuantizedExperts):
+                continue  # already where the experts are kept
             for name, buffer in list(module._buffers.items()):
                 if buffer is not None and buffer.device != self.device:
                     module._buffers[name] = buffer.to(self.device)
@@ -310,13 +317,15 @@ def load_streaming(
     device: torch.device,
     *,
     stats: StreamingStats | None = None,
+    experts_device: torch.device | None = None,
 ) -> DiffusionGemmaForBlockDiffusion:
     """Build ``DiffusionGemmaForBlockDiffusion`` from ``folder``'s safetensors, quantizing as it reads.
 
     ``precision`` is "4bit", "8bit" or "bf16" (see ``model.checkpoint.quantization.policy_for``). Pass a
     :class:`StreamingStats` to learn what was held at once; it is also left on the model as
     ``model.streaming_stats``. Raises ``FileNotFoundError`` without weights and ``ValueError`` when the
-    checkpoint's tensors do not match the config.
+    checkpoint's tensors do not match the config. ``experts_device`` keeps the quantized experts elsewhere
+    (the host, for ``model.checkpoint.expert_placement``); they are quantized on ``device`` first.
     """
     stats = stats if stats is not None else StreamingStats()
     policy = policy_for(precision)
@@ -324,7 +333,7 @@ def load_streaming(
     stats.baseline_rss_anon_bytes = rss_anon_bytes()
     stats.peak_rss_anon_bytes = stats.baseline_rss_anon_bytes
     model = build_skeleton(config)
-    loader = _Loader(model, policy, torch.device(device), stats)
+    loader = _Loader(model, policy, torch.device(device), stats, experts_device)
     for name, tensor in _tensors(files, stats):
         size = tensor.numel() * tensor.element_size()
         stats.largest_tensor_bytes = max(stats.largest_tensor_bytes, size)
@@ -373,6 +382,7 @@ def load_quantized_copy(
     *,
     double_quant: bool = True,
     stats: StreamingStats | None = None,
+    experts_device: torch.device | None = None,
 ) -> DiffusionGemmaForBlockDiffusion:
     """Build the model from a quantized copy written by ``quantized_copy.write_copy`` (nothing is quantized).
 
@@ -385,7 +395,7 @@ def load_quantized_copy(
     stats.baseline_rss_anon_bytes = rss_anon_bytes()
     stats.peak_rss_anon_bytes = stats.baseline_rss_anon_bytes
     model = build_skeleton(config)
-    loader = _Loader(model, policy, torch.device(device), stats)
+    loader = _Loader(model, policy, torch.device(device), stats, experts_device)
     experts: dict[str, dict[str, torch.Tensor]] = defaultdict(dict)
     int8: dict[str, dict[str, torch.Tensor]] = defaultdict(dict)
     for name, tensor in _tensors(files, stats):
