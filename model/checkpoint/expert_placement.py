@@ -22,12 +22,15 @@ experts computed in place.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
 
 import torch
 from torch import nn
 
 from model.checkpoint.quantized_experts import QuantizedExperts
+
+logger = logging.getLogger(__name__)
 
 EXPERT_PLACEMENTS = ("auto", "device", "host-stream", "host-compute")
 HOST_PLACEMENTS = ("host-stream", "host-compute")
@@ -225,7 +228,11 @@ def move_storage(experts: QuantizedExperts, device: torch.device, *, pin: bool =
     for name, tensor in experts.stored_tensors().items():
         moved = tensor.to(device)
         if pin and moved.device.type == "cpu" and moved.numel() and not moved.is_pinned():
-            moved = moved.pin_memory()
+            try:
+                moved = moved.pin_memory()
+            except RuntimeError as error:  # a locked-memory limit: pageable memory still works, only slower
+                logger.warning("could not pin %s in host memory (%s); copies from it will be slower", name, error)
+                pin = False
         setattr(experts, name, moved)
     experts.nf4_table = experts.nf4_table.to(device)
 
