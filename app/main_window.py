@@ -73,6 +73,10 @@ log = logging.getLogger(__name__)
 
 StandardKey = QKeySequence.StandardKey
 WELCOME_SHOWN_KEY = "ui/welcome_shown"  # the built-in model's welcome has been shown once
+# The preferences a local model is loaded with: a change to any of them loads it again.
+LOCAL_MODEL_SETTINGS = ("model", "device", "experts", "allow_download")
+# What the model label adds when the routed experts are not on the model's device (ModelInfo.experts).
+EXPERTS_WHERE = {"host-stream": "streamed", "host-compute": "on the CPU"}
 LOAD_TOPIC = "model"  # the notice bar's topic for a model that did not load (a later load resolves it)
 NO_MODEL = (
     "No model is loaded, so Redraft cannot rewrite yet: choose one in Settings ▸ Model "
@@ -366,7 +370,10 @@ class MainWindow(FileCommands):
             url = prefs.server_url
             passes: PassMode = "per-pass" if prefs.server_passes == "per-pass" else "one-request"
             server = ServerSpec(url, prefs.server_model or None, server_key.load_key(url), passes)
-        return ModelSpec(spec, prefs.device, prefs.allow_download, server)
+        # As Settings greys it out: on the processor alone, or for the built-in model, the placement cannot
+        # matter, and a host one would only fail at the precision the editor picks there (fp32).
+        experts = prefs.experts if spec is not None and prefs.device != "cpu" else "auto"
+        return ModelSpec(spec, prefs.device, prefs.allow_download, server, experts)
 
     def load_model(self) -> None:
         self._end_live_span()
@@ -392,7 +399,11 @@ class MainWindow(FileCommands):
                 "Settings ▸ Model or Server for real rewrites."
             )
         else:
-            self.model_label.setText(f"{Path(info.name).name or info.name} · {info.device} · {info.precision}")
+            where = EXPERTS_WHERE.get(info.experts)  # said only when they are not on the model's device
+            self.model_label.setText(
+                f"{Path(info.name).name or info.name} · {info.device} · {info.precision}"
+                + (f" · experts in host memory ({where})" if where else "")
+            )
             self.model_label.setToolTip(info.name)
         self._show_backend(info.precision == "server")
         self.message_bar.resolve(LOAD_TOPIC)  # the model that failed to load before is here now
@@ -615,7 +626,8 @@ class MainWindow(FileCommands):
             self.apply_preferences(new, reconnect=bool(key_changed))
 
     def apply_preferences(self, new: Preferences, reconnect: bool = False) -> None:
-        """Save and apply without a restart; a different model, device or server reloads in the worker."""
+        """Save and apply without a restart; a different model, device, expert placement or server reloads in
+        the worker."""
         old = self.prefs
         self.prefs = new.sanitized()
         self.settings.save(self.prefs)
@@ -623,7 +635,7 @@ class MainWindow(FileCommands):
             self.apply_theme()
         server = (new.use_server, new.server_url, new.server_model, new.server_passes)
         old_server = (old.use_server, old.server_url, old.server_model, old.server_passes)
-        local = (new.model, new.device, new.allow_download) != (old.model, old.device, old.allow_download)
+        local = any(getattr(new, name) != getattr(old, name) for name in LOCAL_MODEL_SETTINGS)
         if local or server != old_server or (reconnect and new.use_server):
             self._model_override = None
             self.load_model()

@@ -87,6 +87,7 @@ class ModelSpec:
     device: str = "auto"
     allow_download: bool = False
     server: ServerSpec | None = None  # set: edits run on this server, nothing is loaded here
+    experts: str = "auto"  # where a Mixture-of-Experts model's routed experts live (Preferences.experts)
 
 
 @dataclass(frozen=True)
@@ -96,6 +97,8 @@ class ModelInfo:
     precision: str
     canvas_length: int
     follows_instructions: bool = False
+    # Where the routed experts ended up (LoadedModel.experts): "device", "host-stream" or "host-compute".
+    experts: str = "device"
 
 
 @dataclass(frozen=True)
@@ -255,6 +258,7 @@ class ModelWorker(QObject):
             loaded = load(
                 spec.spec,
                 device=spec.device,
+                experts=spec.experts,
                 allow_download=spec.allow_download,
                 progress=lambda stage, fraction: self.loadProgress.emit(stage, fraction),
             )
@@ -280,6 +284,7 @@ class ModelWorker(QObject):
                 loaded.precision,
                 loaded.canvas_length,
                 loaded.follows_instructions,
+                loaded.experts,
             )
         )
 

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from gui_helpers import SIGNAL_TIMEOUT_MS
 from PySide6.QtCore import QSettings
 
 from app.dialogs.settings import EXPERT_LABELS, SettingsDialog
+from app.main_window import MainWindow
 from app.settings import EXPERT_PLACEMENTS, Preferences, SettingsStore
 
 
@@ -52,3 +56,39 @@ def test_the_placement_is_greyed_out_where_it_cannot_matter(qtbot: Any) -> None:
     assert not dialog.experts.isEnabled()  # the built-in model has no experts
     dialog.experts.setCurrentIndex(dialog.experts.findData("device"))
     assert dialog.preferences().experts == "device"  # greyed out, still kept
+
+
+def test_a_changed_placement_reloads_the_model_and_a_refusal_is_said_in_words(
+    make_window: Callable[..., MainWindow], qtbot: Any
+) -> None:
+    window = make_window(device="auto")  # the tiny model: fp32 on a processor, bf16 on a graphics card
+    assert window.model_info is not None and window.model_info.experts == "device"
+    assert window.model_spec().experts == "auto"
+
+    window.apply_preferences(replace(window.prefs, experts="host-stream"))
+    assert window.model_info is None  # reloading in the worker, as for a new device
+    assert window.model_spec().experts == "host-stream"
+    qtbot.waitUntil(lambda: not window.model_loading, timeout=SIGNAL_TIMEOUT_MS)
+    assert window.model_info is None
+    said = window.message_bar.label.text()
+    assert "could not load the model" in said and "only at 4 or 8 bit" in said, said
+
+    # Greyed out in Settings, not applied: the processor alone has no graphics card to keep experts off.
+    window.apply_preferences(replace(window.prefs, device="cpu"))
+    assert window.model_spec().experts == "auto"
+    qtbot.waitUntil(lambda: window.model_info is not None, timeout=SIGNAL_TIMEOUT_MS)
+
+
+def test_the_model_label_says_where_the_experts_are_only_when_off_the_device(
+    make_window: Callable[..., MainWindow],
+) -> None:
+    window = make_window()
+    info = window.model_info
+    assert info is not None
+    assert "experts" not in window.model_label.text()
+    window._on_loaded(replace(info, experts="host-stream"))
+    assert window.model_label.text().endswith(" · experts in host memory (streamed)")
+    window._on_loaded(replace(info, experts="host-compute"))
+    assert window.model_label.text().endswith(" · experts in host memory (on the CPU)")
+    window._on_loaded(replace(info, experts="device"))
+    assert "experts" not in window.model_label.text()
