@@ -40,6 +40,14 @@ def _model_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--precision", default="auto", choices=("auto", "4bit", "8bit", "bf16", "fp32"), help="weight precision"
     )
+    parser.add_argument(
+        "--experts",
+        default="auto",
+        choices=("auto", "device", "host-stream", "host-compute"),  # model.checkpoint.expert_placement's
+        help="where a Mixture-of-Experts model's routed experts live at 4/8 bit on a GPU: in host memory, streamed "
+        "to the GPU per layer or computed on the CPU, so a 12-16 GB card runs the 26B-A4B (slower per pass); "
+        "auto: host memory only when the GPU is too small",
+    )
     parser.add_argument("--allow-download", action="store_true", help="let a hub id download (off by default)")
     _server_options(parser)
 
@@ -230,7 +238,13 @@ def _installed_app_command(args_list: list[str]) -> int | None:
 def _load(args: argparse.Namespace) -> Any:
     from model import load
 
-    return load(args.model, precision=args.precision, device=args.device, allow_download=args.allow_download)
+    return load(
+        args.model,
+        precision=args.precision,
+        device=args.device,
+        experts=args.experts,
+        allow_download=args.allow_download,
+    )
 
 
 def _engine(args: argparse.Namespace) -> Any:

@@ -352,3 +352,32 @@ def test_bad_steering_options_are_one_message(tiny_checkpoint: Path, tmp_path: P
     assert done.returncode == 1
     assert done.stderr.startswith("redraft: ") and message in done.stderr and done.stderr.count("\n") == 1
     assert done.stdout == "" and "Traceback" not in done.stderr
+
+
+# -- routed experts in host memory (#41) ----------------------------------------------------------------------
+
+
+def test_experts_in_host_memory_fill_the_same_text_as_on_the_device(tiny_checkpoint: Path, tmp_path: Path) -> None:
+    request = json.dumps({"prefix": "The lighthouse keeper", "suffix": " every evening.", "max_new_tokens": 6,
+                          "seed": 1, "candidates": 2}) + "\n"
+    answers = {}
+    for experts in ("device", "host-stream", "host-compute"):
+        # A home each, so every run quantizes the checkpoint itself rather than read another's copy.
+        env = {**ENV, "REDRAFT_HOME": str(tmp_path / experts)}
+        done = redraft("fill", "--json", "--model", str(tiny_checkpoint), "--precision", "4bit", "--device", "cpu",
+                       "--experts", experts, "--steps", "8", stdin=request, env=env)
+        assert done.returncode == 0, done.stderr
+        answer = json.loads(done.stdout)
+        answers[experts] = {key: answer[key] for key in ("text", "candidates", "scores", "passes")}
+    assert answers["host-stream"] == answers["device"]
+    assert answers["host-compute"] == answers["device"]
+
+
+def test_experts_in_host_memory_at_full_precision_is_one_clear_message(tiny_checkpoint: Path) -> None:
+    done = redraft("fill", "--json", "--model", str(tiny_checkpoint), "--precision", "fp32", "--device", "cpu",
+                   "--experts", "host-stream", stdin='{"prefix": "Once", "max_new_tokens": 3}\n')
+    assert done.returncode == 1
+    assert done.stderr.startswith("redraft: ") and "only at 4 or 8 bit" in done.stderr
+    assert "Traceback" not in done.stderr and done.stdout == ""
+    unknown = redraft("fill", "--json", "--model", str(tiny_checkpoint), "--experts", "gpu")
+    assert unknown.returncode == 2 and "invalid choice: 'gpu'" in unknown.stderr
