@@ -18,9 +18,15 @@ from model.checkpoint.doctor import (
     diffusiongemma_26b_a4b_config,
     estimate_footprint,
     preflight,
+    resident_layers_that_fit,
     weight_bytes,
 )
-from model.checkpoint.expert_placement import PlacedExperts, place_experts, quantized_experts_in_order
+from model.checkpoint.expert_placement import (
+    PlacedExperts,
+    hosted_layers,
+    place_experts,
+    quantized_experts_in_order,
+)
 from model.checkpoint.quantization import QuantizedExperts
 from model.checkpoint.tiny import build_tiny_checkpoint
 from model.errors import ModelLoadError
@@ -90,6 +96,23 @@ def test_the_stream_is_right_when_layers_come_out_of_order(three_layers: Path) -
         assert torch.equal(module(x, routes, weights), module.compute(x, routes, weights))
 
 
+def test_layers_the_gpu_has_room_for_keep_their_experts_and_the_rest_stream_between_them(three_layers: Path) -> None:
+    assert hosted_layers(30, 26) == [3, 11, 18, 26] and hosted_layers(30, 0) == list(range(30))
+    assert hosted_layers(3, 1) == [0, 2] and hosted_layers(3, 3) == [] and hosted_layers(3, 7) == []
+    loaded = four_bit(three_layers, "host-stream")
+    expected = edits(four_bit(three_layers, "device"))
+    result = place_experts(loaded.model, "host-stream", "cpu", resident=1)
+    experts = quantized_experts_in_order(loaded.model)
+    assert [module.host is None for module in experts] == [False, True, False]
+    assert result.resident == 1 and result.hosted == 2 and "1 of 3 layers' experts on the GPU" in result.describe()
+    assert edits(loaded) == expected
+    # Two hosted layers fit the two slots: after the first pass nothing is copied again.
+    assert result.stats.copies == 2 and result.stats.bytes_copied == result.host_bytes
+    # Room for every layer: nothing is left in host memory, whatever was asked.
+    assert place_experts(loaded.model, "host-compute", "cpu", resident=3).placement == "device"
+    assert all(module.host is None for module in experts) and edits(loaded) == expected
+
+
 def test_host_experts_stay_where_they_are_when_the_model_moves(three_layers: Path) -> None:
     hosted = four_bit(three_layers, "host-compute").model
     # cast: transformers' wrapped ``to`` reads to mypy as wanting the model passed again.
@@ -145,14 +168,22 @@ def test_the_26b_on_a_12_or_16_gb_card_keeps_its_experts_in_host_memory() -> Non
         report = preflight(config, "auto", card, host_info=DESKTOP_RAM)
         assert report.fits and report.precision == "4bit" and report.footprint.experts_on_host
         assert report.summary().startswith("YES, with the routed experts in host memory:")
-        assert choose_placement(config, "4bit", card, host_info=DESKTOP_RAM) == "host-stream"
+        plan = choose_placement(config, "4bit", card, host_info=DESKTOP_RAM)
+        assert plan.placement == "host-stream"
+        # The card's spare room keeps as many layers' experts as fit, and the estimate with them still fits.
+        assert plan.resident_layers == resident_layers_that_fit(config, "4bit", card)
+        kept = estimate_footprint(config, "4bit", experts_on_host=True, resident_layers=plan.resident_layers)
+        assert kept.total_bytes <= card.free_bytes < kept.total_bytes + 2 * experts / 30 + GIB
+        assert kept.host_bytes == pytest.approx(experts * (30 - plan.resident_layers) / 30, rel=1e-6)
     # A card that holds the whole model keeps it whole; asked for, the host placement is used anyway.
-    assert choose_placement(config, "4bit", RTX_4090, host_info=DESKTOP_RAM) == "device"
-    assert choose_placement(config, "4bit", RTX_4090, "host-compute", host_info=DESKTOP_RAM) == "host-compute"
+    assert choose_placement(config, "4bit", RTX_4090, host_info=DESKTOP_RAM).placement == "device"
+    asked = choose_placement(config, "4bit", RTX_4090, "host-compute", host_info=DESKTOP_RAM)
+    assert asked.placement == "host-compute" and asked.resident_layers == 29  # one layer at least stays hosted
+    assert [resident_layers_that_fit(config, "4bit", card) for card in (RTX_3060, RTX_4080)] == [10, 21]
     # Without the host memory for the experts it does not fit either way, and the advice says what to free.
     short = preflight(config, "4bit", RTX_3060, experts_on_host=True, host_info=SMALL_RAM)
     assert not short.fits and "Free host memory: the routed experts need" in short.summary()
-    assert choose_placement(config, "4bit", RTX_3060, host_info=SMALL_RAM) == "device"
+    assert choose_placement(config, "4bit", RTX_3060, host_info=SMALL_RAM).placement == "device"
     # Asked for 4 bit on the small card, the doctor points to the host placement instead of a bigger card.
     advice = preflight(config, "4bit", RTX_3060, host_info=DESKTOP_RAM).summary().split("What to do: ")[1]
     assert advice.startswith("Keep the routed experts in host memory") and "too small" not in advice

@@ -300,11 +300,13 @@ def estimate_footprint(
     context_tokens: int = DEFAULT_CONTEXT,
     *,
     experts_on_host: bool = False,
+    resident_layers: int = 0,
 ) -> Footprint:
     """Everything the model needs on its device for ``context_tokens`` of prefix plus one canvas.
 
-    ``experts_on_host``: the quantized routed experts live in host memory (``host_parts``) and the device
-    holds two layers of them, the slots they stream through (``model/checkpoint/expert_placement.py``).
+    ``experts_on_host``: the quantized routed experts live in host memory (``host_parts``), but for
+    ``resident_layers`` layers' worth that stay on the device, and the device holds two layers of them, the
+    slots they stream through (``model/checkpoint/expert_placement.py``).
     """
     parts = weight_bytes(config, precision)
     host_parts: dict[str, int] = {}
@@ -312,9 +314,15 @@ def estimate_footprint(
         if precision not in HOST_PRECISIONS:
             raise ValueError(f"routed experts live in host memory only at {' or '.join(HOST_PRECISIONS)}")
         name = next(key for key in parts if key.startswith("weights: experts"))
-        host_parts[name.removeprefix("weights: ")] = experts = parts.pop(name)
+        experts = parts.pop(name)
         layers = text_config_of(config).num_hidden_layers
-        parts["expert slots (two layers, streamed)"] = 2 * math.ceil(experts / layers)
+        resident = max(0, min(resident_layers, layers))
+        per_layer = math.ceil(experts / layers)
+        if resident:
+            parts[f"{name} ({resident} of {layers} layers)"] = per_layer * resident
+        host_parts[name.removeprefix("weights: ")] = experts - per_layer * resident
+        if resident < layers:
+            parts["expert slots (two layers, streamed)"] = 2 * per_layer
     parts["KV cache (bf16)"] = kv_cache_bytes(config, context_tokens)
     parts.update(activation_bytes(config, context_tokens, precision))
     parts["runtime + fragmentation"] = RUNTIME_BYTES + int(FRAGMENTATION * sum(parts.values()))
@@ -479,6 +487,29 @@ def _advice(
 PRECISION_ORDER = ("bf16", "8bit", "4bit")
 
 
+@dataclass(frozen=True)
+class ExpertsPlan:
+    """Where a model's routed experts go: the placement, and how many layers' experts stay on the GPU."""
+
+    placement: str
+    resident_layers: int = 0
+
+
+# Device memory left free beyond the estimate when resident expert layers fill a GPU's spare room.
+RESIDENT_MARGIN_BYTES = 512 * 2**20
+
+
+def resident_layers_that_fit(
+    config: DiffusionGemmaConfig, precision: str, device_info: DeviceInfo, *, context_tokens: int = DEFAULT_CONTEXT
+) -> int:
+    """How many layers' experts the GPU holds beside everything else when the rest live in host memory."""
+    base = estimate_footprint(config, precision, context_tokens, experts_on_host=True)
+    layers = text_config_of(config).num_hidden_layers
+    per_layer = base.host_bytes / layers * (1 + FRAGMENTATION)
+    spare = device_info.free_bytes - base.total_bytes - RESIDENT_MARGIN_BYTES
+    return max(0, min(layers, int(spare // per_layer))) if per_layer else 0
+
+
 def choose_placement(
     config: DiffusionGemmaConfig,
     precision: str,
@@ -487,20 +518,25 @@ def choose_placement(
     *,
     context_tokens: int = DEFAULT_CONTEXT,
     host_info: DeviceInfo | None = None,
-) -> str:
+) -> ExpertsPlan:
     """Where the routed experts go: what was asked for, or for "auto" the host only when the whole model does
-    not fit the GPU at ``precision`` and it fits with the experts in host memory (streamed, the GPU computing)."""
+    not fit the GPU at ``precision`` and it fits with the experts in host memory (streamed, the GPU computing).
+    In host memory on a GPU, as many layers' experts as the GPU has room for stay on it."""
     if experts not in EXPERT_PLACEMENTS:
         raise ValueError(f"unknown experts placement {experts!r}; use one of {', '.join(EXPERT_PLACEMENTS)}")
-    if experts != "auto":
-        return experts
-    if device_info.kind != "cuda" or precision not in HOST_PRECISIONS:
-        return "device"
-    if preflight(config, precision, device_info, context_tokens=context_tokens, host_info=host_info).fits:
-        return "device"
-    hosted = preflight(config, precision, device_info, context_tokens=context_tokens, experts_on_host=True,
-                       host_info=host_info)  # fmt: skip
-    return "host-stream" if hosted.fits else "device"
+    if experts == "device" or device_info.kind != "cuda" or precision not in HOST_PRECISIONS:
+        return ExpertsPlan("device" if experts == "auto" else experts)
+    if experts == "auto":
+        if preflight(config, precision, device_info, context_tokens=context_tokens, host_info=host_info).fits:
+            return ExpertsPlan("device")
+        hosted = preflight(config, precision, device_info, context_tokens=context_tokens, experts_on_host=True,
+                           host_info=host_info)  # fmt: skip
+        if not hosted.fits:
+            return ExpertsPlan("device")
+        experts = "host-stream"
+    resident = resident_layers_that_fit(config, precision, device_info, context_tokens=context_tokens)
+    # At least one layer stays in host memory: the writer (or the lack of room) asked for the placement.
+    return ExpertsPlan(experts, min(resident, text_config_of(config).num_hidden_layers - 1))
 
 
 # --------------------------------------------------------------------------------------------------
@@ -633,10 +669,14 @@ def doctor_main(argv: list[str]) -> int:
         return 2
     report = preflight(config, args.precision, target, context_tokens=args.context)
     precision = report.precision
-    placement = choose_placement(config, precision, target, args.experts, context_tokens=args.context)
-    if placement in HOST_PLACEMENTS:
+    plan = choose_placement(config, precision, target, args.experts, context_tokens=args.context)
+    if plan.placement in HOST_PLACEMENTS:
         report = preflight(config, precision, target, context_tokens=args.context, experts_on_host=True)
-        print(f"\nExperts: {PLACEMENT_WORDS[placement]}.")
+        layers = text_config_of(config).num_hidden_layers
+        print(
+            f"\nExperts: {PLACEMENT_WORDS[plan.placement]}; {plan.resident_layers} of the {layers} layers' experts "
+            "stay on the GPU, in the room the rest leaves."
+        )
     print(f"\nEstimate for {report.precision}:\n{report.footprint.table()}\n")
     print(report.summary())
     return 0 if report.fits else 1

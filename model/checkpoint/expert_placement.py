@@ -202,6 +202,7 @@ class PlacedExperts:
     placement: str
     modules: int
     host_bytes: int  # expert weights in host memory
+    resident: int = 0  # layers whose experts stayed on the device (the GPU had room for them)
     stats: PlacementStats = field(default_factory=PlacementStats)
     stream: ExpertStream | None = None
 
@@ -210,8 +211,22 @@ class PlacedExperts:
         """Device memory of the streaming slots (allocated at the first forward)."""
         return self.stream.slot_bytes if self.stream is not None else 0
 
+    @property
+    def hosted(self) -> int:
+        """Layers whose experts live in host memory."""
+        return 0 if self.placement == "device" else self.modules - self.resident
+
     def describe(self) -> str:
-        return PLACEMENT_WORDS[self.placement]
+        if self.placement == "device" or not self.resident:
+            return PLACEMENT_WORDS[self.placement]
+        return f"{PLACEMENT_WORDS[self.placement]} ({self.resident} of {self.modules} layers' experts on the GPU)"
+
+
+def hosted_layers(layers: int, resident: int) -> list[int]:
+    """Which layers' experts go to host memory when ``resident`` of ``layers`` stay on the device: spread
+    evenly, so that each streamed layer's copy has the resident layers before it to overlap with."""
+    hosted = layers - max(0, min(resident, layers))
+    return sorted({int((index + 0.5) * layers / hosted) for index in range(hosted)}) if hosted else []
 
 
 def quantized_experts_in_order(model: nn.Module) -> list[QuantizedExperts]:
@@ -243,11 +258,13 @@ def should_pin(device: torch.device) -> bool:
 
 
 @torch.no_grad()
-def place_experts(model: nn.Module, placement: str, device: torch.device | str) -> PlacedExperts:
+def place_experts(model: nn.Module, placement: str, device: torch.device | str, *, resident: int = 0) -> PlacedExperts:
     """Put ``model``'s NF4/int8 routed experts in host memory (``HOST_PLACEMENTS``) or back on ``device``.
 
-    The rest of the model stays where it is. Raises ``ValueError`` for an unknown placement or a model
-    without quantized experts (bf16 experts are plain parameters: load at 4 or 8 bit first).
+    ``resident``: how many layers' experts stay on ``device`` anyway (the GPU's spare room, see
+    ``doctor.resident_layers_that_fit``), spread evenly between the hosted ones. The rest of the model stays
+    where it is. Raises ``ValueError`` for an unknown placement or a model without quantized experts (bf16
+    experts are plain parameters: load at 4 or 8 bit first).
     """
     device = torch.device(device)
     if placement not in ("device", *HOST_PLACEMENTS):
@@ -255,19 +272,24 @@ def place_experts(model: nn.Module, placement: str, device: torch.device | str) 
     experts = quantized_experts_in_order(model)
     if not experts:
         raise ValueError("this model has no quantized experts to place; load it at 4 or 8 bit")
+    chosen = hosted_layers(len(experts), resident) if placement in HOST_PLACEMENTS else []
+    hosted = [experts[index] for index in chosen]
+    kept = [module for index, module in enumerate(experts) if index not in set(chosen)]
     stats = PlacementStats()
-    stream: ExpertStream | None = None
-    host = torch.device("cpu")
-    for module in experts:
-        module.host = None  # so that moving it below is not refused by its own guard
-        move_storage(module, device if placement == "device" else host, pin=should_pin(device))
-    if placement == "host-stream":
-        stream = ExpertStream(experts, device, stats)
+    stream = ExpertStream(hosted, device, stats) if placement == "host-stream" and hosted else None
     strategy = stream if stream is not None else HostCompute(stats) if placement == "host-compute" else None
-    for module in experts:
+    # Off the device first, so the layers coming onto it find the room.
+    for module in hosted:
+        module.host = None  # so that moving it below is not refused by its own guard
+        move_storage(module, torch.device("cpu"), pin=should_pin(device))
         module.host = strategy
-    host_bytes = 0 if placement == "device" else sum(_bytes(module) for module in experts)
-    placed = PlacedExperts(placement, len(experts), host_bytes, stats, stream)
+    for module in kept:
+        module.host = None
+        move_storage(module, device)
+    host_bytes = sum(_bytes(module) for module in hosted)
+    if not hosted:  # nothing left in host memory: all on the device, whatever was asked
+        placement = "device"
+    placed = PlacedExperts(placement, len(experts), host_bytes, len(kept) if hosted else 0, stats, stream)
     model.redraft_experts = placed  # type: ignore[assignment]
     if device.type == "cuda":
         torch.cuda.empty_cache()  # the experts' device copies are free now; give them back to the driver

@@ -76,8 +76,9 @@ class LoadedModel:
     precision: str
     generation_defaults: dict[str, Any] = field(default_factory=dict)
     # Where the routed experts are: "device", or in host memory, "host-stream" / "host-compute"
-    # (model/checkpoint/expert_placement.py).
+    # (model/checkpoint/expert_placement.py); with a host placement, how many layers' experts the GPU kept.
     experts: str = "device"
+    resident_layers: int = 0
 
     @property
     def config(self) -> DiffusionGemmaConfig:
@@ -338,7 +339,8 @@ def load(
     check_sizes_match(config, sum(check_safetensors(file) for file in files), weights_folder)
     report("loading the tokenizer", 0.1)
     tokenizer = load_tokenizer(folder, config)
-    placement = resolve_placement(experts, chosen, target, config)
+    plan = resolve_placement(experts, chosen, target, config)
+    placement = plan.placement
     if check_fit:
         ensure_fits(config, chosen, target, placement)
     experts_device = torch.device("cpu") if placement in HOST_PLACEMENTS else None
@@ -358,7 +360,7 @@ def load(
     model.redraft_weights_folder = weights_folder  # type: ignore[assignment]
     if placement in HOST_PLACEMENTS:
         report("placing the routed experts in host memory", 0.95)
-        place_experts(model, placement, target)
+        placement = place_experts(model, placement, target, resident=plan.resident_layers).placement
     model.eval()
     report("ready", 1.0)
     name = BUILTIN_MODEL_NAME if folder == builtin_model_folder() else str(spec)
@@ -371,6 +373,7 @@ def load(
         precision=chosen,
         generation_defaults=defaults,
         experts=placement,
+        resident_layers=plan.resident_layers if placement in HOST_PLACEMENTS else 0,
     )
 
 
@@ -394,7 +397,9 @@ def _precision_and_copy(
     return chosen, quantized_copy.find_copy(root, folder, chosen)
 
 
-def resolve_placement(experts: str, precision: str, device: torch.device, config: DiffusionGemmaConfig) -> str:
+def resolve_placement(
+    experts: str, precision: str, device: torch.device, config: DiffusionGemmaConfig
+) -> doctor.ExpertsPlan:
     """The experts placement to load with (see ``load``); a host placement asked of bf16 weights is refused."""
     if experts not in EXPERT_PLACEMENTS:
         raise ModelLoadError(f"unknown experts placement {experts!r}; use one of {', '.join(EXPERT_PLACEMENTS)}")
@@ -403,8 +408,8 @@ def resolve_placement(experts: str, precision: str, device: torch.device, config
             f"the routed experts can live in host memory only at 4 or 8 bit, not {precision}: choose precision "
             "4bit (or experts 'device')"
         )
-    if experts != "auto" or device.type != "cuda":
-        return "device" if experts == "auto" else experts
+    if device.type != "cuda":  # one memory: a host placement runs as asked, with nothing kept apart
+        return doctor.ExpertsPlan("device" if experts == "auto" else experts)
     return doctor.choose_placement(config, precision, doctor.cuda_device_info(device), experts)
 
 
