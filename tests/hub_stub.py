@@ -19,10 +19,13 @@ import json
 import re
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 TRICKLE_CHUNK = 4096
 MAX_TRICKLE_S = 60.0  # a trickle never holds a test longer than this
@@ -115,6 +118,29 @@ class HubStub:
         with self.lock:
             if generation == self.generation:
                 self.sent[name] = self.sent.get(name, 0) + amount
+
+
+def serving(repo_id: str, folder: Path) -> Iterator[HubStub]:
+    """A started stub serving ``folder`` as ``repo_id``, stopped afterwards (the body of a module fixture)."""
+    hub = HubStub().start()
+    hub.add_folder(repo_id, folder)
+    yield hub
+    hub.stop()
+
+
+def point_hub_at(stub: HubStub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> HubStub:
+    """The stub, reset, with this process's huggingface_hub pointed at it and at a fresh cache under
+    ``tmp_path`` (no token from the user's machine, Redraft's home there too)."""
+    stub.reset()
+    from huggingface_hub import constants
+
+    monkeypatch.setattr(constants, "ENDPOINT", stub.url)
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+    monkeypatch.setattr(constants, "HF_TOKEN_PATH", str(tmp_path / "no-token"))
+    monkeypatch.setenv("REDRAFT_HOME", str(tmp_path / "redraft"))
+    monkeypatch.delenv("HF_TOKEN", raising=False)
+    return stub
 
 
 class _Handler(BaseHTTPRequestHandler):

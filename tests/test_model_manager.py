@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from hub_stub import HubStub
+from hub_stub import HubStub, point_hub_at, serving
 
 from model.checkpoint import hub as hub_module
 from model.checkpoint.folders import resolve_folder
@@ -29,21 +29,13 @@ WEIGHTS = "model.safetensors"
 
 @pytest.fixture(scope="module")
 def served(tiny_checkpoint: Path) -> Iterator[HubStub]:
-    hub = HubStub().start()
-    hub.add_folder(REPO, tiny_checkpoint)
-    yield hub
-    hub.stop()
+    yield from serving(REPO, tiny_checkpoint)
 
 
 @pytest.fixture()
 def hub(served: HubStub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> HubStub:
     """The stub, reset, with this process's huggingface_hub pointed at it and at a fresh cache."""
-    served.reset()
-    from huggingface_hub import constants
-
-    monkeypatch.setattr(constants, "ENDPOINT", served.url)
-    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
-    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+    point_hub_at(served, tmp_path, monkeypatch)
     monkeypatch.setattr(hub_module, "RETRY_WAIT_S", 0.01)
     return served
 

@@ -14,7 +14,7 @@ import pytest
 from gui_helpers import SIGNAL_TIMEOUT_MS
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: the hub stub lives there
-from hub_stub import HubStub  # noqa: E402
+from hub_stub import HubStub, point_hub_at, serving  # noqa: E402
 
 from app.dialogs.model_manager import ModelManagerDialog, install_model_manager  # noqa: E402
 from app.main_window import MainWindow  # noqa: E402
@@ -26,24 +26,12 @@ WEIGHTS = "model.safetensors"
 
 @pytest.fixture(scope="module")
 def served(tiny_checkpoint: Path) -> Iterator[HubStub]:
-    hub = HubStub().start()
-    hub.add_folder(REPO, tiny_checkpoint)
-    yield hub
-    hub.stop()
+    yield from serving(REPO, tiny_checkpoint)
 
 
 @pytest.fixture()
 def hub(served: HubStub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> HubStub:
-    served.reset()
-    from huggingface_hub import constants
-
-    monkeypatch.setattr(constants, "ENDPOINT", served.url)
-    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
-    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
-    monkeypatch.setenv("REDRAFT_HOME", str(tmp_path / "redraft"))
-    monkeypatch.delenv("HF_TOKEN", raising=False)
-    monkeypatch.setattr(constants, "HF_TOKEN_PATH", str(tmp_path / "no-token"))
-    return served
+    return point_hub_at(served, tmp_path, monkeypatch)
 
 
 def manager(window: MainWindow) -> tuple[ModelManagerDialog, ModelDownloads]:
