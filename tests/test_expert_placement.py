@@ -142,6 +142,9 @@ def test_a_host_placement_needs_quantized_experts(three_layers: Path) -> None:
         load(three_layers, precision="fp32", device="cpu", experts="host-stream")
     with pytest.raises(ModelLoadError, match="unknown experts placement 'gpu'"):
         load(three_layers, precision="4bit", device="cpu", experts="gpu", quantized_copies=False)
+    # "auto" precision (the editor's) with a host placement asked for is 4 bit: only quantized experts move.
+    asked = load(three_layers, device="cpu", experts="host-compute", quantized_copies=False)
+    assert asked.precision == "4bit" and asked.experts == "host-compute"
     full = load(three_layers, precision="fp32", device="cpu")
     assert full.experts == "device"
     with pytest.raises(ValueError, match="no quantized experts"):

@@ -333,7 +333,7 @@ def load(
     report("reading the config", 0.05)
     config = read_config(folder)
     defaults = generation_defaults(folder)  # before the weights: transformers reads generation_config.json too
-    chosen, stored = _precision_and_copy(folder, precision, target, config, quantized_copies)
+    chosen, stored = _precision_and_copy(folder, precision, target, config, quantized_copies, experts)
     weights_folder = stored or folder
     files = weight_files(weights_folder)
     check_sizes_match(config, sum(check_safetensors(file) for file in files), weights_folder)
@@ -378,7 +378,12 @@ def load(
 
 
 def _precision_and_copy(
-    folder: Path, precision: str, device: torch.device, config: DiffusionGemmaConfig, copies: Path | bool
+    folder: Path,
+    precision: str,
+    device: torch.device,
+    config: DiffusionGemmaConfig,
+    copies: Path | bool,
+    experts: str = "auto",
 ) -> tuple[str, Path | None]:
     """The precision to load at, and the quantized copy to read the weights from (None: the folder's own)."""
     manifest = quantized_copy.read_manifest(folder)
@@ -390,7 +395,10 @@ def _precision_and_copy(
                 "or load the original checkpoint for another precision"
             )
         return stored, folder
-    chosen = resolve_precision(precision, device, config)
+    # Experts kept in host memory are quantized ones: asked for with "auto" precision (the editor's), that is 4 bit.
+    chosen = (
+        "4bit" if experts in HOST_PLACEMENTS and precision == "auto" else resolve_precision(precision, device, config)
+    )
     if chosen not in quantized_copy.COPY_PRECISIONS or copies is False:
         return chosen, None
     root = quantized_copy.default_copies_folder() if copies is True else Path(copies)
