@@ -192,6 +192,8 @@ def test_the_26b_on_a_12_or_16_gb_card_keeps_its_experts_in_host_memory() -> Non
     assert advice.startswith("Keep the routed experts in host memory") and "too small" not in advice
     with pytest.raises(ValueError, match="only at 4bit or 8bit"):
         estimate_footprint(config, "bf16", experts_on_host=True)
+    with pytest.raises(ValueError, match="only at 4bit or 8bit, not bf16"):
+        choose_placement(config, "bf16", RTX_4090, "host-stream")
 
 
 def test_doctor_shows_the_host_placement_and_refuses_it_without_a_gpu(capsys: pytest.CaptureFixture[str]) -> None:

@@ -524,6 +524,8 @@ def choose_placement(
     In host memory on a GPU, as many layers' experts as the GPU has room for stay on it."""
     if experts not in EXPERT_PLACEMENTS:
         raise ValueError(f"unknown experts placement {experts!r}; use one of {', '.join(EXPERT_PLACEMENTS)}")
+    if experts != "auto" and experts != "device" and precision not in HOST_PRECISIONS:
+        raise ValueError(f"routed experts live in host memory only at {' or '.join(HOST_PRECISIONS)}, not {precision}")
     if experts == "device" or device_info.kind != "cuda" or precision not in HOST_PRECISIONS:
         return ExpertsPlan("device" if experts == "auto" else experts)
     if experts == "auto":
@@ -667,7 +669,9 @@ def doctor_main(argv: list[str]) -> int:
             f"redraft doctor: --experts {args.experts} needs precision 4bit or 8bit (bf16 experts are not kept apart)"
         )
         return 2
-    report = preflight(config, args.precision, target, context_tokens=args.context)
+    # As in ``load``: experts kept apart are quantized ones, so "auto" precision with a host placement is 4 bit.
+    asked = "4bit" if args.experts in HOST_PLACEMENTS and args.precision == "auto" else args.precision
+    report = preflight(config, asked, target, context_tokens=args.context)
     precision = report.precision
     plan = choose_placement(config, precision, target, args.experts, context_tokens=args.context)
     if plan.placement in HOST_PLACEMENTS:
