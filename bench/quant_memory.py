@@ -18,7 +18,9 @@ import gc
 import json
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import torch
 from transformers import DiffusionGemmaConfig, DiffusionGemmaForBlockDiffusion
@@ -81,8 +83,15 @@ def random_quantized_model(
 
 @torch.no_grad()
 def measure(
-    model: DiffusionGemmaForBlockDiffusion, config: DiffusionGemmaConfig, prefix: int, passes: int, device: torch.device
-) -> dict[str, float]:
+    model: DiffusionGemmaForBlockDiffusion,
+    config: DiffusionGemmaConfig,
+    prefix: int,
+    passes: int,
+    device: torch.device,
+    counters: Callable[[], dict[str, int]] | None = None,
+) -> dict[str, Any]:
+    """Median ms per pass after ``prefix`` tokens and the peak memory; with ``counters`` (an experts
+    placement's running totals) also their growth per timed pass, under ``"per_pass"``."""
     vocab, canvas = text_config_of(config).vocab_size, canvas_length_of(config)
     generator = torch.Generator(device="cpu").manual_seed(0)
     if device.type == "cuda":
@@ -95,7 +104,10 @@ def measure(
     tokens = torch.randint(3, vocab, (1, canvas), generator=generator).to(device)
     previous = None
     times = []
-    for _ in range(passes + 1):  # the first pass warms up kernels and the allocator
+    before: dict[str, int] = {}
+    for index in range(passes + 1):  # the first pass warms up kernels and the allocator
+        if index == 1 and counters is not None:
+            before = counters()  # after the prefix and the warm-up: only timed passes count
         start = time.perf_counter()
         out = model(**with_cache(cache), decoder_input_ids=tokens, self_conditioning_logits=previous)
         previous = out.logits
@@ -103,7 +115,26 @@ def measure(
             torch.cuda.synchronize()
         times.append((time.perf_counter() - start) * 1000)
     peak = torch.cuda.max_memory_allocated() if device.type == "cuda" else (rss_anon_bytes() or 0)
-    return {"prefix": prefix, "ms_per_pass": sorted(times[1:])[len(times[1:]) // 2], "peak_bytes": peak}
+    row: dict[str, Any] = {"prefix": prefix, "ms_per_pass": sorted(times[1:])[len(times[1:]) // 2], "peak_bytes": peak}
+    if counters is not None:
+        after = counters()
+        row["per_pass"] = {key: round((after[key] - before.get(key, 0)) / passes, 1) for key in after}
+    return row
+
+
+@torch.no_grad()
+def one_forward_logits(
+    model: DiffusionGemmaForBlockDiffusion, config: DiffusionGemmaConfig, device: torch.device, prefix: int = 8
+) -> torch.Tensor:
+    """The logits of one denoising pass after a short random prefix (fixed seed), as float32 on the CPU:
+    what two placements of the same weights must agree on."""
+    vocab, canvas = text_config_of(config).vocab_size, canvas_length_of(config)
+    generator = torch.Generator(device="cpu").manual_seed(0)
+    cache = DynamicCache(config=text_config_of(config))
+    ids = torch.randint(3, vocab, (1, prefix), generator=generator).to(device)
+    model.model.encoder(input_ids=ids, **with_cache(cache), use_cache=True)
+    tokens = torch.randint(3, vocab, (1, canvas), generator=generator).to(device)
+    return model(**with_cache(cache), decoder_input_ids=tokens).logits.float().cpu()
 
 
 def main(argv: list[str] | None = None) -> int:

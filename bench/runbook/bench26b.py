@@ -1,12 +1,15 @@
 """Step bench26b: DiffusionGemma-26B-A4B (real text config, random weights) at 4 bit and bf16, the fused NF4
-kernel checked against bitsandbytes' decoding, and the README's 26B table filled from what it measured.
+kernel checked against bitsandbytes' decoding, the 4-bit routed experts in host memory (streamed per layer or
+computed on the CPU) under 12 and 16 GiB caps, and the README's 26B tables filled from what it measured.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import time
+import traceback
 from pathlib import Path
 from typing import Any
 
@@ -86,7 +89,7 @@ def step_bench26b(out: Path, dry_run: bool, budget_s: float) -> dict[str, Any]:
     if dry_run or not cuda:
         # Toy scale with the real structure (MoE beside dense MLP, k=v full layers); prefixes scaled down.
         config = build_config(TextModelShape(
-            vocab_size=512, hidden_size=128, intermediate_size=128, num_hidden_layers=2, num_attention_heads=2,
+            vocab_size=512, hidden_size=128, intermediate_size=128, num_hidden_layers=3, num_attention_heads=2,
             num_key_value_heads=1, head_dim=64, global_head_dim=128, num_global_key_value_heads=1, num_experts=8,
             top_k_experts=2, moe_intermediate_size=64, sliding_window=32, canvas_length=32, full_attention_every=2,
         ))  # fmt: skip
@@ -139,12 +142,19 @@ def step_bench26b(out: Path, dry_run: bool, budget_s: float) -> dict[str, Any]:
                 except torch.cuda.OutOfMemoryError:
                     row = {"prefix": prefix, "ms_per_pass": None, "peak_bytes": None, "error": "out of memory"}
                     torch.cuda.empty_cache()
-                row = {"precision": precision, "expert_kernel": kernel, "weights_bytes": weights, **row}
+                row = {"precision": precision, "placement": "device", "expert_kernel": kernel, "weights_bytes": weights,
+                       **row}  # fmt: skip
                 if row["ms_per_pass"]:
                     # Tokens a pass must settle for 1,500 tokens per second (the issue's target).
                     row["tokens_per_pass_for_1500_tok_s"] = round(1500 * row["ms_per_pass"] / 1000, 1)
                 say(f"  {json.dumps(row)}")
                 report.append("rows", row)
+        if precision == "4bit" and experts:
+            try:
+                host_placements(report, model, config, device, prefixes[:2], passes, budget_s, weights)
+            except Exception as error:  # a placement that breaks is a finding; bf16 still runs
+                report["host_error"] = f"{type(error).__name__}: {error}"
+                say(f"host placements failed: {traceback.format_exc()}")
         del model, experts
         gc.collect()
         if cuda:
@@ -154,12 +164,108 @@ def step_bench26b(out: Path, dry_run: bool, budget_s: float) -> dict[str, Any]:
     return report.data
 
 
+HOST_CAPS_GIB = (12, 16)
+# A host-compute pass multiplies every routed row on the CPU (seconds for the 26B): one timed pass each.
+HOST_PASSES = {"host-stream": 3, "host-compute": 1}
+OOM_UNDER_CAP = "out of memory under the cap"
+CAP_NOT_ON_CPU = "cap not applicable on CPU"
+
+
+def placement_counters(placed: Any) -> dict[str, int]:
+    """A placement's running totals (copies, prefetch_hits, bytes_copied, cpu_calls) as a plain dict."""
+    import dataclasses
+
+    stats: Any = placed.stats() if callable(placed.stats) else placed.stats
+    return dict(stats) if isinstance(stats, dict) else dataclasses.asdict(stats)
+
+
+def host_placements(report: Report, model: Any, config: Any, device: Any, prefixes: tuple[int, ...], passes: int,
+                    budget_s: float, weights: int) -> None:  # fmt: skip
+    """The routed experts in (pinned) host memory, streamed per layer or computed on the CPU, each under
+    memory caps of 12 and 16 GiB on CUDA (none on CPU); first each placement's logits against the experts
+    on the device (on CPU they must be identical: host and device are the same memory and kernel)."""
+    import gc
+
+    import torch
+    from quant_memory import measure, one_forward_logits
+
+    from model.checkpoint.architecture import canvas_length_of
+    from model.checkpoint.doctor import GIB
+    from model.checkpoint.expert_placement import HOST_PLACEMENTS, place_experts, quantized_experts_in_order
+
+    cuda = device.type == "cuda"
+    canvas = canvas_length_of(config)
+    experts = quantized_experts_in_order(model)
+    # "auto": the fused kernel where the experts are multiplied on a GPU, dequantize on the CPU (host-compute's
+    # CPU side cannot run the Triton kernel outside the interpreter).
+    for module in experts:
+        module.kernel = "auto"
+    place_experts(model, "device", device)
+    reference = one_forward_logits(model, config, device)
+    diffs: dict[str, float] = {}
+    report["host_logits"] = {"against": "the experts on the device, one pass after 8 tokens",
+                             "must_be_identical": not cuda, "max_abs_diff": diffs}  # fmt: skip
+    total = torch.cuda.get_device_properties(device).total_memory if cuda else 0
+    caps: tuple[int | None, ...] = HOST_CAPS_GIB if cuda else (None,)
+    for placement in HOST_PLACEMENTS:
+        if elapsed_s() > budget_s * 0.9:
+            report.append("skipped", f"{placement}: out of time")
+            continue
+        placed = place_experts(model, placement, device)
+        if cuda:
+            torch.cuda.empty_cache()
+        diffs[placement] = float((one_forward_logits(model, config, device) - reference).abs().max())
+        report["host_logits"] = {**report["host_logits"], "identical": all(d == 0 for d in diffs.values())}
+        say(f"{placement}: {placed.modules} expert modules, {placed.host_bytes / GIB:.2f} GiB in host memory; "
+            f"max |logits - device logits| {diffs[placement]:.3g}")  # fmt: skip
+        compute_device = torch.device("cpu") if placement == "host-compute" else device
+        kernel = "fused" if experts[0].uses_fused_kernel(compute_device) else "dequantize"
+        host_passes = min(passes, HOST_PASSES[placement])
+        last_ms: float | None = None
+        for cap in caps:
+            try:
+                if cuda and cap is not None:
+                    gc.collect()
+                    torch.cuda.empty_cache()  # cached blocks would count against the cap
+                    # No device argument: it refuses an index-less torch.device("cuda"); the current one is it.
+                    torch.cuda.set_per_process_memory_fraction(min(1.0, cap * GIB / total))
+                    torch.cuda.reset_peak_memory_stats(device)
+                for prefix in prefixes:
+                    # The prefix's encoder pass runs ~prefix/canvas passes' worth of rows through the experts.
+                    forwards = host_passes + 1 + max(1.0, prefix / canvas)
+                    expected_s = (last_ms or 0) / 1000 * forwards
+                    if elapsed_s() + expected_s > budget_s * 0.9:
+                        report.append("skipped", f"4bit {placement} cap {cap} prefix {prefix}: out of time")
+                        continue
+                    row: dict[str, Any] = {"precision": "4bit", "placement": placement, "cap_gib": cap,
+                                           "expert_kernel": kernel, "weights_bytes": weights}  # fmt: skip
+                    if cap is None:
+                        row["cap"] = CAP_NOT_ON_CPU
+                    try:
+                        row.update(measure(model, config, prefix, host_passes, device,
+                                           counters=functools.partial(placement_counters, placed)))  # fmt: skip
+                        last_ms = row["ms_per_pass"]
+                    except torch.cuda.OutOfMemoryError:
+                        row.update({"prefix": prefix, "ms_per_pass": None, "peak_bytes": None, "error": OOM_UNDER_CAP})
+                        gc.collect()
+                        torch.cuda.empty_cache()
+                    row.update({"host_bytes": placed.host_bytes, "slot_bytes": placed.slot_bytes,
+                                "bytes_copied_per_pass": row.get("per_pass", {}).get("bytes_copied")})  # fmt: skip
+                    say(f"  {json.dumps(row)}")
+                    report.append("rows", row)
+            finally:
+                if cuda:
+                    torch.cuda.set_per_process_memory_fraction(1.0)
+    # Not moved back: the caller drops the model next, and moving ~11 GiB onto the GPU would cost seconds.
+
+
 def targets_26b(rows: list[dict[str, Any]], context: int) -> dict[str, Any]:
     """The issue's targets at 4 bit: at most 16 GiB peak at 2k context, and the tokens each pass must settle
     for 1,500 tokens per second with the faster kernel (the sampler's tokens per pass need a real checkpoint)."""
     from model.checkpoint.doctor import GIB
 
-    at = [r for r in rows if r["precision"] == "4bit" and r["prefix"] == context and r.get("ms_per_pass")]
+    at = [r for r in rows if r["precision"] == "4bit" and r.get("placement", "device") == "device"
+          and r["prefix"] == context and r.get("ms_per_pass")]  # fmt: skip
     if not at:
         return {"measured": False}
     best = min(at, key=lambda r: r["ms_per_pass"])
@@ -172,10 +278,15 @@ def targets_26b(rows: list[dict[str, Any]], context: int) -> dict[str, Any]:
 
 
 def readme_rows(data: dict[str, Any]) -> list[str]:
-    """The README's 26B table rows (4bit, bf16) from bench26b.json."""
+    """The README's rows from bench26b.json: the 26B table's (4bit, bf16), then the host-placement table's."""
+    return precision_rows(data) + host_rows(data)
+
+
+def precision_rows(data: dict[str, Any]) -> list[str]:
+    """The 26B table's rows (4bit, bf16): every layer on the device."""
     from model.checkpoint.doctor import GIB
 
-    rows = data.get("rows", [])
+    rows = [r for r in data.get("rows", []) if r.get("placement", "device") == "device"]
     lines = []
     for precision, label in (("4bit", "4bit (NF4 experts, int8 linears)"), ("bf16", "bf16")):
         mine = [r for r in rows if r["precision"] == precision and r.get("ms_per_pass")]
@@ -200,30 +311,103 @@ def readme_rows(data: dict[str, Any]) -> list[str]:
     return lines
 
 
+def host_label(placement: str, cap_gib: int | None) -> str:
+    if placement == "device":
+        return "all on the GPU"
+    return f"{placement}, {cap_gib} GiB cap" if cap_gib is not None else f"{placement}, no cap (CPU)"
+
+
+def host_rows(data: dict[str, Any]) -> list[str]:
+    """The host-placement table's rows at the first two prefixes (0 and 2k): each placement and cap that ran
+    (a cap it did not fit reads "out of memory under the cap"), and the 4-bit model all on the GPU with the
+    kernel the streamed experts used, for comparison."""
+    from model.checkpoint.doctor import GIB
+
+    rows = [r for r in data.get("rows", []) if r["precision"] == "4bit"]
+    hosted = [r for r in rows if r.get("placement", "device") != "device"]
+    if not hosted:
+        return []
+    prefixes = sorted({r["prefix"] for r in hosted})[:2]
+    stream_kernels = [r["expert_kernel"] for r in hosted if r["placement"] == "host-stream"]
+    on_device = [r for r in rows if r.get("placement", "device") == "device"]
+    kernel = next((k for k in [*stream_kernels, "fused"] if any(r["expert_kernel"] == k for r in on_device)),
+                  on_device[0]["expert_kernel"] if on_device else None)  # fmt: skip
+    groups: dict[tuple[str, int | None], list[dict[str, Any]]] = {}
+    if kernel is not None:
+        groups[("device", None)] = [r for r in on_device if r["expert_kernel"] == kernel]
+    for row in hosted:
+        groups.setdefault((row["placement"], row.get("cap_gib")), []).append(row)
+    lines = []
+    for (placement, cap), mine in groups.items():
+        at = [next((r for r in mine if r["prefix"] == p), None) for p in prefixes]
+        if not any(r and (r.get("ms_per_pass") or r.get("error")) for r in at):
+            continue
+        if all(r is not None and r.get("error") == OOM_UNDER_CAP for r in at):
+            peak = speed = OOM_UNDER_CAP
+        else:
+
+            def values(key: str, scale: float, at: list[dict[str, Any] | None] = at) -> str:
+                return " / ".join(f"{r[key] / scale:.{1 if scale == GIB else 0}f}" if r and r.get(key) else
+                                  "OOM" if r and r.get("error") == OOM_UNDER_CAP else "—" for r in at)  # fmt: skip
+
+            peak = values("peak_bytes", GIB) + " GiB"
+            speed = values("ms_per_pass", 1) + f" ms ({mine[0]['expert_kernel']})"
+        host = next((r["host_bytes"] for r in mine if r.get("host_bytes")), 0)
+        memory = f"{host / GIB:.1f} GiB" if host else "none"
+        lines.append(f"| {host_label(placement, cap)} | {peak} | {speed} | {memory} |")
+    return lines
+
+
 README_TABLE_HEAD = (
     "| precision | weights | estimated total at 2k context | peak VRAM at 0 / 2k / 8k | ms per pass at 0 / 2k / 8k |"
 )
+HOST_TABLE_HEAD = "| routed experts | peak VRAM at 0 / 2k | ms per pass at 0 / 2k | host memory used |"
+MEASURED = "Measured with `bench/gpu_runbook.py bench26b`"
+HOST_MEASURED = "Host placements measured with `bench/gpu_runbook.py bench26b`"
+
+
+def fill_table(text: str, head: str, lines: list[str], kept: int) -> str:
+    """Replace the rows of the table under ``head`` that ``lines`` name (by their first cell), keeping each
+    row's first ``kept`` cells as the README has them; rows no line names stay as they are."""
+    if head not in text:
+        raise SystemExit(f"README has no table headed {head!r} (its header changed?)")
+    start = text.index(head)
+    end = text.find("\n\n", start)
+    end = len(text) if end < 0 else end
+    table = text[start:end]
+    for line in lines:
+        cells = line.split("|")[1:-1]
+        match = re.search(rf"^\| {re.escape(cells[0].strip())} \|[^\n]*$", table, flags=re.M)
+        if match is None:
+            continue
+        old = match.group(0).split("|")[1:-1]
+        table = table[: match.start()] + "|" + "|".join(old[:kept] + cells[kept:]) + "|" + table[match.end() :]
+    return text[:start] + table + text[end:]
+
+
+def note_after(text: str, head: str, note: str) -> str:
+    end = text.index("\n\n", text.index(head)) + 2  # right after the table
+    return text[:end] + note + "\n\n" + text[end:]
 
 
 def write_readme_table(data: dict[str, Any], readme: Path) -> str:
-    """Replace the measured cells of the README's 26B table: each precision's row keeps its estimate."""
+    """Replace the measured cells of the README's 26B table (each precision's row keeps its estimate) and of
+    its host-placement table (rows with no measurement keep "not measured")."""
+    from model.checkpoint.doctor import GIB
+
     text = readme.read_text(encoding="utf-8")
-    if README_TABLE_HEAD not in text:
-        raise SystemExit(f"{readme} has no 26B table (its header changed?)")
-    for line in readme_rows(data):
-        label = line.split("|")[1].strip()
-        pattern = re.compile(rf"^\| {re.escape(label)} \|([^|\n]*)\|([^|\n]*)\|[^\n]*$", re.M)
-        match = pattern.search(text)
-        if match is None:
-            continue
-        cells = line.split("|")
-        new = f"| {label} |{match.group(1)}|{match.group(2)}|{cells[4]}|{cells[5]}|"
-        text = text[: match.start()] + new + text[match.end() :]
+    text = fill_table(text, README_TABLE_HEAD, precision_rows(data), kept=3)
+    hosted = host_rows(data)
+    text = fill_table(text, HOST_TABLE_HEAD, hosted, kept=1)
     device = data.get("device", "?")
-    note = f"Measured with `bench/gpu_runbook.py bench26b` on {device} (random weights, canvas {data.get('canvas')})."
-    text = re.sub(r"^Measured with `bench/gpu_runbook.py bench26b`[^\n]*\n\n", "", text, flags=re.M)
-    at = text.index(README_TABLE_HEAD)
-    end = text.index("\n\n", at) + 2  # the paragraph after the table
-    text = text[:end] + note + "\n\n" + text[end:]
+    text = re.sub(rf"^(?:{re.escape(MEASURED)}|{re.escape(HOST_MEASURED)})[^\n]*\n\n", "", text, flags=re.M)
+    text = note_after(text, README_TABLE_HEAD, f"{MEASURED} on {device} (random weights, canvas {data.get('canvas')}).")
+    if hosted:
+        copied = [r["bytes_copied_per_pass"] for r in data.get("rows", [])
+                  if r.get("placement") == "host-stream" and r.get("bytes_copied_per_pass")]  # fmt: skip
+        streamed = f"; host-stream copied {max(copied) / GIB:.1f} GiB a pass" if copied else ""
+        text = note_after(text, HOST_TABLE_HEAD, f"{HOST_MEASURED} on {device} (random weights, canvas "
+                          f"{data.get('canvas')}; the cap limits PyTorch's allocations, the CUDA context comes on top"
+                          f"{streamed}).")  # fmt: skip
     readme.write_text(text, encoding="utf-8")
     return text
