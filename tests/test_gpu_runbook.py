@@ -64,15 +64,36 @@ def test_dry_run_26b_step_checks_the_kernel_and_measures_both_kernels(dry_run: t
     out, _ = dry_run
     data = json.loads((out / "dry-bench26b" / "bench26b.json").read_text())
     assert len(data["nf4_check"]) == 4 and all(row["ok"] for row in data["nf4_check"])
-    rows = data["rows"]
+    rows = [r for r in data["rows"] if r["placement"] == "device"]
     assert {(r["precision"], r["expert_kernel"]) for r in rows} == {("4bit", "fused"), ("4bit", "dequantize"),
                                                                     ("bf16", "none")}  # fmt: skip
-    assert all(r["ms_per_pass"] > 0 and r["peak_bytes"] > 0 for r in rows)
-    assert [line.split("|")[1].strip() for line in data["readme_rows"]] == ["4bit (NF4 experts, int8 linears)", "bf16"]
+    assert all(r["ms_per_pass"] > 0 and r["peak_bytes"] > 0 for r in data["rows"])
+    assert [line.split("|")[1].strip() for line in data["readme_rows"]] == [
+        "4bit (NF4 experts, int8 linears)", "bf16", "all on the GPU", "host-stream, no cap (CPU)",
+        "host-compute, no cap (CPU)"]  # fmt: skip
     targets = data["targets"]
     assert targets["measured"] and targets["context"] == 16
     fastest = min(r["ms_per_pass"] for r in rows if r["precision"] == "4bit" and r["prefix"] == 16)
     assert targets["tokens_per_pass_for_1500_tok_s"] == pytest.approx(1.5 * fastest, abs=0.1)
+
+
+def test_dry_run_26b_step_runs_the_host_placements_with_the_same_logits(dry_run: tuple[Path, dict]) -> None:
+    out, _ = dry_run
+    data = json.loads((out / "dry-bench26b" / "bench26b.json").read_text())
+    hosted = [r for r in data["rows"] if r["placement"] != "device"]
+    assert {(r["placement"], r["prefix"]) for r in hosted} == {(p, prefix) for p in ("host-stream", "host-compute")
+                                                               for prefix in (0, 16)}  # fmt: skip
+    assert all(r["cap_gib"] is None and r["cap"] == "cap not applicable on CPU" and r["host_bytes"] > 0
+               for r in hosted)  # fmt: skip
+    # Streamed: every layer's experts cross once a pass (3 toy layers, 2 slots); computed on the CPU: nothing.
+    for row in hosted:
+        if row["placement"] == "host-stream":
+            assert row["bytes_copied_per_pass"] == row["host_bytes"] and row["slot_bytes"] > 0
+        else:
+            assert row["bytes_copied_per_pass"] == 0 and row["per_pass"]["cpu_calls"] == 3
+    # On CPU host and device are the same memory: the placements' logits are the device's exactly.
+    assert data["host_logits"]["max_abs_diff"] == {"host-stream": 0.0, "host-compute": 0.0}
+    assert data["host_logits"]["identical"]
 
 
 def test_dry_run_training_resumes_from_carried_pieces_and_exports(dry_run: tuple[Path, dict]) -> None:
@@ -319,6 +340,57 @@ def test_readme_table_is_filled_from_the_steps_json(tmp_path: Path) -> None:
     assert "17.1 GiB" in line  # the estimate stays
     assert text.count("Measured with `bench/gpu_runbook.py bench26b` on NVIDIA H100") == 1
     assert rb.write_readme_table(data, readme).count("Measured with") == 1  # idempotent
+    assert "| host-stream, 12 GiB cap | not measured | not measured | not measured |" in text  # no host rows yet
+
+
+def host_table(text: str) -> dict[str, list[str]]:
+    from runbook.bench26b import HOST_TABLE_HEAD
+
+    start = text.index(HOST_TABLE_HEAD)
+    lines = text[start : text.index("\n\n", start)].splitlines()[2:]
+    return {cells[0]: cells[1:] for cells in ([c.strip() for c in line.split("|")[1:-1]] for line in lines)}
+
+
+def test_readme_host_placement_table_is_filled_where_measured(tmp_path: Path) -> None:
+    readme = tmp_path / "README.md"
+    readme.write_text((ROOT / "README.md").read_text())
+    gib = 2**30
+    before = host_table(readme.read_text())
+    assert list(before) == ["all on the GPU", "host-stream, 12 GiB cap", "host-stream, 16 GiB cap",
+                            "host-compute, 12 GiB cap", "host-compute, 16 GiB cap"]  # fmt: skip
+    assert all(cells[:2] == ["not measured", "not measured"] for cells in before.values())
+
+    def row(placement: str, cap: int | None, prefix: int, ms: float | None, peak: float | None, **extra) -> dict:
+        return {"precision": "4bit", "placement": placement, "cap_gib": cap, "expert_kernel": "fused",
+                "weights_bytes": 14 * gib, "prefix": prefix, "ms_per_pass": ms,
+                "peak_bytes": peak and int(peak * gib), **extra}  # fmt: skip
+
+    streamed = {"host_bytes": 11 * gib, "slot_bytes": gib, "bytes_copied_per_pass": int(10.9 * gib)}
+    rows = [
+        row("device", None, 0, 20, 15), row("device", None, 2048, 25, 16), row("device", None, 8192, 40, 17),
+        {**row("device", None, 0, 50, 15.5), "expert_kernel": "dequantize"},
+        row("host-stream", 12, 0, 300, 3.9, **streamed),
+        {**row("host-stream", 12, 2048, None, None, **streamed), "error": "out of memory under the cap"},
+        row("host-stream", 16, 0, 310, 4.0, **streamed), row("host-stream", 16, 2048, 330, 4.5, **streamed),
+        {**row("host-compute", 12, 0, None, None, host_bytes=11 * gib), "error": "out of memory under the cap"},
+        {**row("host-compute", 12, 2048, None, None, host_bytes=11 * gib), "error": "out of memory under the cap"},
+    ]  # fmt: skip
+    data = {"device": "NVIDIA H100 80GB HBM3", "canvas": 256, "rows": rows}
+    text = rb.write_readme_table(data, readme)
+    table = host_table(text)
+    assert table["all on the GPU"] == ["15.0 / 16.0 GiB", "20 / 25 ms (fused)", "none"]
+    assert table["host-stream, 12 GiB cap"] == ["3.9 / OOM GiB", "300 / OOM ms (fused)", "11.0 GiB"]
+    assert table["host-stream, 16 GiB cap"] == ["4.0 / 4.5 GiB", "310 / 330 ms (fused)", "11.0 GiB"]
+    oom = "out of memory under the cap"
+    assert table["host-compute, 12 GiB cap"] == [oom, oom, "11.0 GiB"]
+    assert table["host-compute, 16 GiB cap"] == before["host-compute, 16 GiB cap"]  # no data: not measured
+    # The 26B table is filled from the all-on-GPU rows alone.
+    line = next(line for line in text.splitlines() if line.startswith("| 4bit"))
+    assert "15.0 / 16.0 / 17.0 GiB" in line and "20 / 25 / 40 ms (fused)" in line
+    note = "Host placements measured with `bench/gpu_runbook.py bench26b` on NVIDIA H100"
+    assert text.count(note) == 1 and "host-stream copied 10.9 GiB a pass" in text
+    again = rb.write_readme_table(data, readme)
+    assert again.count(note) == 1 and host_table(again) == table  # idempotent
 
 
 def test_readme_holds_the_session_plan() -> None:
