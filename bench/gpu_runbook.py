@@ -8,7 +8,8 @@ transformers and no bitsandbytes. So everything is prepared here and each step i
     python bench/gpu_runbook.py prepare        # here: wheels and corpus shards into .gpu-carry/, sizes checked
     python bench/gpu_runbook.py plan           # the session plan: each run call's command and carry list
     python bench/gpu_runbook.py cpu-speed      # here: ms per pass on this CPU of each size train-a may choose
-    python3 bench/gpu_runbook.py bench26b      # there: 26B-A4B at 4 bit and bf16, the NF4 kernel checked
+    python3 bench/gpu_runbook.py bench26b      # there: 26B-A4B at 4 bit (experts on the GPU or in host memory,
+                                               # 12/16 GiB caps) and bf16, the NF4 kernel checked
     python3 bench/gpu_runbook.py engine-vs-library
     python3 bench/gpu_runbook.py train-a       # there: pick a size from measured speed, train, checkpoint
     python bench/gpu_runbook.py take-back train-a FILES_AT   # here: keep the checkpoint pieces for train-b

@@ -70,7 +70,7 @@ def test_dry_run_26b_step_checks_the_kernel_and_measures_both_kernels(dry_run: t
     assert all(r["ms_per_pass"] > 0 and r["peak_bytes"] > 0 for r in data["rows"])
     assert [line.split("|")[1].strip() for line in data["readme_rows"]] == [
         "4bit (NF4 experts, int8 linears)", "bf16", "all on the GPU", "host-stream, no cap (CPU)",
-        "host-compute, no cap (CPU)"]  # fmt: skip
+        "host-stream, no cap (CPU), layers that fit kept on the GPU", "host-compute, no cap (CPU)"]  # fmt: skip
     targets = data["targets"]
     assert targets["measured"] and targets["context"] == 16
     fastest = min(r["ms_per_pass"] for r in rows if r["precision"] == "4bit" and r["prefix"] == 16)
@@ -81,14 +81,18 @@ def test_dry_run_26b_step_runs_the_host_placements_with_the_same_logits(dry_run:
     out, _ = dry_run
     data = json.loads((out / "dry-bench26b" / "bench26b.json").read_text())
     hosted = [r for r in data["rows"] if r["placement"] != "device"]
-    assert {(r["placement"], r["prefix"]) for r in hosted} == {(p, prefix) for p in ("host-stream", "host-compute")
-                                                               for prefix in (0, 16)}  # fmt: skip
+    assert sorted((r["placement"], r["resident_layers"], r["prefix"]) for r in hosted) == sorted(
+        (p, resident, prefix) for p, resident in (("host-stream", 0), ("host-stream", 1), ("host-compute", 0))
+        for prefix in (0, 16))  # fmt: skip
     assert all(r["cap_gib"] is None and r["cap"] == "cap not applicable on CPU" and r["host_bytes"] > 0
                for r in hosted)  # fmt: skip
-    # Streamed: every layer's experts cross once a pass (3 toy layers, 2 slots); computed on the CPU: nothing.
+    # Streamed: every layer's experts cross once a pass (3 toy layers, 2 slots), unless one of the three stays
+    # on the device (the two hosted then stay in the slots); computed on the CPU: nothing crosses.
     for row in hosted:
-        if row["placement"] == "host-stream":
+        if row["placement"] == "host-stream" and not row["resident_layers"]:
             assert row["bytes_copied_per_pass"] == row["host_bytes"] and row["slot_bytes"] > 0
+        elif row["placement"] == "host-stream":
+            assert row["bytes_copied_per_pass"] == 0 and row["host_bytes"] == row["slot_bytes"]
         else:
             assert row["bytes_copied_per_pass"] == 0 and row["per_pass"]["cpu_calls"] == 3
     # On CPU host and device are the same memory: the placements' logits are the device's exactly.
@@ -356,7 +360,9 @@ def test_readme_host_placement_table_is_filled_where_measured(tmp_path: Path) ->
     readme.write_text((ROOT / "README.md").read_text())
     gib = 2**30
     before = host_table(readme.read_text())
+    kept = ", layers that fit kept on the GPU"
     assert list(before) == ["all on the GPU", "host-stream, 12 GiB cap", "host-stream, 16 GiB cap",
+                            f"host-stream, 12 GiB cap{kept}", f"host-stream, 16 GiB cap{kept}",
                             "host-compute, 12 GiB cap", "host-compute, 16 GiB cap"]  # fmt: skip
     assert all(cells[:2] == ["not measured", "not measured"] for cells in before.values())
 
@@ -372,6 +378,8 @@ def test_readme_host_placement_table_is_filled_where_measured(tmp_path: Path) ->
         row("host-stream", 12, 0, 300, 3.9, **streamed),
         {**row("host-stream", 12, 2048, None, None, **streamed), "error": "out of memory under the cap"},
         row("host-stream", 16, 0, 310, 4.0, **streamed), row("host-stream", 16, 2048, 330, 4.5, **streamed),
+        row("host-stream", 16, 0, 90, 15.2, host_bytes=4 * gib, resident_layers=21, layers=30),
+        row("host-stream", 16, 2048, 110, 15.6, host_bytes=4 * gib, resident_layers=21, layers=30),
         {**row("host-compute", 12, 0, None, None, host_bytes=11 * gib), "error": "out of memory under the cap"},
         {**row("host-compute", 12, 2048, None, None, host_bytes=11 * gib), "error": "out of memory under the cap"},
     ]  # fmt: skip
@@ -381,6 +389,9 @@ def test_readme_host_placement_table_is_filled_where_measured(tmp_path: Path) ->
     assert table["all on the GPU"] == ["15.0 / 16.0 GiB", "20 / 25 ms (fused)", "none"]
     assert table["host-stream, 12 GiB cap"] == ["3.9 / OOM GiB", "300 / OOM ms (fused)", "11.0 GiB"]
     assert table["host-stream, 16 GiB cap"] == ["4.0 / 4.5 GiB", "310 / 330 ms (fused)", "11.0 GiB"]
+    assert table[f"host-stream, 16 GiB cap{kept}"] == [
+        "15.2 / 15.6 GiB", "90 / 110 ms (fused)", "4.0 GiB (21 of 30 layers' experts on the GPU)"]  # fmt: skip
+    assert table[f"host-stream, 12 GiB cap{kept}"] == before[f"host-stream, 12 GiB cap{kept}"]
     oom = "out of memory under the cap"
     assert table["host-compute, 12 GiB cap"] == [oom, oom, "11.0 GiB"]
     assert table["host-compute, 16 GiB cap"] == before["host-compute, 16 GiB cap"]  # no data: not measured

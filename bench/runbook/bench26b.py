@@ -165,6 +165,9 @@ def step_bench26b(out: Path, dry_run: bool, budget_s: float) -> dict[str, Any]:
 
 
 HOST_CAPS_GIB = (12, 16)
+# Each placement with every routed expert in host memory, and host-stream as Redraft loads it on such a card:
+# the layers the cap leaves room for kept on the GPU, the rest streamed between them.
+HOST_VARIANTS = (("host-stream", False), ("host-stream", True), ("host-compute", False))
 # A host-compute pass multiplies every routed row on the CPU (seconds for the 26B): one timed pass each.
 HOST_PASSES = {"host-stream": 3, "host-compute": 1}
 OOM_UNDER_CAP = "out of memory under the cap"
@@ -190,8 +193,8 @@ def host_placements(report: Report, model: Any, config: Any, device: Any, prefix
     from quant_memory import measure, one_forward_logits
 
     from model.checkpoint.architecture import canvas_length_of
-    from model.checkpoint.doctor import GIB
-    from model.checkpoint.expert_placement import HOST_PLACEMENTS, place_experts, quantized_experts_in_order
+    from model.checkpoint.doctor import GIB, DeviceInfo, resident_layers_that_fit
+    from model.checkpoint.expert_placement import place_experts, quantized_experts_in_order
 
     cuda = device.type == "cuda"
     canvas = canvas_length_of(config)
@@ -207,17 +210,17 @@ def host_placements(report: Report, model: Any, config: Any, device: Any, prefix
                              "must_be_identical": not cuda, "max_abs_diff": diffs}  # fmt: skip
     total = torch.cuda.get_device_properties(device).total_memory if cuda else 0
     caps: tuple[int | None, ...] = HOST_CAPS_GIB if cuda else (None,)
-    for placement in HOST_PLACEMENTS:
+    layers = len(experts)
+    for placement, use_room in HOST_VARIANTS:
         if elapsed_s() > budget_s * 0.9:
             report.append("skipped", f"{placement}: out of time")
             continue
-        placed = place_experts(model, placement, device)
-        if cuda:
-            torch.cuda.empty_cache()
-        diffs[placement] = float((one_forward_logits(model, config, device) - reference).abs().max())
-        report["host_logits"] = {**report["host_logits"], "identical": all(d == 0 for d in diffs.values())}
-        say(f"{placement}: {placed.modules} expert modules, {placed.host_bytes / GIB:.2f} GiB in host memory; "
-            f"max |logits - device logits| {diffs[placement]:.3g}")  # fmt: skip
+        if not use_room:  # (the layers that fit are placed under each cap below)
+            placed = place_experts(model, placement, device)
+            diffs[placement] = float((one_forward_logits(model, config, device) - reference).abs().max())
+            report["host_logits"] = {**report["host_logits"], "identical": all(d == 0 for d in diffs.values())}
+            say(f"{placement}: {placed.modules} expert modules, {placed.host_bytes / GIB:.2f} GiB in host memory; "
+                f"max |logits - device logits| {diffs[placement]:.3g}")  # fmt: skip
         compute_device = torch.device("cpu") if placement == "host-compute" else device
         kernel = "fused" if experts[0].uses_fused_kernel(compute_device) else "dequantize"
         host_passes = min(passes, HOST_PASSES[placement])
@@ -230,6 +233,12 @@ def host_placements(report: Report, model: Any, config: Any, device: Any, prefix
                     # No device argument: it refuses an index-less torch.device("cuda"); the current one is it.
                     torch.cuda.set_per_process_memory_fraction(min(1.0, cap * GIB / total))
                     torch.cuda.reset_peak_memory_stats(device)
+                if use_room:
+                    # What Redraft does on such a card: the layers the doctor finds room for stay on the GPU
+                    # (on CPU, one of the toy's three, so the dry run streams between a resident layer).
+                    resident = 1 if cap is None else resident_layers_that_fit(
+                        config, "4bit", DeviceInfo("cuda", f"{cap} GiB cap", cap * GIB, cap * GIB))
+                    placed = place_experts(model, placement, device, resident=min(resident, layers - 1))
                 for prefix in prefixes:
                     # The prefix's encoder pass runs ~prefix/canvas passes' worth of rows through the experts.
                     forwards = host_passes + 1 + max(1.0, prefix / canvas)
@@ -238,7 +247,8 @@ def host_placements(report: Report, model: Any, config: Any, device: Any, prefix
                         report.append("skipped", f"4bit {placement} cap {cap} prefix {prefix}: out of time")
                         continue
                     row: dict[str, Any] = {"precision": "4bit", "placement": placement, "cap_gib": cap,
-                                           "expert_kernel": kernel, "weights_bytes": weights}  # fmt: skip
+                                           "expert_kernel": kernel, "weights_bytes": weights,
+                                           "resident_layers": placed.resident, "layers": layers}  # fmt: skip
                     if cap is None:
                         row["cap"] = CAP_NOT_ON_CPU
                     try:
@@ -253,6 +263,12 @@ def host_placements(report: Report, model: Any, config: Any, device: Any, prefix
                                 "bytes_copied_per_pass": row.get("per_pass", {}).get("bytes_copied")})  # fmt: skip
                     say(f"  {json.dumps(row)}")
                     report.append("rows", row)
+            except torch.cuda.OutOfMemoryError:  # the resident layers did not fit under the cap
+                report.append("rows", {"precision": "4bit", "placement": placement, "cap_gib": cap,
+                                       "prefix": prefixes[0], "resident_layers": "spare room", "ms_per_pass": None,
+                                       "peak_bytes": None, "error": OOM_UNDER_CAP})  # fmt: skip
+                gc.collect()
+                torch.cuda.empty_cache()
             finally:
                 if cuda:
                     torch.cuda.set_per_process_memory_fraction(1.0)
@@ -311,10 +327,11 @@ def precision_rows(data: dict[str, Any]) -> list[str]:
     return lines
 
 
-def host_label(placement: str, cap_gib: int | None) -> str:
+def host_label(placement: str, cap_gib: int | None, use_room: bool = False) -> str:
     if placement == "device":
         return "all on the GPU"
-    return f"{placement}, {cap_gib} GiB cap" if cap_gib is not None else f"{placement}, no cap (CPU)"
+    label = f"{placement}, {cap_gib} GiB cap" if cap_gib is not None else f"{placement}, no cap (CPU)"
+    return label + ", layers that fit kept on the GPU" if use_room else label
 
 
 def host_rows(data: dict[str, Any]) -> list[str]:
@@ -332,13 +349,13 @@ def host_rows(data: dict[str, Any]) -> list[str]:
     on_device = [r for r in rows if r.get("placement", "device") == "device"]
     kernel = next((k for k in [*stream_kernels, "fused"] if any(r["expert_kernel"] == k for r in on_device)),
                   on_device[0]["expert_kernel"] if on_device else None)  # fmt: skip
-    groups: dict[tuple[str, int | None], list[dict[str, Any]]] = {}
+    groups: dict[tuple[str, int | None, bool], list[dict[str, Any]]] = {}
     if kernel is not None:
-        groups[("device", None)] = [r for r in on_device if r["expert_kernel"] == kernel]
+        groups[("device", None, False)] = [r for r in on_device if r["expert_kernel"] == kernel]
     for row in hosted:
-        groups.setdefault((row["placement"], row.get("cap_gib")), []).append(row)
+        groups.setdefault((row["placement"], row.get("cap_gib"), bool(row.get("resident_layers"))), []).append(row)
     lines = []
-    for (placement, cap), mine in groups.items():
+    for (placement, cap, use_room), mine in groups.items():
         at = [next((r for r in mine if r["prefix"] == p), None) for p in prefixes]
         if not any(r and (r.get("ms_per_pass") or r.get("error")) for r in at):
             continue
@@ -354,7 +371,10 @@ def host_rows(data: dict[str, Any]) -> list[str]:
             speed = values("ms_per_pass", 1) + f" ms ({mine[0]['expert_kernel']})"
         host = next((r["host_bytes"] for r in mine if r.get("host_bytes")), 0)
         memory = f"{host / GIB:.1f} GiB" if host else "none"
-        lines.append(f"| {host_label(placement, cap)} | {peak} | {speed} | {memory} |")
+        kept = next((r for r in mine if isinstance(r.get("resident_layers"), int) and r["resident_layers"]), None)
+        if kept is not None:
+            memory += f" ({kept['resident_layers']} of {kept['layers']} layers' experts on the GPU)"
+        lines.append(f"| {host_label(placement, cap, use_room)} | {peak} | {speed} | {memory} |")
     return lines
 
 
