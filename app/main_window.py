@@ -371,7 +371,7 @@ class MainWindow(FileCommands):
             passes: PassMode = "per-pass" if prefs.server_passes == "per-pass" else "one-request"
             server = ServerSpec(url, prefs.server_model or None, server_key.load_key(url), passes)
         # As Settings greys it out: on the processor alone, or for the built-in model, the placement cannot
-        # matter, and a host one would only fail at the precision the editor picks there (fp32).
+        # matter, and asking for a host one would load at 4 bit instead of the processor's faster fp32.
         experts = prefs.experts if spec is not None and prefs.device != "cpu" else "auto"
         return ModelSpec(spec, prefs.device, prefs.allow_download, server, experts)
 
@@ -400,6 +400,8 @@ class MainWindow(FileCommands):
             )
         else:
             where = EXPERTS_WHERE.get(info.experts)  # said only when they are not on the model's device
+            if where and info.resident_layers:
+                where += f", {info.resident_layers} layers' on the GPU"
             self.model_label.setText(
                 f"{Path(info.name).name or info.name} · {info.device} · {info.precision}"
                 + (f" · experts in host memory ({where})" if where else "")

@@ -97,8 +97,10 @@ class ModelInfo:
     precision: str
     canvas_length: int
     follows_instructions: bool = False
-    # Where the routed experts ended up (LoadedModel.experts): "device", "host-stream" or "host-compute".
+    # Where the routed experts ended up (LoadedModel.experts): "device", "host-stream" or "host-compute", and
+    # with a host placement how many layers' experts the GPU kept.
     experts: str = "device"
+    resident_layers: int = 0
 
 
 @dataclass(frozen=True)
@@ -285,6 +287,7 @@ class ModelWorker(QObject):
                 loaded.canvas_length,
                 loaded.follows_instructions,
                 loaded.experts,
+                loaded.resident_layers,
             )
         )
 

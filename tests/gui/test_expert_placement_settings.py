@@ -90,6 +90,8 @@ def test_the_model_label_says_where_the_experts_are_only_when_off_the_device(
     assert "experts" not in window.model_label.text()
     window._on_loaded(replace(info, experts="host-stream"))
     assert window.model_label.text().endswith(" · experts in host memory (streamed)")
+    window._on_loaded(replace(info, experts="host-stream", resident_layers=21))
+    assert window.model_label.text().endswith(" · experts in host memory (streamed, 21 layers' on the GPU)")
     window._on_loaded(replace(info, experts="host-compute"))
     assert window.model_label.text().endswith(" · experts in host memory (on the CPU)")
     window._on_loaded(replace(info, experts="device"))
