@@ -42,10 +42,10 @@ DEVICE_LABELS = (
 )
 # Where a Mixture-of-Experts model's routed experts live (Preferences.experts, issue #41).
 EXPERT_LABELS = (
-    ("Automatic (in the computer's memory only when the graphics card is too small)", "auto"),
+    ("Automatic (on the card when they fit)", "auto"),
     ("All on the graphics card", "device"),
-    ("In the computer's memory, streamed to the graphics card layer by layer", "host-stream"),
-    ("In the computer's memory, computed by the processor (CPU)", "host-compute"),
+    ("In the computer's memory, streamed to the card", "host-stream"),
+    ("In the computer's memory, run by the processor", "host-compute"),
 )
 THEME_LABELS = (("Follow the system", "system"), ("Light", "light"), ("Dark", "dark"))
 MODEL_DEFAULT = "Model default"
@@ -266,7 +266,8 @@ class SettingsDialog(QDialog):
             "Routed experts:",
             _described(
                 self.experts,
-                "Only for Mixture-of-Experts models, such as the 26B-A4B, at 4 or 8 bit on a graphics card.",
+                "Only for Mixture-of-Experts models, such as the 26B-A4B, at 4 or 8 bit on a graphics card. "
+                "In the computer's memory they let a 12–16 GB card run the 26B-A4B; what fits stays on the card.",
             ),
         )
         model_form.addRow("", self.allow_download)
