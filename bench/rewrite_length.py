@@ -6,7 +6,7 @@
 Each held-out sentence is rewritten as the editor asks (four candidates, strength 0.7, the checkpoint's
 sampler settings) at each ``length`` (model/edit/request.py LENGTH_FACTORS: the free slots offered, as a share
 of the original's tokens). Prints the mean word ratio to the original, of the winner and of every candidate
-(the aim: near 0.6 / 1.0 / 1.5).
+(the aim: near 0.6 / 1.0 / 1.5) and how far the winner lands from the aim, on average.
 """
 
 from __future__ import annotations
@@ -46,15 +46,19 @@ def main(argv: list[str] | None = None) -> None:
             words = len(case.gap.split())
             winners.append(len(result.text.split()) / words)
             every.extend(len(text.split()) / words for text in result.texts)
+        # How far the shown draft lands from the length asked for, as a share of it (a mean of ratios can
+        # hide drafts too short and too long at once).
+        off = statistics.mean(abs(ratio - factor) / factor for ratio in winners)
         report[length] = {
             "slots_factor": factor,
             "winner_ratio": statistics.mean(winners),
+            "winner_off_by": off,
             "candidate_ratio": statistics.mean(every),
             "seconds": time.perf_counter() - started,
         }
         print(
-            f"  {length:8s} (slots x {factor}): winner {statistics.mean(winners):.2f}, every candidate "
-            f"{statistics.mean(every):.2f} of the original's words  ({report[length]['seconds']:.0f} s)"
+            f"  {length:8s} (slots x {factor}): winner {statistics.mean(winners):.2f} (off the aim by {off:.0%}), "
+            f"every candidate {statistics.mean(every):.2f} of the original's words  ({report[length]['seconds']:.0f} s)"
         )
     if args.json:
         args.json.write_text(json.dumps(report, indent=2))

@@ -759,3 +759,25 @@ def test_a_prepared_prompt_is_not_encoded_again_and_changes_nothing(engine: Engi
     with recorded_prompts(engine) as prompts:
         engine.run(other)
     assert len(prompts) == 1  # a different prompt is encoded (and kept in its place)
+
+
+def test_the_ranking_leans_toward_the_length_asked_for(engine: Engine) -> None:
+    from model.edit import ranking
+
+    # Equally sure candidates: the one nearest the length asked for ranks first, on either side of it.
+    flat = torch.full((3, 8), -0.05)
+    positions = [list(range(8))] * 3
+    scores = ranking.candidate_scores(positions, flat, length_ratios=[0.6, 1.05, 1.6])
+    assert max(range(3), key=scores.__getitem__) == 1 and scores[0] < scores[1] > scores[2]
+    assert ranking.candidate_scores(positions, flat) == pytest.approx([-0.05] * 3)  # no length asked: no lean
+    # A lean, not a rule: a candidate the model is far surer of still wins at the wrong length.
+    surer = flat.clone()
+    surer[0] += 0.5
+    assert ranking.candidate_scores(positions, surer, length_ratios=[0.6, 1.05, 1.6])[0] > scores[1]
+    # Only a rewrite asks for a length: its words times the setting's factor.
+    span = " by the old mill and over the hill"
+    for length, factor in (("shorter", 0.6), ("same", 1.0), ("longer", 1.5)):
+        request = EditRequest(prefix="The boy ran", span=span, suffix=".", mode="rewrite", length=length)
+        assert engine._layout(request).wanted_words == pytest.approx(8 * factor)
+    fill = EditRequest(prefix="The boy ran", suffix=".", mode="fill", max_new_tokens=6)
+    assert engine._layout(fill).wanted_words == 0

@@ -74,6 +74,9 @@ class Layout:
     keep_slots: int  # how many result tokens to keep (continuation truncates full canvases)
     stop_at_eos: bool  # continuation and instructions end at the first end-of-text
     original: list[int] = field(default_factory=list)  # rewrite: the span's tokens, slot by slot
+    # rewrite: the words the length setting asks for (LENGTH_FACTORS x the original's), which the ranking
+    # leans toward; 0: no length asked for (a fill, a steered span).
+    wanted_words: float = 0.0
     # Gap fills and rewrites must write at least one token: their training examples always start the
     # free slots with a real token ([span][pad…]), so pad or end-of-text there is a model error.
     must_write: bool = False
@@ -133,8 +136,9 @@ def plan_layout(request: EditRequest, vocabulary: Vocabulary, loaded: CanvasMode
     # A fill at the very end stays plain continuation (exactly generate()'s loop, end-of-text allowed).
     must_write = request.mode == "rewrite" or bool(request.suffix)
     layout = replace(
-        layout, must_write=must_write, lead=lead, trail=trail, single_line=single_line(request, trail)
-    )
+        layout, must_write=must_write, lead=lead, trail=trail, single_line=single_line(request, trail),
+        wanted_words=len(span.split()) * LENGTH_FACTORS[request.length] if request.mode == "rewrite" else 0.0,
+    )  # fmt: skip
     if request.suffix and request.vary_length and request.candidates > 1:
         shares = LENGTH_SHARES if request.mode == "fill" else REWRITE_LENGTH_SHARES
         widths = candidate_widths(layout.block_slots[-1], request.candidates, shares)

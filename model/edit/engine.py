@@ -430,7 +430,9 @@ class Engine:
         token_ids = [[ids[i] for i in where] for ids, where in zip(kept, positions, strict=True)]
         scores = [0.0]
         if block_scores:
-            scores = ranking.candidate_scores(positions, torch.cat(block_scores, dim=1), seam_scores)
+            wanted = layout.wanted_words
+            ratios = [len(text.split()) / wanted for text in texts] if wanted else None
+            scores = ranking.candidate_scores(positions, torch.cat(block_scores, dim=1), seam_scores, ratios)
         per_forward = [len(ids) / max(1, int(n)) for ids, n in zip(token_ids, forward_passes, strict=True)]
         return EditResult(
             texts=texts,
