@@ -9,11 +9,13 @@ import os
 # tests/test_nf4_kernel.py); no code path picks that kernel on a CPU by itself.
 os.environ.setdefault("TRITON_INTERPRET", "1")
 
+from collections.abc import Iterator  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import pytest  # noqa: E402
 import torch  # noqa: E402
 from figures import FIGURES  # noqa: E402
+from hub_stub import TINY_REPO, HubStub, serving  # noqa: E402
 
 from model import Engine, LoadedModel, load  # noqa: E402
 from model.checkpoint.tiny import build_tiny_checkpoint  # noqa: E402
@@ -35,6 +37,12 @@ def tiny_model(tiny_checkpoint: Path) -> LoadedModel:
 @pytest.fixture()
 def engine(tiny_model: LoadedModel) -> Engine:
     return Engine(tiny_model)
+
+
+@pytest.fixture(scope="module")
+def served(tiny_checkpoint: Path) -> Iterator[HubStub]:
+    """The hub stub serving the tiny checkpoint as ``TINY_REPO`` (the model manager's tests)."""
+    yield from serving(TINY_REPO, tiny_checkpoint)
 
 
 

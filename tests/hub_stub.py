@@ -28,6 +28,7 @@ from typing import Any
 import pytest
 
 TRICKLE_CHUNK = 4096
+TINY_REPO = "acme/tiny-diffusion"  # the repo the tests' stub serves the tiny checkpoint as
 MAX_TRICKLE_S = 60.0  # a trickle never holds a test longer than this
 
 

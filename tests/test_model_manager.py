@@ -10,11 +10,10 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from hub_stub import HubStub, point_hub_at, serving
+from hub_stub import TINY_REPO, HubStub, point_hub_at
 
 from model.checkpoint import hub as hub_module
 from model.checkpoint.folders import resolve_folder
@@ -23,13 +22,8 @@ from model.checkpoint.manager import COPY_MARKER, list_installed, remove_model
 from model.errors import ModelLoadError
 
 ROOT = Path(__file__).resolve().parents[1]
-REPO = "acme/tiny-diffusion"
+REPO = TINY_REPO
 WEIGHTS = "model.safetensors"
-
-
-@pytest.fixture(scope="module")
-def served(tiny_checkpoint: Path) -> Iterator[HubStub]:
-    yield from serving(REPO, tiny_checkpoint)
 
 
 @pytest.fixture()

@@ -199,8 +199,7 @@ def placement_counters(placed: Any) -> dict[str, int]:
     """A placement's running totals (copies, prefetch_hits, bytes_copied, cpu_calls) as a plain dict."""
     import dataclasses
 
-    stats: Any = placed.stats() if callable(placed.stats) else placed.stats
-    return dict(stats) if isinstance(stats, dict) else dataclasses.asdict(stats)
+    return dataclasses.asdict(placed.stats)
 
 
 def host_placements(report: Report, model: Any, config: Any, device: Any, prefixes: tuple[int, ...], passes: int,

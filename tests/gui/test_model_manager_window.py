@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -14,19 +14,14 @@ import pytest
 from gui_helpers import SIGNAL_TIMEOUT_MS
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: the hub stub lives there
-from hub_stub import HubStub, point_hub_at, serving  # noqa: E402
+from hub_stub import TINY_REPO, HubStub, point_hub_at  # noqa: E402
 
 from app.dialogs.model_manager import ModelManagerDialog, install_model_manager  # noqa: E402
 from app.main_window import MainWindow  # noqa: E402
 from app.model_downloads import ModelDownloads  # noqa: E402
 
-REPO = "acme/tiny-diffusion"
+REPO = TINY_REPO
 WEIGHTS = "model.safetensors"
-
-
-@pytest.fixture(scope="module")
-def served(tiny_checkpoint: Path) -> Iterator[HubStub]:
-    yield from serving(REPO, tiny_checkpoint)
 
 
 @pytest.fixture()
