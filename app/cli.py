@@ -156,14 +156,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         fits = doctor_main(args_list[1:])
         return max(fits, _doctor_display())
     if args_list[:1] == ["model"]:
-        from app.model_command import model_main  # owns its own options
+        from app.model_sources.model_command import model_main  # owns its own options
 
         return model_main(args_list[1:])
     if not args_list or (args_list[0] not in SUBCOMMANDS and not args_list[0].startswith("-")):
         args_list = ["edit", *args_list]
     args = build_parser().parse_args(args_list)
     if args.command in (None, "edit"):
-        from app.platform_check import check_platform
+        from app.command_line.platform_check import check_platform
 
         report = check_platform()  # before Qt's GUI modules load: a missing library would abort them
         if report is not None and not report.ok:
@@ -194,7 +194,7 @@ def _doctor_display() -> int:
     EXIT_ERROR when libraries or the plugin are missing (the install is incomplete); a shell without a
     display is only reported, since doctor is also run on headless machines to size a GPU.
     """
-    from app.platform_check import check_platform
+    from app.command_line.platform_check import check_platform
 
     report = check_platform()
     if report is None:
@@ -208,12 +208,12 @@ def _doctor_display() -> int:
 
 
 def _installed_app_command(args_list: list[str]) -> int | None:
-    """What installed copies need before anything imports torch (app/gpu_env.py, app/selftest.py).
+    """What installed copies need before anything imports torch (model_sources/gpu_env.py, command_line/selftest.py).
 
     Puts a GPU build of torch first on the import path if the writer enabled one, then answers
     ``--self-test``, ``--version``, ``enable-gpu`` and ``disable-gpu``; None lets ``main`` go on.
     """
-    from app import gpu_env
+    from app.model_sources import gpu_env
     from app.userdirs import log_when_windowless
 
     log_when_windowless()  # redraftw.exe / pythonw.exe have no stderr: tracebacks go to the log folder
@@ -222,7 +222,7 @@ def _installed_app_command(args_list: list[str]) -> int | None:
         return gpu_env.main(args_list)
     gpu_env.activate()
     if first == ["--self-test"]:
-        from app.selftest import self_test
+        from app.command_line.selftest import self_test
 
         return self_test()
     if first == ["--version"]:

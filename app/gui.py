@@ -11,13 +11,13 @@ import qasync
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
 
-from app.autosave import Autosaver
 from app.dialogs.recovery import offer_recovery
-from app.disk_watch import DiskWatcher
-from app.main_window import MainWindow
-from app.recovery import RecoveryArea
+from app.documents.autosave import Autosaver
+from app.documents.disk_watch import DiskWatcher
+from app.documents.recovery import RecoveryArea
 from app.settings import APPLICATION, ORGANIZATION, SettingsStore
 from app.userdirs import LOG_LIMIT, LOG_NAME, user_dirs
+from app.window.main_window import MainWindow
 
 log = logging.getLogger(__name__)
 

@@ -44,7 +44,7 @@ class Preferences:
     experts: str = _setting("auto", "model/experts")
     allow_download: bool = _setting(False, "model/allow_download")
     # A team's vLLM server instead of a local model (README "Team server"). The API key is not here: it
-    # lives in the system keyring (app/server_key.py).
+    # lives in the system keyring (app/model_sources/server_key.py).
     use_server: bool = _setting(False, "server/enabled")
     server_url: str = _setting("", "server/url")
     server_model: str = _setting("", "server/model")  # "": the first model the server lists
@@ -72,7 +72,7 @@ class Preferences:
     # The least time a pass stays on screen, so fast hardware still shows the text developing.
     pass_display_ms: int = _setting(35, "rewrite/pass_display_ms")
     theme: str = _setting("system", "ui/theme")
-    drafts_panel: bool = _setting(True, "ui/drafts_panel")  # View ▸ Drafts Panel (app/drafts_panel.py)
+    drafts_panel: bool = _setting(True, "ui/drafts_panel")  # View ▸ Drafts Panel (app/rewrite/drafts_panel.py)
     shade_span: bool = _setting(False, "ui/shade_span")  # View ▸ Shade Hesitant Words in the Text
     zoom: int = _setting(0, "ui/zoom")
     recent_files: tuple[str, ...] = _setting((), "files/recent")

@@ -8,7 +8,7 @@ replaced on every update and removed on uninstall, while these folders stay.
     logs       ~/.local/state/Redraft/log %LOCALAPPDATA%\\Redraft\\Logs
     models     ~/.local/share/Redraft/models
     recovery   ~/.local/state/Redraft/recovery
-    gpu torch  ~/.local/share/Redraft/gpu-torch  (``redraft enable-gpu``, app/gpu_env.py)
+    gpu torch  ~/.local/share/Redraft/gpu-torch  (``redraft enable-gpu``, app/model_sources/gpu_env.py)
 
 ``REDRAFT_HOME`` moves all of them under one folder (tests, portable installs).
 """

@@ -68,8 +68,8 @@ def startup_child() -> None:
     from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QApplication
 
-    from app.main_window import MainWindow
     from app.settings import SettingsStore
+    from app.window.main_window import MainWindow
 
     app = QApplication(sys.argv)
     window = MainWindow(SettingsStore())
@@ -111,8 +111,8 @@ def measure_rewrite(model: str | None, candidates: int, repeats: int) -> dict[st
     from PySide6.QtGui import QTextCursor
     from PySide6.QtWidgets import QApplication
 
-    from app.main_window import MainWindow
     from app.settings import SettingsStore
+    from app.window.main_window import MainWindow
 
     app = QApplication.instance() or QApplication(sys.argv)
     scratch = Path(tempfile.mkdtemp(prefix="redraft-bench-"))

@@ -5,7 +5,7 @@
     python bench/first_draft.py --json bench/results/first_draft.json
 
 "Readable" is the first pass painted in the span whose shown draft has at least half of its slots
-accepted (``app.drafts.readable``); the clock runs from the request (``rewrite_selection``, what Ctrl+R
+accepted (``app.rewrite.drafts.readable``); the clock runs from the request (``rewrite_selection``, what Ctrl+R
 calls) to the moment the GUI thread has painted that pass, and on to the result. The real window and
 worker thread, the default preferences (4 candidates, 35 ms a pass at least on screen), a fixed seed
 per rewrite. Run it on the commit before #38 (``--tree`` on a worktree of it) for the editor that veiled
@@ -49,8 +49,8 @@ def main() -> int:
     from PySide6.QtCore import QSettings
     from PySide6.QtWidgets import QApplication
 
-    from app.main_window import MainWindow
     from app.settings import SettingsStore
+    from app.window.main_window import MainWindow
 
     torch.set_num_threads(max(1, os.cpu_count() or 1))
     app = QApplication(sys.argv)

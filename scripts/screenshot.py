@@ -18,9 +18,9 @@ import torch  # noqa: E402
 from PySide6.QtCore import QSettings, QTimer  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
-from app.main_window import MainWindow  # noqa: E402
+from app.rewrite.worker import Ink  # noqa: E402
 from app.settings import SettingsStore  # noqa: E402
-from app.worker import Ink  # noqa: E402
+from app.window.main_window import MainWindow  # noqa: E402
 from model.checkpoint.loading import builtin_model_folder, resources_dir  # noqa: E402
 from model.checkpoint.tiny import build_tiny_checkpoint  # noqa: E402
 

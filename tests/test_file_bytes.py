@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from app.fileio import (
+from app.documents.fileio import (
     TEMP_SUFFIX,
     BinaryFileError,
     TextDocument,
@@ -120,7 +120,7 @@ def test_cleaning_up_notes_leaves_the_temporary_files_of_notes_txt_alone(tmp_pat
 SAVER = """
 import sys, time
 from pathlib import Path
-from app.fileio import FileError, TextDocument, save_document
+from app.documents.fileio import FileError, TextDocument, save_document
 path, text, seconds = Path(sys.argv[1]), sys.argv[2] * 200000, float(sys.argv[3])
 saves, failures, end = 0, [], time.monotonic() + seconds
 while time.monotonic() < end:
@@ -160,8 +160,9 @@ def strace() -> Iterator[str]:
 
 
 WRITERS = {
-    "a save": "from app.fileio import TextDocument, save_document; save_document(path, TextDocument('words'))",
-    "a recovery record": "from app.recovery import write_atomically; write_atomically(path, b'words')",
+    "a save": "from app.documents.fileio import TextDocument, save_document; "
+    "save_document(path, TextDocument('words'))",
+    "a recovery record": "from app.documents.recovery import write_atomically; write_atomically(path, b'words')",
 }
 
 

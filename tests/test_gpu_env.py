@@ -1,4 +1,5 @@
-"""The GPU-torch environment of installed copies (app/gpu_env.py), the user folders and the self-test's failure path."""
+"""The GPU-torch environment of installed copies (app/model_sources/gpu_env.py), the user folders and the self-test's
+failure path."""
 
 from __future__ import annotations
 
@@ -10,7 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from app import cli, gpu_env, selftest
+from app import cli
+from app.command_line import selftest
+from app.model_sources import gpu_env
 from app.userdirs import user_dirs
 
 

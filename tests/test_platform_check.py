@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from app.platform_check import PACKAGES, XCB_PACKAGES_DEBIAN, check_platform, chosen_platform
+from app.command_line.platform_check import PACKAGES, XCB_PACKAGES_DEBIAN, check_platform, chosen_platform
 
 ROOT = Path(__file__).resolve().parent.parent
 ON_LINUX = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Qt's Linux platform plugins")

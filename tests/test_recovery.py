@@ -9,14 +9,14 @@ import sys
 import time
 from pathlib import Path
 
-from app.recovery import RECORD_SUFFIX, RecoveryArea
+from app.documents.recovery import RECORD_SUFFIX, RecoveryArea
 
 ROOT = Path(__file__).resolve().parent.parent
 
 INSTANCE = """
 import sys, time
 from pathlib import Path
-from app.recovery import RECORD_SUFFIX, RecoveryArea
+from app.documents.recovery import RECORD_SUFFIX, RecoveryArea
 area = RecoveryArea(Path(sys.argv[1]))
 area.write("doc-1", "Chapter one, unsaved.\\n", path=Path("/books/one.md"), title="one.md", newline="\\r\\n")
 area.write("untitled-1", "An untitled draft ✍️", path=None, title="Untitled")
@@ -78,7 +78,7 @@ def test_a_torn_record_is_skipped_not_fatal(tmp_path: Path) -> None:
 CLAIM_ONLY = """
 import sys, time
 from pathlib import Path
-from app.recovery import RecoveryArea
+from app.documents.recovery import RecoveryArea
 area = RecoveryArea(Path(sys.argv[1]))
 area.claim()  # an instance with nothing unsaved: a folder and its lock, no record
 print("claimed", flush=True)

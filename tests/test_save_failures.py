@@ -22,7 +22,14 @@ from pathlib import Path
 import pytest
 from figures import FIGURES
 
-from app.fileio import TEMP_SUFFIX, FileError, TextDocument, read_document, remove_stale_temporaries, save_document
+from app.documents.fileio import (
+    TEMP_SUFFIX,
+    FileError,
+    TextDocument,
+    read_document,
+    remove_stale_temporaries,
+    save_document,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 IS_ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
@@ -81,7 +88,7 @@ def test_read_only_file_is_not_replaced(tmp_path: Path) -> None:
 PROBE = """
 import sys
 from pathlib import Path
-from app.fileio import FileError, TextDocument, save_document
+from app.documents.fileio import FileError, TextDocument, save_document
 try:
     save_document(Path(sys.argv[1]), TextDocument("Mine."))
 except FileError as error:
@@ -180,7 +187,7 @@ def test_temporaries_of_dead_saves_go_and_live_ones_stay(tmp_path: Path) -> None
 SAVER = """
 import sys
 from pathlib import Path
-from app.fileio import TextDocument, save_document
+from app.documents.fileio import TextDocument, save_document
 path, texts = Path(sys.argv[1]), [Path(sys.argv[2]).read_text(), Path(sys.argv[3]).read_text()]
 print("ready", flush=True)
 turn = 0

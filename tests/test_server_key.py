@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from vllm_stub import Stub, serving
 
-from app import server_key
-from app.worker import ModelWorker, ServerSpec, _CancelBoard
+from app.model_sources import server_key
+from app.rewrite.worker import ModelWorker, ServerSpec, _CancelBoard
 from model.server import ServerEngine
 from model.server.http import Endpoint, ServerError
 

@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parents[1]
 def test_the_window_and_the_cli_import_without_torch() -> None:
     # torch and transformers take seconds to import; the model thread imports them after the window shows.
     code = (
-        "import sys; import app.gui, app.cli, app.main_window, app.worker, app.dialogs.settings; "
+        "import sys; import app.gui, app.cli, app.window.main_window, app.rewrite.worker, app.dialogs.settings; "
         "from model.server import Endpoint, connect; "  # Settings' Test connection
         "heavy = sorted(m for m in ('torch', 'transformers', 'bitsandbytes') if m in sys.modules); "
         "print(','.join(heavy))"

@@ -15,7 +15,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.editor_widget import RewriteEditor
+from app.window.editor_widget import RewriteEditor
 
 
 class FindReplaceDialog(QDialog):

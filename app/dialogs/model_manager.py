@@ -28,15 +28,15 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app import hub_token
-from app.model_downloads import ModelDownloads
+from app.model_sources import hub_token
+from app.model_sources.model_downloads import ModelDownloads
 from app.userdirs import user_dirs
 from model.checkpoint.hub import format_bytes, hub_endpoint
 from model.checkpoint.manager import InstalledModel, list_installed, remove_model
 from model.errors import RedraftError
 
 if TYPE_CHECKING:
-    from app.main_window import MainWindow
+    from app.window.main_window import MainWindow
 
 NAME_ROLE = Qt.ItemDataRole.UserRole
 

@@ -27,8 +27,8 @@ from PySide6.QtWidgets import (
 
 from app.dialogs.message_bar import MessageBar
 from app.dialogs.screen_fit import fitted
-from app.fileio import TextDocument
-from app.recovery import RecoveredDocument, RecoveryArea
+from app.documents.fileio import TextDocument
+from app.documents.recovery import RecoveredDocument, RecoveryArea
 
 PREVIEW_CHARACTERS = 4000
 PREFERRED_SIZE = QSize(720, 520)  # then fitted to the screen (app/dialogs/screen_fit.py)
@@ -102,7 +102,7 @@ class RecoveryDialog(QDialog):
 
 
 class RecoveringWindow(Protocol):
-    """What recovering needs of the window (``MainWindow``, whose file half is app/file_commands.py)."""
+    """What recovering needs of the window (``MainWindow``, whose file half is app/window/file_commands.py)."""
 
     @property
     def file_format(self) -> TextDocument: ...

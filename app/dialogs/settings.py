@@ -29,8 +29,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app import server_key
 from app.dialogs.screen_fit import fitted
+from app.model_sources import server_key
 from app.settings import Preferences
 from model.edit.request import MAX_POLISH_ROUNDS
 
@@ -447,7 +447,7 @@ class SettingsDialog(QDialog):
         self.connection_ok = ok
 
     def api_key(self) -> str:
-        """The key typed here; the window stores it (app/server_key.py), never with the preferences."""
+        """The key typed here; the window stores it (app/model_sources/server_key.py), never with the preferences."""
         return self.server_key.text()
 
     def _update_model_row(self) -> None:

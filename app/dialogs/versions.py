@@ -18,8 +18,8 @@ from PySide6.QtWidgets import (
 )
 
 from app.dialogs.screen_fit import fitted
-from app.rewrite_controller import RewriteController
-from app.versions import SpanVersions, Version
+from app.rewrite.rewrite_controller import RewriteController
+from app.rewrite.versions import SpanVersions, Version
 
 PREFERRED_SIZE = QSize(620, 440)
 PREVIEW_CHARACTERS = 90

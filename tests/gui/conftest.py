@@ -15,8 +15,8 @@ import torch  # noqa: E402
 from gui_helpers import DOCUMENT, SIGNAL_TIMEOUT_MS  # noqa: E402
 from PySide6.QtCore import QSettings  # noqa: E402
 
-from app.main_window import MainWindow  # noqa: E402
 from app.settings import SettingsStore  # noqa: E402
+from app.window.main_window import MainWindow  # noqa: E402
 
 torch.set_num_threads(1)
 

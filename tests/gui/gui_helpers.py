@@ -8,7 +8,7 @@ from typing import Any
 from PySide6.QtCore import QObject, Slot
 from PySide6.QtGui import QTextCursor
 
-from app.main_window import MainWindow
+from app.window.main_window import MainWindow
 
 SIGNAL_TIMEOUT_MS = 60_000
 DOCUMENT = (

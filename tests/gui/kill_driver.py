@@ -25,8 +25,8 @@ from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from app.dialogs.recovery import RecoveryDialog  # noqa: E402
 from app.gui import run_editor  # noqa: E402
-from app.main_window import MainWindow  # noqa: E402
 from app.settings import SettingsStore  # noqa: E402
+from app.window.main_window import MainWindow  # noqa: E402
 
 SENTENCE = "The lighthouse keeper climbed the stairs every evening."
 TEXT = (

@@ -37,9 +37,9 @@ from app.dialogs.popups import FillGapPopup, InstructionPopup
 from app.dialogs.recovery import RecoveryDialog
 from app.dialogs.screen_fit import FRAME_ALLOWANCE
 from app.dialogs.settings import SettingsDialog
-from app.main_window import MainWindow
-from app.recovery import RecoveredDocument
+from app.documents.recovery import RecoveredDocument
 from app.settings import SettingsStore
+from app.window.main_window import MainWindow
 
 LONG_PATH = Path("/home/writer/Documents/" + "/".join(["a rather long folder name"] * 8) + "/chapter-one.md")
 

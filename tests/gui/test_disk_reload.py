@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from app.disk_watch import DiskWatcher
-from app.main_window import MainWindow
+from app.documents.disk_watch import DiskWatcher
+from app.window.main_window import MainWindow
 
 
 def _open_cp1252(document_window: Callable[..., MainWindow], path: Path) -> tuple[MainWindow, list[str]]:

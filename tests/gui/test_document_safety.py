@@ -13,11 +13,11 @@ from pathlib import Path
 from gui_helpers import SIGNAL_TIMEOUT_MS, select
 from PySide6.QtWidgets import QMessageBox
 
-from app.autosave import Autosaver
 from app.dialogs.recovery import offer_recovery
-from app.disk_watch import DiskWatcher
-from app.main_window import MainWindow
-from app.recovery import RECORD_SUFFIX, RecoveryArea
+from app.documents.autosave import Autosaver
+from app.documents.disk_watch import DiskWatcher
+from app.documents.recovery import RECORD_SUFFIX, RecoveryArea
+from app.window.main_window import MainWindow
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -69,7 +69,7 @@ def test_a_developing_rewrite_is_recorded_as_the_original(document_window: Calla
 INSTANCE = """
 import sys, time
 from pathlib import Path
-from app.recovery import RECORD_SUFFIX, RecoveryArea
+from app.documents.recovery import RECORD_SUFFIX, RecoveryArea
 area = RecoveryArea(Path(sys.argv[1]))
 area.write("doc", "Recovered chapter.\\r\\nSecond line.", path=Path(sys.argv[2]), title="chapter.md", newline="\\r\\n")
 print("written", flush=True)

@@ -17,9 +17,9 @@ from PySide6.QtWidgets import QApplication
 
 from app.dialogs.recovery import recover_into
 from app.dialogs.versions import VersionsDialog, choose_version
-from app.drafts import leading_candidate
-from app.editor_widget import Phase
-from app.recovery import RecoveryArea
+from app.documents.recovery import RecoveryArea
+from app.rewrite.drafts import leading_candidate
+from app.window.editor_widget import Phase
 from model import EditResult
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -268,7 +268,7 @@ def test_every_new_action_has_a_shortcut_in_help_and_the_panel_hides_for_good(
 
 
 def test_a_server_edit_shows_no_shading(document_window, qtbot) -> None:
-    from app.worker import _FrameBuilder
+    from app.rewrite.worker import _FrameBuilder
     from model import Pass
 
     step = Pass(step=0, block=0, blocks=1, tokens=[[40, 41]], accepted=[[True, True]], entropy=[[0.0, 0.0]],

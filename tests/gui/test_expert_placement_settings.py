@@ -11,8 +11,8 @@ from gui_helpers import SIGNAL_TIMEOUT_MS
 from PySide6.QtCore import QSettings
 
 from app.dialogs.settings import EXPERT_LABELS, SettingsDialog
-from app.main_window import MainWindow
 from app.settings import EXPERT_PLACEMENTS, Preferences, SettingsStore
+from app.window.main_window import MainWindow
 
 
 def test_the_placement_survives_a_save_and_a_bad_value_falls_back_to_auto(tmp_path: Path) -> None:

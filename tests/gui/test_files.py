@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from app.fileio import (
+from app.documents.fileio import (
     BinaryFileError,
     FileError,
     TextDocument,
@@ -107,6 +107,6 @@ def test_binary_detection() -> None:
 
 
 def read_document_bytes(data: bytes) -> TextDocument:
-    from app.fileio import decode_document
+    from app.documents.fileio import decode_document
 
     return decode_document(data)

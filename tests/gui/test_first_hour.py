@@ -18,8 +18,8 @@ from PySide6.QtCore import QPoint, Qt, QTimer
 from PySide6.QtGui import QColor, QGuiApplication, QImage
 from PySide6.QtWidgets import QApplication, QDialog, QLabel, QToolBar
 
-from app.main_window import MainWindow
-from app.worker import NOISE_WIDTH, Ink, _FrameBuilder
+from app.rewrite.worker import NOISE_WIDTH, Ink, _FrameBuilder
+from app.window.main_window import MainWindow
 from model import Pass
 
 SPAN = "climbed the stairs"
@@ -247,7 +247,7 @@ def test_the_word_count_ignores_the_developing_noise(document_window, qtbot) -> 
 
 
 def test_the_veil_differs_from_one_request_to_the_next() -> None:
-    # A veil covers a server's drafts while its request runs (local drafts show live, app/drafts.py):
+    # A veil covers a server's drafts while its request runs (local drafts show live, app/rewrite/drafts.py):
     # the same waiting pass veils differently for two requests (the job is the salt).
     waiting = Pass(step=0, block=0, blocks=1, tokens=[[5] * 6] * 2, accepted=[[False] * 6] * 2,
                    entropy=[[0.0] * 6] * 2, pieces=[["x"] * 6] * 2, committed=["", ""], finished=[False, False],
@@ -271,7 +271,7 @@ def test_cuda_without_a_gpu_says_so_in_words_and_keeps_the_traceback_for_the_log
     window = make_window(wait_for_model=False, device="cuda")
     qtbot.waitUntil(window.message_bar.isVisible, timeout=SIGNAL_TIMEOUT_MS)
     assert "could not load the model" in window.message_bar.label.text()
-    failures = [record for record in caplog.records if record.name == "app.worker"]
+    failures = [record for record in caplog.records if record.name == "app.rewrite.worker"]
     assert failures and all(record.exc_info for record in failures)  # the detail, for the log file
     assert all(record.levelno < logging.WARNING for record in failures)  # nothing Python prints on stderr
 
@@ -286,7 +286,7 @@ def test_the_editors_log_file_holds_the_detail(monkeypatch, tmp_path: Path) -> N
         try:
             raise RuntimeError("no CUDA GPU here")
         except RuntimeError:
-            logging.getLogger("app.worker").info("loading the model failed", exc_info=True)
+            logging.getLogger("app.rewrite.worker").info("loading the model failed", exc_info=True)
     finally:
         logging.getLogger().removeHandler(handler)
         handler.close()

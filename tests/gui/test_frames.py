@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from app.worker import Ink, _FrameBuilder
+from app.rewrite.worker import Ink, _FrameBuilder
 from model import DenoiseOptions, EditRequest, Engine, LoadedModel, Pass
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from figures import FIGURES
 from kill_driver import SENTENCE, TEXT
 
-from app.autosave import AUTOSAVE_INTERVAL_MS
+from app.documents.autosave import AUTOSAVE_INTERVAL_MS
 
 ROOT = Path(__file__).resolve().parents[2]
 KILLS = 50

@@ -8,7 +8,7 @@ from typing import Any
 
 from gui_helpers import SIGNAL_TIMEOUT_MS, select
 
-from app.main_window import MainWindow
+from app.window.main_window import MainWindow
 from model import Engine
 from model.edit.request import CONTEXT_CHARS_PER_TOKEN, MAX_CANVAS_TOKENS
 

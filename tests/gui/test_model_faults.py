@@ -13,8 +13,8 @@ import pytest
 import torch
 from gui_helpers import DOCUMENT, SIGNAL_TIMEOUT_MS, place_cursor, select
 
-from app.editor_widget import Phase
-from app.main_window import MainWindow
+from app.window.editor_widget import Phase
+from app.window.main_window import MainWindow
 
 SPAN = "climbed the stairs"
 

@@ -17,8 +17,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: the hub 
 from hub_stub import TINY_REPO, HubStub, point_hub_at  # noqa: E402
 
 from app.dialogs.model_manager import ModelManagerDialog, install_model_manager  # noqa: E402
-from app.main_window import MainWindow  # noqa: E402
-from app.model_downloads import ModelDownloads  # noqa: E402
+from app.model_sources.model_downloads import ModelDownloads  # noqa: E402
+from app.window.main_window import MainWindow  # noqa: E402
 
 REPO = TINY_REPO
 WEIGHTS = "model.safetensors"

@@ -6,9 +6,9 @@ from gui_helpers import DOCUMENT, SIGNAL_TIMEOUT_MS, PassRecorder, place_cursor,
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QTextCursor
 
-from app.drafts import leading_candidate
-from app.editor_widget import Phase
-from app.worker import Ink
+from app.rewrite.drafts import leading_candidate
+from app.rewrite.worker import Ink
+from app.window.editor_widget import Phase
 from model import EditRequest, EditResult
 
 SPAN = "climbed the stairs"
@@ -373,7 +373,7 @@ def test_instruct_is_offered_only_for_instruction_tuned_models(make_window, tiny
 
 
 def test_a_selection_that_holds_still_has_its_context_encoded_before_the_rewrite(document_window, qtbot) -> None:
-    from app.rewrite_controller import PREPARE_AFTER_MS
+    from app.rewrite.rewrite_controller import PREPARE_AFTER_MS
 
     window = document_window(max_denoising_steps=6)
     engine = window.service.worker._engine
@@ -418,7 +418,7 @@ def _prepared_for(engine, prompt: tuple[int, ...]) -> bool:
 
 
 def test_a_drag_uses_the_context_encoded_while_the_mouse_moved(document_window, qtbot) -> None:
-    from app.rewrite_controller import PREPARE_AFTER_MS
+    from app.rewrite.rewrite_controller import PREPARE_AFTER_MS
 
     window = document_window(max_denoising_steps=6)
     engine = window.service.worker._engine
@@ -464,7 +464,7 @@ def test_a_resting_caret_has_its_context_encoded_for_a_fill(document_window, qtb
 
 
 def test_typing_encodes_nothing_until_the_writer_pauses(document_window, qtbot) -> None:
-    from app.rewrite_controller import PREPARE_AFTER_MS
+    from app.rewrite.rewrite_controller import PREPARE_AFTER_MS
 
     window = document_window(max_denoising_steps=6)
     engine = window.service.worker._engine

@@ -1,4 +1,4 @@
-"""Steering a rewrite from the editor (#37, app/steering.py): kept words, gaps in a selection, the length of a
+"""Steering a rewrite from the editor (#37, app/rewrite/steering.py): kept words, gaps in a selection, the length of a
 rewrite and the tone presets; real worker thread, real models, keys as the writer presses them."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from gui_helpers import DOCUMENT, place_cursor, select
 from PySide6.QtCore import Qt
 from test_rewrite import finish
 
-from app.main_window import DEMO_CANNOT_INSTRUCT, MainWindow
-from app.worker import EditJob
+from app.rewrite.worker import EditJob
+from app.window.main_window import DEMO_CANNOT_INSTRUCT, MainWindow
 
 CTRL = Qt.KeyboardModifier.ControlModifier
 SENTENCE = "The lighthouse keeper climbed the stairs every evening."

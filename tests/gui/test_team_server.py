@@ -23,12 +23,12 @@ from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QApplication
 from vllm_stub import Stub, free_port, serving
 
-from app import server_key
 from app.dialogs.settings import SettingsDialog
-from app.editor_widget import Phase
-from app.main_window import MainWindow
+from app.model_sources import server_key
+from app.rewrite.worker import Ink
 from app.settings import Preferences, SettingsStore
-from app.worker import Ink
+from app.window.editor_widget import Phase
+from app.window.main_window import MainWindow
 
 SPAN = "climbed the stairs"
 KEY = "team-key-7f3a9c"  # distinctive, so its absence from the settings file means something

@@ -18,10 +18,10 @@ from PySide6.QtCore import QTimer  # noqa: E402
 from PySide6.QtGui import QTextCursor  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
+from app.documents.recovery import RECORD_SUFFIX  # noqa: E402
 from app.gui import run_editor  # noqa: E402
-from app.main_window import MainWindow  # noqa: E402
-from app.recovery import RECORD_SUFFIX  # noqa: E402
 from app.settings import SettingsStore  # noqa: E402
+from app.window.main_window import MainWindow  # noqa: E402
 
 TEXT = "The lighthouse keeper climbed the stairs every evening.\n"
 SPAN = "climbed the stairs"

@@ -19,7 +19,7 @@ from typing import Protocol
 from PySide6.QtCore import QFileSystemWatcher, QObject, QTimer, Signal
 from PySide6.QtWidgets import QMessageBox, QPlainTextEdit, QWidget
 
-from app.fileio import FileError, TextDocument, read_document
+from app.documents.fileio import FileError, TextDocument, read_document
 
 # Editors and sync tools often save by deleting and re-creating a file: look a moment after the
 # notification, when the new file is there, and take a burst of notifications as one.

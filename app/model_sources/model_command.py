@@ -14,7 +14,7 @@ import time
 from collections.abc import Sequence
 from typing import TextIO
 
-from app import hub_token
+from app.model_sources import hub_token
 from app.userdirs import user_dirs
 from model.checkpoint.hub import (
     DownloadCancelled,

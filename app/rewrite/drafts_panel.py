@@ -5,7 +5,7 @@ carries all candidates), never a second run: each draft's frame, which one the s
 of it has settled, and, once the run ends, the ranking (``EditResult.ranking`` and its scores). A click
 on a draft, or Alt+1…9 (the Rewrite ▸ Show Draft menu, numbered as the panel lists them), puts it in the
 text through ``RewriteController.choose_candidate``. Each word is shaded by how settled it is (the
-sampler's own per-slot entropy, ``app.drafts.hesitation``); a server's passes report no entropy and show
+sampler's own per-slot entropy, ``app.rewrite.drafts.hesitation``); a server's passes report no entropy and show
 no shading.
 """
 
@@ -27,10 +27,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.drafts import accepted_share, hesitation
-from app.rewrite_controller import RewriteController
-from app.theme import CanvasColors
-from app.worker import Ink, PaintedPass, Segment
+from app.rewrite.drafts import accepted_share, hesitation
+from app.rewrite.rewrite_controller import RewriteController
+from app.rewrite.worker import Ink, PaintedPass, Segment
+from app.window.theme import CanvasColors
 from model import EditResult
 
 MAX_DRAFT_SHORTCUTS = 9  # Alt+1 … Alt+9

@@ -2,7 +2,7 @@
 
 The record holds the window's *consistent* text (``saved_text``): while a span develops, the span's
 original stands in for the noise, so a crash mid-rewrite never recovers half a rewrite. Nothing is
-written when the text is what the record already holds (app/recovery.py compares digests), and a
+written when the text is what the record already holds (app/documents/recovery.py compares digests), and a
 saved or unmodified document has no record at all.
 """
 
@@ -19,8 +19,8 @@ from typing import Any, Protocol
 from PySide6.QtCore import QObject, QTimer
 from PySide6.QtWidgets import QPlainTextEdit
 
-from app.fileio import TextDocument
-from app.recovery import RecoveryArea
+from app.documents.fileio import TextDocument
+from app.documents.recovery import RecoveryArea
 
 log = logging.getLogger(__name__)
 

@@ -21,7 +21,7 @@ from typing import Any
 
 from PySide6.QtGui import QTextCursor
 
-from app.editor_widget import RewriteEditor
+from app.window.editor_widget import RewriteEditor
 
 MAX_VERSIONS_PER_SPAN = 200  # a writer regenerating all afternoon keeps the newest ones and the original
 ORIGINAL = "Original"
@@ -183,7 +183,7 @@ class SpanVersions:
             if where is None or len(track.versions) < 2:
                 continue
             span = self.editor.live_span
-            # The record's text shows a developing span as its original (app/autosave.py).
+            # The record's text shows a developing span as its original (app/documents/autosave.py).
             current = span.original if track is self.active and span is not None else track.current
             out.append({
                 "at": where[0], "current": current,

@@ -23,9 +23,9 @@ from PySide6.QtGui import QKeyEvent, QTextCursor
 from PySide6.QtWidgets import QLabel, QStatusBar
 
 from app.dialogs.message_bar import MessageBar
-from app.editor_widget import Phase, RewriteEditor
+from app.rewrite.worker import PaintedPass, RewriteService
 from app.settings import Preferences
-from app.worker import PaintedPass, RewriteService
+from app.window.editor_widget import Phase, RewriteEditor
 from model import EditRequest, EditResult, RequestError
 from model.edit.request import CONTEXT_CHARS_PER_TOKEN, LENGTH_FACTORS, MAX_CANVAS_TOKENS, Length, Mode
 from model.edit.shape import shape_request
@@ -53,12 +53,12 @@ class RewriteRun:
     result: EditResult | None = None
     candidate: int = 0
     regenerations: int = 0
-    keep: tuple[tuple[int, int], ...] = ()  # kept words, offsets in the writer's selection (app/steering.py)
+    keep: tuple[tuple[int, int], ...] = ()  # kept words, offsets in the writer's selection (app/rewrite/steering.py)
     # The writer's selection around the live span: the edge whitespace and sentence ending left outside it
     # (before, after), so Esc selects what the writer selected.
     margins: tuple[int, int] = (0, 0)
     started: float = field(default_factory=time.monotonic)
-    # Drafts side by side (app/drafts_panel.py): the draft the writer chose while they develop (the span
+    # Drafts side by side (app/rewrite/drafts_panel.py): the draft the writer chose while they develop (the span
     # follows it instead of the leader), and the last pass painted, to show that choice at once.
     pinned: int | None = None
     last_pass: PaintedPass | None = None
@@ -129,7 +129,7 @@ class RewriteController(QObject):
     """The current run (``run``) and the last finished result (``last_result``) of one window."""
 
     stateChanged = Signal()  # a run started, finished, changed candidate or ended
-    # For the drafts panel and the span's versions (app/drafts_panel.py, app/versions.py):
+    # For the drafts panel and the span's versions (app/rewrite/drafts_panel.py, app/rewrite/versions.py):
     passPainted = Signal(object)  # PaintedPass of the current run, after the span painted it
     spanBegan = Signal(int, int, str)  # start, end, the original text
     draftShown = Signal(str, str)  # a finished draft put in the span: its text, its label
@@ -202,7 +202,7 @@ class RewriteController(QObject):
             start, end = start + margins[0], end - margins[1]
             bound = self._context_chars()
             request = replace(request, prefix=request.prefix[-bound:], suffix=request.suffix[:bound])
-        # Before the span is painted over: its versions find it by its text (app/versions.py).
+        # Before the span is painted over: its versions find it by its text (app/rewrite/versions.py).
         self.spanBegan.emit(start, end, editor.text_between(start, end))
         editor.begin_live_span(start, end)
         job_id = window.service.submit(request, window.prefs.pass_display_ms)

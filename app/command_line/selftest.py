@@ -25,7 +25,7 @@ def self_test(out: TextIO | None = None) -> int:
         stream.write(line + "\n")
         stream.flush()
 
-    from app import gpu_env
+    from app.model_sources import gpu_env
     from app.userdirs import user_dirs
 
     system = f"{platform.system()} {platform.machine()}"

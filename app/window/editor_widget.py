@@ -17,7 +17,7 @@ How a rewrite lives in the document, and in its undo history:
 
 A little over 400 lines on purpose: painting, lifting and refusing all keep the one invariant above
 (the rewrite is one edit block on top of the history), so they stay in one class. The Markdown cues
-live in ``app/markdown_highlighter.py``.
+live in ``app/window/markdown_highlighter.py``.
 """
 
 from __future__ import annotations
@@ -43,10 +43,10 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QApplication, QMenu, QPlainTextEdit, QWidget
 
-from app.drafts import hesitation
-from app.markdown_highlighter import MarkdownHighlighter
-from app.theme import CanvasColors, canvas_colors
-from app.worker import Ink, Segment
+from app.rewrite.drafts import hesitation
+from app.rewrite.worker import Ink, Segment
+from app.window.markdown_highlighter import MarkdownHighlighter
+from app.window.theme import CanvasColors, canvas_colors
 
 Move = QTextCursor.MoveOperation
 Anchor = QTextCursor.MoveMode.KeepAnchor

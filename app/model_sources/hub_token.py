@@ -1,5 +1,5 @@
 """A Hugging Face token for gated or private models: in the system keyring where there is one, else in memory
-for this session; never in the settings file (the same rules as the team server's key, app/server_key.py).
+for this session; never in the settings file (the same rules as the team server's key, app/model_sources/server_key.py).
 
 ``HF_TOKEN`` and the token ``huggingface-cli login`` saved come first: huggingface_hub sends them by itself
 when Redraft passes no token, so a token is kept here only when the writer typed one into Redraft.
@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import logging
 
-from app.server_key import keyring_available
+from app.model_sources.server_key import keyring_available
 
 log = logging.getLogger(__name__)
 

@@ -26,8 +26,8 @@ from app.dialogs.popups import INSTRUCTION_PRESETS
 from model.edit.request import GAP_MARK, Length
 
 if TYPE_CHECKING:
-    from app.editor_widget import RewriteEditor
-    from app.main_window import MainWindow
+    from app.window.editor_widget import RewriteEditor
+    from app.window.main_window import MainWindow
 
 # Length ▸ choices: (value sent as EditRequest.length, menu text, toolbar text, what it does).
 LENGTHS: tuple[tuple[Length, str, str, str], ...] = (

@@ -2,7 +2,7 @@
 
 :class:`ModelWorker` lives in that thread and drives :meth:`model.Engine.edit`; every :class:`Pass`
 crosses to the GUI thread as a signal, already turned into paintable segments, every candidate's. With
-several candidates the span shows the leading draft as it develops (``app.drafts.leading_candidate``:
+several candidates the span shows the leading draft as it develops (``app.rewrite.drafts.leading_candidate``:
 the most slots accepted so far), the drafts panel all of them; the ranking at the end chooses the one
 offered first. Only a server's waiting passes, before any text exists, are veiled. :class:`RewriteService`
 is the GUI-side handle: it queues loads and edits to the worker and owns the cancel flags, which the
@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, QThread, Signal, Slot
 
-from app.drafts import leading_candidate
+from app.rewrite.drafts import leading_candidate
 from model import EditCancelled, EditRequest, EditResult, Pass, RedraftError
 from model.edit.passes import without_lead
 

@@ -1,7 +1,7 @@
 """Several drafts developing at once: which one leads, and how settled each word is.
 
-No Qt here: the model thread (``app.worker``) picks the leading draft for the span from each
-:class:`~model.Pass`, and the drafts panel (``app.drafts_panel``) shades words with :func:`hesitation`.
+No Qt here: the model thread (``app.rewrite.worker``) picks the leading draft for the span from each
+:class:`~model.Pass`, and the drafts panel (``app.rewrite.drafts_panel``) shades words with :func:`hesitation`.
 Both read only what the one sampler loop yields (``Pass.accepted``, ``Pass.entropy``); nothing is
 recomputed or forked for the display.
 """

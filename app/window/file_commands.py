@@ -1,10 +1,10 @@
 """The window's File menu: New, Open, Save, Save As, Open Recent, and "save your changes first?".
 
-:class:`FileCommands` is the file half of :class:`app.main_window.MainWindow`, which inherits it: its
+:class:`FileCommands` is the file half of :class:`app.window.main_window.MainWindow`, which inherits it: its
 state is the window's own (``path``, ``file_format``, the title that names the file), and autosave,
 the disk watcher and the recovery offer reach it as the window's (``window.path``, ``window.open_path``,
-``window.saved_text``). Reading and writing the bytes is :mod:`app.fileio`'s; noticing changes made by
-other programs is :mod:`app.disk_watch`'s.
+``window.saved_text``). Reading and writing the bytes is :mod:`app.documents.fileio`'s; noticing changes made by
+other programs is :mod:`app.documents.disk_watch`'s.
 """
 
 from __future__ import annotations
@@ -15,8 +15,7 @@ from pathlib import Path
 from PySide6.QtWidgets import QFileDialog, QInputDialog, QMainWindow, QMenu, QMessageBox
 
 from app.dialogs.message_bar import MessageBar
-from app.editor_widget import RewriteEditor
-from app.fileio import (
+from app.documents.fileio import (
     FALLBACK_ENCODINGS,
     BinaryFileError,
     FileError,
@@ -26,6 +25,7 @@ from app.fileio import (
     save_document,
 )
 from app.settings import MAX_RECENT_FILES, Preferences
+from app.window.editor_widget import RewriteEditor
 
 
 class FileCommands(QMainWindow):
