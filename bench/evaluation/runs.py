@@ -134,6 +134,7 @@ def run_rewrites(
     strength: float,
     candidates: int,
     vary_length: bool = True,
+    options: DenoiseOptions | None = None,
 ) -> tuple[RewriteFigures, list[tuple[str, int]]]:
     """Rewrite every case's sentence in place (the editor's request); judge the rewrites like fills, and
     say how long they came out and how much of the sentence they kept. Returns (figures, [(text, passes)])."""
@@ -155,6 +156,7 @@ def run_rewrites(
             seed=seed + i,
             candidates=candidates,
             vary_length=vary_length,
+            options=options or DenoiseOptions(),
         )
         result = engine.run(request)
         rewrites.append((result.text, result.passes))
