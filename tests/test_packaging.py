@@ -33,6 +33,7 @@ def load_script(path: Path) -> ModuleType:
 
 icons = load_script(PACKAGING / "icons.py")
 windows_lock = load_script(PACKAGING / "windows" / "lock.py")
+pe = load_script(PACKAGING / "windows" / "pe.py")
 
 
 def pins(path: Path) -> dict[str, str]:
@@ -144,7 +145,7 @@ def test_installer_script_compiles(tmp_path: Path, qapp: object) -> None:
 
 
 def test_build_scripts_parse() -> None:
-    for script in ("linux/build", "windows/build", "check", "venv.sh"):
+    for script in ("linux/build", "windows/build", "windows/wine-chroot", "windows/wine-check", "check", "venv.sh"):
         result = subprocess.run(["bash", "-n", str(PACKAGING / script)], capture_output=True, text=True)
         assert result.returncode == 0, result.stderr
 
@@ -156,3 +157,89 @@ def test_deb_depends_name_the_qt_xcb_libraries() -> None:
     assert depends
     names = {re.split(r"[ (]", item.strip())[0] for item in depends.group(1).replace("\\\n", "").split(",")}
     assert {"libxcb-cursor0", "libxkbcommon-x11-0", "libegl1", "libfontconfig1", "libdbus-1-3", "libglib2.0-0"} <= names
+
+
+def make_pe(imports: dict[str, list[str]], exports: dict[str, bytes]) -> bytearray:
+    """A minimal 64-bit PE file: one section (RVA 0x1000, file offset 0x200) holding the code of each
+    export, its export table and its import table, laid out as a linker would."""
+    body = bytearray()
+
+    def put(data: bytes, align: int = 8) -> int:
+        body.extend(b"\0" * (-len(body) % align))
+        body.extend(data)
+        return 0x1000 + len(body) - len(data)
+
+    code = {name: put(data, 16) for name, data in exports.items()}
+    export_rva = 0
+    if exports:
+        names = [put(name.encode() + b"\0", 1) for name in exports]
+        functions = put(struct.pack(f"<{len(code)}I", *code.values()))
+        name_table = put(struct.pack(f"<{len(names)}I", *names))
+        ordinals = put(struct.pack(f"<{len(names)}H", *range(len(names))))
+        export_rva = put(struct.pack("<IIHHIIIIIII", 0, 0, 0, 0, 0, 1, len(code), len(names), functions,
+                                     name_table, ordinals))  # fmt: skip
+    descriptors = []
+    for dll, functions_imported in imports.items():
+        hints = [put(b"\0\0" + name.encode() + b"\0", 2) for name in functions_imported]
+        thunks = put(struct.pack(f"<{len(hints) + 1}Q", *hints, 0))
+        descriptors.append(struct.pack("<IIIII", thunks, 0, 0, put(dll.encode() + b"\0", 1), thunks))
+    import_rva = put(b"".join(descriptors) + bytes(20), 4) if imports else 0
+    body.extend(b"\0" * (-len(body) % 0x200))
+    optional = struct.pack("<H106xI", 0x20B, 16) + struct.pack("<4I", export_rva, 40, import_rva, 20) + bytes(112)
+    header = b"MZ" + bytes(0x3A) + struct.pack("<I", 0x40) + b"PE\0\0"
+    header += struct.pack("<HHIIIHH", 0x8664, 1, 0, 0, 0, len(optional), 0x2022) + optional
+    header += struct.pack("<8sIIIIIIHHI", b".text", len(body), 0x1000, len(body), 0x200, 0, 0, 0, 0, 0)
+    return bytearray(header + bytes(0x200 - len(header)) + body)
+
+
+def test_pe_reads_imports_and_exports() -> None:
+    data = make_pe({"MSVCP140.dll": ["?_Xlength_error@std@@YAXPEBD@Z"], "KERNEL32.dll": ["GetLastError", "Sleep"]},
+                   {"crealf": b"\xc3", "creal": b"\xf2\x0f\x10\x01\xc3"})  # fmt: skip
+    parsed = pe.PEFile(data)
+    assert parsed.imports() == {
+        "msvcp140.dll": ["?_Xlength_error@std@@YAXPEBD@Z"],
+        "kernel32.dll": ["GetLastError", "Sleep"],
+    }
+    assert set(parsed.exports()) == {"crealf", "creal"}
+    assert data[parsed.offset(parsed.exports()["creal"])] == 0xF2
+    with pytest.raises(ValueError):
+        pe.PEFile(b"\x7fELF" + bytes(100))
+
+
+def test_pe_reads_a_real_windows_program() -> None:
+    # pip carries distlib's 64-bit launcher: a PE file built by Microsoft's linker, not by make_pe
+    launcher = Path(importlib.util.find_spec("pip").origin).parent / "_vendor" / "distlib" / "t64.exe"  # type: ignore[arg-type, union-attr]
+    if not launcher.is_file():
+        pytest.skip("this pip has no distlib launchers")
+    imported = pe.PEFile(launcher.read_bytes()).imports()
+    assert "kernel32.dll" in imported and "CreateProcessW" in imported["kernel32.dll"]
+
+
+def test_vc_runtime_must_lie_beside_python(tmp_path: Path) -> None:
+    # torch's DLLs import msvcp140.dll, which a fresh Windows lacks (Wine always has one): the build
+    # puts the VC++ runtime beside python.exe and fails when a payload file imports one that is not there
+    (tmp_path / "python").mkdir()
+    (tmp_path / "python" / "vcruntime140.dll").write_bytes(make_pe({"KERNEL32.dll": ["Sleep"]}, {}))
+    (tmp_path / "lib" / "torch" / "lib").mkdir(parents=True)
+    c10 = make_pe(
+        {"MSVCP140.dll": ["?_Xbad_alloc@std@@YAXXZ"], "VCRUNTIME140.dll": ["memcpy"], "KERNEL32.dll": ["Sleep"]}, {}
+    )
+    (tmp_path / "lib" / "torch" / "lib" / "c10.dll").write_bytes(c10)
+    (tmp_path / "lib" / "readme.txt").write_text("not a DLL")
+    (tmp_path / "lib" / "broken.pyd").write_bytes(b"MZ")  # skipped, not a crash
+    assert pe.vc_runtime_missing(tmp_path) == {"msvcp140.dll": [str(Path("lib/torch/lib/c10.dll"))]}
+    (tmp_path / "python" / "msvcp140.dll").write_bytes(make_pe({}, {}))
+    assert pe.vc_runtime_missing(tmp_path) == {}
+
+
+def test_wine_stub_patch_writes_the_accessor_once_and_refuses_real_code() -> None:
+    stub = pe.WINE_STUB_START + bytes(17)  # Wine's stub: name in rcx, then a call that aborts
+    data = make_pe({}, {"crealf": stub, "cimagf": stub, "creal": b"\xf2\x0f\x10\x01\xc3"})
+    code = {name: pe.UCRT_ACCESSORS[name] for name in ("crealf", "cimagf")}
+    assert pe.patch_wine_stubs(data, code) == ["crealf", "cimagf"]
+    parsed = pe.PEFile(data)
+    start = parsed.offset(parsed.exports()["crealf"])
+    assert bytes(data[start : start + 5]) == bytes.fromhex("660f6ec1c3")  # movd xmm0, ecx; ret
+    assert pe.patch_wine_stubs(data, code) == []  # already patched: nothing to do
+    with pytest.raises(ValueError, match="creal is not a Wine stub"):
+        pe.patch_wine_stubs(data, {"creal": "c3"})
