@@ -78,15 +78,22 @@ def decode_at(
     keep: torch.Tensor,
     self_conditioning_logits: torch.Tensor | None,
     where: torch.Tensor,
+    attention_mask: dict[str, torch.Tensor] | None = None,
 ) -> torch.Tensor:
     """``decode(...)[where]`` without computing the head anywhere else: (positions, vocab) float32 logits.
 
     At this model size the vocabulary-wide work (head, soft-cap, their gradients) was about half of a
     training step, and pinned slots carry no loss, so the head runs on the free slots only.
+    ``attention_mask``: the decoder's 4-D masks by layer type (the adaptation's annealed canvas masks,
+    ``model/training/adapt.py``); None is the engine's bidirectional canvas.
     """
+    extra = {} if attention_mask is None else {"decoder_attention_mask": attention_mask}
     with zero_self_conditioning_at(model, keep if self_conditioning_logits is not None else None):
         hidden = model.model(
-            **with_cache(cache), decoder_input_ids=canvas, self_conditioning_logits=self_conditioning_logits
+            **with_cache(cache),
+            decoder_input_ids=canvas,
+            self_conditioning_logits=self_conditioning_logits,
+            **extra,
         ).last_hidden_state
     # The head of DiffusionGemmaForBlockDiffusion.forward: projection, float32, final soft-capping.
     logits = model.lm_head(hidden[where]).float()
@@ -136,8 +143,10 @@ def diffusion_loss(
     noise: NoiseConfig | None = None,
     t: torch.Tensor | None = None,
     self_condition: bool | None = None,
+    attention_mask: dict[str, torch.Tensor] | None = None,
 ) -> StepOutput:
-    """Mean cross-entropy over free slots. ``t``/``self_condition`` fixed by evaluation, else drawn."""
+    """Mean cross-entropy over free slots. ``t``/``self_condition`` fixed by evaluation, else drawn;
+    ``attention_mask`` as in ``decode_at``."""
     noise = noise or NoiseConfig()
     vocab = text_config_of(model.config).vocab_size
     b = batch.targets.shape[0]
@@ -153,13 +162,13 @@ def diffusion_loss(
         lo, hi = noise.sc_temperature_range
         temperature = lo + (hi - lo) * float(torch.rand((), generator=generator))
         with torch.no_grad():
-            first = decode_at(model, cache, noisy, keep, None, batch.free) / temperature
+            first = decode_at(model, cache, noisy, keep, None, batch.free, attention_mask) / temperature
         # Pinned slots get a zeroed signal whatever their logits, so zeros stand in for them there.
         sc_logits = first.new_zeros((*noisy.shape, first.shape[-1]))
         sc_logits[batch.free] = first
     records: list[tuple[torch.Tensor, torch.Tensor]] = []
     with recording_routers(model, records) if noise.router_aux_weight > 0 else nullcontext():
-        logits = decode_at(model, cache, noisy, keep, sc_logits, batch.free)
+        logits = decode_at(model, cache, noisy, keep, sc_logits, batch.free, attention_mask)
     loss = F.cross_entropy(logits, batch.targets[batch.free])
     if records:
         loss = loss + noise.router_aux_weight * router_balance_loss(records)

