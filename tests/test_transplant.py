@@ -9,12 +9,24 @@ import copy
 import importlib.util
 import json
 import os
+from dataclasses import replace
 
+import numpy as np
 import pytest
 import torch
 from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, trainers
-from transformers import Gemma3ForCausalLM, Gemma3TextConfig, PreTrainedTokenizerFast
+from transformers import DiffusionGemmaForBlockDiffusion, Gemma3ForCausalLM, Gemma3TextConfig, PreTrainedTokenizerFast
 
+from model.training.adapt import (
+    Recipe,
+    adaptation_loss,
+    annealed_masks,
+    mix_for,
+    open_fraction,
+    run,
+    teacher_log_probs,
+)
+from model.training.data import CanvasBatch, ExampleSampler, TokenizedPool
 from model.training.transplant import encoder_logits, source_layers, transplant
 from model.training.transplant_build import truncated
 from model.training.transplant_calibrate import agreement, calibrate_pairs
@@ -284,3 +296,100 @@ def test_real_gemma3_transplant_is_exact_through_the_bridges_and_its_pruned_toke
     for text in PROSE[:3] + UNSEEN:
         out = pruned(text, add_special_tokens=False)["input_ids"]
         assert all(0 <= i < len(keep) for i in out) and pruned.decode(out) == text
+
+
+# ------------------------------------------------------------------ the adaptation recipe
+
+
+def _pools(seed: int) -> list[TokenizedPool]:
+    """Two pools of random documents in the toy vocabulary (ids 3.. so no pad, eos or bos inside)."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for ends in (True, False):
+        lengths = rng.integers(90, 160, size=12).astype(np.int64)
+        ids = rng.integers(3, VOCAB, size=int(lengths.sum())).astype(np.int32)
+        starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
+        out.append(TokenizedPool(ids, starts, lengths, np.full(12, ends)))
+    return out
+
+
+def _toy_recipe(**changes: object) -> Recipe:
+    base = Recipe(lr=1e-3, warmup_steps=2, max_steps=6, batch_size=2, canvas=8, seed=3, max_prefix=0)
+    return replace(base, **changes)  # type: ignore[arg-type]
+
+
+def test_an_annealed_mask_starts_causal_inside_the_canvas_and_ends_as_the_engines():
+    gemma = _gemma()
+    model = transplant(gemma, keep_layers=2)
+    prefix = torch.tensor([[2, 5, 6, 7]])
+    canvas = torch.randint(3, VOCAB, (1, 6), generator=torch.Generator().manual_seed(0))
+    changed = canvas.clone()
+    changed[0, 4] = (canvas[0, 4] + 1) % VOCAB
+    generator = torch.Generator().manual_seed(0)
+    masks = annealed_masks(model, prefix.shape[1], 1, 6, 0.0, generator)
+    assert masks is not None and annealed_masks(model, 4, 1, 6, 1.0, generator) is None
+
+    def hidden(tokens: torch.Tensor) -> torch.Tensor:
+        cache = model.model.encoder(input_ids=prefix, use_cache=True).past_key_values
+        with torch.no_grad():
+            return model.model(cache=cache, decoder_input_ids=tokens, decoder_attention_mask=masks).last_hidden_state
+
+    before, after = hidden(canvas), hidden(changed)
+    # Closed: slots before the changed one cannot see it; the slot itself and later ones do.
+    torch.testing.assert_close(before[0, :4], after[0, :4])
+    assert not torch.allclose(before[0, 4:], after[0, 4:])
+
+
+def test_the_teacher_gives_each_slot_gemma3s_next_token_distribution_over_the_kept_vocabulary():
+    gemma = _gemma()
+    keep = torch.tensor(sorted({0, 1, 2, 3, *range(10, 200)}))
+    batch = CanvasBatch(
+        prefix=torch.tensor([[2, 11, 12, 13]]),
+        targets=torch.tensor([[14, 15, 16]]),
+        free=torch.ones(1, 3, dtype=torch.bool),
+        kind=torch.zeros(1, dtype=torch.long),
+    )
+    got = teacher_log_probs(gemma, batch, keep)
+    with torch.no_grad():
+        full = gemma(input_ids=keep[torch.cat([batch.prefix, batch.targets], 1)], use_cache=False).logits
+    expected = torch.log_softmax(full[:, 3:6][..., keep], dim=-1)
+    torch.testing.assert_close(got, expected, atol=1e-5, rtol=1e-5)
+
+
+def test_distillation_and_annealing_add_to_the_uniform_objective():
+    gemma = _gemma()
+    model = transplant(gemma, keep_layers=2)
+    batch = ExampleSampler(_pools(0), [0.5, 0.5], 8, 2, mix_for(_toy_recipe()), seed=0).next_batch()
+    plain, parts = adaptation_loss(model, batch, torch.Generator().manual_seed(0), _toy_recipe(), 0)
+    distilled, dparts = adaptation_loss(
+        model, batch, torch.Generator().manual_seed(0), _toy_recipe(distill=1.0), 0, teacher=gemma
+    )
+    assert "kl" not in parts and dparts["kl"] > 0
+    torch.testing.assert_close(distilled, plain + dparts["kl"], atol=1e-4, rtol=1e-4)
+    _, aparts = adaptation_loss(model, batch, torch.Generator().manual_seed(0), _toy_recipe(anneal_steps=4), 1)
+    assert aparts["open"] == 0.25
+    assert open_fraction(4, _toy_recipe(anneal_steps=4)) == 1.0
+
+
+def test_adaptation_is_deterministic_and_resumes_where_it_stopped(tmp_path):
+    gemma = _gemma()
+    recipe = _toy_recipe(distill=0.5, anneal_steps=3)
+    train, held = _pools(1), _pools(2)
+
+    def fresh() -> DiffusionGemmaForBlockDiffusion:
+        return transplant(gemma, keep_layers=2)
+
+    whole = fresh()
+    state = run(whole, train, held, recipe, tmp_path / "whole", teacher=gemma, eval_every=3)
+    parted = fresh()
+    run(parted, train, held, recipe, tmp_path / "parted", teacher=gemma, eval_every=3, stop_at_step=4)
+    resumed = fresh()  # a new process: the transplant again, then the checkpoint
+    later = run(resumed, train, held, recipe, tmp_path / "parted", teacher=gemma, eval_every=3)
+    assert state.step == later.step == 6 and state.tokens == later.tokens == 6 * 2 * 8
+    for (name, a), b in zip(whole.named_parameters(), resumed.parameters(), strict=True):
+        assert torch.equal(a, b), name
+    assert [e["loss"] for e in state.log] == [e["loss"] for e in later.log]
+    # The embedding (tied head) stays Gemma 3's; the layers moved.
+    assert torch.equal(whole.get_input_embeddings().weight, fresh().get_input_embeddings().weight)
+    moved = whole.model.decoder.layers[0].mlp.up_proj.weight
+    assert not torch.equal(moved, fresh().model.decoder.layers[0].mlp.up_proj.weight)

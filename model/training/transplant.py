@@ -132,6 +132,7 @@ def transplant(
     keep_ids: torch.Tensor | None = None,
     keep_layers: int | None = None,
     canvas_length: int = 64,
+    seed: int = 0,
 ) -> DiffusionGemmaForBlockDiffusion:
     """A DiffusionGemma carrying ``gemma``'s weights through the exact bridges (see the module docstring).
 
@@ -144,7 +145,19 @@ def transplant(
     if keep_ids is not None:
         embed = embed[keep_ids]
     config = diffusion_config(src_config, embed.shape[0], layers, canvas_length)
-    target = DiffusionGemmaForBlockDiffusion(config).float().eval()
+    # What the bridges do not set (the self-conditioning block's input side, the silent expert's gate)
+    # starts from seeded draws: the same source gives the same transplant, and the caller's RNG is untouched.
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        target = DiffusionGemmaForBlockDiffusion(config).float().eval()
+        _bridge(target, gemma, layers, embed)
+    return target
+
+
+def _bridge(
+    target: DiffusionGemmaForBlockDiffusion, gemma: Gemma3ForCausalLM, layers: list[int], embed: torch.Tensor
+) -> None:
+    src_config = gemma.config
     lm: Any = target.model.encoder.language_model
     source: Any = gemma.model
     _copy(lm.embed_tokens.weight, embed)  # tied to the decoder's embedding and the head
@@ -154,7 +167,6 @@ def transplant(
     sc: Any = target.model.decoder.self_conditioning
     nn.init.zeros_(sc.down_proj.weight)  # silent until trained: the decoder starts from the encoder's weights
     target.tie_weights()
-    return target
 
 
 def _bridge_layer(dst: Any, src: Any, query_pre_attn_scalar: float) -> None:
