@@ -15,9 +15,10 @@ from pathlib import Path
 import pytest
 from hub_stub import TINY_REPO, HubStub, point_hub_at
 
-from model.checkpoint import hub as hub_module
+from model.checkpoint import hub_transfer
 from model.checkpoint.folders import resolve_folder
-from model.checkpoint.hub import DownloadCancelled, DownloadError, Progress, download, plan_download
+from model.checkpoint.hub import DownloadCancelled, DownloadError, Progress, plan_download
+from model.checkpoint.hub_transfer import download
 from model.checkpoint.manager import COPY_MARKER, list_installed, remove_model
 from model.errors import ModelLoadError
 
@@ -30,7 +31,7 @@ WEIGHTS = "model.safetensors"
 def hub(served: HubStub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> HubStub:
     """The stub, reset, with this process's huggingface_hub pointed at it and at a fresh cache."""
     point_hub_at(served, tmp_path, monkeypatch)
-    monkeypatch.setattr(hub_module, "RETRY_WAIT_S", 0.01)
+    monkeypatch.setattr(hub_transfer, "RETRY_WAIT_S", 0.01)
     return served
 
 

@@ -6,8 +6,7 @@ dialog does not stop it; reopening shows it again.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction
@@ -20,6 +19,7 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QListWidget,
     QListWidgetItem,
+    QMainWindow,
     QMenu,
     QMessageBox,
     QProgressBar,
@@ -34,9 +34,6 @@ from app.userdirs import user_dirs
 from model.checkpoint.hub import format_bytes, hub_endpoint
 from model.checkpoint.manager import InstalledModel, list_installed, remove_model
 from model.errors import RedraftError
-
-if TYPE_CHECKING:
-    from app.window.main_window import MainWindow
 
 NAME_ROLE = Qt.ItemDataRole.UserRole
 
@@ -211,27 +208,37 @@ class ModelManagerDialog(QDialog):
         self.refresh()
 
 
-def install_model_manager(window: MainWindow) -> ModelDownloads:
-    """Wire the model manager into ``window``: the downloads object, its status-bar label, Model ▸ Manage
-    Models…, and ``window.show_model_manager``. Called once from MainWindow.__init__."""
+@dataclass(frozen=True)
+class ModelManagerWiring:
+    """What the window keeps of the model manager: the downloads (one at a time, outliving the dialog),
+    Model ▸ Manage Models…, and the way to show the dialog (from Settings too)."""
+
+    downloads: ModelDownloads
+    action: QAction
+    show: Callable[..., ModelManagerDialog]
+
+
+def install_model_manager(
+    window: QMainWindow, current_model: Callable[[], str], use_model: Callable[[str], None]
+) -> ModelManagerWiring:
+    """Wire the model manager into ``window``: the downloads object and its status-bar label, and Model ▸
+    Manage Models… before Help. ``current_model`` names the model in use; ``use_model`` switches to one.
+    Called once from MainWindow.__init__."""
     downloads = ModelDownloads(window)
     downloads.attach(window.statusBar())
     dialogs: list[ModelManagerDialog] = []
 
-    def use_model(name: str) -> None:
-        window.apply_preferences(replace(window.prefs, model=name, use_server=False))
-
     def show(parent: QWidget | None = None) -> ModelManagerDialog:
         if parent is not None:  # from a modal dialog (Settings): a modal manager of its own, on top of it
-            modal = ModelManagerDialog(downloads, use_model, window.prefs.model, parent)
+            modal = ModelManagerDialog(downloads, use_model, current_model(), parent)
             modal.setModal(True)
             modal.show()
             return modal
         if dialogs:
             dialogs[0].refresh()
         else:
-            dialogs.append(ModelManagerDialog(downloads, use_model, window.prefs.model, window))
-        dialogs[0].current = window.prefs.model
+            dialogs.append(ModelManagerDialog(downloads, use_model, current_model(), window))
+        dialogs[0].current = current_model()
         dialogs[0].show()
         dialogs[0].raise_()
         return dialogs[0]
@@ -246,11 +253,9 @@ def install_model_manager(window: MainWindow) -> ModelDownloads:
         menu = QMenu("&Model", window)
         bar.insertMenu(help_menu, menu)
     menu.addAction(action)
-    window.manage_models_action = action  # type: ignore[attr-defined]
-    window.show_model_manager = show  # type: ignore[attr-defined]
     # A QThread destroyed while it runs aborts the process: the download is cancelled and waited for first.
     window.destroyed.connect(lambda *_: downloads.wait(5000))
     app = QApplication.instance()
     if app is not None:
         app.aboutToQuit.connect(lambda: downloads.wait(5000))
-    return downloads
+    return ModelManagerWiring(downloads, action, show)

@@ -2,19 +2,15 @@
 
 from __future__ import annotations
 
-import threading
 from dataclasses import replace
 from pathlib import Path
 
-from PySide6.QtCore import QObject, QSize, Qt, Signal
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QCheckBox,
-    QComboBox,
     QDialog,
     QDialogButtonBox,
-    QDoubleSpinBox,
     QFileDialog,
-    QFormLayout,
     QFrame,
     QHBoxLayout,
     QLabel,
@@ -23,118 +19,33 @@ from PySide6.QtWidgets import (
     QPushButton,
     QScrollArea,
     QSlider,
-    QSpinBox,
     QStackedWidget,
     QVBoxLayout,
     QWidget,
 )
 
 from app.dialogs.screen_fit import fitted
+from app.dialogs.settings_controls import (
+    DEVICE_LABELS,
+    EXPERT_LABELS,
+    MODEL_DEFAULT,
+    MODEL_SOURCES,
+    PASS_LABELS,
+    PREFERRED_SIZE,
+    THEME_LABELS,
+    WORDS_PER_TOKEN,
+    ConnectionTest,
+    combo_box,
+    described,
+    double_box,
+    form_layout,
+    integer_box,
+    words_for,
+    wrapped_label,
+)
 from app.model_sources import server_key
 from app.settings import Preferences
 from model.edit.request import MAX_POLISH_ROUNDS
-
-MODEL_SOURCES = (("Built-in model", "builtin"), ("Local folder", "folder"), ("Hugging Face Hub id", "hub"))
-DEVICE_LABELS = (
-    ("Automatic (the graphics card if it can)", "auto"),
-    ("This computer's processor (CPU)", "cpu"),
-    ("The NVIDIA graphics card (CUDA)", "cuda"),
-)
-# Where a Mixture-of-Experts model's routed experts live (Preferences.experts, issue #41).
-EXPERT_LABELS = (
-    ("Automatic (on the card when they fit)", "auto"),
-    ("All on the graphics card", "device"),
-    ("In the computer's memory, streamed to the card", "host-stream"),
-    ("In the computer's memory, run by the processor", "host-compute"),
-)
-THEME_LABELS = (("Follow the system", "system"), ("Light", "light"), ("Dark", "dark"))
-MODEL_DEFAULT = "Model default"
-PASS_LABELS = (
-    ("One request per edit (the text arrives whole)", "one-request"),
-    ("One request per pass (every pass shows; fills read much worse)", "per-pass"),
-)
-PREFERRED_SIZE = QSize(760, 560)  # then fitted to the screen (app/dialogs/screen_fit.py)
-WORDS_PER_TOKEN = 0.75  # English prose, roughly; only for saying a token budget in words
-
-
-class _ConnectionTest(QObject):
-    """Runs ``model.server.connect`` off the GUI thread; ``done`` carries the line to show and success."""
-
-    done = Signal(str, bool)
-
-    def start(self, url: str, model: str | None, key: str | None) -> None:
-        def probe() -> None:
-            from model.server.contact import connect  # the standard library only: no torch for a test
-            from model.server.http import Endpoint
-
-            try:
-                info = connect(Endpoint(url, key, timeout_s=20, connect_timeout_s=5), model)
-            except Exception as error:  # every failure becomes the line the writer reads
-                self.done.emit(f"✗ {error}", False)
-                return
-            others = [name for name in info.served if name != info.name]
-            more = f" (also serves {', '.join(others)})" if others else ""
-            self.done.emit(
-                f"✓ {info.name}{more}: canvas {info.canvas_length} tokens, context {info.max_model_len} tokens", True
-            )
-
-        threading.Thread(target=probe, name="redraft-server-test", daemon=True).start()
-
-
-def _combo(items: tuple[tuple[str, str], ...], current: str) -> QComboBox:
-    combo = QComboBox()
-    for label, value in items:
-        combo.addItem(label, value)
-    combo.setCurrentIndex(max(0, combo.findData(current)))
-    return combo
-
-
-def _double(value: float, maximum: float, step: float, decimals: int = 2) -> QDoubleSpinBox:
-    box = QDoubleSpinBox()
-    box.setRange(0.0, maximum)
-    box.setDecimals(decimals)
-    box.setSingleStep(step)
-    box.setSpecialValueText(MODEL_DEFAULT)  # shown at 0: use the checkpoint's own default
-    box.setValue(value)
-    return box
-
-
-def _form() -> QFormLayout:
-    form = QFormLayout()
-    form.setRowWrapPolicy(QFormLayout.RowWrapPolicy.WrapLongRows)  # a narrow dialog puts fields under labels
-    return form
-
-
-def _sentence(text: str) -> QLabel:
-    label = QLabel(text)
-    label.setWordWrap(True)
-    return label
-
-
-def _described(control: QWidget, sentence: str) -> QWidget:
-    """A setting with one plain sentence under it saying what it does for the writer."""
-    box = QWidget()
-    layout = QVBoxLayout(box)
-    layout.setContentsMargins(0, 0, 0, 0)
-    row = QHBoxLayout()
-    row.addWidget(control)
-    row.addStretch(1)
-    layout.addLayout(row)
-    layout.addWidget(_sentence(sentence))
-    return box
-
-
-def _words(tokens: int) -> int:
-    return max(1, round(tokens * WORDS_PER_TOKEN))
-
-
-def _integer(value: int, minimum: int, maximum: int, special: str = "") -> QSpinBox:
-    box = QSpinBox()
-    box.setRange(minimum, maximum)
-    if special:
-        box.setSpecialValueText(special)
-    box.setValue(value)
-    return box
 
 
 class SettingsDialog(QDialog):
@@ -153,13 +64,13 @@ class SettingsDialog(QDialog):
             if p.model in ("", "builtin")
             else ("folder" if Path(p.model).expanduser().exists() else "hub")
         )
-        self.model_source = _combo(MODEL_SOURCES, source)
+        self.model_source = combo_box(MODEL_SOURCES, source)
         self.model_path = QLineEdit("" if source == "builtin" else p.model)
         self.model_path.setPlaceholderText("/path/to/checkpoint or org/model-name")
         self.browse = QPushButton("Browse…")
         self.browse.clicked.connect(self._browse)
-        self.device = _combo(DEVICE_LABELS, p.device)
-        self.experts = _combo(EXPERT_LABELS, p.experts)
+        self.device = combo_box(DEVICE_LABELS, p.device)
+        self.experts = combo_box(EXPERT_LABELS, p.experts)
         self.experts.setToolTip(
             "Routed experts: most of a Mixture-of-Experts model's weights. Kept in the computer's memory, they "
             "let a 12–16 GB graphics card run the 26B-A4B model at 4 bit, each pass slower than with all of "
@@ -179,62 +90,62 @@ class SettingsDialog(QDialog):
         self.strength.setPageStep(15)
         self.strength.setValue(round(p.rewrite_strength * 100))
         self.strength.setToolTip("Rewrite strength: the share of the selection re-noised before it develops")
-        self.strength_words = _sentence("")
+        self.strength_words = wrapped_label("")
         self.strength.valueChanged.connect(self._describe_strength)
         self._describe_strength(self.strength.value())
-        self.candidates = _integer(p.candidates, 1, 8, "1 draft")
+        self.candidates = integer_box(p.candidates, 1, 8, "1 draft")
         self.candidates.setSuffix(" drafts")
         self.candidates.setToolTip(
             "Candidates, developed side by side in one batch; they also try shorter lengths (a gap: all of "
             "the length asked for, 2/3, 1/2, 1/3; a rewrite: around the selection's own length), so the "
             "model chooses the length."
         )
-        self.fill_words = _integer(_words(p.fill_max_tokens), 1, _words(1024))
+        self.fill_words = integer_box(words_for(p.fill_max_tokens), 1, words_for(1024))
         self.fill_words.setSuffix(" words")
         self.fill_words.setToolTip("The longest fill, in tokens: about 4 for every 3 words")
         self.random_seed = QCheckBox("A different result every time")
         self.random_seed.setChecked(p.random_seed)
         self.random_seed.setToolTip("Random seed for every rewrite")
-        self.seed = _integer(p.seed, 0, 2**31 - 1)
+        self.seed = integer_box(p.seed, 0, 2**31 - 1)
         self.seed.setToolTip("The random seed used when results repeat")
         self.random_seed.toggled.connect(lambda random: self.seed.setEnabled(not random))
         self.seed.setEnabled(not p.random_seed)
 
         # Advanced: the sampler's own dials; 0 (or one step below it) is "the model's default".
-        self.max_steps = _integer(p.max_denoising_steps, 0, 1024, MODEL_DEFAULT)
+        self.max_steps = integer_box(p.max_denoising_steps, 0, 1024, MODEL_DEFAULT)
         self.max_steps.setToolTip("Max denoising steps (the model's default is usually 48)")
-        self.t_max = _double(p.t_max, 10.0, 0.05)
+        self.t_max = double_box(p.t_max, 10.0, 0.05)
         self.t_max.setToolTip("t_max: the sampling temperature of the first pass")
-        self.t_min = _double(p.t_min, 10.0, 0.05)
+        self.t_min = double_box(p.t_min, 10.0, 0.05)
         self.t_min.setToolTip("t_min: the sampling temperature of the last pass")
-        self.entropy_bound = _double(p.entropy_bound, 10.0, 0.01, decimals=3)
+        self.entropy_bound = double_box(p.entropy_bound, 10.0, 0.01, decimals=3)
         self.entropy_bound.setToolTip(
             "Entropy bound (nats): a pass accepts tokens, most certain first, while their summed entropy "
             "stays under it"
         )
         # Its own box: 0 is a real value (off), so "model default" sits one step below it.
-        self.left_to_right_bias = _double(0.0, 10.0, 0.1)
+        self.left_to_right_bias = double_box(0.0, 10.0, 0.1)
         self.left_to_right_bias.setMinimum(-0.1)
         self.left_to_right_bias.setValue(p.left_to_right_bias if p.left_to_right_bias >= 0 else -0.1)
         self.left_to_right_bias.setToolTip(
             "Left-to-right bias (nats per slot); 0 is the published DiffusionGemma sampler."
         )
-        self.polish_rounds = _integer(p.polish_rounds, -1, MAX_POLISH_ROUNDS, MODEL_DEFAULT)
+        self.polish_rounds = integer_box(p.polish_rounds, -1, MAX_POLISH_ROUNDS, MODEL_DEFAULT)
         self.polish_rounds.setToolTip(
             "Polish rounds: the least likely tokens turn back into noise and develop again; 0 is the "
             "published sampler."
         )
-        self.context_budget = _integer(p.context_budget, 16, 32768)
+        self.context_budget = integer_box(p.context_budget, 16, 32768)
         self.context_budget.setSuffix(" tokens")
         self.context_budget.setToolTip("Context budget: tokens of the text before the selection in the prompt")
         self.context_words = QLabel("")
         self.context_budget.valueChanged.connect(self._describe_context)
         self._describe_context(self.context_budget.value())
 
-        self.pass_display = _integer(p.pass_display_ms, 0, 2000, "As fast as the model runs")
+        self.pass_display = integer_box(p.pass_display_ms, 0, 2000, "As fast as the model runs")
         self.pass_display.setSuffix(" ms")
         self.pass_display.setToolTip("The least time each denoising pass stays on screen")
-        self.theme = _combo(THEME_LABELS, p.theme)
+        self.theme = combo_box(THEME_LABELS, p.theme)
 
         self.use_server = QCheckBox("Edit on a team's server instead of this computer")
         self.use_server.setChecked(p.use_server)
@@ -245,26 +156,26 @@ class SettingsDialog(QDialog):
         self.server_key = QLineEdit((server_key.load_key(p.server_url.strip()) or "") if p.server_url.strip() else "")
         self.server_key.setEchoMode(QLineEdit.EchoMode.Password)
         self.server_key.setPlaceholderText("none")
-        self.server_passes = _combo(PASS_LABELS, p.server_passes)
+        self.server_passes = combo_box(PASS_LABELS, p.server_passes)
         self.test_connection = QPushButton("Test connection")
         self.connection_result = QLabel("")
         self.connection_result.setWordWrap(True)
         self.key_storage = QLabel(server_key.describe_storage())
         self.key_storage.setWordWrap(True)
-        self._tester = _ConnectionTest(self)
+        self._tester = ConnectionTest(self)
         self._tester.done.connect(self._on_tested)
         self.test_connection.clicked.connect(self.run_connection_test)
 
         model_row = QHBoxLayout()
         model_row.addWidget(self.model_path, 1)
         model_row.addWidget(self.browse)
-        model_form = _form()
+        model_form = form_layout()
         model_form.addRow("Model:", self.model_source)
         model_form.addRow("Location:", model_row)
         model_form.addRow("Run it on:", self.device)
         model_form.addRow(
             "Routed experts:",
-            _described(
+            described(
                 self.experts,
                 "Only for Mixture-of-Experts models, such as the 26B-A4B, at 4 or 8 bit on a graphics card. "
                 "In the computer's memory they let a 12–16 GB card run the 26B-A4B; what fits stays on the card.",
@@ -273,7 +184,7 @@ class SettingsDialog(QDialog):
         model_form.addRow("", self.allow_download)
         model_form.addRow("", self.manage_models)
 
-        server_form = _form()
+        server_form = form_layout()
         server_form.addRow("", self.use_server)
         server_form.addRow("Address:", self.server_url)
         server_form.addRow("Model:", self.server_model)
@@ -290,11 +201,11 @@ class SettingsDialog(QDialog):
         strength_box.addWidget(self.strength)
         strength_box.addLayout(ends)
         strength_box.addWidget(self.strength_words)
-        rewriting_form = _form()
+        rewriting_form = form_layout()
         rewriting_form.addRow("How much to change:", strength_box)
         rewriting_form.addRow(
             "Drafts:",
-            _described(
+            described(
                 self.candidates,
                 "Redraft writes this many drafts side by side, of different lengths, and shows the one it "
                 "rates best first; Alt+Up and Alt+Down show the others. Each extra draft makes a rewrite "
@@ -303,11 +214,11 @@ class SettingsDialog(QDialog):
         )
         rewriting_form.addRow(
             "Fill a gap with up to:",
-            _described(self.fill_words, "The longest text Fill Gap writes; the fill popup changes it too."),
+            described(self.fill_words, "The longest text Fill Gap writes; the fill popup changes it too."),
         )
         rewriting_form.addRow(
             "Results:",
-            _described(
+            described(
                 self.random_seed,
                 "Off, the same selection gives the same rewrite each time, so a good one can be found again "
                 "(the number below picks which one).",
@@ -318,20 +229,20 @@ class SettingsDialog(QDialog):
         seed_row.addStretch(1)
         rewriting_form.addRow("Repeat number:", seed_row)
 
-        look_form = _form()
+        look_form = form_layout()
         look_form.addRow("Theme:", self.theme)
         look_form.addRow(
             "Show each pass for at least:",
-            _described(
+            described(
                 self.pass_display,
                 "A fast computer finishes a rewrite in a blink; this keeps each pass on screen long enough "
                 "to watch the text develop.",
             ),
         )
 
-        advanced_form = _form()
+        advanced_form = form_layout()
         advanced_form.addRow(
-            _sentence(
+            wrapped_label(
                 "How the model drafts, pass by pass. \u201cModel default\u201d uses what the model itself "
                 "asks for; hover over a setting for its technical name."
             )
@@ -352,14 +263,14 @@ class SettingsDialog(QDialog):
              "write cleaner text."),
         )  # fmt: skip
         for label, control, sentence in advanced_rows:
-            advanced_form.addRow(label, _described(control, sentence))
+            advanced_form.addRow(label, described(control, sentence))
         context_row = QHBoxLayout()
         context_row.addWidget(self.context_budget)
         context_row.addWidget(self.context_words, 1)
         context_box = QVBoxLayout()
         context_box.addLayout(context_row)
         context_box.addWidget(
-            _sentence(
+            wrapped_label(
                 "How much of the text before the selection the model reads; more keeps it in tune with your "
                 "document but makes each rewrite start slower."
             )
@@ -537,7 +448,7 @@ class SettingsDialog(QDialog):
             candidates=self.candidates.value(),
             # In tokens, as the popup stores it; unchanged words keep the exact number saved.
             fill_max_tokens=self.original.fill_max_tokens
-            if (words := self.fill_words.value()) == _words(self.original.fill_max_tokens)
+            if (words := self.fill_words.value()) == words_for(self.original.fill_max_tokens)
             else round(words / WORDS_PER_TOKEN),
             rewrite_strength=self.strength.value() / 100,
             random_seed=self.random_seed.isChecked(),

@@ -22,13 +22,13 @@ from model.checkpoint.hub import (
     DownloadPlan,
     Progress,
     check_space,
-    download,
     format_bytes,
     free_space,
     hub_endpoint,
     plan_download,
     quiet_hub,
 )
+from model.checkpoint.hub_transfer import download
 from model.checkpoint.manager import list_installed, remove_model
 from model.errors import RedraftError
 

@@ -12,7 +12,8 @@ import threading
 from PySide6.QtCore import QObject, QThread, Signal
 from PySide6.QtWidgets import QLabel, QStatusBar
 
-from model.checkpoint.hub import DownloadError, Progress, check_space, download, plan_download, quiet_hub
+from model.checkpoint.hub import DownloadError, Progress, check_space, plan_download, quiet_hub
+from model.checkpoint.hub_transfer import download
 
 
 class _DownloadThread(QThread):

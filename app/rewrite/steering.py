@@ -16,18 +16,19 @@ the new text's and a mark on them would say nothing more.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from functools import partial
+from typing import Protocol
 
 from PySide6.QtCore import QObject
-from PySide6.QtGui import QAction, QActionGroup, QColor, QPalette, QTextCharFormat, QTextCursor
-from PySide6.QtWidgets import QLabel, QMenu, QTextEdit, QToolBar
+from PySide6.QtGui import QAction, QActionGroup, QColor, QKeySequence, QPalette, QTextCharFormat, QTextCursor
+from PySide6.QtWidgets import QLabel, QMenu, QStatusBar, QTextEdit, QToolBar
 
 from app.dialogs.popups import INSTRUCTION_PRESETS
+from app.rewrite.rewrite_controller import RewriteController, RewriteRun
+from app.settings import Preferences
+from app.window.editor_widget import RewriteEditor
 from model.edit.request import GAP_MARK, Length
-
-if TYPE_CHECKING:
-    from app.window.editor_widget import RewriteEditor
-    from app.window.main_window import MainWindow
 
 # Length ▸ choices: (value sent as EditRequest.length, menu text, toolbar text, what it does).
 LENGTHS: tuple[tuple[Length, str, str, str], ...] = (
@@ -232,11 +233,30 @@ class KeepMarks(QObject):
         self._refresh()
 
 
+class SteeringHost(Protocol):
+    """What steering needs of the window (MainWindow is one): its text, preferences, rewrites and actions."""
+
+    editor: RewriteEditor
+    prefs: Preferences
+    rewrites: RewriteController
+    instruct_action: QAction
+    fill_action: QAction
+
+    @property
+    def run(self) -> RewriteRun | None: ...
+
+    def statusBar(self) -> QStatusBar: ...
+
+    def rewrite_with_instruction(self, instruction: str) -> int | None: ...
+
+    def _store(self, **changes: object) -> None: ...
+
+
 class Steering(QObject):
     """The window's steering actions (Keep Words, Fill Gaps in Selection, Length, Tone) and the marks."""
 
-    def __init__(self, window: MainWindow) -> None:
-        super().__init__(window)
+    def __init__(self, window: SteeringHost) -> None:
+        super().__init__(window.editor)  # lives as long as the window's text
         self.window = window
         self.marks = KeepMarks(window.editor)
         self.keep_action = self._action("&Keep Words", self.toggle_keep, "Ctrl+K")
@@ -245,7 +265,7 @@ class Steering(QObject):
         self.length_group.setExclusive(True)
         self.length_actions: dict[str, QAction] = {}
         for value, text, short, tip in LENGTHS:
-            action = self._action(text, lambda value=value: self.set_length(value))
+            action = self._action(text, partial(self.set_length, value))
             action.setCheckable(True)
             action.setIconText(short)
             action.setToolTip(f"{tip} (Rewrite Selection; Rewrite ▸ Length)")
@@ -255,11 +275,15 @@ class Steering(QObject):
             self.length_actions[value] = action
         self.tone_actions: dict[QAction, str] = {}
         for label, instruction in INSTRUCTION_PRESETS.items():
-            action = self._action(label, lambda instruction=instruction: window.rewrite_with_instruction(instruction))
+            action = self._action(label, partial(window.rewrite_with_instruction, instruction))
             self.tone_actions[action] = instruction
 
-    def _action(self, text: str, slot: object, shortcut: str | None = None) -> QAction:
-        return self.window._action(text, slot, shortcut)
+    def _action(self, text: str, slot: Callable[[], object], shortcut: str | None = None) -> QAction:
+        action = QAction(text, self)
+        if shortcut is not None:
+            action.setShortcut(QKeySequence(shortcut))
+        action.triggered.connect(lambda _checked=False: slot())
+        return action
 
     def add_to(self, rewrite_menu: QMenu) -> None:
         """Into the Rewrite menu: Fill Gaps after Fill Gap, Tone after Instruct, then Keep Words and Length."""

@@ -1,17 +1,15 @@
-"""The main window: the editor, its actions, menus and status bar, model loading, settings.
+"""The main window: it builds the editor, its actions, menus and toolbar, and wires the rooms together.
 
-Each other responsibility lives in a module of its own, and this one wires them together:
+What it inherits, each a module of its own (a chain of bases, as each needs the window's fields):
 
-* :mod:`app.rewrite.rewrite_controller`, the rewrite controller (``self.rewrites``): starting, painting,
-  accepting, rejecting, cancelling and regenerating a rewrite;
-* :mod:`app.window.file_commands`, the File menu, which this window inherits (its path is the window's);
-* :mod:`app.dialogs`, the dialogs, the popups at the cursor and the notice bar;
-* :mod:`app.window.editor_widget`, the text widget and the live span a rewrite develops in.
+* :mod:`app.window.action_states`: which actions can run now, and why not;
+* :mod:`app.window.help_pages`: the Help menu's pages and the one-time welcome;
+* :mod:`app.window.status_bar`: the model's loading and the status bar that shows it;
+* :mod:`app.window.file_commands`: the File menu (its path is the window's).
 
-It is near 500 lines because the window's ~25 actions, its menus, toolbar and status bar (the model's
-loading and the local or server indicator) are built here, next to the short handlers they name; the
-rewrite handlers are one-line hand-offs to the controller. Splitting further would pass the window's
-fields between mixins rather than make smaller rooms.
+What it holds: the rewrite controller (``self.rewrites``, :mod:`app.rewrite.rewrite_controller`), steering
+(:mod:`app.rewrite.steering`), the drafts panel and versions, the dialogs (:mod:`app.dialogs`) and the text
+widget with the live span a rewrite develops in (:mod:`app.window.editor_widget`).
 """
 
 from __future__ import annotations
@@ -19,32 +17,27 @@ from __future__ import annotations
 import logging
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from PySide6.QtCore import QEvent, QObject, QPoint, QSize, Qt, QTimer
+from PySide6.QtCore import QPoint, QSize, Qt
 from PySide6.QtGui import (
     QAction,
     QCloseEvent,
     QGuiApplication,
     QIcon,
-    QKeyEvent,
     QKeySequence,
 )
 from PySide6.QtWidgets import (
     QApplication,
     QDialog,
     QLabel,
-    QMenu,
-    QMessageBox,
-    QProgressBar,
-    QPushButton,
     QToolBar,
     QVBoxLayout,
     QWidget,
 )
 
 from app.dialogs.find_replace import FindReplaceDialog
-from app.dialogs.help import HOW_IT_WORKS, HelpPage, WelcomeDialog, files_html, shortcuts_html
+from app.dialogs.help import HelpPage, WelcomeDialog
 from app.dialogs.message_bar import MessageBar
 from app.dialogs.model_manager import install_model_manager
 from app.dialogs.popups import FillGapPopup, InstructionPopup, show_within_screen
@@ -54,47 +47,30 @@ from app.dialogs.versions import choose_version
 from app.documents.fileio import TextDocument
 from app.model_sources import server_key
 from app.rewrite.drafts_panel import DraftsPanel, hesitant_color
-from app.rewrite.rewrite_controller import RewriteController, RewriteRun
+from app.rewrite.rewrite_controller import RewriteController
 from app.rewrite.steering import Steering
 from app.rewrite.versions import SpanVersions
-from app.rewrite.worker import ModelInfo, ModelSpec, RewriteService, ServerSpec
+from app.rewrite.worker import ModelInfo, RewriteService
 from app.settings import MAX_INSTRUCTION_HISTORY, Preferences, SettingsStore
-from app.userdirs import user_dirs
+from app.window.action_states import DEMO_CANNOT_INSTRUCT, NO_MODEL, NOT_INSTRUCTION_TUNED, ActionStates
 from app.window.editor_widget import RewriteEditor
-from app.window.file_commands import FileCommands
 from app.window.theme import apply_theme, canvas_colors
 from model import EditResult
 from model.checkpoint.folders import resources_dir
 
-if TYPE_CHECKING:
-    from model.server import PassMode
-
 log = logging.getLogger(__name__)
+__all__ = ["DEMO_CANNOT_INSTRUCT", "NO_MODEL", "NOT_INSTRUCTION_TUNED", "MainWindow"]
 
 StandardKey = QKeySequence.StandardKey
-WELCOME_SHOWN_KEY = "ui/welcome_shown"  # the built-in model's welcome has been shown once
 # The preferences a local model is loaded with: a change to any of them loads it again.
 LOCAL_MODEL_SETTINGS = ("model", "device", "experts", "allow_download")
-# What the model label adds when the routed experts are not on the model's device (ModelInfo.experts).
-EXPERTS_WHERE = {"host-stream": "streamed", "host-compute": "on the CPU"}
-LOAD_TOPIC = "model"  # the notice bar's topic for a model that did not load (a later load resolves it)
-NO_MODEL = (
-    "No model is loaded, so Redraft cannot rewrite yet: choose one in Settings ▸ Model "
-    "(the notice above the text says what went wrong)."
-)
-DEMO_CANNOT_INSTRUCT = (
-    "The demo model does not follow instructions; load an instruction-tuned checkpoint (Settings ▸ Model)."
-)
-NOT_INSTRUCTION_TUNED = (
-    "This model is not instruction-tuned; load an instruction-tuned (-it) checkpoint (Settings ▸ Model)."
-)
 
 
 def icon(name: str) -> QIcon:
     return QIcon(str(resources_dir() / "icons" / f"{name}.svg"))
 
 
-class MainWindow(FileCommands):
+class MainWindow(ActionStates):
     """Redraft's window. ``settings`` is injectable so tests use a private settings file."""
 
     def __init__(self, settings: SettingsStore | None = None, model_spec: str | None = None) -> None:
@@ -126,7 +102,10 @@ class MainWindow(FileCommands):
         self._build_actions()
         self._build_menus_and_toolbar()
         # Model ▸ Manage Models… and the download's status-bar label (app/dialogs/model_manager.py).
-        self.model_downloads = install_model_manager(self)
+        wiring = install_model_manager(self, lambda: self.prefs.model, self.use_model)
+        self.model_downloads = wiring.downloads
+        self.manage_models_action = wiring.action
+        self.show_model_manager = wiring.show
 
         self.service = RewriteService(self)
         worker = self.service.worker
@@ -165,40 +144,6 @@ class MainWindow(FileCommands):
         self.load_model()
 
     # -- construction ---------------------------------------------------------------------------
-
-    def _build_status_bar(self) -> None:
-        bar = self.statusBar()
-        self.model_label = QLabel("No model")
-        self.figures_label = QLabel("")
-        self.counts_label = QLabel("")
-        self.load_progress = QProgressBar()
-        self.load_progress.setRange(0, 100)
-        self.load_progress.setMaximumWidth(160)
-        self.load_progress.setTextVisible(False)
-        self.load_progress.hide()
-        # Where edits run: this computer, or a team's server (what leaves the machine differs).
-        self.backend_label = QLabel("")
-        # A visible way out while a rewrite develops (Esc does the same).
-        self.cancel_button = QPushButton("Cancel")
-        self.cancel_button.setToolTip("Stop the rewrite and put the original back (Esc)")
-        self.cancel_button.clicked.connect(self.cancel_rewrite)
-        self.cancel_button.hide()
-        widgets = (
-            self.cancel_button,
-            self.load_progress,
-            self.backend_label,
-            self.model_label,
-            self.figures_label,
-            self.counts_label,
-        )
-        for widget in widgets:
-            if isinstance(widget, QLabel):
-                widget.setContentsMargins(6, 0, 6, 0)  # the figures read as separate items, not one run
-            bar.addPermanentWidget(widget)
-        self._count_timer = QTimer(self)
-        self._count_timer.setSingleShot(True)
-        self._count_timer.setInterval(150)
-        self._count_timer.timeout.connect(self._update_counts)
 
     def _action(
         self,
@@ -360,97 +305,7 @@ class MainWindow(FileCommands):
         super().load_unsaved(text, path, file_format)
         self.versions.clear()
 
-    # -- model ----------------------------------------------------------------------------------
-
-    def model_spec(self) -> ModelSpec:
-        spec = self._model_override if self._model_override is not None else self.prefs.model_spec()
-        prefs = self.prefs
-        server = None
-        if prefs.use_server and self._model_override is None:
-            url = prefs.server_url
-            passes: PassMode = "per-pass" if prefs.server_passes == "per-pass" else "one-request"
-            server = ServerSpec(url, prefs.server_model or None, server_key.load_key(url), passes)
-        # As Settings greys it out: on the processor alone, or for the built-in model, the placement cannot
-        # matter, and asking for a host one would load at 4 bit instead of the processor's faster fp32.
-        experts = prefs.experts if spec is not None and prefs.device != "cpu" else "auto"
-        return ModelSpec(spec, prefs.device, prefs.allow_download, server, experts)
-
-    def load_model(self) -> None:
-        self._end_live_span()
-        self.model_info = None
-        self.model_loading = True
-        self.load_progress.setValue(0)
-        self.load_progress.show()
-        self.model_label.setText("Loading model…")
-        self.service.load_model(self.model_spec())
-
-    def _on_load_progress(self, stage: str, fraction: float) -> None:
-        self.load_progress.setValue(int(fraction * 100))
-        self.model_label.setText(f"Loading model: {stage}…")
-
-    def _on_loaded(self, info: ModelInfo) -> None:
-        self.model_info = info
-        self.model_loading = False
-        self.load_progress.hide()
-        if self.is_demo_model():
-            self.model_label.setText(f"Demo model · {info.device}")
-            self.model_label.setToolTip(
-                "Redraft's built-in demonstration model: it shows how text develops but does not write well. "
-                "Settings ▸ Model or Server for real rewrites."
-            )
-        else:
-            where = EXPERTS_WHERE.get(info.experts)  # said only when they are not on the model's device
-            if where and info.resident_layers:
-                where += f", {info.resident_layers} layers' on the GPU"
-            self.model_label.setText(
-                f"{Path(info.name).name or info.name} · {info.device} · {info.precision}"
-                + (f" · experts in host memory ({where})" if where else "")
-            )
-            self.model_label.setToolTip(info.name)
-        self._show_backend(info.precision == "server")
-        self.message_bar.resolve(LOAD_TOPIC)  # the model that failed to load before is here now
-        self._update_actions()
-
-    def is_demo_model(self) -> bool:
-        """Whether edits run on the built-in model (not a checkpoint of the writer's, not a server)."""
-        spec = self.model_spec()
-        return spec.spec is None and spec.server is None
-
-    def _show_backend(self, server: bool | None) -> None:
-        """The status bar's local/server indicator; None: nothing is ready."""
-        if server is None:
-            self.backend_label.setText("")
-            self.backend_label.setToolTip("")
-        elif server:
-            self.backend_label.setText("⇅ Server")
-            self.backend_label.setToolTip(
-                f"Edits run on {self.prefs.server_url}: each sends the text around the span to it"
-            )
-        else:
-            self.backend_label.setText("● Local")
-            self.backend_label.setToolTip("Edits run on this computer; nothing leaves it")
-
-    def _on_load_failed(self, message: str) -> None:
-        self.model_loading = False
-        self.load_progress.hide()
-        self.model_label.setText("No model")
-        self.model_label.setToolTip(message)
-        if self.model_spec().server is not None:
-            # Edits are meant for the server: say it is not reachable rather than show nothing.
-            self.backend_label.setText("⇅ Server: not connected")
-            self.backend_label.setToolTip(f"Edits would run on {self.prefs.server_url}: {message}")
-        else:
-            self._show_backend(None)
-        self.message_bar.show_message(
-            f"{message}. Redraft still works as a plain editor; see Settings ▸ Model.", topic=LOAD_TOPIC
-        )
-        self._update_actions()
-
     # -- rewriting (app/rewrite/rewrite_controller.py) --------------------------------------------------
-
-    @property
-    def run(self) -> RewriteRun | None:
-        return self.rewrites.run
 
     @property
     def last_result(self) -> EditResult | None:
@@ -489,66 +344,6 @@ class MainWindow(FileCommands):
 
     def _end_live_span(self, select_original: bool = True) -> None:
         self.rewrites.end_live_span(select_original)
-
-    def _update_actions(self) -> None:
-        run = self.run
-        reviewing = run is not None and run.result is not None
-        developing = run is not None and not reviewing
-        many = reviewing and run is not None and run.result is not None and len(run.result.texts) > 1
-        if many and run is not None and run.result is not None:
-            rank = run.result.ranking.index(run.candidate) + 1
-            self.candidate_label.setText(f"  Candidate {rank} of {len(run.result.texts)}  ")
-        else:
-            self.candidate_label.setText("")
-        self.cancel_button.setVisible(developing)
-
-        has_selection = self.editor.textCursor().hasSelection()
-        no_model = self.model_info is None and not self.model_loading and run is None
-        if self.model_info is not None and not self.model_info.follows_instructions:
-            cannot_instruct = DEMO_CANNOT_INSTRUCT if self.is_demo_model() else NOT_INSTRUCTION_TUNED
-        else:
-            cannot_instruct = ""
-        nothing_developing = "Nothing is developing: select text and press Ctrl+R to rewrite it."
-        waiting = "The rewrite is still developing: wait for it to finish, or cancel it (Esc)."
-        reasons: dict[QAction, str] = {
-            self.rewrite_action: NO_MODEL if no_model else (
-                "" if has_selection or run is not None else "Select some text to rewrite first."
-            ),
-            self.fill_action: NO_MODEL if no_model else "",
-            self.instruct_action: cannot_instruct or (NO_MODEL if no_model else (
-                "" if has_selection or run is not None else "Select the text to rewrite with an instruction first."
-            )),
-            self.accept_action: "" if reviewing else (waiting if developing else nothing_developing),
-            self.reject_action: "" if reviewing else (waiting if developing else nothing_developing),
-            self.cancel_action: "" if developing else "Nothing is developing to cancel.",
-            self.regenerate_action: "" if run is not None else "Nothing to regenerate: rewrite a selection first.",
-            self.previous_action: "" if many else "There are no other drafts to show.",
-            self.next_action: "" if many else "There are no other drafts to show.",
-        }
-        tips = {
-            self.rewrite_action: "Redraft the selected text in place",
-            self.fill_action: "Write new text at the cursor",
-            self.instruct_action: "Rewrite the selection following an instruction",
-        }
-        reasons.update(self.steering.reasons(NO_MODEL if no_model else "", cannot_instruct, reasons[self.fill_action]))
-        tips.update(self.steering.tips())
-        self.blocked = {action: why for action, why in reasons.items() if why}
-        for action, why in reasons.items():
-            action.setEnabled(not why)
-            action.setStatusTip(why)
-            if action in tips:
-                action.setToolTip(why or tips[action])
-
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        """A disabled action's shortcut reaches the editor as a plain key: say why the action cannot run."""
-        if watched is self.editor and event.type() == QEvent.Type.KeyPress and isinstance(event, QKeyEvent):
-            pressed = QKeySequence(event.keyCombination())
-            for action, why in self.blocked.items():
-                context = action.shortcutContext()
-                if context != Qt.ShortcutContext.WidgetShortcut and pressed in action.shortcuts():
-                    self.statusBar().showMessage(why, 6000)
-                    return True
-        return super().eventFilter(watched, event)
 
     # -- popups ---------------------------------------------------------------------------------
 
@@ -601,11 +396,6 @@ class MainWindow(FileCommands):
         self.editor.apply_zoom(level)
         self._store(zoom=level)
 
-    def _update_counts(self) -> None:
-        text = self.saved_text()  # a developing span counts as its original, not as its noise
-        words = len(text.split())
-        self.counts_label.setText(f"{words:,} word{'s' if words != 1 else ''} · {len(text):,} characters")
-
     # -- settings and theme -----------------------------------------------------------------------
 
     def _store(self, **changes: object) -> None:
@@ -642,6 +432,10 @@ class MainWindow(FileCommands):
             self._model_override = None
             self.load_model()
 
+    def use_model(self, name: str) -> None:
+        """Switch to an installed model (the model manager's "Use this model")."""
+        self.apply_preferences(replace(self.prefs, model=name, use_server=False))
+
     def apply_theme(self) -> None:
         app = QApplication.instance()
         if not isinstance(app, QApplication):
@@ -651,48 +445,6 @@ class MainWindow(FileCommands):
         self.drafts_panel.set_colors(canvas_colors(dark), dark)
         self.editor.hesitant = hesitant_color(dark)
         self.message_bar.restyle()
-
-    # -- help -------------------------------------------------------------------------------------
-
-    def _show_help(self, title: str, html: str) -> HelpPage:
-        if self.help_page is not None:
-            self.help_page.close()
-        page = HelpPage(self, title, html)
-        page.destroyed.connect(lambda: setattr(self, "help_page", None))
-        self.help_page = page
-        page.show()
-        return page
-
-    def show_shortcuts(self) -> HelpPage:
-        menus = [action.menu() for action in self.menuBar().actions()]
-        return self._show_help("Keyboard Shortcuts", shortcuts_html(m for m in menus if isinstance(m, QMenu)))
-
-    def show_how_it_works(self) -> HelpPage:
-        return self._show_help("How Redraft Works", HOW_IT_WORKS)
-
-    def show_files(self) -> HelpPage:
-        return self._show_help("Where Your Files Are", files_html(user_dirs()))
-
-    def offer_welcome(self) -> WelcomeDialog | None:
-        """On the first start with the built-in model, say once what it is and how to get real rewrites."""
-        qsettings = self.settings.qsettings
-        if not self.is_demo_model() or qsettings.value(WELCOME_SHOWN_KEY, False, type=bool):
-            return None
-        qsettings.setValue(WELCOME_SHOWN_KEY, True)
-        qsettings.sync()
-        dialog = WelcomeDialog(self)
-        dialog.settingsRequested.connect(self.show_settings)
-        self.welcome = dialog
-        dialog.show()
-        return dialog
-
-    def show_about(self) -> None:
-        QMessageBox.about(
-            self,
-            "About Redraft",
-            "<h3>Redraft</h3><p>Select a sentence and watch a text-diffusion model redraft it in place, "
-            "pass by pass.</p>",
-        )
 
     def closeEvent(self, event: QCloseEvent) -> None:
         if self.editor.live_span is not None:

@@ -6,8 +6,6 @@ gets its own specific :class:`ModelLoadError`, raised before any weights are rea
 
 from __future__ import annotations
 
-import json
-import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -15,7 +13,7 @@ from pathlib import Path
 from typing import Any, Literal, cast
 
 import torch
-from safetensors import SafetensorError, safe_open
+from safetensors import SafetensorError
 from torch import nn
 from transformers import (
     AutoTokenizer,
@@ -33,11 +31,13 @@ from model.checkpoint.folders import (  # noqa: F401  re-exported: callers have 
     BUILTIN_MODEL_NAME,
     MAX_JSON_BYTES,
     builtin_model_folder,
+    check_safetensors,
     index_shards,
     read_config,
     read_json_object,
     resolve_folder,
     resources_dir,
+    weight_files,
 )
 from model.edit.request import MAX_POLISH_ROUNDS
 from model.errors import ModelLoadError
@@ -114,85 +114,6 @@ def resolve_device(device: str | torch.device = "auto") -> torch.device:
         raise ModelLoadError(f"unknown device {device!r}; use auto, cpu or cuda")
     return torch.device(device)
 
-
-def weight_files(folder: Path) -> list[Path]:
-    """The safetensors files of a checkpoint, checked for presence; pickle-only folders are refused."""
-    shards = index_shards(folder)
-    if shards is not None:
-        missing = [shard.name for shard in shards if not shard.is_file()]
-        if missing:
-            raise ModelLoadError(f"{folder} is missing weight shards: {', '.join(missing[:8])}")
-        return shards
-    single = folder / "model.safetensors"
-    if single.is_file():
-        return [single]
-    if any(folder.glob("*.bin")) or any(folder.glob("*.pt")) or any(folder.glob("*.pth")):
-        raise ModelLoadError(
-            f"{folder} has only PyTorch pickle weights; Redraft loads safetensors only, because pickle "
-            "files can run code when opened"
-        )
-    raise ModelLoadError(f"{folder} has no weights (model.safetensors or model.safetensors.index.json)")
-
-
-def check_safetensors(path: Path) -> int:
-    """Refuse a truncated or corrupt safetensors file before loading anything from it; the number of
-    values its tensors hold.
-
-    The header is read and checked here (at most ``MAX_JSON_BYTES``, an object of tensors, each with two
-    byte offsets) so that a header that is a list, ``null`` or nested a thousand deep is named, not raised.
-    """
-    try:
-        size = path.stat().st_size
-        with path.open("rb") as handle:
-            header_len = int.from_bytes(handle.read(8), "little")
-            if size < 8 or header_len <= 0 or 8 + header_len > size:
-                raise ModelLoadError(f"{path.name} is truncated or not a safetensors file (bad header)")
-            if header_len > MAX_JSON_BYTES:
-                raise ModelLoadError(
-                    f"{path.name} is not a valid safetensors file: its header claims {header_len:,} bytes "
-                    f"(at most {MAX_JSON_BYTES:,} are accepted)"
-                )
-            header = json.loads(handle.read(header_len))
-        if not isinstance(header, dict):
-            raise ModelLoadError(
-                f"{path.name} is not a valid safetensors file: its header is {type(header).__name__}, not an object"
-            )
-        data_end = values = 0
-        for name, entry in header.items():
-            if name == "__metadata__":
-                continue
-            offsets = entry.get("data_offsets") if isinstance(entry, dict) else None
-            shape = entry.get("shape") if isinstance(entry, dict) else None
-            if (
-                not isinstance(offsets, list)
-                or len(offsets) != 2
-                or not all(type(value) is int and value >= 0 for value in offsets)
-                or offsets[0] > offsets[1]
-                or not isinstance(shape, list)
-                or not all(type(size) is int and size >= 0 for size in shape)
-            ):
-                raise ModelLoadError(
-                    f"{path.name} is not a valid safetensors file: tensor {name[:80]!r} has no valid data offsets "
-                    "or shape"
-                )
-            data_end = max(data_end, offsets[1])
-            values += math.prod(shape)
-        if 8 + header_len + data_end > size:
-            raise ModelLoadError(
-                f"{path.name} is truncated: it holds {size:,} bytes, its header promises "
-                f"{8 + header_len + data_end:,}; download or copy it again"
-            )
-        with safe_open(str(path), framework="pt") as opened:
-            opened.keys()
-        return values
-    except ModelLoadError:
-        raise
-    except RecursionError:
-        raise ModelLoadError(f"{path.name} is not a valid safetensors file: its header is nested too deeply") from None
-    except (SafetensorError, json.JSONDecodeError, UnicodeDecodeError, KeyError, TypeError, ValueError) as error:
-        raise ModelLoadError(f"{path.name} is not a valid safetensors file: {error}") from error
-    except OSError as error:
-        raise ModelLoadError(f"cannot read {path}: {error.strerror or error}") from error
 
 
 # How many more parameters a config may describe than its weights hold (pre-packed low-bit tensors hold

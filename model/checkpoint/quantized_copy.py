@@ -118,7 +118,7 @@ def weights_fingerprint(files: list[Path]) -> dict[str, str]:
 
 def source_weights(folder: Path) -> list[Path] | None:
     """The source's safetensors files, or None where any of them is gone."""
-    from model.checkpoint.loading import weight_files
+    from model.checkpoint.folders import weight_files
     from model.errors import ModelLoadError
 
     try:

@@ -16,7 +16,7 @@ from gui_helpers import SIGNAL_TIMEOUT_MS
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: the hub stub lives there
 from hub_stub import TINY_REPO, HubStub, point_hub_at  # noqa: E402
 
-from app.dialogs.model_manager import ModelManagerDialog, install_model_manager  # noqa: E402
+from app.dialogs.model_manager import ModelManagerDialog  # noqa: E402
 from app.model_sources.model_downloads import ModelDownloads  # noqa: E402
 from app.window.main_window import MainWindow  # noqa: E402
 
@@ -30,11 +30,7 @@ def hub(served: HubStub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Hub
 
 
 def manager(window: MainWindow) -> tuple[ModelManagerDialog, ModelDownloads]:
-    show = getattr(window, "show_model_manager", None)
-    if show is None:  # MainWindow not wired yet: wire it as MainWindow.__init__ will
-        install_model_manager(window)
-        show = window.show_model_manager  # type: ignore[attr-defined]
-    dialog = show()
+    dialog = window.show_model_manager()
     return dialog, dialog.downloads
 
 
@@ -149,7 +145,7 @@ def test_settings_opens_the_manager_and_keeps_a_model_chosen_there(
     from app.dialogs.settings import SettingsDialog
 
     window = make_window()
-    assert window.manage_models_action.text() == "&Manage Models…"  # type: ignore[attr-defined]
+    assert window.manage_models_action.text() == "&Manage Models…"
     settings = SettingsDialog(window.prefs, window)
     settings.manage_models.click()
     shown = [w for w in window.findChildren(ModelManagerDialog) if w.isVisible()]

@@ -1,0 +1,121 @@
+"""What the Settings pages are made of: the choices each combo offers, the small form builders the pages share
+(a setting with one plain sentence under it, spin boxes whose 0 means "the model's default"), and the team
+server's connection test, which runs off the GUI thread."""
+
+from __future__ import annotations
+
+import threading
+
+from PySide6.QtCore import QObject, QSize, Signal
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDoubleSpinBox,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
+
+MODEL_SOURCES = (("Built-in model", "builtin"), ("Local folder", "folder"), ("Hugging Face Hub id", "hub"))
+DEVICE_LABELS = (
+    ("Automatic (the graphics card if it can)", "auto"),
+    ("This computer's processor (CPU)", "cpu"),
+    ("The NVIDIA graphics card (CUDA)", "cuda"),
+)
+# Where a Mixture-of-Experts model's routed experts live (Preferences.experts, issue #41).
+EXPERT_LABELS = (
+    ("Automatic (on the card when they fit)", "auto"),
+    ("All on the graphics card", "device"),
+    ("In the computer's memory, streamed to the card", "host-stream"),
+    ("In the computer's memory, run by the processor", "host-compute"),
+)
+THEME_LABELS = (("Follow the system", "system"), ("Light", "light"), ("Dark", "dark"))
+MODEL_DEFAULT = "Model default"
+PASS_LABELS = (
+    ("One request per edit (the text arrives whole)", "one-request"),
+    ("One request per pass (every pass shows; fills read much worse)", "per-pass"),
+)
+PREFERRED_SIZE = QSize(760, 560)  # then fitted to the screen (app/dialogs/screen_fit.py)
+WORDS_PER_TOKEN = 0.75  # English prose, roughly; only for saying a token budget in words
+
+
+class ConnectionTest(QObject):
+    """Runs ``model.server.connect`` off the GUI thread; ``done`` carries the line to show and success."""
+
+    done = Signal(str, bool)
+
+    def start(self, url: str, model: str | None, key: str | None) -> None:
+        def probe() -> None:
+            from model.server.contact import connect  # the standard library only: no torch for a test
+            from model.server.http import Endpoint
+
+            try:
+                info = connect(Endpoint(url, key, timeout_s=20, connect_timeout_s=5), model)
+            except Exception as error:  # every failure becomes the line the writer reads
+                self.done.emit(f"✗ {error}", False)
+                return
+            others = [name for name in info.served if name != info.name]
+            more = f" (also serves {', '.join(others)})" if others else ""
+            self.done.emit(
+                f"✓ {info.name}{more}: canvas {info.canvas_length} tokens, context {info.max_model_len} tokens", True
+            )
+
+        threading.Thread(target=probe, name="redraft-server-test", daemon=True).start()
+
+
+def combo_box(items: tuple[tuple[str, str], ...], current: str) -> QComboBox:
+    combo = QComboBox()
+    for label, value in items:
+        combo.addItem(label, value)
+    combo.setCurrentIndex(max(0, combo.findData(current)))
+    return combo
+
+
+def double_box(value: float, maximum: float, step: float, decimals: int = 2) -> QDoubleSpinBox:
+    box = QDoubleSpinBox()
+    box.setRange(0.0, maximum)
+    box.setDecimals(decimals)
+    box.setSingleStep(step)
+    box.setSpecialValueText(MODEL_DEFAULT)  # shown at 0: use the checkpoint's own default
+    box.setValue(value)
+    return box
+
+
+def form_layout() -> QFormLayout:
+    form = QFormLayout()
+    form.setRowWrapPolicy(QFormLayout.RowWrapPolicy.WrapLongRows)  # a narrow dialog puts fields under labels
+    return form
+
+
+def wrapped_label(text: str) -> QLabel:
+    label = QLabel(text)
+    label.setWordWrap(True)
+    return label
+
+
+def described(control: QWidget, sentence: str) -> QWidget:
+    """A setting with one plain sentence under it saying what it does for the writer."""
+    box = QWidget()
+    layout = QVBoxLayout(box)
+    layout.setContentsMargins(0, 0, 0, 0)
+    row = QHBoxLayout()
+    row.addWidget(control)
+    row.addStretch(1)
+    layout.addLayout(row)
+    layout.addWidget(wrapped_label(sentence))
+    return box
+
+
+def words_for(tokens: int) -> int:
+    return max(1, round(tokens * WORDS_PER_TOKEN))
+
+
+def integer_box(value: int, minimum: int, maximum: int, special: str = "") -> QSpinBox:
+    box = QSpinBox()
+    box.setRange(minimum, maximum)
+    if special:
+        box.setSpecialValueText(special)
+    box.setValue(value)
+    return box

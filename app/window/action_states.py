@@ -1,0 +1,107 @@
+"""Which of the window's actions can run now, and why not: each disabled action says so as its tooltip and
+status tip, and its shortcut, pressed anyway, says it in the status bar instead of typing into the text.
+:class:`ActionStates` is inherited by the main window."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QEvent, QObject, Qt
+from PySide6.QtGui import QAction, QKeyEvent, QKeySequence
+from PySide6.QtWidgets import QLabel
+
+from app.rewrite.rewrite_controller import RewriteController, RewriteRun
+from app.rewrite.steering import Steering
+from app.window.help_pages import HelpPages
+
+NO_MODEL = (
+    "No model is loaded, so Redraft cannot rewrite yet: choose one in Settings ▸ Model "
+    "(the notice above the text says what went wrong)."
+)
+DEMO_CANNOT_INSTRUCT = (
+    "The demo model does not follow instructions; load an instruction-tuned checkpoint (Settings ▸ Model)."
+)
+NOT_INSTRUCTION_TUNED = (
+    "This model is not instruction-tuned; load an instruction-tuned (-it) checkpoint (Settings ▸ Model)."
+)
+
+
+class ActionStates(HelpPages):
+    """Enable, disable and explain the window's actions; MainWindow builds the actions named below."""
+
+    rewrites: RewriteController
+    steering: Steering
+    candidate_label: QLabel
+    blocked: dict[QAction, str]  # why each action that cannot run now cannot, said when its shortcut is pressed
+    rewrite_action: QAction
+    fill_action: QAction
+    instruct_action: QAction
+    accept_action: QAction
+    reject_action: QAction
+    cancel_action: QAction
+    regenerate_action: QAction
+    previous_action: QAction
+    next_action: QAction
+
+    @property
+    def run(self) -> RewriteRun | None:
+        return self.rewrites.run
+
+    def _update_actions(self) -> None:
+        run = self.run
+        reviewing = run is not None and run.result is not None
+        developing = run is not None and not reviewing
+        many = reviewing and run is not None and run.result is not None and len(run.result.texts) > 1
+        if many and run is not None and run.result is not None:
+            rank = run.result.ranking.index(run.candidate) + 1
+            self.candidate_label.setText(f"  Candidate {rank} of {len(run.result.texts)}  ")
+        else:
+            self.candidate_label.setText("")
+        self.cancel_button.setVisible(developing)
+
+        has_selection = self.editor.textCursor().hasSelection()
+        no_model = self.model_info is None and not self.model_loading and run is None
+        if self.model_info is not None and not self.model_info.follows_instructions:
+            cannot_instruct = DEMO_CANNOT_INSTRUCT if self.is_demo_model() else NOT_INSTRUCTION_TUNED
+        else:
+            cannot_instruct = ""
+        nothing_developing = "Nothing is developing: select text and press Ctrl+R to rewrite it."
+        waiting = "The rewrite is still developing: wait for it to finish, or cancel it (Esc)."
+        reasons: dict[QAction, str] = {
+            self.rewrite_action: NO_MODEL if no_model else (
+                "" if has_selection or run is not None else "Select some text to rewrite first."
+            ),
+            self.fill_action: NO_MODEL if no_model else "",
+            self.instruct_action: cannot_instruct or (NO_MODEL if no_model else (
+                "" if has_selection or run is not None else "Select the text to rewrite with an instruction first."
+            )),
+            self.accept_action: "" if reviewing else (waiting if developing else nothing_developing),
+            self.reject_action: "" if reviewing else (waiting if developing else nothing_developing),
+            self.cancel_action: "" if developing else "Nothing is developing to cancel.",
+            self.regenerate_action: "" if run is not None else "Nothing to regenerate: rewrite a selection first.",
+            self.previous_action: "" if many else "There are no other drafts to show.",
+            self.next_action: "" if many else "There are no other drafts to show.",
+        }
+        tips = {
+            self.rewrite_action: "Redraft the selected text in place",
+            self.fill_action: "Write new text at the cursor",
+            self.instruct_action: "Rewrite the selection following an instruction",
+        }
+        reasons.update(self.steering.reasons(NO_MODEL if no_model else "", cannot_instruct, reasons[self.fill_action]))
+        tips.update(self.steering.tips())
+        self.blocked = {action: why for action, why in reasons.items() if why}
+        for action, why in reasons.items():
+            action.setEnabled(not why)
+            action.setStatusTip(why)
+            if action in tips:
+                action.setToolTip(why or tips[action])
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        """A disabled action's shortcut reaches the editor as a plain key: say why the action cannot run."""
+        if watched is self.editor and event.type() == QEvent.Type.KeyPress and isinstance(event, QKeyEvent):
+            pressed = QKeySequence(event.keyCombination())
+            for action, why in self.blocked.items():
+                context = action.shortcutContext()
+                if context != Qt.ShortcutContext.WidgetShortcut and pressed in action.shortcuts():
+                    self.statusBar().showMessage(why, 6000)
+                    return True
+        return super().eventFilter(watched, event)
+

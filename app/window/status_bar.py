@@ -1,0 +1,169 @@
+"""The window's status bar and the model behind it: loading with its progress, the model's name (or "Demo
+model"), where edits run (this computer or a team's server), the word and character counts, and Cancel.
+
+:class:`ModelStatusBar` is the status half of :class:`app.window.main_window.MainWindow`, which inherits it
+(through :class:`app.window.action_states.ActionStates`); the loading itself runs on the model thread
+(:mod:`app.rewrite.worker`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QLabel, QProgressBar, QPushButton
+
+from app.model_sources import server_key
+from app.rewrite.worker import ModelInfo, ModelSpec, RewriteService, ServerSpec
+from app.window.file_commands import FileCommands
+
+if TYPE_CHECKING:
+    from model.server import PassMode
+
+# What the model label adds when the routed experts are not on the model's device (ModelInfo.experts).
+EXPERTS_WHERE = {"host-stream": "streamed", "host-compute": "on the CPU"}
+LOAD_TOPIC = "model"  # the notice bar's topic for a model that did not load (a later load resolves it)
+
+
+class ModelStatusBar(FileCommands):
+    """The model's loading and the status bar that shows it; MainWindow sets the fields below and the hooks."""
+
+    service: RewriteService
+    model_info: ModelInfo | None
+    model_loading: bool
+    _model_override: str | None
+
+    def _update_actions(self) -> None:
+        """Enable and explain the actions for the state now (ActionStates')."""
+        raise NotImplementedError
+
+    def cancel_rewrite(self) -> None:
+        """Stop a developing rewrite and put the original back (MainWindow's)."""
+        raise NotImplementedError
+
+    def _build_status_bar(self) -> None:
+        bar = self.statusBar()
+        self.model_label = QLabel("No model")
+        self.figures_label = QLabel("")
+        self.counts_label = QLabel("")
+        self.load_progress = QProgressBar()
+        self.load_progress.setRange(0, 100)
+        self.load_progress.setMaximumWidth(160)
+        self.load_progress.setTextVisible(False)
+        self.load_progress.hide()
+        # Where edits run: this computer, or a team's server (what leaves the machine differs).
+        self.backend_label = QLabel("")
+        # A visible way out while a rewrite develops (Esc does the same).
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.setToolTip("Stop the rewrite and put the original back (Esc)")
+        self.cancel_button.clicked.connect(self.cancel_rewrite)
+        self.cancel_button.hide()
+        widgets = (
+            self.cancel_button,
+            self.load_progress,
+            self.backend_label,
+            self.model_label,
+            self.figures_label,
+            self.counts_label,
+        )
+        for widget in widgets:
+            if isinstance(widget, QLabel):
+                widget.setContentsMargins(6, 0, 6, 0)  # the figures read as separate items, not one run
+            bar.addPermanentWidget(widget)
+        self._count_timer = QTimer(self)
+        self._count_timer.setSingleShot(True)
+        self._count_timer.setInterval(150)
+        self._count_timer.timeout.connect(self._update_counts)
+
+    def _update_counts(self) -> None:
+        text = self.saved_text()  # a developing span counts as its original, not as its noise
+        words = len(text.split())
+        self.counts_label.setText(f"{words:,} word{'s' if words != 1 else ''} · {len(text):,} characters")
+
+    # -- the model ----------------------------------------------------------------------------------
+
+    def model_spec(self) -> ModelSpec:
+        spec = self._model_override if self._model_override is not None else self.prefs.model_spec()
+        prefs = self.prefs
+        server = None
+        if prefs.use_server and self._model_override is None:
+            url = prefs.server_url
+            passes: PassMode = "per-pass" if prefs.server_passes == "per-pass" else "one-request"
+            server = ServerSpec(url, prefs.server_model or None, server_key.load_key(url), passes)
+        # As Settings greys it out: on the processor alone, or for the built-in model, the placement cannot
+        # matter, and asking for a host one would load at 4 bit instead of the processor's faster fp32.
+        experts = prefs.experts if spec is not None and prefs.device != "cpu" else "auto"
+        return ModelSpec(spec, prefs.device, prefs.allow_download, server, experts)
+
+    def load_model(self) -> None:
+        self._end_live_span()
+        self.model_info = None
+        self.model_loading = True
+        self.load_progress.setValue(0)
+        self.load_progress.show()
+        self.model_label.setText("Loading model…")
+        self.service.load_model(self.model_spec())
+
+    def _on_load_progress(self, stage: str, fraction: float) -> None:
+        self.load_progress.setValue(int(fraction * 100))
+        self.model_label.setText(f"Loading model: {stage}…")
+
+    def _on_loaded(self, info: ModelInfo) -> None:
+        self.model_info = info
+        self.model_loading = False
+        self.load_progress.hide()
+        if self.is_demo_model():
+            self.model_label.setText(f"Demo model · {info.device}")
+            self.model_label.setToolTip(
+                "Redraft's built-in demonstration model: it shows how text develops but does not write well. "
+                "Settings ▸ Model or Server for real rewrites."
+            )
+        else:
+            where = EXPERTS_WHERE.get(info.experts)  # said only when they are not on the model's device
+            if where and info.resident_layers:
+                where += f", {info.resident_layers} layers' on the GPU"
+            self.model_label.setText(
+                f"{Path(info.name).name or info.name} · {info.device} · {info.precision}"
+                + (f" · experts in host memory ({where})" if where else "")
+            )
+            self.model_label.setToolTip(info.name)
+        self._show_backend(info.precision == "server")
+        self.message_bar.resolve(LOAD_TOPIC)  # the model that failed to load before is here now
+        self._update_actions()
+
+    def is_demo_model(self) -> bool:
+        """Whether edits run on the built-in model (not a checkpoint of the writer's, not a server)."""
+        spec = self.model_spec()
+        return spec.spec is None and spec.server is None
+
+    def _show_backend(self, server: bool | None) -> None:
+        """The status bar's local/server indicator; None: nothing is ready."""
+        if server is None:
+            self.backend_label.setText("")
+            self.backend_label.setToolTip("")
+        elif server:
+            self.backend_label.setText("⇅ Server")
+            self.backend_label.setToolTip(
+                f"Edits run on {self.prefs.server_url}: each sends the text around the span to it"
+            )
+        else:
+            self.backend_label.setText("● Local")
+            self.backend_label.setToolTip("Edits run on this computer; nothing leaves it")
+
+    def _on_load_failed(self, message: str) -> None:
+        self.model_loading = False
+        self.load_progress.hide()
+        self.model_label.setText("No model")
+        self.model_label.setToolTip(message)
+        if self.model_spec().server is not None:
+            # Edits are meant for the server: say it is not reachable rather than show nothing.
+            self.backend_label.setText("⇅ Server: not connected")
+            self.backend_label.setToolTip(f"Edits would run on {self.prefs.server_url}: {message}")
+        else:
+            self._show_backend(None)
+        self.message_bar.show_message(
+            f"{message}. Redraft still works as a plain editor; see Settings ▸ Model.", topic=LOAD_TOPIC
+        )
+        self._update_actions()
+
