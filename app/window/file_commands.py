@@ -28,6 +28,13 @@ from app.settings import MAX_RECENT_FILES, Preferences
 from app.window.editor_widget import RewriteEditor
 
 
+def save_failure(reason: str) -> str:
+    """"Could not save: <reason>", once: fileio's errors already begin with "could not save <name>"."""
+    if reason.lower().startswith("could not save"):
+        return reason[0].upper() + reason[1:]
+    return f"Could not save: {reason}"
+
+
 class FileCommands(QMainWindow):
     """Open and save the window's document; MainWindow sets the fields below and the two hooks."""
 
@@ -153,7 +160,7 @@ class FileCommands(QMainWindow):
         if self.path is None:
             return self.save_as()
         if self.unreloaded is not None:  # a newer file on disk that the editor could not show
-            self.message_bar.show_message(f"Could not save: {self.unreloaded}.")
+            self.message_bar.show_message(f"{save_failure(self.unreloaded)}.")
             return False
         return self.save_to(self.path)
 
@@ -168,11 +175,10 @@ class FileCommands(QMainWindow):
         try:
             save_document(path, replace(self.file_format, text=self.saved_text()))
         except FileError as error:
-            self.message_bar.show_message(f"Could not save: {error}.")
+            self.message_bar.show_message(f"{save_failure(str(error))}.")
             return False
         self.path = path
-        if self.editor.live_span is None:
-            self.editor.document().setModified(False)
+        self.editor.mark_saved()
         self._remember_recent(path)
         self.update_title()
         self.statusBar().showMessage(f"Saved {path.name}", 3000)

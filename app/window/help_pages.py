@@ -3,6 +3,8 @@ says the built-in model is a demo. :class:`HelpPages` is inherited by the main w
 
 from __future__ import annotations
 
+from importlib import metadata
+
 from PySide6.QtWidgets import QMenu, QMessageBox
 
 from app.dialogs.help import HOW_IT_WORKS, HelpPage, WelcomeDialog, files_html, shortcuts_html
@@ -58,11 +60,24 @@ class HelpPages(ModelStatusBar):
         dialog.show()
         return dialog
 
-    def show_about(self) -> None:
-        QMessageBox.about(
-            self,
+    def show_about(self) -> QMessageBox:
+        box = QMessageBox(
+            QMessageBox.Icon.NoIcon,
             "About Redraft",
-            "<h3>Redraft</h3><p>Select a sentence and watch a text-diffusion model redraft it in place, "
-            "pass by pass.</p>",
+            f"<h3>Redraft {installed_version()}</h3><p>Select a sentence and watch a text-diffusion model redraft "
+            "it in place, pass by pass.</p>",
+            QMessageBox.StandardButton.Ok,
+            self,
         )
+        box.setIconPixmap(self.windowIcon().pixmap(64, 64))
+        box.open()  # not exec(): the window (and a test) goes on while it is shown
+        return box
+
+
+def installed_version() -> str:
+    """The version pip installed (pyproject's), or a plain word when Redraft runs from an uninstalled tree."""
+    try:
+        return metadata.version("redraft")
+    except metadata.PackageNotFoundError:
+        return "(version unknown: not installed)"
 

@@ -78,8 +78,10 @@ class ModelStatusBar(FileCommands):
 
     def _update_counts(self) -> None:
         text = self.saved_text()  # a developing span counts as its original, not as its noise
-        words = len(text.split())
-        self.counts_label.setText(f"{words:,} word{'s' if words != 1 else ''} · {len(text):,} characters")
+        words, characters = len(text.split()), len(text)
+        self.counts_label.setText(
+            f"{words:,} word{'s' if words != 1 else ''} · {characters:,} character{'s' if characters != 1 else ''}"
+        )
 
     # -- the model ----------------------------------------------------------------------------------
 
