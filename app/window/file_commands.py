@@ -178,7 +178,8 @@ class FileCommands(QMainWindow):
             self.message_bar.show_message(f"{save_failure(str(error))}.")
             return False
         self.path = path
-        self.editor.mark_saved()
+        if self.editor.live_span is None:
+            self.editor.document().setModified(False)
         self._remember_recent(path)
         self.update_title()
         self.statusBar().showMessage(f"Saved {path.name}", 3000)
