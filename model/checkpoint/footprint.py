@@ -6,8 +6,10 @@ every term the doctor can show; and the GPUs and the processor with the memory e
 
 from __future__ import annotations
 
+import ctypes
 import math
 import os
+import sys
 from dataclasses import dataclass, field
 
 import torch
@@ -70,6 +72,12 @@ def cuda_device_info(device: torch.device | int | None = None) -> DeviceInfo:
 
 def cpu_device_info() -> DeviceInfo:
     """The host's RAM (MemAvailable where /proc/meminfo exists)."""
+    if sys.platform == "win32":  # no os.sysconf there: the loader's memory check failed on every Windows
+        status = _MemoryStatus()
+        status.length = ctypes.sizeof(_MemoryStatus)
+        if not ctypes.windll.kernel32.GlobalMemoryStatusEx(ctypes.byref(status)):
+            raise ctypes.WinError()
+        return DeviceInfo(kind="cpu", name="host memory", total_bytes=status.total, free_bytes=status.available)
     total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     free = total
     try:
@@ -80,6 +88,22 @@ def cpu_device_info() -> DeviceInfo:
     except OSError:
         pass
     return DeviceInfo(kind="cpu", name="host memory", total_bytes=total, free_bytes=free)
+
+
+class _MemoryStatus(ctypes.Structure):
+    """Windows' MEMORYSTATUSEX."""
+
+    _fields_ = [
+        ("length", ctypes.c_uint32),
+        ("load", ctypes.c_uint32),
+        ("total", ctypes.c_uint64),
+        ("available", ctypes.c_uint64),
+        ("page_file", ctypes.c_uint64),
+        ("page_file_free", ctypes.c_uint64),
+        ("virtual", ctypes.c_uint64),
+        ("virtual_free", ctypes.c_uint64),
+        ("extended", ctypes.c_uint64),
+    ]
 
 
 def all_devices() -> list[DeviceInfo]:
