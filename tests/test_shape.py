@@ -112,3 +112,34 @@ def test_any_selection_keeps_its_edges_and_ending_on_a_random_model(
         core = text[len(before) : len(text) - len(after)]
         assert core == core.strip(), (span, text)  # no whitespace of the model's own at the edges
         assert core.endswith(held), (span, text)
+
+
+def test_a_fill_at_a_paragraph_end_continues_the_paragraph_with_one_space() -> None:
+    # The trial: "table.\n  I don't to me…" — a fill after a sentence started a new line with stray spaces.
+    for suffix in ("\n\nThe next paragraph.", ""):  # before a paragraph break, and at the document's end
+        request = EditRequest(prefix="We sat at the table.", suffix=suffix, mode="fill", max_new_tokens=8)
+        inner, shape = shape_request(request)
+        assert inner.prefix == "We sat at the table. "
+        restored = shape.restore("\n  I don't know\nwhy")
+        assert restored.startswith(" I don't know why") and "\n" not in restored, restored
+    spaced = EditRequest(prefix="We sat at the table. ", suffix="", mode="fill", max_new_tokens=8)
+    inner, shape = shape_request(spaced)
+    assert inner.prefix == spaced.prefix and shape.restore("  Then we ate.") == "Then we ate."
+
+
+def test_a_fill_at_the_start_of_a_line_keeps_the_models_own_text() -> None:
+    request = EditRequest(prefix="We sat at the table.\n", suffix="", mode="fill", max_new_tokens=8)
+    assert shape_request(request) == (request, Shape())
+
+
+def test_fill_gaps_never_write_into_the_blank_line_after_a_selected_paragraph(builtin: Engine) -> None:
+    paragraph = "The rain ___ all night, and the road ___ to mud.\n\n"
+    request = EditRequest(
+        prefix="Dear Sam,\n\n", span=paragraph, suffix="Best,\nAnn", mode="gaps", candidates=2, seed=4,
+        options=QUICK,
+    )  # fmt: skip
+    inner, shape = shape_request(request)
+    assert inner.span == paragraph.strip() and inner.suffix.startswith("\n\nBest")
+    for text in builtin.run(request).texts:
+        assert text.endswith("to mud.\n\n") and text.startswith("The rain "), text
+        assert text.count("\n") == 2, text

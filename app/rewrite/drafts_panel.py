@@ -143,6 +143,9 @@ class DraftsPanel(QDockWidget):
         scroll.setFrameShape(QFrame.Shape.NoFrame)
         scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         scroll.setWidget(self.list)
+        # A click on a draft chooses it; the keyboard stays with the text (Enter, Esc and typing go there).
+        scroll.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        self.setFocusPolicy(Qt.FocusPolicy.NoFocus)
         self.setWidget(scroll)
         self.setMinimumWidth(220)
         self.toggle_action = self.toggleViewAction()
@@ -234,6 +237,7 @@ class DraftsPanel(QDockWidget):
     def _clicked(self, candidate: int) -> None:
         if self.shown_candidate() is not None:
             self.controller.choose_candidate(candidate)
+        self.controller.window.editor.setFocus(Qt.FocusReason.MouseFocusReason)  # the writer's keys go to the text
 
     def _paint(self) -> None:
         painted, colors = self.painted, self.colors

@@ -45,6 +45,7 @@ from PySide6.QtWidgets import QApplication, QMenu, QPlainTextEdit, QWidget
 
 from app.rewrite.drafts import hesitation
 from app.rewrite.worker import Ink, Segment
+from app.window.live_span import LiveSpan
 from app.window.markdown_highlighter import MarkdownHighlighter
 from app.window.theme import CanvasColors, canvas_colors
 
@@ -72,45 +73,6 @@ class Phase(Enum):
     IDLE = "idle"
     DEVELOPING = "developing"
     REVIEW = "review"
-
-
-class LiveSpan:
-    """Where the developing span is, what it replaced, and the state of its undo block."""
-
-    def __init__(self, document: QTextDocument, start: int, end: int, original: str) -> None:
-        self.document = document
-        self._start = QTextCursor(document)
-        self._start.setPosition(start)
-        self._end = QTextCursor(document)
-        self._end.setPosition(end)
-        self._end.setKeepPositionOnInsert(True)
-        self.original = original
-        self.original_length = end - start  # in document positions (UTF-16 units, a line break is 1)
-        self.painted = False  # whether our edit block is in the document now
-        self.undo_steps_after_paint = -1
-        self.last_paint: list[tuple[str, QTextCharFormat]] = []
-
-    @property
-    def start(self) -> int:
-        return self._start.position()
-
-    @property
-    def end(self) -> int:
-        return max(self._start.position(), self._end.position())
-
-    def place(self, start: int, end: int) -> None:
-        self._start.setPosition(start)
-        self._end.setPosition(end)
-
-    def touches(self, first: int, last: int) -> bool:
-        """Whether editing [first, last] (an insertion point when equal) would change the span."""
-        start, end = self.start, self.end
-        if first == last:
-            return start < first < end
-        return first < end and last > start
-
-    def block_on_top(self) -> bool:
-        return self.painted and self.document.availableUndoSteps() == self.undo_steps_after_paint
 
 
 class RewriteEditor(QPlainTextEdit):
@@ -186,6 +148,25 @@ class RewriteEditor(QPlainTextEdit):
     def live_range(self) -> tuple[int, int] | None:
         return None if self._span is None else (self._span.start, self._span.end)
 
+    def has_unsaved_changes(self) -> bool:
+        """Whether the writer's text (a live span counted as its original) differs from what was saved."""
+        span = self._span
+        return self.document().isModified() if span is None else span.modified_beneath
+
+    def mark_saved(self) -> None:
+        """The writer's text was saved; a live span's passes still count as changes of the document's."""
+        if self._span is None:
+            self.document().setModified(False)
+        else:
+            self._span.modified_beneath = False
+
+    def caret_at_span(self) -> bool:
+        """Whether the caret (and any selection) lies inside the live span or at its edges: only there do
+        Enter and Tab accept a finished draft; elsewhere they type, as always."""
+        span = self._span
+        cursor = self.textCursor()
+        return span is not None and span.start <= cursor.selectionStart() and cursor.selectionEnd() <= span.end
+
     def begin_live_span(self, start: int, end: int) -> LiveSpan:
         """Lock [start, end) for a rewrite; the original text fades at once to show it is developing."""
         if self._span is not None:
@@ -194,7 +175,7 @@ class RewriteEditor(QPlainTextEdit):
         self._span = span
         self.phase = Phase.DEVELOPING
         cursor = self.textCursor()
-        cursor.clearSelection()
+        cursor.setPosition(end)  # at the span's edge (Enter accepts there), moving with it as passes paint
         self.setTextCursor(cursor)
         if span.original:
             self._paint([(span.original, self._format(self.colors.noise, self.colors.canvas))])
@@ -232,12 +213,14 @@ class RewriteEditor(QPlainTextEdit):
         span = self._require_span()
         if text == span.original:
             return self.restore_live_span()  # nothing changed: leave no undo step behind
+        at_span = self.caret_at_span()
         self._paint([(text, QTextCharFormat())])
         start, end = span.start, span.end
         self._end_session()
-        cursor = self.textCursor()
-        cursor.setPosition(end)
-        self.setTextCursor(cursor)
+        if at_span:  # the caret after the accepted text; a writer typing elsewhere keeps their place
+            cursor = self.textCursor()
+            cursor.setPosition(end)
+            self.setTextCursor(cursor)
         return start, end
 
     def restore_live_span(self, select_original: bool = True) -> tuple[int, int]:
@@ -324,6 +307,10 @@ class RewriteEditor(QPlainTextEdit):
             if span is not None and span is self._span:
                 if span.end < span.start:  # text typed into an empty gap lands before it
                     span.place(span.start, span.start)
+                if lifted:  # the span's block is out: the document's flag is the writer's text alone
+                    span.modified_beneath = self.document().isModified()
+                else:
+                    span.modified_beneath = True
                 if lifted:
                     self._paint(span.last_paint)
 
@@ -376,12 +363,19 @@ class RewriteEditor(QPlainTextEdit):
             self.escapeRequested.emit()
             event.accept()
             return
-        if self.phase is Phase.REVIEW and plain and key in (Key.Key_Return, Key.Key_Enter, Key.Key_Tab):
+        accepting = plain and key in (Key.Key_Return, Key.Key_Enter, Key.Key_Tab)
+        if self.phase is Phase.REVIEW and accepting and self.caret_at_span():
             self.acceptRequested.emit()
             event.accept()
             return
-        if event.matches(StandardKey.Undo) or event.matches(StandardKey.Redo):
-            self.interrupted.emit()  # the controller restores the original; then undo as usual
+        if event.matches(StandardKey.Undo):
+            # The rewrite is the newest change: one Ctrl+Z takes it back, and only it (the writer's own
+            # edits, before or beside it, are steps of their own).
+            self.interrupted.emit()
+            event.accept()
+            return
+        if event.matches(StandardKey.Redo):
+            self.interrupted.emit()  # the controller restores the original; then redo as usual
             super().keyPressEvent(event)
             return
         edited = self._range_edited_by(event)

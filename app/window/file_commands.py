@@ -71,7 +71,7 @@ class FileCommands(QMainWindow):
 
     def maybe_save(self) -> bool:
         """Whether it is fine to discard the document now (asking the writer if it has changes)."""
-        if not self.editor.document().isModified():
+        if not self.editor.has_unsaved_changes():
             return True
         name = self.path.name if self.path is not None else "Untitled"
         answer = QMessageBox.warning(
@@ -178,8 +178,7 @@ class FileCommands(QMainWindow):
             self.message_bar.show_message(f"{save_failure(str(error))}.")
             return False
         self.path = path
-        if self.editor.live_span is None:
-            self.editor.document().setModified(False)
+        self.editor.mark_saved()
         self._remember_recent(path)
         self.update_title()
         self.statusBar().showMessage(f"Saved {path.name}", 3000)

@@ -374,7 +374,9 @@ class MainWindow(ActionStates):
     # -- editing --------------------------------------------------------------------------------
 
     def undo(self) -> None:
-        self._end_live_span()
+        if self.editor.live_span is not None:  # the rewrite is the newest step: undo it, and only it
+            self._end_live_span()
+            return
         self.editor.undo()
 
     def redo(self) -> None:
@@ -447,10 +449,12 @@ class MainWindow(ActionStates):
         self.message_bar.restyle()
 
     def closeEvent(self, event: QCloseEvent) -> None:
-        if self.editor.live_span is not None:
-            self._end_live_span()
+        # Asked with the rewrite still in place: Cancel means nothing happened, and the rewrite goes on.
+        # What would be saved is the text with the span's original (``saved_text``).
         if not self.maybe_save():
             event.ignore()
             return
+        if self.editor.live_span is not None:
+            self._end_live_span()
         self.service.shutdown()
         event.accept()

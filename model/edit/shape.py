@@ -35,6 +35,8 @@ OPENERS = "\"'“‘«(["
 INLINE_SPACE = " \t"
 # The ending held after a fill between sentences.
 FILL_ENDING = "."
+# A line break with the spaces around it.
+LINE_BREAKS = re.compile(r"[ \t]*[\r\n\u2028\u2029]+[ \t]*")
 
 
 @dataclass(frozen=True)
@@ -48,11 +50,16 @@ class Shape:
     # A rewrite's core has no whitespace at its edges, and neither has its new text: the edges are the
     # document's. A fill's text keeps its own (it may start with the space after a sentence).
     strip: bool = False
+    # A fill that continues a paragraph: its text starts right after the one space ``before`` gives it, and
+    # a line break the model wrote inside it is a space (the paragraphs are the writer's).
+    in_paragraph: bool = False
 
     def restore(self, text: str) -> str:
         """A candidate's new text with the edges and the ending put back."""
         if self.strip:
             text = text.strip()
+        if self.in_paragraph:
+            text = LINE_BREAKS.sub(" ", text).lstrip()
         if self.ending:
             # The model sometimes ends the sentence itself just before the held ending: one ending, not two.
             text = text.rstrip()
@@ -72,9 +79,16 @@ def shape_request(request: EditRequest) -> tuple[EditRequest, Shape]:
     """The request the canvas is laid out for, and what :meth:`Shape.restore` puts back around its text."""
     if request.mode == "fill":
         return _shape_fill(request)
-    if request.mode == "gaps":
-        return request, Shape()  # every character outside the gaps is held as it is
     span = request.span or ""
+    if request.mode == "gaps":
+        # Every character outside the gaps is held as it is; the selection's edge whitespace (the blank line
+        # after a selected paragraph) stays outside the canvas altogether, so no gap can reach into it.
+        core = span.strip()
+        if not core:
+            return request, Shape()
+        before, after = span[: len(span) - len(span.lstrip())], span[len(span.rstrip()) :]
+        inner = replace(request, prefix=request.prefix + before, span=core, suffix=after + request.suffix)
+        return inner, Shape(before, "", after)
     core = span.strip()
     if not core:
         return request, Shape()  # refused by validation
@@ -101,12 +115,17 @@ def _shape_fill(request: EditRequest) -> tuple[EditRequest, Shape]:
     """A fill between sentences ends one: a full stop held after its slots (and a space before the next
     sentence when the document has none); one right after a sentence's end starts with a space."""
     prefix, suffix = request.prefix, request.suffix
+    # Right after a sentence in the same paragraph (at most spaces between): the fill continues the
+    # paragraph, one space after the sentence, on the same line.
+    continues = bool(SENTENCE_END.search(prefix.rstrip(INLINE_SPACE)))
+    before = " " if continues and not prefix.endswith(tuple(INLINE_SPACE)) else ""
     if not suffix or not between_sentences(prefix, suffix):
-        return request, Shape()
-    before = " " if prefix and SENTENCE_END.search(prefix) else ""
+        if not continues:
+            return request, Shape()
+        return replace(request, prefix=prefix + before), Shape(before=before, in_paragraph=True)
     ending = FILL_ENDING if suffix[0].isspace() else FILL_ENDING + " "
     inner = replace(request, prefix=prefix + before, suffix=ending + suffix)
-    return inner, Shape(before=before, ending=ending)
+    return inner, Shape(before=before, ending=ending, in_paragraph=continues)
 
 
 def between_sentences(prefix: str, suffix: str) -> bool:

@@ -1,0 +1,49 @@
+"""Where a developing span is in the document, what it replaced, and the state of its one undo block: two
+cursors that move with the writer's edits elsewhere, the original text, and whether the text beneath the span
+has changes of the writer's that are not saved yet."""
+
+from __future__ import annotations
+
+from PySide6.QtGui import QTextCharFormat, QTextCursor, QTextDocument
+
+
+class LiveSpan:
+    """Where the developing span is, what it replaced, and the state of its undo block."""
+
+    def __init__(self, document: QTextDocument, start: int, end: int, original: str) -> None:
+        self.document = document
+        self._start = QTextCursor(document)
+        self._start.setPosition(start)
+        self._end = QTextCursor(document)
+        self._end.setPosition(end)
+        self._end.setKeepPositionOnInsert(True)
+        self.original = original
+        self.original_length = end - start  # in document positions (UTF-16 units, a line break is 1)
+        self.painted = False  # whether our edit block is in the document now
+        self.undo_steps_after_paint = -1
+        self.last_paint: list[tuple[str, QTextCharFormat]] = []
+        # Whether the text beneath the span (its original in place) differs from what was last saved:
+        # the document's own flag also counts the passes painted over it.
+        self.modified_beneath = document.isModified()
+
+    @property
+    def start(self) -> int:
+        return self._start.position()
+
+    @property
+    def end(self) -> int:
+        return max(self._start.position(), self._end.position())
+
+    def place(self, start: int, end: int) -> None:
+        self._start.setPosition(start)
+        self._end.setPosition(end)
+
+    def touches(self, first: int, last: int) -> bool:
+        """Whether editing [first, last] (an insertion point when equal) would change the span."""
+        start, end = self.start, self.end
+        if first == last:
+            return start < first < end
+        return first < end and last > start
+
+    def block_on_top(self) -> bool:
+        return self.painted and self.document.availableUndoSteps() == self.undo_steps_after_paint

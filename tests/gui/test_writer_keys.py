@@ -1,0 +1,158 @@
+"""A writer's keys and words go where the writer means around a rewrite (#46): the real window, the real tiny
+model and real key events (QTest.keyClick), one test per way the trial saw them misplaced or lost."""
+
+from __future__ import annotations
+
+from gui_helpers import DOCUMENT, SIGNAL_TIMEOUT_MS, PassRecorder, place_cursor, select
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QApplication, QMessageBox
+from test_rewrite import finish
+
+from app.window.editor_widget import Phase
+
+SPAN = "climbed the stairs"
+CTRL = Qt.KeyboardModifier.ControlModifier
+
+
+def test_enter_typed_elsewhere_is_a_new_line_and_the_draft_stays_pending(document_window, qtbot) -> None:
+    window = document_window()
+    editor = window.editor
+    select(window, SPAN)
+    window.rewrite_selection()
+    result = finish(qtbot, window)
+    draft = result.texts[window.run.candidate]
+    place_cursor(window, editor.end_position())  # the writer goes on at the end of the document
+    QTest.keyClicks(editor, "Then she ran.")
+    QTest.keyClick(editor, Qt.Key.Key_Return)
+    QTest.keyClicks(editor, "P.S.")
+    assert window.run is not None and editor.phase is Phase.REVIEW  # still pending, still shown
+    assert editor.plain_text().endswith("Then she ran.\nP.S.")  # typed where the caret was, line and all
+    assert draft in editor.plain_text()
+    assert window.saved_text() == DOCUMENT + "Then she ran.\nP.S."
+    # Enter at the draft accepts it; the writer's typing and the rewrite are separate undo steps.
+    start, end = editor.live_range()
+    place_cursor(window, end)
+    QTest.keyClick(editor, Qt.Key.Key_Return)
+    assert window.run is None and editor.phase is Phase.IDLE
+    accepted = editor.plain_text()
+    assert draft in accepted and accepted.endswith("Then she ran.\nP.S.")
+    QTest.keyClick(editor, Qt.Key.Key_Z, CTRL)
+    assert editor.plain_text() == DOCUMENT + "Then she ran.\nP.S."  # the rewrite alone undone
+    QTest.keyClick(editor, Qt.Key.Key_Z, CTRL)  # then the writer's own typing, step by step
+    undone = editor.plain_text()
+    assert undone.startswith(DOCUMENT) and len(undone) < len(DOCUMENT + "Then she ran.\nP.S.")
+
+
+def test_tab_away_from_the_draft_types_a_tab_and_accepts_nothing(document_window, qtbot) -> None:
+    window = document_window()
+    editor = window.editor
+    select(window, SPAN)
+    window.rewrite_selection()
+    finish(qtbot, window)
+    place_cursor(window, 0)
+    QTest.keyClick(editor, Qt.Key.Key_Tab)
+    assert window.run is not None and editor.plain_text().startswith("\tThe lighthouse")
+
+
+def test_a_second_ctrl_r_on_the_developing_span_restarts_it(document_window, qtbot) -> None:
+    window = document_window(max_denoising_steps=40, pass_display_ms=60)
+    editor = window.editor
+    select(window, SPAN)
+    recorder = PassRecorder(window)
+    first = window.rewrite_selection()
+    qtbot.waitUntil(lambda: recorder.count(first) >= 1, timeout=SIGNAL_TIMEOUT_MS)
+    QTest.keyClick(editor, Qt.Key.Key_R, CTRL)
+    assert window.run is not None and window.run.job_id != first  # a new run of the same span
+    assert "Select the text" not in window.statusBar().currentMessage()
+    finish(qtbot, window)
+    assert window.drafts_panel.job_id == window.run.job_id  # the panel follows the new run, not frozen
+    window.reject_rewrite()
+    assert editor.plain_text() == DOCUMENT
+
+
+def test_ctrl_r_away_from_an_open_rewrite_keeps_it_and_says_why(document_window, qtbot) -> None:
+    window = document_window()
+    editor = window.editor
+    select(window, SPAN)
+    job_id = window.rewrite_selection()
+    result = finish(qtbot, window)
+    select(window, "wrote the letter")
+    QTest.keyClick(editor, Qt.Key.Key_R, CTRL)
+    assert window.run is not None and window.run.job_id == job_id and window.run.result is result
+    assert "accept" in window.statusBar().currentMessage()
+
+
+def test_closing_mid_rewrite_and_choosing_cancel_changes_nothing(document_window, qtbot) -> None:
+    window = document_window(max_denoising_steps=40, pass_display_ms=60)
+    editor = window.editor
+    place_cursor(window, editor.end_position())
+    QTest.keyClicks(editor, "More.")  # unsaved: closing asks
+    select(window, SPAN)
+    recorder = PassRecorder(window)
+    job_id = window.rewrite_selection()
+    qtbot.waitUntil(lambda: recorder.count(job_id) >= 1, timeout=SIGNAL_TIMEOUT_MS)
+    asked: list[str] = []
+
+    def answer_cancel() -> None:
+        box = QApplication.activeModalWidget()
+        if isinstance(box, QMessageBox):
+            asked.append(box.text())
+            QTest.keyClick(box, Qt.Key.Key_Escape)  # Esc is the box's Cancel
+        else:
+            QTimer.singleShot(50, answer_cancel)
+
+    QTimer.singleShot(50, answer_cancel)
+    assert window.close() is False
+    assert asked and "unsaved changes" in asked[0]
+    assert window.run is not None and window.run.job_id == job_id and editor.live_span is not None
+    result = finish(qtbot, window)  # it went on to the end
+    assert result.texts and "Developing" not in window.statusBar().currentMessage()
+    window.reject_rewrite()
+    assert editor.plain_text() == DOCUMENT + "More."
+
+
+def test_closing_mid_rewrite_without_changes_asks_nothing(document_window, qtbot) -> None:
+    window = document_window(max_denoising_steps=40, pass_display_ms=60)
+    select(window, SPAN)
+    recorder = PassRecorder(window)
+    job_id = window.rewrite_selection()
+    qtbot.waitUntil(lambda: recorder.count(job_id) >= 1, timeout=SIGNAL_TIMEOUT_MS)
+    assert window.editor.document().isModified()  # the passes are painted in ...
+    assert window.close() is True  # ... but the writer's text is unchanged: no question
+    assert window.editor.plain_text() == DOCUMENT
+
+
+def test_a_click_on_a_draft_gives_the_keyboard_back_to_the_text(document_window, qtbot) -> None:
+    window = document_window(candidates=3)
+    editor = window.editor
+    window.activateWindow()
+    editor.setFocus()
+    select(window, SPAN)
+    window.rewrite_selection()
+    finish(qtbot, window)
+    panel = window.drafts_panel
+    qtbot.waitUntil(lambda: len(panel.order) == 3, timeout=SIGNAL_TIMEOUT_MS)
+    card = next(card for card in panel.cards if card.candidate == panel.order[2])
+    QTest.mouseClick(card, Qt.MouseButton.LeftButton)
+    assert window.run is not None and window.run.candidate == panel.order[2]
+    assert editor.hasFocus() or QApplication.focusWidget() is editor
+    QTest.keyClick(QApplication.focusWidget() or editor, Qt.Key.Key_Escape)  # Esc reaches the text: rejects
+    assert window.run is None and editor.plain_text() == DOCUMENT
+    QTest.keyClicks(QApplication.focusWidget() or editor, "typed")
+    assert "typed" in editor.plain_text()
+
+
+def test_a_fill_after_the_last_sentence_continues_its_paragraph(document_window, qtbot) -> None:
+    window = document_window(candidates=2)
+    editor = window.editor
+    end_of_first = DOCUMENT.index("\n")  # right after "every evening."
+    place_cursor(window, end_of_first)
+    window.fill_gap(8)
+    result = finish(qtbot, window)
+    QTest.keyClick(editor, Qt.Key.Key_Return)  # the caret sits at the fill: Enter accepts
+    text = editor.plain_text()
+    filled = text[end_of_first : len(text) - (len(DOCUMENT) - end_of_first)]
+    assert filled == result.texts[result.ranking[0]] or filled in result.texts
+    assert filled.startswith(" ") and not filled.startswith("  ") and "\n" not in filled, repr(filled)
+    assert text.endswith(DOCUMENT[end_of_first:])  # the paragraph break and the next paragraph untouched
