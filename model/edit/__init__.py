@@ -9,10 +9,12 @@ least likely tokens re-developed) and :mod:`ranking` (candidates scored) → :mo
 ``EditResult``, what the loop yields and returns). :mod:`vocabulary` is the tokenizer as the loop needs it.
 
 Around it, :mod:`shape` keeps the writer's layout: whitespace at the span's edges stays outside the canvas,
-and a sentence's ending is held after the new text.
+and a sentence's ending is held after the new text; :mod:`changes` turns a finished draft into word-level
+hunks against the original span, each for the writer to take or leave.
 
 The model calls themselves live in :mod:`model.runtime`; the weights come from :mod:`model.checkpoint`.
-Modules outside ``model/`` use ``request``, ``passes``, ``shape`` and ``engine``; the rest are the loop's own pieces.
+Modules outside ``model/`` use ``request``, ``passes``, ``shape``, ``changes`` and ``engine``; the rest are the
+loop's own pieces.
 """
 
-__all__ = ["engine", "passes", "request", "shape"]
+__all__ = ["changes", "engine", "passes", "request", "shape"]
