@@ -23,7 +23,7 @@ from figures import FIGURES
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from app.cli import JSON_FIELDS, request_from_json_line
+from app.command_line.edit_commands import JSON_FIELDS, request_from_json_line
 from model import EditRequest, Engine, RedraftError, RequestError, split_document
 
 # The characters that break naive text handling, mixed into ordinary text.
