@@ -43,6 +43,13 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
+from runbook.adapt import (  # noqa: E402
+    prepare_corpus_adapt,
+    prepare_transplant,
+    step_adapt,
+    step_transplant_carry,
+    take_back_adapt,
+)
 from runbook.bench26b import readme_rows, step_bench26b, write_readme_table  # noqa: E402
 from runbook.common import (  # noqa: E402
     BACK_FILE_LIMIT,
@@ -102,14 +109,19 @@ def out_folder(dry_run: bool) -> Path:
 
 def run_step(step: str, args: argparse.Namespace) -> int:
     needs_bnb = step == "bench26b"
-    if not args.dry_run:
+    # transplant-carry needs no library; it installs the wheels only when its call carries them (the first).
+    if not args.dry_run and (step != "transplant-carry" or any((args.carry / "wheels").glob("*.whl"))):
         use_carried_wheels(args.carry, needs_bnb)
     os.environ.setdefault(T0_ENV, str(time.time()))
     out = out_folder(args.dry_run)
     budget_s = args.budget_s or STEP_BUDGET[step]
     with logged(out, step):
         say(f"{step}{' (dry run)' if args.dry_run else ''}: writing to {out}, budget {budget_s:.0f} s")
-        if step == "bench26b":
+        if step == "transplant-carry":
+            step_transplant_carry(out, args.dry_run, budget_s, args.carry, args.work)
+        elif step == "adapt-transplant":
+            step_adapt(out, args.dry_run, budget_s, args.carry, args.work)
+        elif step == "bench26b":
             step_bench26b(out, args.dry_run, budget_s)
         elif step == "engine-vs-library":
             step_engine_vs_library(out, args.dry_run, budget_s)
@@ -136,9 +148,22 @@ def print_or_pipe(text: str) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("step", nargs="?", default=None,
-                        choices=["prepare", "plan", "cpu-speed", "bench26b", "engine-vs-library", "train-a", "train-b",
+                        choices=["prepare", "prepare-transplant", "plan", "cpu-speed", "transplant-carry",
+                                 "adapt-transplant", "bench26b", "engine-vs-library", "train-a", "train-b",
                                  "take-back", "readme-table"])  # fmt: skip
     parser.add_argument("rest", nargs="*", help="take-back: STEP FILES_AT; readme-table: JSON")
+    parser.add_argument(
+        "--transplant",
+        type=Path,
+        default=ROOT / "runs" / "transplant",
+        help="prepare-transplant: the transplant_build folder (or the last adapted model)",
+    )
+    parser.add_argument(
+        "--resume",
+        type=Path,
+        default=None,
+        help="prepare-transplant: the last session's resume.pt (take-back adapt-transplant)",
+    )
     parser.add_argument("--dry-run", action="store_true", help="toy scale on CPU (with no step: every step)")
     parser.add_argument("--carry", type=Path, default=CARRY)
     parser.add_argument("--work", type=Path, default=WORK)
@@ -168,6 +193,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         (args.carry / "PLAN.md").write_text(plan_markdown() + "\n")
         print(json.dumps({"wheels": wheels, **budget}, indent=1))
         return 1 if budget["over"] or check_wheels(args.carry / "wheels")["problems"] else 0
+    if args.step == "prepare-transplant":
+        args.carry.mkdir(parents=True, exist_ok=True)
+        corpus = prepare_corpus_adapt(args.carry, SHARED)
+        packed = prepare_transplant(args.transplant, args.carry, args.resume)
+        print(json.dumps({"corpus-adapt": corpus, **packed}, indent=1))
+        return 0
     if args.step == "plan":
         return print_or_pipe(plan_markdown())
     if args.step == "cpu-speed":
@@ -180,6 +211,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.step == "take-back":
         if len(args.rest) != 2:
             parser.error("take-back STEP FILES_AT")
+        if args.rest[0] == "adapt-transplant":
+            print(take_back_adapt(Path(args.rest[1]), args.carry))
+            return 0
         print(take_back(args.rest[0], Path(args.rest[1]), args.carry))
         return 0
     if args.step == "readme-table":

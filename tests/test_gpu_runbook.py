@@ -31,17 +31,18 @@ def dry_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
     env = {**os.environ, "OUT": str(out)}
     env.pop(rb.T0_ENV, None)
     done = subprocess.run([sys.executable, str(ROOT / "bench" / "gpu_runbook.py"), "--dry-run"], env=env,
-                          capture_output=True, text=True, timeout=600)  # fmt: skip
+                          capture_output=True, text=True, timeout=1200)  # fmt: skip
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     return out, json.loads((out / "dry-run.json").read_text())
 
 
 def test_dry_run_runs_every_step_and_everything_comes_back(dry_run: tuple[Path, dict]) -> None:
     out, summary = dry_run
-    assert set(summary["steps"]) == {"bench26b", "engine-vs-library", "train-a", "train-b-warm", "train-b"}
+    sessions = {f"s{s}-{n}-{call.step}" for s in (1, 2) for n, call in enumerate(rb.CALLS[:3], 1)}
+    assert set(summary["steps"]) == {"bench26b", "engine-vs-library", "train-a", "train-b-warm", "train-b"} | sessions
     for step, row in summary["steps"].items():
         assert row["back_problems"] == [], step
-        name = step.removesuffix("-warm")
+        name = step.removesuffix("-warm") if not step.startswith("s") else step.split("-", 2)[2]
         assert f"{name}.json" in row["files"] and f"{name}.log" in row["files"]
         assert len(row["files"]) <= rb.BACK_FILES
     # The wheels it carries: the real ones when prepared (installable for the device, importable), else the
@@ -58,6 +59,51 @@ def test_dry_run_runs_every_step_and_everything_comes_back(dry_run: tuple[Path, 
     # The fill of the model reassembled from train-b's pieces, loaded by the engine.
     assert summary["reassembled_model"]["parameters"] > 0
     assert summary["plan"] == [call.invocation() for call in rb.CALLS]
+
+
+def test_the_15_minute_plan_adapts_the_transplant_first_and_benches_the_26b_only_with_time_left() -> None:
+    steps = [call.step for call in rb.CALLS]
+    assert steps == ["transplant-carry", "transplant-carry", "adapt-transplant", "bench26b"]
+    assert all(s.startswith(("transplant", "adapt")) for s in steps[:3])
+    adapt = rb.CALLS[2]
+    assert adapt.budget_s >= 9 * 60  # ~9 minutes of the 15 train
+    # The carry calls and the adaptation fit 15 minutes with ~2.5 for the machine's start; the 26B's 4 only
+    # if that much is left, which the plan tells the session to check.
+    assert sum(c.budget_s for c in rb.CALLS[:3]) + 150 <= 15 * 60
+    assert rb.CALLS[3].budget_s == 240 and "at least 240 s" in rb.CALLS[3].then
+    assert rb.CALLS[0].carry[0] == ".gpu-carry/wheels" and ".gpu-carry/wheels" not in rb.CALLS[1].carry
+    for call in rb.CALLS:
+        assert call.invocation()["timeout_s"] <= 600
+    text = rb.plan_markdown()
+    assert text.index("**transplant-carry**") < text.index("**adapt-transplant**") < text.index("**bench26b**")
+
+
+def test_dry_run_adapts_the_transplant_and_the_next_session_resumes_it(dry_run: tuple[Path, dict]) -> None:
+    _, summary = dry_run
+    first, second = summary["transplant_sessions"]
+    for session in (first, second):
+        # Three parts, each within the room its call was given; the adapted weights came back at int8 in
+        # pieces, were merged here and loaded by the engine.
+        assert len(session["packed"]["parts"]) == 3
+        assert all(part <= room + rb.MIB for part, room in zip(session["packed"]["parts"],
+                                                                session["packed"]["rooms"], strict=True))  # fmt: skip
+        assert session["scheme_back"] == "int8" and isinstance(session["fill"], str)
+    # The second session, on a fresh machine, went on from the first's step, tokens and held-out history.
+    assert second["trained"]["steps"] == 2 * first["trained"]["steps"] > 0
+    assert second["log"][: len(first["log"])] == first["log"]
+    assert second["log"][-1]["step"] > first["log"][-1]["step"]
+
+
+def test_the_real_transplant_fits_three_calls_beside_the_tree_wheels_and_corpus(tmp_path: Path) -> None:
+    """The rooms the plan gives each part, from this tree's size: with the 11 MiB of wheels and ~6 MiB of
+    corpus the three parts hold ~110 MiB, which the 18-layer transplant needs at int8 embedding + NF4 body."""
+    from runbook import adapt
+
+    rooms = adapt.rooms(tmp_path, ROOT)  # no wheels or corpus prepared in tmp_path: the upper bounds
+    assert len(rooms) == 3 and min(rooms) > 30 * rb.MIB
+    # 18 layers of Gemma 3 270M (~100M values at NF4, ~0.53 byte each) and 73.7k kept rows of 640 at int8.
+    needed = int(100e6 * 0.53 + 73_740 * 640 * 1.01 + 4 * rb.MIB)
+    assert needed <= sum(rooms) - 11 * rb.MIB - 6 * rb.MIB
 
 
 def test_dry_run_26b_step_checks_the_kernel_and_measures_both_kernels(dry_run: tuple[Path, dict]) -> None:

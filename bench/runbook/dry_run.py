@@ -24,6 +24,55 @@ from runbook.wheels import check_wheels, slim_import_check, synthetic_wheel_chec
 # The entry point each step runs through, in a process of its own (as a device call does).
 RUNBOOK = ROOT / "bench" / "gpu_runbook.py"
 
+
+def _call(step: str, out: Path, carry: Path, work: Path) -> None:
+    env = {**os.environ, "OUT": str(out), T0_ENV: str(time.time())}
+    subprocess.run([sys.executable, str(RUNBOOK), step, "--dry-run", "--carry", str(carry), "--work", str(work)],
+                   env=env, check=True)  # fmt: skip
+
+
+def transplant_sessions(out: Path, tmp: Path, carry: Path, summary: dict[str, Any]) -> list[dict[str, Any]]:
+    """Two lent sessions of the 15-minute plan's adaptation at toy scale: a toy Gemma 3 transplanted, packed
+    into three parts, each call given only what its carry list names (on one warm machine per session), the
+    adapted weights taken back and loaded by the engine; the second session resumes the first on a fresh machine."""
+    from runbook.adapt import prepare_transplant, take_back_adapt, toy_transplant
+
+    folder = toy_transplant(tmp / "transplant")
+    toy_corpus(carry / "corpus-adapt")
+    runs, resume, sessions = tmp / "runs", None, []
+    for session in (1, 2):
+        work = tmp / f"work-session-{session}"  # a fresh machine each session
+        # Three parts as if each call had a third of the room (the real rooms hold the toy in one).
+        whole = prepare_transplant(folder, carry, resume, limits=[1 << 40] * 3)["bytes"]
+        size = whole // 3 + 1
+        packed = prepare_transplant(folder, carry, resume, limits=[size, size, size])
+        steps: dict[str, Any] = {}
+        for number, call in enumerate(CALLS[:3], 1):
+            call_carry = tmp / f"carry-s{session}-c{number}"
+            for path in call.carry:
+                source = ROOT / path if not path.startswith(".gpu-carry/") else carry / path.removeprefix(".gpu-carry/")
+                if source.exists():
+                    shutil.copytree(source, call_carry / path.removeprefix(".gpu-carry/"))
+            step_out = out / f"dry-s{session}-{number}-{call.step}"
+            if step_out.exists():
+                shutil.rmtree(step_out)
+            _call(call.step, step_out, call_carry, work)
+            steps[f"{number}-{call.step}"] = {"files": sorted(p.name for p in step_out.iterdir()),
+                                             "back_problems": check_back(step_out)}  # fmt: skip
+        model = take_back_adapt(step_out, carry, runs)
+        report = json.loads((step_out / "adapt-transplant.json").read_text())
+        from model import EditRequest, Engine, load
+
+        loaded = load(model, device="cpu")
+        fill = Engine(loaded).run(EditRequest(prefix="One day, Lily went to the", suffix=" with a kite.",
+                                              mode="fill", max_new_tokens=4, seed=0)).texts[0]  # fmt: skip
+        sessions.append({"packed": packed, "steps": steps, "trained": report["trained"], "log": report["log"],
+                         "scheme_back": report["scheme_back"], "fill": fill})  # fmt: skip
+        summary["steps"].update({f"s{session}-{k}": v for k, v in steps.items()})
+        folder, resume = model, runs / "adapt" / "resume.pt"
+    return sessions
+
+
 def dry_run(out: Path) -> dict[str, Any]:
     """Every step at toy scale on CPU, each in its own process as on the device, each output checked
     against the limits of what comes back; then the take-backs and the reassembled model loaded."""
@@ -43,6 +92,7 @@ def dry_run(out: Path) -> dict[str, Any]:
         else:
             summary["wheels"] = synthetic_wheel_check(tmp / "synthetic")
         say(f"wheels: {json.dumps(summary['wheels'])[:400]}")
+        summary["transplant_sessions"] = transplant_sessions(out, tmp, carry, summary)
         for step in ("bench26b", "engine-vs-library", "train-a", "train-b"):
             step_out = out / f"dry-{step}"
             if step_out.exists():

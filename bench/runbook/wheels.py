@@ -151,13 +151,16 @@ def use_carried_wheels(carry: Path, needs_bitsandbytes: bool) -> None:
     if ready:
         return
     wheels = sorted((carry / "wheels").glob("*.whl"))
-    if not wheels:
+    site = Path(tempfile.gettempdir()) / "redraft-site"
+    # A later call on a machine still warm: the session's first call installed them (the 15-minute plan
+    # carries the wheels once, and the transplant's parts in the room they would take).
+    wheels_installed = any(site.glob("transformers-*.dist-info"))
+    if not wheels and not wheels_installed:
         raise SystemExit(f"transformers with DiffusionGemma is missing and {carry / 'wheels'} holds no wheels: "
                          "run `python bench/gpu_runbook.py prepare` here and carry .gpu-carry/wheels")  # fmt: skip
-    site = Path(tempfile.gettempdir()) / "redraft-site"
     # name-version of each wheel; a machine still warm from the last call has them installed already.
     wanted = {"-".join(w.name.split("-")[:2]) + ".dist-info" for w in wheels}
-    if not wanted <= {p.name for p in site.glob("*.dist-info")}:
+    if wheels and not wanted <= {p.name for p in site.glob("*.dist-info")}:
         say(f"installing {len(wheels)} carried wheels into {site}")
         subprocess.run(
             [sys.executable, "-m", "pip", "install", "-q", "--no-index", "--no-deps", "--no-compile", "--no-cache-dir",

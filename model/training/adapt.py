@@ -27,6 +27,7 @@ import argparse
 import json
 import math
 import time
+from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import cast
@@ -252,6 +253,7 @@ def run(
     max_minutes: float | None = None,
     checkpoint_minutes: float = 5.0,
     device: str = "cpu",
+    bf16: bool = False,
 ) -> RunState:
     """Adapt ``model`` under ``recipe`` from ``run_dir``'s checkpoint (or from the start), to ``max_steps`` or
     ``stop_at_step`` or ``max_minutes``; logs held-out loss every ``eval_every`` steps to ``run_dir/log.json``."""
@@ -266,15 +268,18 @@ def run(
     generator = torch.Generator().manual_seed(recipe.seed + 1)
     state = RunState(0, 0, 0.0, [])
     ckpt = run_dir / "checkpoint.pt"
+    rewarm_from: int | None = None
     if ckpt.exists():
         blob = torch.load(ckpt, weights_only=False)
         names = dict(model.named_parameters())
         with torch.no_grad():
             for name, value in blob["weights"].items():
                 names[name].copy_(value)
+        state = RunState(**blob["state"])
         if blob["optimizer"] is not None:
             optimizer.load_state_dict(blob["optimizer"])
-        state = RunState(**blob["state"])
+        else:  # a compact checkpoint (carried between lent GPUs): fresh moments, so the rate warms up again
+            rewarm_from = state.step
         sampler.set_state(blob["sampler"])
         generator.set_state(blob["generator"])
     (run_dir / "recipe.json").write_text(json.dumps(recipe.__dict__, indent=1))
@@ -288,10 +293,14 @@ def run(
         if max_minutes is not None and time.monotonic() - started > max_minutes * 60:
             break
         t0 = time.monotonic()
+        rate = lr_at(state.step, recipe)
+        if rewarm_from is not None:
+            rate *= min(1.0, (state.step - rewarm_from + 1) / max(1, recipe.warmup_steps))
         for group in optimizer.param_groups:
-            group["lr"] = lr_at(state.step, recipe)
+            group["lr"] = rate
         batch = _on(sampler.next_batch(), torch.device(device))
-        loss, parts = adaptation_loss(model, batch, generator, recipe, state.step, teacher, keep_ids)
+        with torch.autocast("cuda", dtype=torch.bfloat16) if bf16 else nullcontext():
+            loss, parts = adaptation_loss(model, batch, generator, recipe, state.step, teacher, keep_ids)
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(params, recipe.grad_clip)

@@ -29,10 +29,11 @@ from model.training.transplant_source import DEFAULT_CACHE, load_gemma3
 
 ARMS: dict[str, dict[str, float | int]] = {
     "uniform lr 1e-4": {"lr": 1e-4},
+    "uniform lr 3e-5": {"lr": 3e-5},
     "uniform lr 3e-4": {"lr": 3e-4},
     "uniform lr 1e-3": {"lr": 1e-3},
     "distill lr 3e-4": {"lr": 3e-4, "distill": 1.0},
-    "anneal lr 3e-4": {"lr": 3e-4, "anneal_steps": -1},  # -1: anneal over the first half of the steps
+    "anneal lr 3e-4": {"lr": 3e-4, "anneal_steps": -1},  # -1: --anneal-steps
     "distill+anneal lr 3e-4": {"lr": 3e-4, "distill": 1.0, "anneal_steps": -1},
 }
 
@@ -94,8 +95,10 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--cache", type=Path, default=DEFAULT_CACHE, help="the dequantized Gemma 3 (the teacher)")
     p.add_argument("--arms", default=",".join(ARMS), help="comma-separated arm names (default: all)")
     p.add_argument("--steps", type=int, default=400)
-    p.add_argument("--eval-every", type=int, default=25)
-    p.add_argument("--batch-size", type=int, default=8)
+    p.add_argument("--eval-every", type=int, default=10)
+    p.add_argument("--anneal-steps", type=int, default=60, help="the annealing arms open the canvas over this many")
+    p.add_argument("--batch-size", type=int, default=4)
+    p.add_argument("--warmup-steps", type=int, default=10)
     p.add_argument("--canvas", type=int, default=32)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--until", default=None, help="stop starting new turns after this UTC time (HH:MM)")
@@ -111,12 +114,15 @@ def main(argv: list[str] | None = None) -> None:
     teacher = None
     if any(float(ARMS[a].get("distill", 0)) > 0 for a in arms):
         teacher, _ = load_gemma3(args.cache)
-    base = Recipe(max_steps=args.steps, batch_size=args.batch_size, canvas=args.canvas, seed=args.seed)
+    # A constant rate after a short warmup: the question is the first steps' slope, and a comparison that
+    # has more time can be extended (--steps) without changing what the earlier steps did.
+    base = Recipe(max_steps=args.steps, batch_size=args.batch_size, canvas=args.canvas, seed=args.seed,
+                  warmup_steps=args.warmup_steps, min_lr_ratio=1.0)  # fmt: skip
     recipes = {}
     for name in arms:
         settings = dict(ARMS[name])
         if settings.get("anneal_steps") == -1:
-            settings["anneal_steps"] = args.steps // 2
+            settings["anneal_steps"] = args.anneal_steps
         recipes[name] = replace(base, **settings)  # type: ignore[arg-type]
     for turn_end in range(args.eval_every, args.steps + 1, args.eval_every):
         if args.until and time.strftime("%H:%M", time.gmtime()) >= args.until:
