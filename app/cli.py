@@ -6,7 +6,8 @@
     redraft fill FILE --at OFFSET         fill a gap, showing each pass; the document goes to stdout
     redraft fill FILE --gaps --span S:E   fill every gap mark (___, [...]) in a span, the rest held as it is
     redraft rewrite FILE --span START:END rewrite a span, showing each pass; the document goes to stdout
-                                          (--keep S:E holds words inside it verbatim, --length shorter|longer)
+                                          (--keep S:E holds words inside it verbatim, --length shorter|longer;
+                                          --changes marks what changed: [-removed-]{+added+})
     redraft doctor                        will this model fit this machine? (and which torch runs)
     redraft model list|download|remove    the installed models; download one from the hub (resumable)
     redraft --self-test                   load the built-in model, fill one gap, print timings (checks a build)
@@ -133,6 +134,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--fixed-length",
         action="store_true",
         help="develop every candidate at the span's length plus slack (default: candidates try shorter ones too)",
+    )
+    rewrite.add_argument(
+        "--changes",
+        action="store_true",
+        help="print the original with the rewrite's changes in it, [-removed-]{+added+}, as git diff --word-diff",
     )
     _model_options(rewrite)
     _sampler_options(rewrite)

@@ -381,3 +381,58 @@ def test_experts_in_host_memory_at_full_precision_is_one_clear_message(tiny_chec
     assert "Traceback" not in done.stderr and done.stdout == ""
     unknown = redraft("fill", "--json", "--model", str(tiny_checkpoint), "--experts", "gpu")
     assert unknown.returncode == 2 and "invalid choice: 'gpu'" in unknown.stderr
+
+
+# -- a rewrite as tracked changes (#48) ----------------------------------------------------------------------
+
+
+def _rebuilt(original: str, changes: list[dict[str, Any]]) -> str:
+    """``original`` with each ``[start, end)`` replaced by its ``text``, checked to be in order and apart."""
+    out, position = [], 0
+    for change in changes:
+        assert set(change) == {"start", "end", "text"}
+        start, end = change["start"], change["end"]
+        assert isinstance(start, int) and isinstance(end, int) and position <= start <= end <= len(original)
+        out += [original[position:start], change["text"]]
+        position = end
+    return "".join(out) + original[position:]
+
+
+def test_fill_json_rewrite_answers_carry_their_word_changes(tiny_checkpoint: Path) -> None:
+    span = "  The quiet river ran past the old mills at dusk.\n"
+    lines = [
+        {"prefix": "We left early.", "span": span, "suffix": "Nobody spoke.", "seed": 1, "candidates": 3},
+        {"prefix": "It rained. ", "span": "We ___ the farm at dawn.", "mode": "gaps", "max_new_tokens": 4, "seed": 2},
+        {"prefix": "The lighthouse keeper", "suffix": " every evening.", "max_new_tokens": 6, "seed": 1},
+    ]
+    done = redraft("fill", "--json", "--model", str(tiny_checkpoint), "--steps", "4",
+                   stdin="".join(json.dumps(line) + "\n" for line in lines))
+    assert done.returncode == 0, done.stderr
+    rewrite, gaps, fill = (json.loads(line) for line in done.stdout.splitlines())
+    assert rewrite["changes"], "a random model rewrites the span: something changed"
+    assert _rebuilt(span, rewrite["changes"]) == rewrite["text"]
+    assert len(rewrite["candidate_changes"]) == len(rewrite["candidates"]) == 3
+    for text, changes in zip(rewrite["candidates"], rewrite["candidate_changes"], strict=True):
+        assert _rebuilt(span, changes) == text
+    assert _rebuilt(lines[1]["span"], gaps["changes"]) == gaps["text"]
+    assert all(change["start"] >= len("We ") for change in gaps["changes"])  # the words before the gap are held
+    assert "changes" not in fill  # a fill has no original span to change
+
+
+def test_rewrite_changes_prints_the_original_with_word_diff_marks(tiny_checkpoint: Path, tmp_path: Path) -> None:
+    document = "Première ligne.\r\nThe rain fell on the old square at noon.\r\nFin — ☕\n"
+    path = tmp_path / "doc.txt"
+    path.write_bytes(document.encode("utf-8"))
+    start = document.index("The rain")
+    end = document.index(" at noon")
+    args = ("rewrite", str(path), "--span", f"{start}:{end}", "--model", str(tiny_checkpoint), "--steps", "5",
+            "--seed", "3", "--quiet")
+    plain = redraft(*args)
+    marked = redraft(*args, "--changes")
+    assert plain.returncode == 0 and marked.returncode == 0, marked.stderr
+    assert marked.stdout.startswith(document[:start]) and marked.stdout.endswith(document[end:])
+    assert "[-" in marked.stdout or "{+" in marked.stdout
+    # Dropping the additions gives the original back; taking them and dropping the removals, the rewrite.
+    removed, added = re.compile(r"\[-(.*?)-\]", re.DOTALL), re.compile(r"\{\+(.*?)\+\}", re.DOTALL)
+    assert removed.sub(r"\1", added.sub("", marked.stdout)) == document
+    assert added.sub(r"\1", removed.sub("", marked.stdout)) == plain.stdout

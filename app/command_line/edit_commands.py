@@ -140,19 +140,24 @@ def fill_json(args: argparse.Namespace, stdin: BinaryIO, stdout: BinaryIO) -> in
         if not line.strip():
             continue
         try:
-            result = engine.run(request_from_json_line(line, args))
+            request = request_from_json_line(line, args)
+            result = engine.run(request)
             answer: dict[str, Any] = {
                 "text": result.text,
                 "passes": result.passes,
                 "tokens_per_forward": round(result.tokens_per_forward, 3),
                 "ms_per_pass": round(result.ms_per_pass, 2),
             }
+            if request.span is not None:  # a rewrite (or gaps): its word-level changes, each to take or leave
+                answer["changes"] = _changes(request.span, result.text)
             if len(result.texts) > 1:
                 # Best first, with the model's own score (Engine._candidate_scores; null: wrote nothing).
                 answer["candidates"] = [result.texts[c] for c in result.ranking]
                 answer["scores"] = [
                     round(result.scores[c], 3) if math.isfinite(result.scores[c]) else None for c in result.ranking
                 ]
+                if request.span is not None:
+                    answer["candidate_changes"] = [_changes(request.span, result.texts[c]) for c in result.ranking]
         except RedraftError as error:
             message = f"request on line {number}: {error}"
             print(f"redraft: {message}", file=sys.stderr)
@@ -171,6 +176,13 @@ def fill_json(args: argparse.Namespace, stdin: BinaryIO, stdout: BinaryIO) -> in
         stdout.write(line + b"\n")
         stdout.flush()
     return status
+
+
+def _changes(original: str, draft: str) -> list[dict[str, int | str]]:
+    """``draft``'s word-level changes against ``original``, as JSON: character offsets into ``original``."""
+    from model.edit.changes import word_changes
+
+    return [change.as_dict() for change in word_changes(original, draft)]
 
 
 def _read_document(path: Path) -> tuple[str, bool]:
@@ -244,6 +256,11 @@ def edit_file(args: argparse.Namespace) -> int:
     if display is not None:
         display.done(result)
     new_text = result.text
+    if getattr(args, "changes", False) and request.span is not None:
+        from model.edit.changes import word_changes, word_diff
+
+        # The original span with the changes written in, as ``git diff --word-diff`` shows them.
+        new_text = word_diff(request.span, word_changes(request.span, new_text))
     whole = (codecs.BOM_UTF8 if bom else b"") + (prefix + new_text + suffix).encode("utf-8")
     out = stdout_bytes()
     out.write(new_text.encode("utf-8") if args.only_span else whole)

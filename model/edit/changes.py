@@ -7,11 +7,15 @@ replaced (all of them: the draft; none: the original, byte for byte). The CLI's 
 ``--changes``, the server path and the editor's tracked-changes view all use this one module.
 
 The diff is the standard library's :class:`difflib.SequenceMatcher` over the words and marks of
-punctuation, each with the whitespace after it; each hunk is then cut to the tokens (a word, a run of
-whitespace, one mark) that differ, so a change starts and ends between tokens and never inside a word, and
-hunks with only whitespace between them are one run (a sentence rewritten word for word is one hunk). A word keeps
-its inner apostrophes and hyphens ("don't", "well-known"), a number its separators ("3.14", "1,000"), and
-combining marks stay with the letter or symbol they follow (an emoji's modifiers and joined parts too).
+punctuation, each with the whitespace after it, so spaces never anchor a match of their own: a sentence
+rewritten word for word is one hunk, and two hunks always have a word or a mark the draft kept between
+them. Each hunk is then cut to the tokens (a word, a run of whitespace, one mark) that differ, so a change
+starts and ends between tokens, never inside a word, and a deleted word takes the space after it along. A
+word keeps its inner apostrophes and hyphens ("don't", "well-known"), a number its separators ("3.14",
+"1,000"), and combining marks stay with the letter or symbol they follow (an emoji's modifiers and joined
+parts too). Past 200 words, difflib's autojunk keeps a word that makes up over 1% of the draft from
+starting a match (it may still extend one): without it a span that repeats one word hundreds of times
+takes minutes; with it such a span may come out as fewer, larger hunks.
 """
 
 from __future__ import annotations
@@ -122,8 +126,7 @@ def word_changes(original: str, draft: str) -> list[Change]:
     tail = 0
     while tail < min(len(a_keys), len(b_keys)) - head and a_keys[-1 - tail] == b_keys[-1 - tail]:
         tail += 1
-    # autojunk: past 200 units a unit that makes up over 1% of the draft ("the ", ", ") may not start a
-    # match, only extend one; without it, text that repeats a unit hundreds of times takes minutes.
+    # autojunk (the default) on purpose: see the module's docstring.
     matcher = difflib.SequenceMatcher(None, a_keys[head : len(a_keys) - tail], b_keys[head : len(b_keys) - tail])
     # (i1, i2, j1, j2): the original's tokens [i1, i2) become the draft's [j1, j2).
     hunks = [
@@ -131,7 +134,6 @@ def word_changes(original: str, draft: str) -> list[Change]:
         for tag, u1, u2, v1, v2 in matcher.get_opcodes()
         if tag != "equal"
     ]
-    hunks = _merge(_slide(hunks, a, b), a)
     a_at = _offsets(a)
     return [Change(a_at[i1], a_at[i2], "".join(b[j1:j2])) for i1, i2, j1, j2 in hunks]
 
@@ -159,34 +161,6 @@ def _offsets(parts: Sequence[str]) -> list[int]:
     for part in parts:
         at.append(at[-1] + len(part))
     return at
-
-
-def _slide(hunks: list[tuple[int, int, int, int]], a: list[str], b: list[str]) -> list[tuple[int, int, int, int]]:
-    """A pure insertion or deletion that starts with whitespace moves right where the text allows, so it reads
-    as words and the space after them ("the [-big -]cat", not "the[- big-] cat")."""
-    slid: list[tuple[int, int, int, int]] = []
-    for k, (i1, i2, j1, j2) in enumerate(hunks):
-        limit_a, limit_b = (hunks[k + 1][0], hunks[k + 1][2]) if k + 1 < len(hunks) else (len(a), len(b))
-        if j1 == j2:  # deletion: a[i1:i2] can shift right while the token after it repeats its first one
-            while i2 < limit_a and a[i1].isspace() and a[i1] == a[i2]:
-                i1, i2, j1, j2 = i1 + 1, i2 + 1, j1 + 1, j2 + 1
-        elif i1 == i2:  # insertion of b[j1:j2] before a[i1]
-            while j2 < limit_b and b[j1].isspace() and b[j1] == b[j2]:
-                i1, i2, j1, j2 = i1 + 1, i2 + 1, j1 + 1, j2 + 1
-        slid.append((i1, i2, j1, j2))
-    return slid
-
-
-def _merge(hunks: list[tuple[int, int, int, int]], a: list[str]) -> list[tuple[int, int, int, int]]:
-    """Hunks with only whitespace (or nothing) between them are one run of changed words."""
-    merged: list[tuple[int, int, int, int]] = []
-    for hunk in hunks:
-        if merged and all(token.isspace() for token in a[merged[-1][1] : hunk[0]]):
-            i1, _, j1, _ = merged[-1]
-            merged[-1] = (i1, hunk[1], j1, hunk[3])
-        else:
-            merged.append(hunk)
-    return merged
 
 
 def check_changes(original: str, changes: Sequence[Change]) -> None:
