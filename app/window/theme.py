@@ -60,6 +60,21 @@ class CanvasColors:
     review: QColor  # background of a finished rewrite waiting for Accept or Reject
 
 
+@dataclass(frozen=True)
+class ChangeColors:
+    """Rewrite ▸ Show Changes (app/rewrite/tracked_changes.py): a draft's words against the original's."""
+
+    removed: QColor  # the original's words a change takes out, struck through
+    added: QColor  # the draft's words a change puts in, underlined
+    current: QColor  # background of the change Next and Previous Change are on
+
+
+def change_colors(dark: bool) -> ChangeColors:
+    if dark:
+        return ChangeColors(removed=QColor("#f0917f"), added=QColor("#86d39b"), current=QColor(233, 184, 77, 70))
+    return ChangeColors(removed=QColor("#b0321f"), added=QColor("#1d6b36"), current=QColor(240, 190, 60, 110))
+
+
 def system_is_dark() -> bool:
     hints = QGuiApplication.styleHints()
     return hints.colorScheme() == Qt.ColorScheme.Dark
