@@ -204,6 +204,11 @@ class RewriteEditor(QPlainTextEdit):
         self.phase = Phase.REVIEW
         self._paint([(text, self._format(self.colors.ink, self.colors.review))])
 
+    def show_runs(self, runs: list[tuple[str, QTextCharFormat]]) -> None:
+        """Paint a finished draft as formatted runs (Rewrite ▸ Show Changes), waiting as ``show_result``'s."""
+        self.phase = Phase.REVIEW
+        self._paint(runs)
+
     def repaint_live_span(self) -> None:
         span = self._require_span()
         self._paint(span.last_paint)
