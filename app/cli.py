@@ -4,7 +4,7 @@
     redraft fill --json                   JSON lines in (prefix, suffix, max_new_tokens, seed; span, keep,
                                           length, mode "gaps" to steer a rewrite), JSON lines out
     redraft fill FILE --at OFFSET         fill a gap, showing each pass; the document goes to stdout
-    redraft fill FILE --gaps --span S:E   fill every gap mark (___, [...]) in a span, the rest held as it is
+    redraft fill FILE --gaps --span S:E   fill every gap mark ([...], ___) in a span, the rest held as it is
     redraft rewrite FILE --span START:END rewrite a span, showing each pass; the document goes to stdout
                                           (--keep S:E holds words inside it verbatim, --length shorter|longer;
                                           --changes marks what changed: [-removed-]{+added+})
@@ -99,7 +99,7 @@ def build_parser() -> argparse.ArgumentParser:
     fill.add_argument("--json", action="store_true", help="read JSON-lines requests from stdin")
     fill.add_argument("--at", type=int, default=None, help="character offset of the gap")
     fill.add_argument(
-        "--gaps", action="store_true", help="fill every gap mark (___ or [...]) inside --span, holding the rest"
+        "--gaps", action="store_true", help="fill every gap mark ([...] or ___) inside --span, holding the rest"
     )
     fill.add_argument("--span", default=None, help="with --gaps: START:END character offsets of the text to fill")
     fill.add_argument(

@@ -299,7 +299,7 @@ def test_fill_json_answers_bad_steering_in_words(tiny_checkpoint: Path) -> None:
         "length must be one of shorter, same, longer, got 'tiny'",
         '"length" applies to a rewrite only: send the text to rewrite as "span"',
         'mode "gaps" needs a "span": the text to fill',
-        "the selection holds no gap to fill: mark each gap with three or more underscores (___) or [...]",
+        "the selection holds no gap to fill: mark each gap with [...] (or three or more underscores)",
         "only a rewrite keeps words (fill and instructions have none to keep)",
         "mode must be one of fill, rewrite, gaps, got 'instruct'",
     ]

@@ -149,5 +149,5 @@ def test_kept_ranges_that_cannot_work_are_refused_in_words(engine: Engine, keep,
 
 
 def test_gaps_mode_without_a_gap_mark_says_how_to_mark_one(engine: Engine) -> None:
-    with pytest.raises(RequestError, match="three or more underscores"):
+    with pytest.raises(RequestError, match=r"mark each gap with \[\.\.\.\]"):
         engine.run(EditRequest(prefix="A", span="no marks here", mode="gaps", max_new_tokens=4))

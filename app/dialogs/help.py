@@ -45,8 +45,9 @@ document stays yours to edit.</p>
 <p>To steer a rewrite, select words inside the passage and press <b>Ctrl+K</b> (Rewrite ▸ Keep Words): they are
 underlined, and a rewrite of the passage keeps them exactly as written (Ctrl+K again unmarks them). The
 underline is not part of your text and is not saved. <b>Rewrite ▸ Length</b> (also in the toolbar) asks for
-a shorter or longer rewrite. Type <b>___</b> or <b>[...]</b> where words are missing, select the passage and
-press <b>Ctrl+Shift+G</b>: the model fills every gap and leaves the rest exactly as it is.</p>
+a shorter or longer rewrite. Type <b>[...]</b> where words are missing (<b>___</b> works too), select the
+passage and press <b>Ctrl+Shift+F</b> (Fill Gaps in Selection): the model fills every gap and leaves the rest
+exactly as it is.</p>
 <p><b>Fill Gap</b> (Ctrl+Shift+G) writes new text at the cursor; <b>Instruct</b> (Ctrl+I) rewrites the
 selection following an instruction, with checkpoints trained to follow them; <b>Rewrite ▸ Tone</b> holds
 one-click ones (Simpler, More formal, More casual, More vivid, Shorter, Fix grammar).</p>

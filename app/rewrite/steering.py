@@ -40,7 +40,10 @@ LENGTHS: tuple[tuple[Length, str, str, str], ...] = (
 # hold some, and the engine says so if it does not.
 GAP_SCAN_LIMIT = 200_000
 KEEP_TIP = "Keep the selected words exactly as they are when the text around them is rewritten (Ctrl+K again unmarks)"
-GAPS_TIP = "Write into every gap mark (___ or [...]) of the selection, leaving the rest as it is"
+# Its own keys: Fill Gap at Cursor has Ctrl+Shift+G, and one key for two actions is listed twice in Help and
+# is ambiguous to Qt whenever both are enabled.
+GAPS_SHORTCUT = "Ctrl+Shift+F"
+GAPS_TIP = "Write into every gap mark ([...] or ___) of the selection, leaving the rest as it is"
 
 
 def _wordish(character: str) -> bool:
@@ -260,7 +263,7 @@ class Steering(QObject):
         self.window = window
         self.marks = KeepMarks(window.editor)
         self.keep_action = self._action("&Keep Words", self.toggle_keep, "Ctrl+K")
-        self.gaps_action = self._action("Fill Gaps in &Selection", self.fill_gaps, "Ctrl+Shift+G")
+        self.gaps_action = self._action("Fill Gaps in &Selection", self.fill_gaps, GAPS_SHORTCUT)
         self.length_group = QActionGroup(self)
         self.length_group.setExclusive(True)
         self.length_actions: dict[str, QAction] = {}
@@ -330,7 +333,7 @@ class Steering(QObject):
 
     def reasons(self, no_model: str, cannot_instruct: str, fill_reason: str) -> dict[QAction, str]:
         """Why each steering action cannot run now ("" where it can), and Fill Gap at Cursor's when the
-        selection holds gap marks (Ctrl+Shift+G then fills those instead)."""
+        selection holds gap marks (Fill Gaps in Selection's shortcut then fills those instead)."""
         window = self.window
         cursor = window.editor.textCursor()
         selected = cursor.hasSelection()
@@ -342,16 +345,16 @@ class Steering(QObject):
         else:
             keep = ""
         if not selected:
-            fill_gaps = "Select text holding gap marks (___ or [...]) first."
+            fill_gaps = "Select text holding gap marks ([...] or ___) first."
         elif not gaps:
-            fill_gaps = "The selection holds no gap marks: type ___ or [...] where the model should write."
+            fill_gaps = "The selection holds no gap marks: type [...] where the model should write."
         else:
             fill_gaps = ""
         tone = cannot_instruct or no_model or ("" if selected else "Select the text to rewrite first.")
         reasons = {self.keep_action: keep, self.gaps_action: no_model or fill_gaps}
         reasons.update({action: tone for action in self.tone_actions})
         if gaps and not fill_reason:
-            reasons[window.fill_action] = "The selection holds gap marks: Fill Gaps in Selection (Ctrl+Shift+G)."
+            reasons[window.fill_action] = f"The selection holds gap marks: Fill Gaps in Selection ({GAPS_SHORTCUT})."
         return reasons
 
     def tips(self) -> dict[QAction, str]:

@@ -26,6 +26,7 @@ from app.documents.fileio import (
 )
 from app.settings import MAX_RECENT_FILES, Preferences
 from app.window.editor_widget import RewriteEditor
+from app.window.markdown_highlighter import is_markdown
 
 
 def save_failure(reason: str) -> str:
@@ -58,6 +59,7 @@ class FileCommands(QMainWindow):
         name = self.path.name if self.path is not None else "Untitled"
         self.setWindowTitle(f"{name}[*] — Redraft")
         self.setWindowModified(self.editor.document().isModified())
+        self.editor.highlighter.set_markdown(is_markdown(self.path))  # a .txt's * and _ are plain characters
 
     def saved_text(self) -> str:
         """The document's text with any developing span shown as its original."""

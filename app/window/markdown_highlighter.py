@@ -1,28 +1,68 @@
-"""Light Markdown cues in the editor (headings, emphasis, code): display only, never part of the text or undo."""
+"""Light cues in the editor, display only, never part of the text or undo: gap marks always, Markdown's
+headings, emphasis and code only in a Markdown file (a .txt is plain: its ``*`` and ``_`` are the writer's)."""
 
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
-from PySide6.QtGui import QColor, QFont, QSyntaxHighlighter, QTextCharFormat, QTextDocument
+from PySide6.QtGui import QColor, QFont, QGuiApplication, QPalette, QSyntaxHighlighter, QTextCharFormat, QTextDocument
+
+from model.edit.request import GAP_MARK
+
+MARKDOWN_SUFFIXES = frozenset({".md", ".markdown"})
+
+
+def is_markdown(path: Path | None) -> bool:
+    """Whether Markdown cues suit ``path``; an untitled document is Markdown, as Save As offers .md first."""
+    return path is None or path.suffix.lower() in MARKDOWN_SUFFIXES
 
 
 class MarkdownHighlighter(QSyntaxHighlighter):
-    """Light Markdown cues (headings, emphasis, code). Display only: never part of the text or undo."""
+    """Gap marks tinted (never bold); Markdown cues while ``markdown`` is on. Display only."""
 
+    # Underscore runs are bold or italic only when they are not part of a longer run: "___" is a gap mark.
     _INLINE = (
-        (re.compile(r"\*\*[^*\n]+\*\*|__[^_\n]+__"), "bold"),
-        (re.compile(r"(?<![*\w])\*[^*\n]+\*(?!\*)|(?<![_\w])_[^_\n]+_(?!\w)"), "italic"),
+        (re.compile(r"\*\*[^*\n]+\*\*|(?<!_)__[^_\n]+__(?!_)"), "bold"),
+        (re.compile(r"(?<![*\w])\*[^*\n]+\*(?!\*)|(?<![_\w])_[^_\n]+_(?![_\w])"), "italic"),
         (re.compile(r"`[^`\n]+`"), "code"),
     )
 
     def __init__(self, document: QTextDocument) -> None:
         super().__init__(document)
         self.heading_color = QColor("#24211d")
+        self._markdown = True
+
+    @property
+    def markdown(self) -> bool:
+        return self._markdown
+
+    def set_markdown(self, markdown: bool) -> None:
+        if markdown != self._markdown:
+            self._markdown = markdown
+            self.rehighlight()
+
+    def gap_format(self) -> QTextCharFormat:
+        """A gap mark: the theme's link ink on a tint of its selection colour, upright and regular weight."""
+        palette = QGuiApplication.palette()
+        tint = QColor(palette.color(QPalette.ColorRole.Highlight))
+        tint.setAlphaF(0.18)
+        text_format = QTextCharFormat()
+        text_format.setBackground(tint)
+        text_format.setForeground(palette.color(QPalette.ColorRole.Link))
+        text_format.setFontWeight(QFont.Weight.Normal)
+        text_format.setFontItalic(False)
+        return text_format
 
     def highlightBlock(self, text: str) -> None:
-        heading = re.match(r"#{1,6} ", text)
-        if heading:
+        if self._markdown:
+            self._markdown_block(text)
+        gap = self.gap_format()
+        for match in GAP_MARK.finditer(text):
+            self.setFormat(match.start(), match.end() - match.start(), gap)
+
+    def _markdown_block(self, text: str) -> None:
+        if re.match(r"#{1,6} ", text):
             text_format = QTextCharFormat()
             text_format.setFontWeight(QFont.Weight.Bold)
             text_format.setForeground(self.heading_color)

@@ -14,8 +14,11 @@ MODES: tuple[Mode, ...] = ("rewrite", "fill", "instruct", "gaps")
 # How long a rewrite comes out against the original: the free slots offered, as a share of its tokens.
 Length = Literal["shorter", "same", "longer"]
 LENGTH_FACTORS: dict[str, float] = {"shorter": 0.6, "same": 1.0, "longer": 1.5}
-# A gap to fill inside a selection ("gaps" mode): three or more underscores, or [...] / […].
-GAP_MARK = re.compile(r"_{3,}|\[\.\.\.\]|\[…\]")
+# A gap to fill inside a selection ("gaps" mode). GAP_MARKER is the one the app teaches: it reads the same in
+# plain text and in Markdown (where a run of underscores is bold, italic or a rule); three or more
+# underscores and […] are read too, as files written before say them.
+GAP_MARKER = "[...]"
+GAP_MARK = re.compile(r"\[\.\.\.\]|\[…\]|_{3,}")
 # The slots each gap of a "gaps" edit is offered when the request names none (a medium fill).
 DEFAULT_GAP_TOKENS = 16
 
@@ -207,7 +210,7 @@ class EditRequest:
                 raise RequestError(f"{self.mode} needs a non-empty span of text to rewrite")
         if self.mode == "gaps" and not GAP_MARK.search(self.span or ""):
             raise RequestError(
-                "the selection holds no gap to fill: mark each gap with three or more underscores (___) or [...]"
+                "the selection holds no gap to fill: mark each gap with [...] (or three or more underscores)"
             )
         if self.length not in LENGTH_FACTORS:
             raise RequestError(f"length must be one of {', '.join(LENGTH_FACTORS)}, got {self.length!r}")

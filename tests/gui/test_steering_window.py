@@ -129,9 +129,9 @@ def test_fill_gaps_in_selection_leaves_the_text_outside_the_gaps_byte_for_byte(d
     assert fill.isEnabled()
     sentence = text.split("\n")[0]
     select(window, sentence)  # str offsets are Qt's: no character here is outside the BMP
-    assert gaps.isEnabled() and not fill.isEnabled() and "Ctrl+Shift+G" in fill.toolTip()
+    assert gaps.isEnabled() and not fill.isEnabled() and "Ctrl+Shift+F" in fill.toolTip()
     jobs = sent_jobs(window)
-    press(qtbot, window, Qt.Key.Key_G, CTRL | Qt.KeyboardModifier.ShiftModifier)  # the one shortcut
+    press(qtbot, window, Qt.Key.Key_F, CTRL | Qt.KeyboardModifier.ShiftModifier)  # its own shortcut
     assert jobs and jobs[-1].request.mode == "gaps"
     result = finish(qtbot, window)
     held = ("The keeper", " the stairs, and", " the lamp — ☕ at dusk.")  # a gap takes the space before it
@@ -199,6 +199,6 @@ def test_the_shortcuts_page_lists_the_steering_actions(make_window) -> None:
     keys = {name: rows[rows.index(name) + 1] for name in ("Keep Words", "Fill Gaps in Selection", "Fill Gap at Cursor")}
     assert keys == {
         "Keep Words": "Ctrl+K",
-        "Fill Gaps in Selection": "Ctrl+Shift+G",
+        "Fill Gaps in Selection": "Ctrl+Shift+F",
         "Fill Gap at Cursor": "Ctrl+Shift+G",
     }
