@@ -14,7 +14,7 @@ from __future__ import annotations
 from html import escape
 
 from PySide6.QtCore import QSize, Qt, Signal
-from PySide6.QtGui import QAction, QCloseEvent, QColor, QKeySequence, QMouseEvent
+from PySide6.QtGui import QAction, QCloseEvent, QColor, QGuiApplication, QKeySequence, QMouseEvent
 from PySide6.QtWidgets import (
     QDockWidget,
     QFrame,
@@ -258,7 +258,8 @@ class DraftsPanel(QDockWidget):
                 "" if painted.most is None else f" of at most {painted.most}"
             )
         self.summary.setText(what + ("" if live else " · kept or put back: Rewrite ▸ Versions… brings any back"))
-        paper = self.palette().color(self.backgroundRole())
+        # The application's palette: a theme switch reaches the panel's own palette only after this paint.
+        paper = QGuiApplication.palette().color(self.backgroundRole())
         shade = any(s.entropy is not None for frame in painted.frames for s in frame)
         for index, candidate in enumerate(self.order):
             card = self._card(index)

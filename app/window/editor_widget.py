@@ -47,7 +47,7 @@ from app.rewrite.drafts import hesitation
 from app.rewrite.worker import Ink, Segment
 from app.window.live_span import LiveSpan
 from app.window.markdown_highlighter import MarkdownHighlighter
-from app.window.theme import CanvasColors, canvas_colors
+from app.window.theme import CanvasColors, canvas_colors, recolored
 
 Move = QTextCursor.MoveOperation
 Anchor = QTextCursor.MoveMode.KeepAnchor
@@ -128,9 +128,11 @@ class RewriteEditor(QPlainTextEdit):
         return cursor.position()
 
     def set_colors(self, colors: CanvasColors, heading: QColor | None = None) -> None:
-        self.colors = colors
+        old, self.colors = self.colors, colors
         self.highlighter.heading_color = heading or colors.ink
         self.highlighter.rehighlight()
+        if self._span is not None:
+            self._span.last_paint = [(text, recolored(fmt, old, colors)) for text, fmt in self._span.last_paint]
         if self._span is not None and self._span.painted:
             self.repaint_live_span()
 

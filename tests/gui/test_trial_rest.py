@@ -4,11 +4,18 @@ window (offscreen, on the tiny model)."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
+import pytest
+from gui_helpers import SIGNAL_TIMEOUT_MS, select
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QAction, QColor, QFont, QPalette, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import QMessageBox
 
+from app.rewrite.drafts_panel import hesitant_color
 from app.window.main_window import MainWindow
+from app.window.theme import build_palette, canvas_colors
 
 
 def test_counts_say_one_character_not_one_characters(document_window: Callable[..., MainWindow]) -> None:
@@ -36,3 +43,123 @@ def test_about_names_the_installed_version(make_window: Callable[..., MainWindow
     assert isinstance(box, QMessageBox) and box.isVisible()
     assert f"Redraft {metadata.version('redraft')}" in box.text()
     box.close()
+
+
+def test_every_shortcut_belongs_to_one_action_and_help_lists_each_once(make_window) -> None:
+    window = make_window(wait_for_model=False)
+    owners: dict[str, list[str]] = {}
+    # Enter and Esc are the editor's own keys (shown on Accept, Reject and Cancel, one state each), not shortcuts.
+    editor_keys = [a for a in window.findChildren(QAction) if a.shortcutContext() == Qt.ShortcutContext.WidgetShortcut]
+    assert {a.shortcut().toString() for a in editor_keys} == {"Return", "Esc"}
+    for action in set(window.findChildren(QAction)) - set(editor_keys):
+        for keys in action.shortcuts():
+            owners.setdefault(keys.toString(), []).append(action.text())
+    clashes = {keys: names for keys, names in owners.items() if len(set(names)) > 1}
+    assert not clashes, clashes
+    rows = [row.strip() for row in window.show_shortcuts().browser.toPlainText().splitlines()]
+    listed = [row for row in rows if row in owners and row not in ("Return", "Esc")]
+    assert len(listed) == len(set(listed)), sorted(row for row in listed if listed.count(row) > 1)
+    assert rows[rows.index("Fill Gaps in Selection") + 1] != rows[rows.index("Fill Gap at Cursor") + 1]
+
+
+def _formats(window: MainWindow, line: int) -> list[tuple[str, QTextCharFormat]]:
+    """(text, format) of each run the highlighter gave ``line``."""
+    block = window.editor.document().findBlockByNumber(line)
+    return [(block.text()[r.start : r.start + r.length], QTextCharFormat(r.format)) for r in block.layout().formats()]
+
+
+def _bold(runs: list[tuple[str, QTextCharFormat]]) -> list[str]:
+    return [text for text, fmt in runs if fmt.fontWeight() >= QFont.Weight.Bold]
+
+
+def _italic(runs: list[tuple[str, QTextCharFormat]]) -> list[str]:
+    return [text for text, fmt in runs if fmt.fontItalic()]
+
+
+def test_markdown_cues_only_in_markdown_files_and_gap_marks_are_never_bold(
+    make_window: Callable[..., MainWindow], tmp_path: Path
+) -> None:
+    text = "She took ___ and [...] home, *slowly*, __twice__.\n"
+    window = make_window(wait_for_model=False)
+    for name in ("notes.txt", "story.md", "story.markdown", "README"):
+        (tmp_path / name).write_text(text)
+    assert window.open_path(tmp_path / "notes.txt")
+    runs = _formats(window, 0)
+    assert _bold(runs) == [] and _italic(runs) == []  # plain text: the writer's * and _ are characters
+    gaps = [(t, fmt) for t, fmt in runs if t in ("___", "[...]")]
+    assert [t for t, _ in gaps] == ["___", "[...]"]  # the gap cue is there in plain text too
+    assert all(fmt.background().style() != Qt.BrushStyle.NoBrush for _, fmt in gaps)
+    for markdown in ("story.md", "story.markdown"):
+        assert window.open_path(tmp_path / markdown)
+        runs = _formats(window, 0)
+        assert _bold(runs) == ["__twice__"] and _italic(runs) == ["*slowly*"], runs  # never the gap mark
+        assert {t for t, fmt in runs if fmt.background().style() != Qt.BrushStyle.NoBrush} == {"___", "[...]"}
+    assert window.open_path(tmp_path / "README")
+    assert _bold(_formats(window, 0)) == []
+
+
+def test_the_canonical_gap_marker_is_read_and_the_old_ones_still_are() -> None:
+    from model.edit.request import GAP_MARK, GAP_MARKER
+
+    assert GAP_MARKER == "[...]"
+    assert [m.group() for m in GAP_MARK.finditer(f"a {GAP_MARKER} b ___ c […] d ____")] == [
+        "[...]", "___", "[…]", "____"
+    ]
+
+
+def _luminance(color: QColor) -> float:
+    def channel(value: float) -> float:
+        return value / 12.92 if value <= 0.03928 else ((value + 0.055) / 1.055) ** 2.4
+
+    return 0.2126 * channel(color.redF()) + 0.7152 * channel(color.greenF()) + 0.0722 * channel(color.blueF())
+
+
+def _contrast(first: QColor, second: QColor) -> float:
+    light, dark = sorted((_luminance(first), _luminance(second)), reverse=True)
+    return (light + 0.05) / (dark + 0.05)
+
+
+def _over(paper: QColor, tint: QColor, amount: float | None = None) -> QColor:
+    """``tint`` laid on ``paper`` at its alpha (or ``amount``), as the screen shows it."""
+    share = tint.alphaF() if amount is None else amount
+    return QColor(*(round(a + (b - a) * share) for a, b in (
+        (paper.red(), tint.red()), (paper.green(), tint.green()), (paper.blue(), tint.blue()))))  # fmt: skip
+
+
+@pytest.mark.parametrize("dark", [False, True])
+def test_the_inks_on_the_span_and_drafts_backgrounds_keep_a_4_5_contrast(dark: bool) -> None:
+    colors = canvas_colors(dark)
+    palette = build_palette(dark)
+    for role in (QPalette.ColorRole.Base, QPalette.ColorRole.Window):  # the text, the drafts panel
+        paper = palette.color(role)
+        for name in ("canvas", "fresh", "review"):
+            ratio = _contrast(colors.ink, _over(paper, getattr(colors, name)))
+            assert ratio >= 4.5, (dark, role, name, round(ratio, 2))
+        for share in (0.6, 0.55):  # the most hesitant word's shade in the text and in the panel
+            ratio = _contrast(colors.ink, _over(paper, hesitant_color(dark), share))
+            assert ratio >= 4.5, (dark, role, "hesitant", round(ratio, 2))
+
+
+def _span_colors(window: MainWindow) -> set[tuple[str, str]]:
+    start, end = window.editor.live_range()
+    cursor = QTextCursor(window.editor.document())
+    seen = set()
+    for position in range(start + 1, end + 1):
+        cursor.setPosition(position)
+        fmt = cursor.charFormat()
+        seen.add((fmt.background().color().name(QColor.NameFormat.HexArgb), fmt.foreground().color().name()))
+    return seen
+
+
+def test_dark_to_light_repaints_the_waiting_draft_and_the_drafts_panel(document_window, qtbot) -> None:
+    window = document_window(candidates=2, theme="dark")
+    select(window, "climbed the stairs")
+    window.rewrite_selection()
+    qtbot.waitUntil(lambda: window.run is not None and window.run.result is not None, timeout=SIGNAL_TIMEOUT_MS)
+    window.apply_preferences(replace(window.prefs, theme="light"))
+    light = canvas_colors(False)
+    assert _span_colors(window) == {(light.review.name(QColor.NameFormat.HexArgb), light.ink.name())}
+    html = window.drafts_panel.cards[0].body.text() + window.drafts_panel.cards[1].body.text()
+    dark_paper = build_palette(True).color(QPalette.ColorRole.Window)
+    for name in ("fresh", "noise"):  # neither tint is blended on the dark panel any more
+        assert _over(dark_paper, getattr(canvas_colors(True), name)).name() not in html
