@@ -62,6 +62,9 @@ class RewriteRun:
     # follows it instead of the leader), and the last pass painted, to show that choice at once.
     pinned: int | None = None
     last_pass: PaintedPass | None = None
+    # The text and label of the mix the writer made of the draft's changes, one by one (Show Changes,
+    # app/rewrite/tracked_changes.py): what Enter lands instead of the whole draft.
+    decided: tuple[str, str] | None = None
     # The passes shown in the current phase (live or veiled) and when its first arrived, to
     # measure the time a pass takes on this machine and say how long is left.
     phase: str = ""
@@ -418,7 +421,11 @@ class RewriteController(QObject):
             return
         self.run = None
         editor = self.window.editor
-        self.spanEnded.emit(*editor.accept_live_span(run.result.texts[run.candidate]))
+        text = run.result.texts[run.candidate]
+        if run.decided is not None:
+            text = run.decided[0]
+            self.draftShown.emit(*run.decided)  # a version of the span's, as each draft shown is
+        self.spanEnded.emit(*editor.accept_live_span(text))
         what = "Fill" if run.mode in ("fill", "gaps") else "Rewrite"
         message = f"{what} accepted (Ctrl+Z undoes it)."
         self.window.statusBar().showMessage(message, 3000)
