@@ -11,6 +11,7 @@ no shading.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from html import escape
 
 from PySide6.QtCore import QSize, Qt, Signal
@@ -126,6 +127,8 @@ class DraftsPanel(QDockWidget):
         self.result: EditResult | None = None
         self.order: list[int] = []
         self.cards: list[DraftCard] = []
+        # Rewrite ▸ Show Changes (app/rewrite/tracked_changes.py): a finished draft's text as its changes.
+        self.changes_html: Callable[[str], str] | None = None
         self.setAllowedAreas(Qt.DockWidgetArea.RightDockWidgetArea | Qt.DockWidgetArea.BottomDockWidgetArea)
         self.setFeatures(
             QDockWidget.DockWidgetFeature.DockWidgetClosable | QDockWidget.DockWidgetFeature.DockWidgetMovable
@@ -182,6 +185,11 @@ class DraftsPanel(QDockWidget):
         menu.addActions(self.draft_actions)
         menu.setToolTipsVisible(True)
         return menu
+
+    def clear(self) -> None:
+        """Forget the last run's drafts (a new or another document): the panel says how to get some."""
+        self.job_id, self.painted, self.result, self.order = None, None, None, []
+        self.refresh()
 
     def set_colors(self, colors: CanvasColors, dark: bool) -> None:
         self.colors, self.dark = colors, dark
@@ -280,7 +288,10 @@ class DraftsPanel(QDockWidget):
             if candidate == shown:
                 heading += " · <i>in the text</i>"
             card.heading.setText(heading)
-            card.body.setText(frame_html(frame, colors, paper, self.dark, shade) or "<i>(nothing)</i>")
+            body = frame_html(frame, colors, paper, self.dark, shade)
+            if result is not None and self.changes_html is not None:
+                body = self.changes_html(result.texts[candidate])
+            card.body.setText(body or "<i>(nothing)</i>")
             card.setToolTip("" if shade else "No shading: this model reports no word probabilities.")
             card.mark(candidate == shown)
             card.show()
