@@ -38,9 +38,11 @@ from model.checkpoint.tiny import build_tiny_checkpoint  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 BUILTIN_TOKENIZER = ROOT / "resources" / "models" / "redraft-tiny"
+# Ends inside a sentence: after a sentence's end the editor continues the paragraph with a space of its own
+# (model/edit/shape.py), a different request from generate()'s, and the tokens would no longer be compared.
 PROMPT = (
     "The keeper climbed the stairs of the lighthouse every evening and counted the steps as his father had "
-    "done before him, while the sea turned grey and the gulls went quiet over the harbour."
+    "done before him, while the sea turned grey and the gulls went quiet over the harbour, and"
 )
 
 # Mid-size: a scaled 26B-A4B structure (MoE beside a dense MLP, sliding and full layers) of ~0.27B
