@@ -186,6 +186,11 @@ class DraftsPanel(QDockWidget):
         menu.setToolTipsVisible(True)
         return menu
 
+    def clear(self) -> None:
+        """Forget the last run's drafts (a new or another document): the panel says how to get some."""
+        self.job_id, self.painted, self.result, self.order = None, None, None, []
+        self.refresh()
+
     def set_colors(self, colors: CanvasColors, dark: bool) -> None:
         self.colors, self.dark = colors, dark
         self.refresh()

@@ -103,5 +103,13 @@ class ActionStates(HelpPages):
                 if context != Qt.ShortcutContext.WidgetShortcut and pressed in action.shortcuts():
                     self.statusBar().showMessage(why, 6000)
                     return True
+            if event.modifiers() & (Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.AltModifier):
+                # Any other disabled action's keys (Alt+1…9 with no drafts) say why too, and never type.
+                for action in self.findChildren(QAction):
+                    shortcut = action.shortcutContext() != Qt.ShortcutContext.WidgetShortcut
+                    if shortcut and not action.isEnabled() and pressed in action.shortcuts():
+                        name = action.text().replace("&", "")
+                        self.statusBar().showMessage(action.statusTip() or f"{name} cannot run now.", 6000)
+                        return True
         return super().eventFilter(watched, event)
 

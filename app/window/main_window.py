@@ -49,6 +49,7 @@ from app.model_sources import server_key
 from app.rewrite.drafts_panel import DraftsPanel, hesitant_color
 from app.rewrite.rewrite_controller import RewriteController
 from app.rewrite.steering import Steering
+from app.rewrite.tracked_changes import TrackedChanges
 from app.rewrite.versions import SpanVersions
 from app.rewrite.worker import ModelInfo, RewriteService
 from app.settings import MAX_INSTRUCTION_HISTORY, Preferences, SettingsStore
@@ -277,6 +278,8 @@ class MainWindow(ActionStates):
         self.view_menu.addSeparator()
         self.view_menu.addActions([panel.toggle_action, panel.shade_action])
         panel.draft_menu(self.rewrite_menu)
+        self.tracked_changes = TrackedChanges(self)  # Rewrite ▸ Show Changes (app/rewrite/tracked_changes.py)
+        self.tracked_changes.add_to(self.rewrite_menu)
 
     def _shade_span(self, shade: bool) -> None:
         self.editor.shade_hesitation = shade
@@ -293,17 +296,20 @@ class MainWindow(ActionStates):
         super().new_document()
         if not self.editor.document().isModified() and not self.editor.plain_text():
             self.versions.clear()
+            self.drafts_panel.clear()  # the last document's drafts are not this one's
 
     def open_path(self, path: Path, encoding: str | None = None, ask_encoding: bool = False) -> bool:
         before = self.path
         opened = super().open_path(path, encoding, ask_encoding)
         if opened and path != before:  # a reload of the same file keeps them (found again by their text)
             self.versions.clear()
+            self.drafts_panel.clear()  # the last document's drafts are not this one's
         return opened
 
     def load_unsaved(self, text: str, path: Path | None, file_format: TextDocument) -> None:
         super().load_unsaved(text, path, file_format)
         self.versions.clear()
+        self.drafts_panel.clear()
 
     # -- rewriting (app/rewrite/rewrite_controller.py) --------------------------------------------------
 

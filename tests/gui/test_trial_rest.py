@@ -13,7 +13,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QColor, QFont, QPalette, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import QMessageBox
 
-from app.rewrite.drafts_panel import hesitant_color
+from app.rewrite.drafts_panel import EMPTY_HINT, hesitant_color
 from app.window.main_window import MainWindow
 from app.window.theme import build_palette, canvas_colors
 
@@ -163,3 +163,33 @@ def test_dark_to_light_repaints_the_waiting_draft_and_the_drafts_panel(document_
     dark_paper = build_palette(True).color(QPalette.ColorRole.Window)
     for name in ("fresh", "noise"):  # neither tint is blended on the dark panel any more
         assert _over(dark_paper, getattr(canvas_colors(True), name)).name() not in html
+
+
+def _visible_cards(window: MainWindow) -> int:
+    return sum(1 for card in window.drafts_panel.cards if not card.isHidden())
+
+
+@pytest.mark.parametrize("how", ["new", "open"])
+def test_new_or_open_clears_the_last_documents_drafts(document_window, qtbot, tmp_path: Path, how: str) -> None:
+    window = document_window(candidates=2)
+    select(window, "climbed the stairs")
+    window.rewrite_selection()
+    qtbot.waitUntil(lambda: window.run is not None and window.run.result is not None, timeout=SIGNAL_TIMEOUT_MS)
+    window.accept_rewrite()
+    assert _visible_cards(window) == 2
+    window.editor.document().setModified(False)
+    if how == "new":
+        window.new_document()
+    else:
+        (tmp_path / "other.md").write_text("Another story.\n")
+        assert window.open_path(tmp_path / "other.md")
+    assert _visible_cards(window) == 0 and window.drafts_panel.summary.text() == EMPTY_HINT
+
+
+def test_alt_digit_with_no_drafts_says_why_and_types_nothing(document_window, qtbot) -> None:
+    window = document_window()
+    window.editor.setFocus()
+    before = window.editor.plain_text()
+    qtbot.keyClick(window.editor, Qt.Key.Key_1, Qt.KeyboardModifier.AltModifier)
+    assert window.editor.plain_text() == before
+    assert "No drafts to choose from" in window.statusBar().currentMessage()
