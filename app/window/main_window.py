@@ -49,6 +49,7 @@ from app.model_sources import server_key
 from app.rewrite.drafts_panel import DraftsPanel, hesitant_color
 from app.rewrite.rewrite_controller import RewriteController
 from app.rewrite.steering import Steering
+from app.rewrite.tracked_changes import TrackedChanges
 from app.rewrite.versions import SpanVersions
 from app.rewrite.worker import ModelInfo, RewriteService
 from app.settings import MAX_INSTRUCTION_HISTORY, Preferences, SettingsStore
@@ -277,6 +278,8 @@ class MainWindow(ActionStates):
         self.view_menu.addSeparator()
         self.view_menu.addActions([panel.toggle_action, panel.shade_action])
         panel.draft_menu(self.rewrite_menu)
+        self.tracked_changes = TrackedChanges(self)  # Rewrite ▸ Show Changes (app/rewrite/tracked_changes.py)
+        self.tracked_changes.add_to(self.rewrite_menu)
 
     def _shade_span(self, shade: bool) -> None:
         self.editor.shade_hesitation = shade

@@ -1,0 +1,166 @@
+"""Rewrite ▸ Show Changes (#48, app/rewrite/tracked_changes.py): a finished draft as tracked changes in the real
+window, on the built-in model, with real key events; whatever mix of changes lands is one undo step."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from gui_helpers import DOCUMENT, select
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QColor, QTextCharFormat, QTextCursor
+from PySide6.QtTest import QTest
+from test_rewrite import finish
+from test_steering_window import keep
+
+from app.window.editor_widget import Phase
+from app.window.main_window import MainWindow
+from app.window.theme import change_colors
+from model.edit.changes import apply_changes, word_changes
+
+CTRL, ALT, SHIFT = (
+    Qt.KeyboardModifier.ControlModifier,
+    Qt.KeyboardModifier.AltModifier,
+    Qt.KeyboardModifier.ShiftModifier,
+)
+SENTENCE = "The lighthouse keeper climbed the stairs every evening."
+
+
+def key(qtbot, window: MainWindow, pressed: Qt.Key, modifiers: Qt.KeyboardModifier) -> None:
+    """A key as the writer presses it, in the text (window shortcuts reach the active window only)."""
+    window.activateWindow()
+    qtbot.waitUntil(window.isActiveWindow)
+    QTest.keyClick(window.editor, pressed, modifiers)
+
+
+def span_runs(window: MainWindow) -> list[tuple[str, QTextCharFormat]]:
+    """The live span's text, run by run, with each run's format."""
+    editor = window.editor
+    start, end = editor.live_range()
+    runs: list[tuple[str, QTextCharFormat]] = []
+    cursor = QTextCursor(editor.document())
+    for position in range(start, end):
+        cursor.setPosition(position + 1)
+        character_format = cursor.charFormat()  # the format of the character before the cursor
+        character = editor.text_between(position, position + 1)
+        if runs and runs[-1][1] == character_format:
+            runs[-1] = (runs[-1][0] + character, character_format)
+        else:
+            runs.append((character, character_format))
+    return runs
+
+
+def rewritten(qtbot, document_window, candidates: int = 1) -> MainWindow:
+    """The sentence rewritten by the built-in model keeping two of its words, so the draft has several changes."""
+    window = document_window(model="builtin", candidates=candidates, max_denoising_steps=12)
+    keep(qtbot, window, "lighthouse")
+    keep(qtbot, window, "stairs")
+    select(window, SENTENCE)
+    key(qtbot, window, Qt.Key.Key_R, CTRL)
+    finish(qtbot, window)
+    return window
+
+
+def test_show_changes_next_accept_one_reject_one_then_enter_lands_the_mix_as_one_undo_step(
+    document_window, qtbot
+) -> None:
+    window = rewritten(qtbot, document_window)
+    editor, tracked = window.editor, window.tracked_changes
+    start, _ = editor.live_range()
+    original = editor.live_span.original
+    draft = window.run.result.texts[window.run.candidate]
+    changes = word_changes(original, draft)
+    assert len(changes) >= 2, (original, draft)
+
+    key(qtbot, window, Qt.Key.Key_E, CTRL | SHIFT)  # Rewrite ▸ Show Changes
+    assert tracked.show_action.isChecked() and tracked.active() is not None
+    runs = span_runs(window)
+    struck = "".join(text for text, f in runs if f.fontStrikeOut())
+    underlined = "".join(text for text, f in runs if f.fontUnderline())
+    assert struck == "".join(c.removed(original) for c in changes)
+    assert underlined == "".join(c.text for c in changes)
+    colors = change_colors(dark=False)
+    assert all(f.foreground().color() == colors.removed for text, f in runs if f.fontStrikeOut())
+    assert all(f.foreground().color() == colors.added for text, f in runs if f.fontUnderline())
+    assert window.saved_text() == DOCUMENT  # the recovery record sees the original while the rewrite waits
+    current = [text for text, f in runs if f.background().color() == colors.current]
+    assert "".join(current) == changes[0].removed(original) + changes[0].text  # the first change is current
+
+    key(qtbot, window, Qt.Key.Key_Right, ALT)  # Next Change
+    review = tracked.active()
+    assert review is not None and review.current == 1
+    current = [text for text, f in span_runs(window) if f.background().color() == colors.current]
+    assert "".join(current) == changes[1].removed(original) + changes[1].text
+
+    key(qtbot, window, Qt.Key.Key_Return, ALT)  # Accept Change: the second change, then the next undecided one
+    assert review.decisions[1] is True and review.current == (2 if len(changes) > 2 else 0)
+    rejected = review.current
+    key(qtbot, window, Qt.Key.Key_Delete, ALT)  # Reject Change
+    assert review.decisions[rejected] is False
+    # The rejected change shows the original's words, the accepted one the draft's, plain.
+    assert editor.phase is Phase.REVIEW and editor.caret_at_span()
+
+    key(qtbot, window, Qt.Key.Key_Return, Qt.KeyboardModifier.NoModifier)  # Enter: the span as it stands
+    mix = apply_changes(original, [c for i, c in enumerate(changes) if i != rejected])
+    landed = DOCUMENT[:start] + mix + DOCUMENT[start + len(original) :]
+    assert window.run is None and editor.live_span is None
+    assert editor.plain_text() == landed and window.saved_text() == landed
+    assert mix != draft and mix != original
+    # Recorded in Versions (and so in the recovery record), named for the draft it came from.
+    versions = [(v["label"], v["text"]) for track in window.versions_record() for v in track["versions"]]
+    assert (f"Draft, {len(changes) - 1} of {len(changes)} changes", mix) in versions
+
+    key(qtbot, window, Qt.Key.Key_Z, CTRL)  # one step back to the original, byte for byte
+    assert editor.plain_text() == DOCUMENT
+    key(qtbot, window, Qt.Key.Key_Z, CTRL | SHIFT)  # and one step forward to the mix, not to a view's paint
+    assert editor.plain_text() == landed
+
+
+def test_a_click_on_a_change_offers_accept_and_reject_and_esc_rejects_the_whole_rewrite(document_window, qtbot) -> None:
+    window = rewritten(qtbot, document_window, candidates=2)
+    editor, tracked = window.editor, window.tracked_changes
+    tracked.show_action.trigger()
+    review = tracked.active()
+    assert review is not None and len(review.changes) >= 2
+    # The drafts panel shows every finished draft's changes the same way.
+    bodies = [card.body.text() for card in window.drafts_panel.cards if card.isVisible()]
+    assert len(bodies) == 2 and all("line-through" in body or "underline" in body for body in bodies), bodies
+
+    last = len(review.changes) - 1
+    span_start, _ = editor.live_range()
+    inside = review.where[last][0] + 1  # a character inside the last change as painted
+    cursor = QTextCursor(editor.document())
+    cursor.setPosition(span_start + inside)
+    point = editor.cursorRect(cursor).center()
+    QTest.mouseClick(editor.viewport(), Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, point)
+    menu = tracked.menu
+    assert menu is not None and menu.isVisible()
+    assert [a.text() for a in menu.actions()] == ["Accept Change", "Reject Change"]
+    assert review.current == last
+    menu.actions()[1].trigger()  # Reject Change
+    menu.close()
+    assert review.decisions[last] is False
+
+    # Dark: the view takes the dark theme's colours.
+    window.apply_preferences(replace(window.prefs, theme="dark"))
+    qtbot.waitUntil(lambda: any(f.fontStrikeOut() for _, f in span_runs(window)))
+    dark = change_colors(dark=True)
+    qtbot.waitUntil(
+        lambda: all(f.foreground().color() == dark.removed for _, f in span_runs(window) if f.fontStrikeOut())
+    )
+
+    key(qtbot, window, Qt.Key.Key_Escape, Qt.KeyboardModifier.NoModifier)  # the whole rewrite rejected
+    assert editor.plain_text() == DOCUMENT and window.run is None and tracked.active() is None
+
+
+def test_change_keys_with_nothing_to_decide_say_why_and_type_nothing(document_window, qtbot) -> None:
+    window = document_window()
+    window.editor.moveCursor(QTextCursor.MoveOperation.End)
+    key(qtbot, window, Qt.Key.Key_Return, ALT)
+    key(qtbot, window, Qt.Key.Key_Delete, ALT)
+    assert window.editor.plain_text() == DOCUMENT
+    assert "Show Changes" in window.statusBar().currentMessage()
+    assert not window.tracked_changes.accept_action.isEnabled()
+    texts = [a.text() for a in window.rewrite_menu.actions()]
+    for text in ("Show Changes", "Next Change", "Previous Change", "Accept Change", "Reject Change"):
+        assert texts.count(text) == 1, texts
+    assert QColor(change_colors(dark=False).removed) != QColor(change_colors(dark=True).removed)
