@@ -70,9 +70,10 @@ class ChangeColors:
 
 
 def change_colors(dark: bool) -> ChangeColors:
+    # Each ink keeps a 4.5:1 contrast on the span's review tint, on the current change's and in the drafts panel.
     if dark:
-        return ChangeColors(removed=QColor("#f0917f"), added=QColor("#86d39b"), current=QColor(233, 184, 77, 70))
-    return ChangeColors(removed=QColor("#b0321f"), added=QColor("#1d6b36"), current=QColor(240, 190, 60, 110))
+        return ChangeColors(removed=QColor("#ffa898"), added=QColor("#8fdca4"), current=QColor(233, 184, 77, 50))
+    return ChangeColors(removed=QColor("#a82e1c"), added=QColor("#1b6633"), current=QColor(240, 190, 60, 100))
 
 
 def system_is_dark() -> bool:

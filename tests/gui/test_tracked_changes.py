@@ -5,16 +5,17 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import pytest
 from gui_helpers import DOCUMENT, select
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QColor, QTextCharFormat, QTextCursor
+from PySide6.QtGui import QColor, QPalette, QTextCharFormat, QTextCursor
 from PySide6.QtTest import QTest
 from test_rewrite import finish
 from test_steering_window import keep
 
 from app.window.editor_widget import Phase
 from app.window.main_window import MainWindow
-from app.window.theme import change_colors
+from app.window.theme import build_palette, canvas_colors, change_colors
 from model.edit.changes import apply_changes, word_changes
 
 CTRL, ALT, SHIFT = (
@@ -164,3 +165,28 @@ def test_change_keys_with_nothing_to_decide_say_why_and_type_nothing(document_wi
     for text in ("Show Changes", "Next Change", "Previous Change", "Accept Change", "Reject Change"):
         assert texts.count(text) == 1, texts
     assert QColor(change_colors(dark=False).removed) != QColor(change_colors(dark=True).removed)
+
+
+def _luminance(color: QColor) -> float:
+    def channel(value: float) -> float:
+        return value / 12.92 if value <= 0.03928 else ((value + 0.055) / 1.055) ** 2.4
+
+    return 0.2126 * channel(color.redF()) + 0.7152 * channel(color.greenF()) + 0.0722 * channel(color.blueF())
+
+
+def _on(paper: QColor, tint: QColor) -> QColor:
+    """``tint`` laid on ``paper`` at its alpha, as the screen shows it."""
+    share = tint.alphaF()
+    return QColor(*(round(a + (b - a) * share) for a, b in (
+        (paper.red(), tint.red()), (paper.green(), tint.green()), (paper.blue(), tint.blue()))))  # fmt: skip
+
+
+@pytest.mark.parametrize("dark", [False, True])
+def test_removed_and_added_words_keep_a_4_5_contrast_wherever_they_show(dark: bool) -> None:
+    changes, span = change_colors(dark), canvas_colors(dark)
+    palette = build_palette(dark)
+    text, panel = palette.color(QPalette.ColorRole.Base), palette.color(QPalette.ColorRole.Window)
+    for ink in (changes.removed, changes.added):
+        for background in (_on(text, span.review), _on(text, changes.current), panel):
+            light, darker = sorted((_luminance(ink), _luminance(background)), reverse=True)
+            assert (light + 0.05) / (darker + 0.05) >= 4.5, (dark, ink.name(), background.name())
