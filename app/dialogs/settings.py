@@ -327,15 +327,16 @@ class SettingsDialog(QDialog):
         self.page_list.setCurrentRow(list(self.pages).index(title))
 
     def _describe_strength(self, percent: int) -> None:
-        kept = round((100 - percent) / 10)
+        # What the engine does (model.edit.canvas.keep_original): a draft's canvas starts from this share of
+        # the selection's tokens, the rest noise, and every slot stays free: the model may replace any of the
+        # words it started from. Only Keep Words holds words exactly, so the sentence says so.
         if percent >= 100:
-            words = "Free: a new passage from the text around it; none of your words are kept."
+            words = "Free: each draft is written anew from the text around it, not from your words."
         else:
             feel = "Stay close" if percent <= 45 else ("Balanced" if percent <= 80 else "Free")
             words = (
-                f"{feel}: starts from about {kept} in 10 of your words and writes the rest anew."
-                if kept
-                else f"{feel}: keeps only a word here and there and writes the rest anew."
+                f"{feel}: each draft starts from about {100 - percent}% of your words (the rest noise), and the "
+                "model may still change any of them. To keep words exactly, mark them: Rewrite ▸ Keep Words (Ctrl+K)."
             )
         self.strength_words.setText(words)
 

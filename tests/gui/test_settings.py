@@ -195,9 +195,12 @@ def test_the_rewriting_page_speaks_of_words_and_the_sampler_lives_under_advanced
 def test_how_much_to_change_is_said_in_words_and_saved_as_the_same_strength(qtbot: Any) -> None:
     dialog = SettingsDialog(Preferences())
     qtbot.addWidget(dialog)
-    assert dialog.strength_words.text() == "Balanced: starts from about 3 in 10 of your words and writes the rest anew."
+    assert dialog.strength_words.text().startswith("Balanced: each draft starts from about 30% of your words")
     dialog.strength.setValue(30)
-    assert dialog.strength_words.text().startswith("Stay close: starts from about 7 in 10 of your words")
+    # The engine keeps none of them for sure (every slot stays free): the sentence promises no kept words.
+    said = dialog.strength_words.text()
+    assert said.startswith("Stay close: each draft starts from about 70% of your words")
+    assert "may still change any of them" in said and "Keep Words (Ctrl+K)" in said
     assert dialog.preferences().rewrite_strength == 0.3
     dialog.strength.setValue(100)
     assert dialog.strength_words.text().startswith("Free:") and dialog.preferences().rewrite_strength == 1.0
