@@ -22,6 +22,7 @@ and int8 tensors become the modules' own.
 
 from __future__ import annotations
 
+import threading
 import weakref
 from collections import defaultdict
 from collections.abc import Iterator
@@ -100,28 +101,49 @@ def shard_files(folder: Path) -> list[Path]:
     raise FileNotFoundError(f"{folder} has neither {INDEX_FILE} nor {SINGLE_FILE}")
 
 
+# parameters_on_meta patches nn.Module.register_parameter, which every thread shares: the editor builds a
+# skeleton on its model thread while the window's thread (or another window's model thread) may build modules
+# too. Each save-patch-restore of its own let two overlapping loads restore in the wrong order, leaving the
+# patch installed for good: every module made afterwards, in any thread, had its parameters on the meta
+# device ("Cannot copy out of meta tensor; no data!" at the next load). So the patch is installed once while
+# any thread is inside, removed by the last one out, and acts only for the threads inside.
+_meta_lock = threading.Lock()
+_meta_users = 0
+_meta_local = threading.local()
+_register_parameter = nn.Module.register_parameter
+
+
+def _register_on_meta(self: nn.Module, name: str, param: nn.Parameter | None) -> None:
+    """nn.Module.register_parameter, with the parameter moved to meta in a thread inside parameters_on_meta."""
+    if getattr(_meta_local, "depth", 0) and param is not None and param.device.type != "meta":
+        param = nn.Parameter(param.to("meta"), requires_grad=param.requires_grad)
+    _register_parameter(self, name, param)
+
+
 @contextmanager
 def parameters_on_meta() -> Iterator[None]:
-    """Within the block, every parameter a module registers is moved to the meta device.
+    """Within the block, every parameter a module registers in this thread is moved to the meta device.
 
     Unlike ``with torch.device("meta")`` this keeps buffers real, so rotary tables and embedding scales
     (non-persistent, never in a checkpoint) come out right without re-deriving them afterwards.
     Construction creates each parameter with ``torch.empty`` first: that reserves but never touches
-    memory, and it is released at once.
+    memory, and it is released at once. Other threads are untouched, and overlapping uses nest safely.
     """
-    original = nn.Module.register_parameter
-
-    # Named like the method it replaces (``self``), so its signature matches nn.Module.register_parameter's.
-    def register_on_meta(self: nn.Module, name: str, param: nn.Parameter | None) -> None:
-        if param is not None and param.device.type != "meta":
-            param = nn.Parameter(param.to("meta"), requires_grad=param.requires_grad)
-        original(self, name, param)
-
-    nn.Module.register_parameter = register_on_meta  # type: ignore[method-assign]
+    global _meta_users, _register_parameter
+    with _meta_lock:
+        if _meta_users == 0:
+            _register_parameter = nn.Module.register_parameter  # whatever is installed now (another library's)
+            nn.Module.register_parameter = _register_on_meta  # type: ignore[method-assign]
+        _meta_users += 1
+    _meta_local.depth = getattr(_meta_local, "depth", 0) + 1
     try:
         yield
     finally:
-        nn.Module.register_parameter = original  # type: ignore[method-assign]
+        _meta_local.depth -= 1
+        with _meta_lock:
+            _meta_users -= 1
+            if _meta_users == 0:
+                nn.Module.register_parameter = _register_parameter  # type: ignore[method-assign]
 
 
 def build_skeleton(config: DiffusionGemmaConfig) -> DiffusionGemmaForBlockDiffusion:
