@@ -262,7 +262,7 @@ class DraftsPanel(QDockWidget):
         if result is not None:
             what = f"{count} drafts, best first (the model's mean log-probability of its own words)"
         else:
-            what = f"{count} drafts developing · pass {step.step + 1}" + (
+            what = f"{count} drafts {'polishing' if step.polishing else 'developing'} · pass {step.step + 1}" + (
                 "" if painted.most is None else f" of at most {painted.most}"
             )
         self.summary.setText(what + ("" if live else " · kept or put back: Rewrite ▸ Versions… brings any back"))
@@ -283,7 +283,9 @@ class DraftsPanel(QDockWidget):
             else:
                 settled = round(100 * accepted_share(step, candidate))
                 leading = " · leading" if candidate == painted.shown else ""
-                heading = f"{number}<b>Draft {candidate + 1}</b> · {settled}% settled{leading}"
+                # A polish round accepts every slot yet may still change words: not "100% settled".
+                how = "polishing" if step.polishing else f"{settled}% settled"
+                heading = f"{number}<b>Draft {candidate + 1}</b> · {how}{leading}"
                 frame = painted.frames[candidate]
             if candidate == shown:
                 heading += " · <i>in the text</i>"

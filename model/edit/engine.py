@@ -403,7 +403,7 @@ class Engine:
                 pass_ms.append((time.perf_counter() - started) * 1000)
                 everything = torch.ones_like(argmax_slots, dtype=torch.bool)
                 yield paint(step=step_index, slot_canvas=argmax_slots, accepted=everything, entropy=entropy,
-                            finished=finished, ms=pass_ms[-1])
+                            finished=finished, ms=pass_ms[-1], polishing=True)
                 step_index += 1
 
             if batch > 1:

@@ -33,6 +33,9 @@ class Pass:
     # A server edit's stand-in while its request runs (``model.server``): fresh noise, no sampler step;
     # painters show it as a veil and never replay it.
     waiting: bool = False
+    # A polish round: every slot shows as accepted, yet words still change (a painter says "polishing"
+    # rather than "100% settled").
+    polishing: bool = False
 
     def text(self, candidate: int = 0, accepted_only: bool = False) -> str:
         pieces = self.pieces[candidate]
@@ -81,6 +84,7 @@ def painted_pass(
     ms: float,
     lead: str,
     widths: list[int],
+    polishing: bool = False,
 ) -> Pass:
     """One step's canvas as a :class:`Pass`: each candidate's own slots only, each token decoded by ``pieces_of``."""
     # A shorter candidate holds suffix tokens in the rest of the slot columns.
@@ -101,6 +105,7 @@ def painted_pass(
         finished=finished.tolist(),
         ms=ms,
         lead=lead,
+        polishing=polishing,
     )
 
 

@@ -8,12 +8,13 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from gui_helpers import SIGNAL_TIMEOUT_MS, select
+from gui_helpers import SIGNAL_TIMEOUT_MS, PassRecorder, select
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QColor, QFont, QPalette, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import QMessageBox
 
 from app.rewrite.drafts_panel import EMPTY_HINT, hesitant_color
+from app.rewrite.worker import PaintedPass
 from app.window.main_window import MainWindow
 from app.window.theme import build_palette, canvas_colors
 
@@ -193,3 +194,23 @@ def test_alt_digit_with_no_drafts_says_why_and_types_nothing(document_window, qt
     qtbot.keyClick(window.editor, Qt.Key.Key_1, Qt.KeyboardModifier.AltModifier)
     assert window.editor.plain_text() == before
     assert "No drafts to choose from" in window.statusBar().currentMessage()
+
+
+def test_polish_rounds_say_polishing_not_100_percent_settled(document_window, qtbot) -> None:
+    window = document_window(candidates=2, polish_rounds=3)
+    seen: list[tuple[bool, str, str]] = []
+
+    def check(_job: int, painted: PaintedPass) -> None:
+        panel = window.drafts_panel
+        seen.append((painted.raw.polishing, panel.cards[0].heading.text(), panel.summary.text()))
+
+    recorder = PassRecorder(window, check)
+    select(window, "climbed the stairs")
+    window.rewrite_selection()
+    qtbot.waitUntil(lambda: window.run is not None and window.run.result is not None, timeout=SIGNAL_TIMEOUT_MS)
+    assert recorder.passes
+    polishing = [(heading, summary) for polished, heading, summary in seen if polished]
+    assert len(polishing) == 3  # the three rounds, each said as such
+    for heading, summary in polishing:
+        assert "polishing" in heading and "settled" not in heading and "drafts polishing" in summary
+    assert all("polishing" not in heading for polished, heading, _ in seen if not polished)
