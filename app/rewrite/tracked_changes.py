@@ -4,8 +4,9 @@ The changes are :func:`model.edit.changes.word_changes` of the span's original a
 the view, each undecided change shows the original's words struck through, then the draft's underlined
 (``theme.change_colors``); Next Change and Previous Change move between them (the current one highlighted),
 Accept Change and Reject Change decide one (a click on a change offers both), and a decided change shows the
-words it will land with. Enter then lands the span as it stands: the accepted and undecided changes made,
-the rejected ones keeping the original's words (``RewriteRun.decided``); Esc rejects the whole rewrite.
+words it will land with (an accepted one's still in the added colour). Enter then lands the span as it
+stands: the accepted and undecided changes made, the rejected ones keeping the original's words
+(``RewriteRun.decided``); Esc rejects the whole rewrite.
 
 The view is painted into the live span like a pass (``RewriteEditor.show_runs``), inside the rewrite's one
 edit block, so whatever lands is one undo step from the original, and the recovery record keeps seeing the
@@ -250,8 +251,10 @@ class TrackedChanges(QObject):
             if decision is None:
                 parts = [(removed, style(colors.removed, "strike", current)),
                          (change.text, style(colors.added, "underline", current))]  # fmt: skip
-            else:
-                parts = [(change.text if decision else removed, style(ink, "", current))]
+            elif decision:  # accepted: the draft's words, in the added colour still, no longer underlined
+                parts = [(change.text, style(colors.added, "", current))]
+            else:  # rejected: the original's words, plain
+                parts = [(removed, style(ink, "", current))]
             start = at
             for text, text_format in parts:
                 runs.append((text, text_format))

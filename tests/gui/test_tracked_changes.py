@@ -97,7 +97,11 @@ def test_show_changes_next_accept_one_reject_one_then_enter_lands_the_mix_as_one
     rejected = review.current
     key(qtbot, window, Qt.Key.Key_Delete, ALT)  # Reject Change
     assert review.decisions[rejected] is False
-    # The rejected change shows the original's words, the accepted one the draft's, plain.
+    # Only the undecided changes are still struck through and underlined; the decided ones show what lands.
+    undecided = [c for c, decision in zip(changes, review.decisions, strict=True) if decision is None]
+    runs = span_runs(window)
+    assert "".join(text for text, f in runs if f.fontStrikeOut()) == "".join(c.removed(original) for c in undecided)
+    assert "".join(text for text, f in runs if f.fontUnderline()) == "".join(c.text for c in undecided)
     assert editor.phase is Phase.REVIEW and editor.caret_at_span()
 
     key(qtbot, window, Qt.Key.Key_Return, Qt.KeyboardModifier.NoModifier)  # Enter: the span as it stands
