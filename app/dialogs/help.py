@@ -42,6 +42,10 @@ document (your original, each draft you were shown) and puts one back; Ctrl+Z un
 exactly, <b>Ctrl+Shift+R</b> develops new drafts. An accepted rewrite is one step for <b>Ctrl+Z</b>,
 however many passes it took. While it develops, <b>Esc</b> or <b>Cancel</b> stops it, and the rest of your
 document stays yours to edit.</p>
+<p>To keep some of a draft's changes and not others, press <b>Ctrl+Shift+E</b> (Rewrite ▸ Show Changes): the
+words it takes out are struck through, the words it puts in underlined. <b>Alt+Right</b> and <b>Alt+Left</b>
+step through the changes, <b>Alt+Return</b> accepts one and <b>Alt+Delete</b> rejects it (or click a
+change); <b>Enter</b> then keeps the passage as it stands, still one step for Ctrl+Z.</p>
 <p>To steer a rewrite, select words inside the passage and press <b>Ctrl+K</b> (Rewrite ▸ Keep Words): they are
 underlined, and a rewrite of the passage keeps them exactly as written (Ctrl+K again unmarks them). The
 underline is not part of your text and is not saved. <b>Rewrite ▸ Length</b> (also in the toolbar) asks for
