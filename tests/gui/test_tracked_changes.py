@@ -130,20 +130,29 @@ def test_a_click_on_a_change_offers_accept_and_reject_and_esc_rejects_the_whole_
     bodies = [card.body.text() for card in window.drafts_panel.cards if card.isVisible()]
     assert len(bodies) == 2 and all("line-through" in body or "underline" in body for body in bodies), bodies
 
-    last = len(review.changes) - 1
+    # Decisions belong to their draft: the other draft (Alt+Down) comes with its own changes, all undecided.
+    key(qtbot, window, Qt.Key.Key_Delete, ALT)  # Reject Change: the span no longer stands as the draft
+    assert window.run.decided is not None
+    key(qtbot, window, Qt.Key.Key_Down, ALT)  # Next Candidate
+    review = tracked.active()
+    assert review is not None and review.candidate == window.run.candidate and window.run.decided is None
+    assert review.draft == window.run.result.texts[window.run.candidate] and set(review.decisions) == {None}
+
+    # A click inside the change with the longest words as painted.
+    clicked = max(range(len(review.changes)), key=lambda i: review.where[i][1] - review.where[i][0])
     span_start, _ = editor.live_range()
-    inside = review.where[last][0] + 1  # a character inside the last change as painted
-    cursor = QTextCursor(editor.document())
-    cursor.setPosition(span_start + inside)
-    point = editor.cursorRect(cursor).center()
+    left, right = (QTextCursor(editor.document()) for _ in range(2))
+    left.setPosition(span_start + review.where[clicked][0])
+    right.setPosition(span_start + review.where[clicked][0] + 1)
+    point = (editor.cursorRect(left).center() + editor.cursorRect(right).center()) / 2  # its first character
     QTest.mouseClick(editor.viewport(), Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, point)
     menu = tracked.menu
     assert menu is not None and menu.isVisible()
     assert [a.text() for a in menu.actions()] == ["Accept Change", "Reject Change"]
-    assert review.current == last
+    assert review.current == clicked
     menu.actions()[1].trigger()  # Reject Change
     menu.close()
-    assert review.decisions[last] is False
+    assert review.decisions[clicked] is False
 
     # Dark: the view takes the dark theme's colours.
     window.apply_preferences(replace(window.prefs, theme="dark"))
