@@ -31,7 +31,7 @@ def dry_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
     env = {**os.environ, "OUT": str(out)}
     env.pop(rb.T0_ENV, None)
     done = subprocess.run([sys.executable, str(ROOT / "bench" / "gpu_runbook.py"), "--dry-run"], env=env,
-                          capture_output=True, text=True, timeout=1200)  # fmt: skip
+                          capture_output=True, text=True, timeout=1800)  # fmt: skip
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     return out, json.loads((out / "dry-run.json").read_text())
 
