@@ -173,21 +173,25 @@ class RewriteController(QObject):
         ``keep``: words of the span to keep verbatim (a rewrite's), as offsets into it.
 
         With a span live: asked at the span (the caret in it or at its edges), the span starts again from
-        its original, as Regenerate does; asked elsewhere, nothing is lost: the writer is told to accept or
-        reject it first."""
+        its original, as Regenerate does; asked elsewhere while it develops, it stops (its original back) and
+        the new one starts; a finished draft the writer waited for is never dropped that way: they are told
+        to accept or reject it first."""
         window = self.window
         editor = window.editor
         run = self.run
         if run is not None and editor.live_span is not None:
-            if not editor.caret_at_span():
+            if not editor.caret_at_span() and run.result is not None:
                 window.statusBar().showMessage(
                     "A rewrite is still open: accept it (Enter, with the cursor in it) or reject it (Esc) first.",
                     6000,
                 )
                 return None
-            if mode == run.mode and not keep:
-                keep = run.keep
-            self.end_live_span(select_original=True)  # the original, selected as the writer had it
+            if not editor.caret_at_span():
+                self.end_live_span(select_original=False)  # the writer's new selection stays as it is
+            else:
+                if mode == run.mode and not keep:
+                    keep = run.keep
+                self.end_live_span(select_original=True)  # the original, selected as the writer had it
         else:
             self.end_live_span(select_original=False)
         cursor = editor.textCursor()
