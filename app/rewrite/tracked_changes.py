@@ -20,7 +20,7 @@ from html import escape
 from typing import Protocol
 
 from PySide6.QtCore import QEvent, QObject, QPoint, Qt, QTimer
-from PySide6.QtGui import QAction, QGuiApplication, QKeyEvent, QKeySequence, QMouseEvent, QPalette, QTextCharFormat
+from PySide6.QtGui import QAction, QGuiApplication, QKeySequence, QMouseEvent, QPalette, QTextCharFormat
 from PySide6.QtWidgets import QMenu, QStatusBar
 
 from app.rewrite.drafts_panel import DraftsPanel
@@ -129,7 +129,9 @@ class TrackedChanges(QObject):
         # Kept: the filter compares with these, never asks a widget being destroyed for its viewport.
         self._editor, self._viewport = window.editor, window.editor.viewport()
         self._viewport.installEventFilter(self)  # a click on a change
-        self._editor.installEventFilter(self)  # a theme switch; a shortcut pressed while it cannot run
+        # A theme switch. (A change key pressed while it cannot run says why through the window's own filter,
+        # app/window/action_states.py, from the action's status tip.)
+        self._editor.installEventFilter(self)
         self._update_actions()
 
     @staticmethod
@@ -307,7 +309,7 @@ class TrackedChanges(QObject):
             action.setStatusTip(why)
             action.setToolTip(why or action.text())
 
-    # -- clicks, theme switches, shortcuts pressed anyway ----------------------------------------
+    # -- clicks and theme switches ----------------------------------------------------------------
 
     def change_at(self, point: QPoint) -> int | None:
         """The change under ``point`` (viewport coordinates), if the view shows one there."""
@@ -338,10 +340,4 @@ class TrackedChanges(QObject):
                 self.offer(index, self._viewport.mapToGlobal(event.position().toPoint()))
         elif kind == QEvent.Type.PaletteChange and watched is self._editor and self.active() is not None:
             QTimer.singleShot(0, self._paint)  # after the window has given the editor the new theme's colours
-        elif kind == QEvent.Type.KeyPress and watched is self._editor and isinstance(event, QKeyEvent):
-            pressed = QKeySequence(event.keyCombination())
-            for action in (self.next_action, self.previous_action, self.accept_action, self.reject_action):
-                if not action.isEnabled() and pressed in action.shortcuts():
-                    self.window.statusBar().showMessage(action.statusTip(), 6000)
-                    return True  # said why, instead of typing a line break or deleting a character
         return super().eventFilter(watched, event)
