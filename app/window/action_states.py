@@ -52,10 +52,14 @@ class ActionStates(HelpPages):
         many = reviewing and run is not None and run.result is not None and len(run.result.texts) > 1
         if many and run is not None and run.result is not None:
             rank = run.result.ranking.index(run.candidate) + 1
-            self.candidate_label.setText(f"  Candidate {rank} of {len(run.result.texts)}  ")
+            self.candidate_label.setText(f" {rank} of {len(run.result.texts)} ")  # short: the toolbar fits
+            self.candidate_label.setToolTip(f"Candidate {rank} of {len(run.result.texts)} (Alt+Up, Alt+Down)")
         else:
             self.candidate_label.setText("")
         self.cancel_button.setVisible(developing)
+        # The counts stand still while a span develops (it counts as its original): their room goes to the
+        # pass-by-pass message beside Cancel, which was clipped at 1366x768.
+        self.counts_label.setVisible(not developing)
 
         has_selection = self.editor.textCursor().hasSelection()
         no_model = self.model_info is None and not self.model_loading and run is None

@@ -181,7 +181,7 @@ class MainWindow(ActionStates):
         self.rewrite_action = a("&Rewrite Selection", self.rewrite_selection, "Ctrl+R", "rewrite")
         self.rewrite_action.setIconText("Rewrite")
         self.fill_action = a("&Fill Gap at Cursor…", self.show_fill_popup, "Ctrl+Shift+G", "fill")
-        self.fill_action.setIconText("Fill gap")
+        self.fill_action.setIconText("Fill")
         self.instruct_action = a(
             "Rewrite with &Instruction…", self.show_instruction_popup, "Ctrl+I", "instruct"
         )
@@ -203,6 +203,8 @@ class MainWindow(ActionStates):
             "&Previous Candidate", lambda: self.cycle_candidate(-1), "Alt+Up", "previous"
         )
         self.next_action = a("&Next Candidate", lambda: self.cycle_candidate(+1), "Alt+Down", "next")
+        self.previous_action.setIconText("Previous")  # short in the toolbar: it fits 1100 px (1366x768)
+        self.next_action.setIconText("Next")
         self.versions_action = a("&Versions…", lambda: choose_version(self), "Ctrl+Shift+V")
         self.settings_action = a("&Settings…", self.show_settings, StandardKey.Preferences)
         if self.settings_action.shortcut().isEmpty():
@@ -354,10 +356,11 @@ class MainWindow(ActionStates):
     # -- popups ---------------------------------------------------------------------------------
 
     def _show_popup(self, popup: QWidget) -> None:
-        """Below the caret, kept on the screen (near a line's end it moves left, near the bottom above)."""
+        """Below the line after the caret's, so both stay in sight (the popup covered the next line), kept on
+        the screen (near a line's end it moves left, near the bottom above the caret)."""
         rect = self.editor.cursorRect()
         viewport = self.editor.viewport()
-        below = viewport.mapToGlobal(rect.bottomLeft() + QPoint(0, 6))
+        below = viewport.mapToGlobal(rect.bottomLeft() + QPoint(0, rect.height() + 6))
         above = viewport.mapToGlobal(rect.topLeft() - QPoint(0, 6))
         show_within_screen(popup, below, above)
 

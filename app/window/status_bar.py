@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QTimer
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QLabel, QProgressBar, QPushButton
 
 from app.model_sources import server_key
@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 
 # What the model label adds when the routed experts are not on the model's device (ModelInfo.experts).
 EXPERTS_WHERE = {"host-stream": "streamed", "host-compute": "on the CPU"}
+MODEL_NAME_PX = 160
 LOAD_TOPIC = "model"  # the notice bar's topic for a model that did not load (a later load resolves it)
 
 
@@ -125,10 +126,15 @@ class ModelStatusBar(FileCommands):
             where = EXPERTS_WHERE.get(info.experts)  # said only when they are not on the model's device
             if where and info.resident_layers:
                 where += f", {info.resident_layers} layers' on the GPU"
-            self.model_label.setText(
-                f"{Path(info.name).name or info.name} · {info.device} · {info.precision}"
-                + (f" · experts in host memory ({where})" if where else "")
+            # The name at most MODEL_NAME_PX, its middle elided: a long one left the status bar's messages no
+            # room at 1366x768 (the whole of it is in the tooltip).
+            name = self.model_label.fontMetrics().elidedText(
+                Path(info.name).name or info.name, Qt.TextElideMode.ElideMiddle, MODEL_NAME_PX
             )
+            said = f"{name} · {info.device} · {info.precision}" + (
+                f" · experts in host memory ({where})" if where else ""
+            )
+            self.model_label.setText(said)
             self.model_label.setToolTip(info.name)
         self._show_backend(info.precision == "server")
         self.message_bar.resolve(LOAD_TOPIC)  # the model that failed to load before is here now

@@ -223,10 +223,10 @@ def test_candidates_cycle_in_place(document_window, qtbot) -> None:
     result = finish(qtbot, window)
     assert len(result.texts) == 2
     best, other = result.ranking
-    assert "Candidate 1 of 2" in window.candidate_label.text()
+    assert "Candidate 1 of 2" in window.candidate_label.toolTip()
     assert editor.text_between(*editor.live_range()) == result.texts[best] == result.text
     window.cycle_candidate(+1)
-    assert "Candidate 2 of 2" in window.candidate_label.text()
+    assert "Candidate 2 of 2" in window.candidate_label.toolTip()
     assert editor.text_between(*editor.live_range()) == result.texts[other]
     qtbot.keyClick(editor, Qt.Key.Key_Return)
     assert editor.plain_text() == DOCUMENT[:start] + result.texts[other] + DOCUMENT[end:]

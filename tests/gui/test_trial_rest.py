@@ -8,10 +8,10 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from gui_helpers import SIGNAL_TIMEOUT_MS, PassRecorder, select
-from PySide6.QtCore import Qt
+from gui_helpers import DOCUMENT, SIGNAL_TIMEOUT_MS, PassRecorder, place_cursor, select
+from PySide6.QtCore import QPoint, QRect, QSize, Qt
 from PySide6.QtGui import QAction, QColor, QFont, QPalette, QTextCharFormat, QTextCursor
-from PySide6.QtWidgets import QMessageBox
+from PySide6.QtWidgets import QMessageBox, QToolBar, QToolButton
 
 from app.rewrite.drafts_panel import EMPTY_HINT, hesitant_color
 from app.rewrite.worker import PaintedPass
@@ -214,3 +214,56 @@ def test_polish_rounds_say_polishing_not_100_percent_settled(document_window, qt
     for heading, summary in polishing:
         assert "polishing" in heading and "settled" not in heading and "drafts polishing" in summary
     assert all("polishing" not in heading for polished, heading, _ in seen if not polished)
+
+
+DEFAULT_SIZE = (1100, 680)  # the window's opening size on a 1366x768 laptop (screen_fit.fitted)
+
+
+def _toolbar_overflows(window: MainWindow) -> bool:
+    toolbar = window.findChild(QToolBar, "rewriteToolbar")
+    extension = toolbar.findChild(QToolButton, "qt_toolbar_ext_button")  # the » of actions that did not fit
+    return extension is not None and extension.isVisible()
+
+
+def test_toolbar_and_status_messages_fit_the_default_width(document_window, qtbot) -> None:
+    window = document_window(candidates=4)
+    window.resize(*DEFAULT_SIZE)
+    window._on_loaded(replace(window.model_info, name="/models/gemma-4-26b-a4b-it-qat-q4-with-a-long-folder-name"))
+    qtbot.wait(50)
+    assert not _toolbar_overflows(window)
+    assert "gemma-4-26b-a4b-it-qat-q4-with-a-long-folder-name" in window.model_label.toolTip()
+    # While a span develops (Cancel shown): the longest pass-by-pass message keeps its room.
+    message = "Developing 4 drafts… pass 25 of at most 54 · block 2/3 · about 12 s left · Esc cancels"
+    bar = window.statusBar()
+    rooms: list[int] = []
+
+    def check(_job: int, _painted: PaintedPass) -> None:
+        if window.run is not None and window.run.result is None and window.cancel_button.isVisible():
+            shown = [w for w in (window.cancel_button, window.load_progress, window.backend_label, window.model_label,
+                                 window.figures_label, window.counts_label) if w.isVisible()]  # fmt: skip
+            rooms.append(min(w.geometry().left() for w in shown))
+
+    recorder = PassRecorder(window, check)
+    select(window, "climbed the stairs")
+    window.rewrite_selection()
+    qtbot.waitUntil(lambda: window.run is not None and window.run.result is not None, timeout=SIGNAL_TIMEOUT_MS)
+    qtbot.wait(50)
+    assert window.candidate_label.text().strip() == "1 of 4" and not _toolbar_overflows(window)  # Next, Cancel
+    assert recorder.passes and rooms, rooms
+    assert min(rooms) >= bar.fontMetrics().horizontalAdvance(message) + 12, (rooms, message)
+
+
+def test_the_fill_popup_leaves_the_carets_line_and_the_next_in_sight(document_window, qtbot) -> None:
+    window = document_window()
+    editor = window.editor
+    place_cursor(window, DOCUMENT.index(" every evening"))
+    caret_line = editor.cursorRect()
+    next_line = caret_line.translated(0, caret_line.height())  # the line below, wrapped or the next paragraph
+    window.show_fill_popup()
+    popup = window.fill_popup
+    qtbot.waitUntil(popup.isVisible)
+    viewport = editor.viewport()
+    for line in (caret_line, next_line):
+        shown = QRect(viewport.mapToGlobal(QPoint(0, line.top())), QSize(viewport.width(), line.height()))
+        assert not popup.frameGeometry().intersects(shown), (popup.frameGeometry(), shown)
+    popup.close()
