@@ -12,6 +12,8 @@ from app.rewrite.rewrite_controller import RewriteController, RewriteRun
 from app.rewrite.steering import Steering
 from app.window.help_pages import HelpPages
 
+StandardKey = QKeySequence.StandardKey
+
 NO_MODEL = (
     "No model is loaded, so Redraft cannot rewrite yet: choose one in Settings ▸ Model "
     "(the notice above the text says what went wrong)."
@@ -98,9 +100,32 @@ class ActionStates(HelpPages):
             if action in tips:
                 action.setToolTip(why or tips[action])
 
+    def undo_in_place(self, undo: bool = True) -> None:
+        """Undo (or redo) with the caret left where the text changed: Qt put it at the top of the document
+        after undoing an accepted rewrite (its edit block's cursor), far from the span."""
+        document = self.editor.document()
+        changed: list[int] = []
+
+        def note(position: int, removed: int, added: int) -> None:
+            if removed or added:
+                changed.append(position + added)
+
+        document.contentsChange.connect(note)
+        try:
+            self.editor.undo() if undo else self.editor.redo()
+        finally:
+            document.contentsChange.disconnect(note)
+        if changed:
+            cursor = self.editor.textCursor()
+            cursor.setPosition(min(changed[-1], document.characterCount() - 1))
+            self.editor.setTextCursor(cursor)
+
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         """A disabled action's shortcut reaches the editor as a plain key: say why the action cannot run."""
         if watched is self.editor and event.type() == QEvent.Type.KeyPress and isinstance(event, QKeyEvent):
+            if self.editor.live_span is None and (event.matches(StandardKey.Undo) or event.matches(StandardKey.Redo)):
+                self.undo_in_place(event.matches(StandardKey.Undo))  # the editor's own Ctrl+Z, caret kept in place
+                return True
             pressed = QKeySequence(event.keyCombination())
             for action, why in self.blocked.items():
                 context = action.shortcutContext()

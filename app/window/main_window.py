@@ -386,11 +386,11 @@ class MainWindow(ActionStates):
         if self.editor.live_span is not None:  # the rewrite is the newest step: undo it, and only it
             self._end_live_span()
             return
-        self.editor.undo()
+        self.undo_in_place(undo=True)
 
     def redo(self) -> None:
         self._end_live_span()
-        self.editor.redo()
+        self.undo_in_place(undo=False)
 
     def show_find(self) -> None:
         if self.find_dialog is None:

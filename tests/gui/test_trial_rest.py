@@ -267,3 +267,16 @@ def test_the_fill_popup_leaves_the_carets_line_and_the_next_in_sight(document_wi
         shown = QRect(viewport.mapToGlobal(QPoint(0, line.top())), QSize(viewport.width(), line.height()))
         assert not popup.frameGeometry().intersects(shown), (popup.frameGeometry(), shown)
     popup.close()
+
+
+def test_undoing_an_accepted_rewrite_leaves_the_caret_at_the_span(document_window, qtbot) -> None:
+    window = document_window()
+    start, end = select(window, "climbed the stairs")
+    window.rewrite_selection()
+    qtbot.waitUntil(lambda: window.run is not None and window.run.result is not None, timeout=SIGNAL_TIMEOUT_MS)
+    window.accept_rewrite()
+    assert window.editor.plain_text() != DOCUMENT
+    window.editor.setFocus()
+    qtbot.keyClick(window.editor, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    assert window.editor.plain_text() == DOCUMENT
+    assert start <= window.editor.textCursor().position() <= end, window.editor.textCursor().position()
