@@ -90,4 +90,25 @@ def protect_document(window: MainWindow, area: RecoveryArea) -> Autosaver:
     autosaver = Autosaver(window, area)
     window.autosaver = autosaver  # type: ignore[attr-defined]
     window.disk_watcher = DiskWatcher(window)  # type: ignore[attr-defined]
+    checked: list[Path | None] = [None]
+
+    def opened(_title: str) -> None:
+        """A file opened or saved under a new name: say so for other instances, and warn if one has it open."""
+        if window.path == checked[0]:
+            return
+        checked[0] = window.path
+        try:
+            area.note_open(window.path)
+            other = None if window.path is None else area.open_elsewhere(window.path)
+        except OSError as error:
+            log.warning("could not compare open files with other Redraft windows: %s", error)
+            return
+        if other is not None and window.path is not None:
+            window.message_bar.show_message(
+                f"{window.path.name} is also open in another Redraft window (process {other}). Changes made in "
+                "one do not show in the other, and saving in both loses one side's: close it in one of them.",
+                "info",
+            )
+
+    window.windowTitleChanged.connect(opened)  # the title names the file: it changes when the path does
     return autosaver

@@ -29,6 +29,7 @@ from app.documents.fileio import fsync_folder
 
 RECORD_VERSION = 1
 LOCK_NAME = "lock"
+OPEN_NAME = "open.json"  # the file the instance shows, so a second Redraft can warn
 RECORD_SUFFIX = ".record"
 TEMP_SUFFIX = ".tmp"
 
@@ -176,6 +177,38 @@ class RecoveryArea:
             shutil.rmtree(self.folder, ignore_errors=True)
             self.folder = None
         self._written.clear()
+
+    # -- the file this instance has open, and who else has it ------------------------------------
+
+    def note_open(self, path: Path | None) -> None:
+        """Say which file this instance shows (``None``: an untitled one), for other instances to see."""
+        self.claim()
+        assert self.folder is not None
+        target = self.folder / OPEN_NAME
+        if path is None:
+            with contextlib.suppress(FileNotFoundError):
+                target.unlink()
+            return
+        write_atomically(target, json.dumps({"path": str(path.resolve())}).encode())
+
+    def open_elsewhere(self, path: Path) -> int | None:
+        """The process id of another running Redraft that has ``path`` open, if one has."""
+        if not self.root.is_dir():
+            return None
+        wanted = str(path.resolve())
+        for folder in self.root.iterdir():
+            if folder == self.folder or not (folder / OPEN_NAME).is_file():
+                continue
+            try:
+                if json.loads((folder / OPEN_NAME).read_text()).get("path") != wanted:
+                    continue
+                with open(folder / LOCK_NAME, "a+b") as lock:
+                    if _try_lock(lock):
+                        continue  # its instance is gone (closing the file releases the lock just taken)
+                return int(json.loads((folder / LOCK_NAME).read_text())["pid"])
+            except (OSError, ValueError, KeyError, TypeError):
+                continue
+        return None
 
     # -- instances that died ------------------------------------------------------------------
 

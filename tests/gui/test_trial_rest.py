@@ -280,3 +280,24 @@ def test_undoing_an_accepted_rewrite_leaves_the_caret_at_the_span(document_windo
     qtbot.keyClick(window.editor, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
     assert window.editor.plain_text() == DOCUMENT
     assert start <= window.editor.textCursor().position() <= end, window.editor.textCursor().position()
+
+
+def test_a_second_redraft_warns_when_the_file_is_open_in_another(make_window, tmp_path: Path) -> None:
+    from app.documents.recovery import RecoveryArea
+    from app.gui import protect_document
+
+    story = tmp_path / "story.md"
+    story.write_text("Once.\n")
+    other = RecoveryArea(tmp_path / "recovery")  # another running Redraft: its own folder, locked
+    other.claim()
+    other.note_open(story)
+    window = make_window(wait_for_model=False)
+    mine = RecoveryArea(tmp_path / "recovery")
+    protect_document(window, mine)
+    assert window.open_path(story)
+    said = window.message_bar.label.text()
+    assert window.message_bar.isVisible() and "story.md is also open in another Redraft" in said
+    assert mine.open_elsewhere(story) is not None
+    other.release()  # that instance closed: no warning for the file any more
+    assert mine.open_elsewhere(story) is None
+    mine.release()
