@@ -22,7 +22,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from model.edit.request import DEFAULT_GAP_TOKENS, GAP_MARK, LENGTH_FACTORS, EditRequest
+from model.edit.request import GAP_MARK, LENGTH_FACTORS, EditRequest, gap_tokens
 from model.edit.vocabulary import SPACE, Vocabulary
 from model.errors import RequestError
 
@@ -63,7 +63,7 @@ def plan_regions(request: EditRequest, vocabulary: Vocabulary, lead: str) -> lis
             regions.append(Region(True, text, len(ids), tuple(ids)))
             continue
         if request.mode == "gaps":
-            slots = request.max_new_tokens or DEFAULT_GAP_TOKENS
+            slots = request.max_new_tokens or gap_tokens(text)  # a gap's "text" is its mark
             regions.append(Region(False, "", slots, space_led=space_led or (first and bool(lead))))
             continue
         if not text.strip():
@@ -102,7 +102,7 @@ def _gap_pieces(request: EditRequest, span: str) -> list[tuple[bool, str, bool]]
         held = span[at : mark.start()]
         space_led = held.endswith(SPACE)
         pieces.append((True, held[:-1] if space_led else held, False))
-        pieces.append((False, "", space_led))
+        pieces.append((False, mark.group(), space_led))  # the mark, for the length it asks for
         at = mark.end()
     pieces.append((True, span[at:], False))
     return pieces

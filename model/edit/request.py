@@ -22,6 +22,15 @@ GAP_MARK = re.compile(r"\[\.\.\.\]|\[…\]|_{3,}")
 # The slots each gap of a "gaps" edit is offered when the request names none (a medium fill).
 DEFAULT_GAP_TOKENS = 16
 
+
+def gap_tokens(mark: str) -> int:
+    """The slots a gap mark asks for when the request names none: the writer's mark says how much is
+    missing. "___" is a few words (each gap became 10-20 words at DEFAULT_GAP_TOKENS); each underscore past
+    three asks for about one word more; "[...]" is a short phrase."""
+    if mark.startswith("_"):
+        return min(6 + 2 * (len(mark) - 3), 4 * DEFAULT_GAP_TOKENS)
+    return 8
+
 # DiffusionGemma's published sampler defaults (transformers' DiffusionGemmaGenerationConfig), used when
 # neither the request nor the checkpoint sets a value. ``left_to_right_bias`` (model.edit.sampling) and
 # ``polish_rounds`` (model.edit.polish) are Redraft's extensions; 0 is the published sampler.
