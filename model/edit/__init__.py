@@ -13,8 +13,9 @@ and a sentence's ending is held after the new text; :mod:`changes` turns a finis
 hunks against the original span, each for the writer to take or leave.
 
 The model calls themselves live in :mod:`model.runtime`; the weights come from :mod:`model.checkpoint`.
-Modules outside ``model/`` use ``request``, ``passes``, ``shape``, ``changes`` and ``engine``; the rest are the
-loop's own pieces.
+Modules outside ``model/`` use ``request``, ``passes``, ``shape``, ``changes`` and ``engine``, and two pieces
+for benches: ``canvas``, laid out the same for another library's sampler (``bench/peers.py``), and ``sampling``,
+whose stopping rule ``bench/stop_tuning.py`` records; the rest are the loop's own pieces.
 """
 
-__all__ = ["changes", "engine", "passes", "request", "shape"]
+__all__ = ["canvas", "changes", "engine", "passes", "request", "sampling", "shape"]
