@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "xcb")
@@ -28,6 +29,20 @@ SENTENCE = "She wrote the letter twice, then tore up both copies and walked to t
 MIN_SETTLED = 5
 MIN_NOISE = 4
 LAST_CHANCE_PASS = 40
+
+
+def rewrite_when_ready(window: MainWindow, sentence: str, then: Callable[[], None]) -> None:
+    """Once the window's model is loaded, select ``sentence`` and rewrite it, then call ``then``."""
+    if window.model_info is None:
+        QTimer.singleShot(100, lambda: rewrite_when_ready(window, sentence, then))
+        return
+    begin = window.editor.plain_text().index(sentence)
+    cursor = window.editor.textCursor()
+    cursor.setPosition(begin)
+    cursor.setPosition(begin + len(sentence), cursor.MoveMode.KeepAnchor)
+    window.editor.setTextCursor(cursor)
+    window.rewrite_selection()
+    then()
 
 
 def main() -> int:
@@ -53,19 +68,6 @@ def main() -> int:
     window.resize(1280, 800)
     window.show()
     window.open_path(resources_dir() / "sample.md")
-
-    def start() -> None:
-        if window.model_info is None:
-            QTimer.singleShot(100, start)
-            return
-        text = window.editor.plain_text()
-        begin = text.index(SENTENCE)
-        cursor = window.editor.textCursor()
-        cursor.setPosition(begin)
-        cursor.setPosition(begin + len(SENTENCE), cursor.MoveMode.KeepAnchor)
-        window.editor.setTextCursor(cursor)
-        window.rewrite_selection()
-        wait_for_passes()
 
     # (words in ink, slots still noise) per pass: ink comes in runs of adjacent tokens (one segment for
     # a whole settled phrase), noise one segment per slot.
@@ -102,7 +104,7 @@ def main() -> int:
         window.editor.document().setModified(False)
         window.close()
 
-    QTimer.singleShot(300, start)
+    QTimer.singleShot(300, lambda: rewrite_when_ready(window, SENTENCE, wait_for_passes))
     return app.exec()
 
 

@@ -19,6 +19,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "xcb")
 import torch  # noqa: E402
 from PySide6.QtCore import QSettings, QTimer  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
+from screenshot import rewrite_when_ready  # noqa: E402  (scripts/, run as a script)
 
 from app.settings import SettingsStore  # noqa: E402
 from app.window.main_window import MainWindow  # noqa: E402
@@ -44,19 +45,6 @@ def main() -> int:
     window.show()
     window.open_path(resources_dir() / "sample.md")
 
-    def start() -> None:
-        if window.model_info is None:
-            QTimer.singleShot(100, start)
-            return
-        text = window.editor.plain_text()
-        begin = text.index(SENTENCE)
-        cursor = window.editor.textCursor()
-        cursor.setPosition(begin)
-        cursor.setPosition(begin + len(SENTENCE), cursor.MoveMode.KeepAnchor)
-        window.editor.setTextCursor(cursor)
-        window.rewrite_selection()
-        wait()
-
     def wait() -> None:
         run = window.run
         if run is None or run.result is None:
@@ -79,7 +67,7 @@ def main() -> int:
         window.editor.document().setModified(False)
         window.close()
 
-    QTimer.singleShot(300, start)
+    QTimer.singleShot(300, lambda: rewrite_when_ready(window, SENTENCE, wait))
     return app.exec()
 
 
