@@ -17,6 +17,7 @@ from vllm_stub import VOCAB, Stub, decode, encode, free_port, serving
 
 from model import EditCancelled, EditRequest, RequestError
 from model.server import Endpoint, ServerEngine, ServerError, connect
+from model.server.refill import REFILL_TRIES
 
 
 @pytest.fixture
@@ -121,6 +122,37 @@ def test_two_gaps_fill_in_one_request_with_the_text_between_pinned(stub: tuple[S
     assert set(range(at, at + len(between))) <= set(xargs["diffusion_pinned"])
     new = result.text
     assert new.startswith("a ") and " or " in new  # the text outside the gaps, byte for byte
+
+
+def test_a_gap_the_server_left_empty_is_developed_again_with_the_rest_pinned(stub: tuple[Stub, str]) -> None:
+    # vLLM's sampler takes no per-slot bans: a marked gap can come back all padding (CI met "She had a and
+    # she loved to play"). Locally the first slot may not end; the client develops such a gap again.
+    state, url = stub
+    state.fills = ["<pad>"]
+    engine = ServerEngine.open(url)
+    result = engine.run(EditRequest(prefix="She had ", span="a ___ or [...]", suffix=" today.", mode="gaps",
+                                    max_new_tokens=2))
+    assert len(state.bodies) == 2
+    first, again = (body["vllm_xargs"] for body in state.bodies)
+    free = set(range(16)) - set(first["diffusion_pinned"])
+    assert free and set(again["diffusion_pinned"]) == set(range(16)) - free  # only the empty gaps re-noised
+    kept = [t for i, t in enumerate(again["diffusion_seed_canvas"]) if i not in free]
+    assert kept == [t for i, t in enumerate(first["diffusion_seed_canvas"]) if i not in free]
+    assert result.text.startswith("a ") and " or " in result.text
+    gaps = result.text[len("a ") :].split(" or ")
+    assert all(gap.strip() for gap in gaps), result.text
+
+
+def test_a_fill_left_empty_is_tried_again_a_few_times_then_given_back(stub: tuple[Stub, str]) -> None:
+    state, url = stub
+    state.fill = "<pad>"  # a server whose model always ends at once
+    engine = ServerEngine.open(url)
+    result = engine.run(fill(seed=2))
+    assert len(state.bodies) == 1 + REFILL_TRIES  # bounded: the edit ends, empty, rather than spin
+    assert result.text.strip() == ""
+    state.bodies.clear()
+    state.fill, state.fills = "word ", ["<pad>"]
+    assert engine.run(fill(seed=2)).text.strip() and len(state.bodies) == 2
 
 
 def test_an_instruction_goes_in_the_served_models_chat_template(stub: tuple[Stub, str]) -> None:

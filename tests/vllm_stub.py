@@ -53,6 +53,7 @@ class Stub:
         self.paths: list[str] = []  # every POST, in order
         self.disconnected = threading.Event()
         self.fill = "word "  # what free slots develop into
+        self.fills: list[str] = []  # what the next completions' free slots develop into, in turn, before ``fill``
         self.chat_template = False  # whether /tokenize applies a chat template to messages
 
 
@@ -132,7 +133,7 @@ def handler(stub: Stub) -> type[BaseHTTPRequestHandler]:
                 self._error(stub.status, "engine exploded")
                 return
             pins = set(xargs.get("diffusion_pinned") or [])
-            text = encode(stub.fill * stub.canvas)
+            text = encode((stub.fills.pop(0) if stub.fills else stub.fill) * stub.canvas)
             canvas = [seed[i] if i in pins else text[i] for i in range(stub.canvas)] if seed else text[: stub.canvas]
             pieces = [decode([t]) for t in canvas]
             choice = {"text": decode(canvas), "token_ids": canvas,

@@ -39,7 +39,7 @@ import threading
 import time
 from collections.abc import Callable, Generator
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any, Literal
 
 from model.edit import canvas, holds
@@ -49,8 +49,10 @@ from model.edit.request import EditRequest
 from model.edit.shape import shaped
 from model.edit.vocabulary import LINE_BREAKS
 from model.errors import EditCancelled, RequestError
+from model.server.answers import Answer, Candidate, sleep_until_done
 from model.server.contact import CancelCheck, ServerInfo, connect
 from model.server.http import Deadline, Endpoint, ServerError, request_json
+from model.server.refill import REFILL_TRIES, left_empty, must_write, refill_seed
 from model.server.vocabulary import ServerVocabulary
 
 PassMode = Literal["one-request", "per-pass"]
@@ -58,23 +60,6 @@ SERVER_PASSES: tuple[PassMode, ...] = ("one-request", "per-pass")
 WAIT_TICK_S = 0.06  # a waiting pass this often while a request runs (the veil keeps moving)
 NOISE_POOL = 48  # distinct noise pieces decoded once per connection, for waiting passes
 PER_PASS_DEFAULT_STEPS = 48  # the published sampler's cap, when the request sets none
-
-
-@dataclass
-class _Candidate:
-    """One candidate's running state over the blocks."""
-
-    kept: list[int]  # every finished block's slots (its own width)
-    context: list[int]  # earlier blocks' full canvases, after the prompt
-    score_sum: float = 0.0
-    score_count: int = 0
-
-
-@dataclass(frozen=True)
-class _Answer:
-    canvas: list[int]
-    logprobs: list[float]
-    pieces: list[str]
 
 
 class ServerEngine:
@@ -199,7 +184,7 @@ class ServerEngine:
         rng = random.Random(seed)
         batch = request.candidates
         blocks = len(layout.block_slots)
-        candidates = [_Candidate([], []) for _ in range(batch)]
+        candidates = [Candidate([], []) for _ in range(batch)]
         committed = [""] * batch
         pass_ms: list[float] = []
         step_index = 0
@@ -220,6 +205,9 @@ class ServerEngine:
                     pool, candidates, layout, seeds, widths, request, block, blocks, committed, lead, cancel,
                     step_index, pass_ms,
                 )
+            answers = yield from self._refilled(
+                pool, candidates, layout, answers, seeds, widths, request, block, cancel
+            )
             step_index = len(pass_ms)
             for c, (answer, width) in enumerate(zip(answers, widths, strict=True)):
                 state = candidates[c]
@@ -261,6 +249,32 @@ class ServerEngine:
             scores=scores,
         )
 
+    def _refilled(
+        self, pool: ThreadPoolExecutor, candidates: list[Candidate], layout: Layout, answers: list[Answer],
+        seeds: list[list[int]], widths: list[int], request: EditRequest, block: int, cancel: CancelCheck,
+    ) -> Generator[Pass, None, list[Answer]]:
+        """``answers`` with each region that must be written but came back empty developed again, the rest of
+        its canvas pinned (:mod:`model.server.refill`)."""
+        ends = {i for i in (self.vocabulary.pad_id, self.vocabulary.eos_id, self.vocabulary.end_of_turn_id)
+                if i is not None}
+        rng = random.Random(sum(answers[0].canvas))  # fresh noise, reproducible from what came back
+        answers = list(answers)
+        for _ in range(REFILL_TRIES):
+            futures: dict[int, Future[Answer]] = {}
+            for c, (answer, width) in enumerate(zip(answers, widths, strict=True)):
+                empty = left_empty(answer.canvas, must_write(layout, block, width), ends)
+                if empty:
+                    seed, pinned = refill_seed(answer.canvas[:width] + seeds[c][width:], empty, rng, self.vocab_size)
+                    body = self._body(layout, candidates[c], seed, width, request.options.max_denoising_steps, block)
+                    body["vllm_xargs"]["diffusion_pinned"] = pinned
+                    futures[c] = pool.submit(self._send, body, cancel)
+            if not futures:
+                break
+            fresh = yield from self._gather(list(futures.values()), cancel, None)
+            for c, answer in zip(futures, fresh, strict=True):
+                answers[c] = answer
+        return answers
+
     def _seed_canvas(
         self, rng: random.Random, layout: Layout, request: EditRequest, block: int, width: int, tail: list[int]
     ) -> list[int]:
@@ -286,7 +300,7 @@ class ServerEngine:
         return layout.held_template[offset : offset + width]
 
     def _body(
-        self, layout: Layout, state: _Candidate, seed: list[int], width: int, steps: int | None, block: int = 0
+        self, layout: Layout, state: Candidate, seed: list[int], width: int, steps: int | None, block: int = 0
     ) -> dict[str, Any]:
         held = [slot for slot, token in enumerate(self._held(layout, block, width)) if token >= 0]
         xargs: dict[str, Any] = {
@@ -307,7 +321,7 @@ class ServerEngine:
             "vllm_xargs": xargs,
         }
 
-    def _send(self, body: dict[str, Any], cancel: CancelCheck) -> _Answer:
+    def _send(self, body: dict[str, Any], cancel: CancelCheck) -> Answer:
         answer = request_json(self.endpoint, "POST", "/v1/completions", body, cancel=cancel, deadline=self._deadline)
         choices = answer.get("choices") if isinstance(answer, dict) else None
         choice = choices[0] if isinstance(choices, list) and choices else None
@@ -337,11 +351,11 @@ class ServerEngine:
                 f"not text ({str(logprobs)[:160]}); is it a vLLM server?"
             )
         canvas = list(ids) + [self.vocabulary.pad_id] * (self.canvas_length - len(ids))
-        return _Answer(canvas, [float(v) if v is not None else 0.0 for v in values], list(pieces))
+        return Answer(canvas, [float(v) if v is not None else 0.0 for v in values], list(pieces))
 
     def _gather(
-        self, futures: list[Future[_Answer]], cancel: CancelCheck, waiting: Callable[[], Pass] | None
-    ) -> Generator[Pass, None, list[_Answer]]:
+        self, futures: list[Future[Answer]], cancel: CancelCheck, waiting: Callable[[], Pass] | None
+    ) -> Generator[Pass, None, list[Answer]]:
         """Wait for every request, yielding a waiting pass each tick; a cancel closes them all."""
         while not all(f.done() for f in futures):
             if cancel():
@@ -351,16 +365,16 @@ class ServerEngine:
                     raise future.exception()  # type: ignore[misc]
             if waiting is not None:
                 yield waiting()
-            _sleep_until_done(futures, WAIT_TICK_S)
+            sleep_until_done(futures, WAIT_TICK_S)
         if cancel():
             raise EditCancelled("the edit was cancelled")
         return [f.result() for f in futures]
 
     def _one_request(
-        self, pool: ThreadPoolExecutor, candidates: list[_Candidate], layout: Layout, seeds: list[list[int]],
+        self, pool: ThreadPoolExecutor, candidates: list[Candidate], layout: Layout, seeds: list[list[int]],
         widths: list[int], request: EditRequest, block: int, blocks: int, committed: list[str], lead: str,
         cancel: CancelCheck, step_index: int, pass_ms: list[float],
-    ) -> Generator[Pass, None, list[_Answer]]:
+    ) -> Generator[Pass, None, list[Answer]]:
         steps = request.options.max_denoising_steps
         started = time.perf_counter()
         futures = [
@@ -380,10 +394,10 @@ class ServerEngine:
         return answers
 
     def _per_pass(
-        self, pool: ThreadPoolExecutor, candidates: list[_Candidate], layout: Layout, seeds: list[list[int]],
+        self, pool: ThreadPoolExecutor, candidates: list[Candidate], layout: Layout, seeds: list[list[int]],
         widths: list[int], request: EditRequest, block: int, blocks: int, committed: list[str], lead: str,
         cancel: CancelCheck, step_index: int, pass_ms: list[float],
-    ) -> Generator[Pass, None, list[_Answer]]:
+    ) -> Generator[Pass, None, list[Answer]]:
         """One request per pass and candidate: ``diffusion_max_steps`` 1, the returned canvas as the next seed.
 
         A candidate stops when a pass leaves its free slots as they were (the stability rule, threshold 1).
@@ -391,7 +405,7 @@ class ServerEngine:
         steps = request.options.max_denoising_steps or PER_PASS_DEFAULT_STEPS
         current = [list(seed) for seed in seeds]
         previous: list[list[int] | None] = [None] * len(seeds)
-        answers: list[_Answer | None] = [None] * len(seeds)
+        answers: list[Answer | None] = [None] * len(seeds)
         finished = [False] * len(seeds)
         for _ in range(steps):
             started = time.perf_counter()
@@ -424,12 +438,12 @@ class ServerEngine:
             step_index += 1
             if done:
                 break
-        return [a if a is not None else _Answer(s, [], []) for a, s in zip(answers, current, strict=True)]
+        return [a if a is not None else Answer(s, [], []) for a, s in zip(answers, current, strict=True)]
 
     def _pass(
         self, step: int, block: int, blocks: int, tokens: list[list[int]], accepted: list[list[bool]] | None,
         committed: list[str], lead: str, started: float, *, waiting: bool = False,
-        answers: list[_Answer] | None = None, finished: list[bool] | None = None,
+        answers: list[Answer] | None = None, finished: list[bool] | None = None,
     ) -> Pass:
         pieces: list[list[str]] = []
         for c, row in enumerate(tokens):
@@ -479,14 +493,3 @@ class ServerEngine:
 
         return text
 
-
-def _sleep_until_done(futures: list[Future[_Answer]], seconds: float) -> None:
-    deadline = time.monotonic() + seconds
-    for future in futures:
-        left = deadline - time.monotonic()
-        if left <= 0:
-            return
-        try:
-            future.exception(timeout=left)
-        except TimeoutError:
-            return
