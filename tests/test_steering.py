@@ -119,6 +119,23 @@ def test_two_gaps_are_filled_in_one_canvas_and_see_each_other(builtin: Engine) -
     assert text.startswith("The ") and " sat on the " in text and text.endswith(" all afternoon.")
 
 
+@pytest.mark.parametrize("candidates", [1, 4])
+def test_held_text_is_accepted_on_every_pass_so_it_is_painted_as_ink(builtin: Engine, candidates: int) -> None:
+    # The trial saw the text between gaps painted as noise while drafts developed: the sampler's
+    # left-to-right frontier had not reached it, though it never changes.
+    request = EditRequest(
+        prefix="Once upon a time, there was a little girl named Lily. ", span="She had a ___ and she loved to "
+        "___ with it every day.", suffix=" She liked the park.", mode="gaps", candidates=candidates, seed=3,
+        options=QUICK,
+    )  # fmt: skip
+    held = [slot for slot, token in enumerate(builtin._layout(request).held_template) if token >= 0]
+    steps = list(builtin.edit(request))
+    assert len(steps) > 2
+    for step in steps:
+        for candidate, row in enumerate(step.accepted):
+            assert all(row[slot] for slot in held if slot < len(row)), (step.step, candidate)
+
+
 @pytest.mark.parametrize("length", ["shorter", "same", "longer"])
 def test_a_rewrite_is_never_longer_than_its_length_offers(builtin: Engine, length: str) -> None:
     span = "The section on customer churn is the strongest part of the whole report"

@@ -295,6 +295,10 @@ class Engine:
         # The stopper reads the fresh entropy: a finished candidate stays finished whatever it says.
         finished = finished | stopper(argmax, entropy)
         sc_logits = logits.to(self.model.model.decoder.embed_tokens.weight.dtype)
+        if block.held is not None:
+            # Held slots (kept words, the text between gaps) are the writer's from the first pass: painted as
+            # ink, not as noise that the sampler's left-to-right frontier has yet to reach.
+            accepted = accepted | (block.held >= 0)
         return _Canvas(slots, argmax, sc_logits, finished, shown_entropy), accepted
 
     def _develop(
