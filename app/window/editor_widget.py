@@ -106,6 +106,9 @@ class RewriteEditor(QPlainTextEdit):
         # Qt counts a margin change as a change to the text: a fresh window must not ask to save it.
         self.document().setModified(False)
         self.setCursorWidth(2)
+        # Where the writer's last keystroke beside a live span left the caret (and that span): the next one
+        # there joins its undo step, as typing does in Qt when no rewrite is in between (see writer_edit).
+        self._typed_to: tuple[LiveSpan, int] | None = None
         self.setPlaceholderText(
             "Start writing, or open a document. Select a sentence and press Ctrl+R to redraft it."
         )
@@ -302,15 +305,26 @@ class RewriteEditor(QPlainTextEdit):
         span.painted = False
 
     @contextmanager
-    def writer_edit(self) -> Iterator[None]:
-        """Run an edit of the writer's outside the span, as its own undo step, below the rewrite."""
+    def writer_edit(self, typing: bool = False) -> Iterator[None]:
+        """Run an edit of the writer's outside the span, as its own undo step, below the rewrite.
+
+        ``typing`` (a printable key, no selection) that goes on where the last one ended joins its undo
+        step: every keystroke lifts and repaints the rewrite, which puts the draft's text between two
+        keystrokes in the document's buffer, so Qt no longer merges them and each letter was a step."""
         span = self._span
         lifted = span is not None and span.block_on_top()
         if span is not None and lifted:
             self._lift(span)
+        group = QTextCursor(self.document())
+        if span is not None and typing and self._typed_to == (span, self.textCursor().position()):
+            group.joinPreviousEditBlock()
+        else:
+            group.beginEditBlock()
         try:
             yield
         finally:
+            group.endEditBlock()
+            self._typed_to = (span, self.textCursor().position()) if span is not None and typing else None
             if span is not None and span is self._span:
                 if span.end < span.start:  # text typed into an empty gap lands before it
                     span.place(span.start, span.start)
@@ -392,7 +406,8 @@ class RewriteEditor(QPlainTextEdit):
             self._refuse()
             event.accept()
         else:
-            with self.writer_edit():
+            typing = event.text().isprintable() and bool(event.text()) and not self.textCursor().hasSelection()
+            with self.writer_edit(typing):
                 super().keyPressEvent(event)
 
     def insertFromMimeData(self, source: QMimeData) -> None:

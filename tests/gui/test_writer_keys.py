@@ -39,9 +39,11 @@ def test_enter_typed_elsewhere_is_a_new_line_and_the_draft_stays_pending(documen
     assert draft in accepted and accepted.endswith("Then she ran.\nP.S.")
     QTest.keyClick(editor, Qt.Key.Key_Z, CTRL)
     assert editor.plain_text() == DOCUMENT + "Then she ran.\nP.S."  # the rewrite alone undone
-    QTest.keyClick(editor, Qt.Key.Key_Z, CTRL)  # then the writer's own typing, step by step
-    undone = editor.plain_text()
-    assert undone.startswith(DOCUMENT) and len(undone) < len(DOCUMENT + "Then she ran.\nP.S.")
+    # Then the writer's own typing, in the steps Qt gives typing with no rewrite about (words, not letters:
+    # each keystroke lifts and repaints the draft, which used to make every letter a step of its own).
+    for expected in ("Then she ran.\n", "Then she ran.", ""):
+        QTest.keyClick(editor, Qt.Key.Key_Z, CTRL)
+        assert editor.plain_text() == DOCUMENT + expected
 
 
 def test_tab_away_from_the_draft_types_a_tab_and_accepts_nothing(document_window, qtbot) -> None:
