@@ -143,3 +143,34 @@ def test_fill_gaps_never_write_into_the_blank_line_after_a_selected_paragraph(bu
     for text in builtin.run(request).texts:
         assert text.endswith("to mud.\n\n") and text.startswith("The rain "), text
         assert text.count("\n") == 2, text
+
+
+DOCUMENT = "# The Lighthouse\n\nThe keeper climbed the stairs every evening.\n\n- She wrote the letter twice!\n- Then"
+
+
+def test_a_rewrite_across_paragraphs_holds_their_layout() -> None:
+    # The trial: rewriting a whole document gave one paragraph back, its "# heading" and blank lines gone.
+    request = EditRequest(prefix="", span=DOCUMENT + " she ran.", suffix="", mode="rewrite")
+    inner, _ = shape_request(request)
+    held = [inner.span[start:end] for start, end in inner.keep]
+    assert held == ["# ", "\n\n", ".\n\n- ", "!\n- "]  # each paragraph's ending, its break and its marker
+    one_line = EditRequest(prefix="", span="Just one sentence, no layout", suffix="", mode="rewrite")
+    assert shape_request(one_line)[0].keep == ()
+
+
+@pytest.mark.parametrize("engine_name", ["builtin", "tiny"])
+def test_every_paragraph_comes_back_in_its_place_with_its_heading_and_blank_lines(
+    engine_name: str, builtin: Engine, tiny_model: LoadedModel
+) -> None:
+    engine = builtin if engine_name == "builtin" else Engine(tiny_model)
+    request = EditRequest(
+        prefix="", span=DOCUMENT + " she ran.", suffix="\n\nThe boats were coming in.\n", mode="rewrite",
+        candidates=4, seed=1, options=QUICK,
+    )  # fmt: skip
+    for text in engine.run(request).texts:
+        assert text.startswith("# ") and text.endswith("."), text
+        heading, first, rest = text.split("\n\n")
+        second, third = rest.split("\n")
+        assert second.startswith("- ") and second.endswith("!") and third.startswith("- "), text
+        for line in (heading[2:], first[:-1], second[2:-1], third[2:-1]):  # every paragraph written, no stray spaces
+            assert line.strip() and line == line.strip(" \t"), text

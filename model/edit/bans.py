@@ -6,6 +6,8 @@
 * Every slot: no line break when the new text stays inside a line (``Layout.single_line``).
 * The first slot of each free region after held text (kept words, gaps: :mod:`model.edit.holds`) whose
   space was moved into it: only a token starting with a space, and no padding.
+* The first slot of every other free region (a paragraph between held line breaks): no padding or end
+  marker, so no region the writer had comes back empty.
 * Slots a shorter candidate pins (``held``) are made certain of what they hold.
 """
 
@@ -31,10 +33,12 @@ class Bans:
     every: torch.Tensor | None = None
     led: torch.Tensor | None = None  # what a space-led region's first slot may not hold
     led_slots: tuple[int, ...] = ()  # those slots, in the block
+    ends: torch.Tensor | None = None  # what another free region's first slot may not hold
+    opening_slots: tuple[int, ...] = ()  # those slots, in the block
 
     def applied(self, slot_logits: torch.Tensor) -> torch.Tensor:
         """``slot_logits`` (batch, slots, vocabulary) with the banned ids ruled out (a copy; no bans: unchanged)."""
-        if self.first is None and self.every is None and self.led is None:
+        if self.first is None and self.every is None and self.led is None and self.ends is None:
             return slot_logits
         slot_logits = (
             slot_logits.masked_fill(self.every, RULED_OUT) if self.every is not None else slot_logits.clone()
@@ -44,6 +48,9 @@ class Bans:
         if self.led is not None:
             for slot in self.led_slots:
                 slot_logits[:, slot] = slot_logits[:, slot].masked_fill(self.led, RULED_OUT)
+        if self.ends is not None:
+            for slot in self.opening_slots:
+                slot_logits[:, slot] = slot_logits[:, slot].masked_fill(self.ends, RULED_OUT)
         return slot_logits
 
 
@@ -51,15 +58,24 @@ def bans_for(layout: Layout, block: int, vocabulary: Vocabulary) -> Bans:
     """What the free slots of ``block`` may not hold."""
     offset, width = layout.block_offset(block), layout.block_slots[block]
     led_slots = tuple(slot - offset for slot in layout.space_led_slots if offset <= slot < offset + width)
-    led = None
+    opening = tuple(
+        slot - offset for slot in layout.opening_slots
+        if offset <= slot < offset + width and slot - offset not in led_slots
+    )  # fmt: skip
+    led = ends = None
     if led_slots:
         led = ~vocabulary.space_led()
         led[[vocabulary.pad_id, vocabulary.eos_id]] = True
+    if opening:
+        ends = torch.zeros(vocabulary.size, dtype=torch.bool, device=vocabulary.device)
+        ends[[vocabulary.pad_id, vocabulary.eos_id]] = True
     return Bans(
         first=first_slot_forbidden(layout, vocabulary) if block == 0 else None,
         every=vocabulary.line_breaks() if layout.single_line else None,
         led=led,
         led_slots=led_slots,
+        ends=ends,
+        opening_slots=opening,
     )
 
 

@@ -97,6 +97,7 @@ class Layout:
     regions: list[Region] = field(default_factory=list)
     held_template: list[int] = field(default_factory=list)
     space_led_slots: list[int] = field(default_factory=list)
+    opening_slots: list[int] = field(default_factory=list)  # every free region's first (holds.opening_slots)
 
     def block_offset(self, block: int) -> int:
         """The first slot of ``block`` over the whole span."""
@@ -168,6 +169,7 @@ def _steered_layout(
     return replace(
         layout, must_write=True, lead=lead, trail=trail, single_line=inline, regions=regions,
         held_template=holds.template(regions), space_led_slots=holds.space_led_slots(regions),
+        opening_slots=holds.opening_slots(regions),
         original=holds.original_slots(regions) if request.strength < 1 and request.mode == "rewrite" else [],
         keep_slots=slots,
     )  # fmt: skip
@@ -217,7 +219,10 @@ def single_line(request: EditRequest, trail: str) -> bool:
     """
     if request.mode == "rewrite":
         span = request.span or ""
-        return not any(mark in span[: len(span) - len(trail)] for mark in LINE_BREAKS)
+        free = span[: len(span) - len(trail)]
+        for start, end in sorted(request.keep, reverse=True):  # held line breaks are the writer's, not new
+            free = free[:start] + " " + free[end:]
+        return not any(mark in free for mark in LINE_BREAKS)
     if request.mode == "fill":
         prefix, suffix = request.prefix, request.suffix
         return bool(prefix and suffix) and prefix[-1] not in LINE_BREAKS and suffix[0] not in LINE_BREAKS

@@ -22,7 +22,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from model.edit.request import GAP_MARK, LENGTH_FACTORS, EditRequest, gap_tokens
+from model.edit.request import GAP_MARK, LENGTH_FACTORS, LINE_MARKS, EditRequest, gap_tokens
 from model.edit.vocabulary import SPACE, Vocabulary
 from model.errors import RequestError
 
@@ -135,6 +135,17 @@ def original_slots(regions: list[Region]) -> list[int]:
     return ids
 
 
+def opening_slots(regions: list[Region]) -> list[int]:
+    """The first slot of every free region: a region must be written (a gap the writer marked, a paragraph
+    between held line breaks), so no padding or end marker opens it."""
+    slots, at = [], 0
+    for region in regions:
+        if not region.held:
+            slots.append(at)
+        at += region.slots
+    return slots
+
+
 def space_led_slots(regions: list[Region]) -> list[int]:
     """The slots (over the whole span) whose token must start with a space: each free region's first."""
     slots, at = [], 0
@@ -173,5 +184,13 @@ def assemble(
             text = text[len(lead) :] if text.startswith(lead) else text  # the document has the prefix's space
         elif region.space_led and text and not text[0].isspace():
             text = SPACE + text
+        # After held text that ends in a line break or a space (a paragraph's layout, model.edit.shape, or a
+        # heading's "# "), and before held text with a line break (a paragraph's end), the edges are the
+        # writer's.
+        if index > 0 and regions[index - 1].held and regions[index - 1].text[-1:] in (*LINE_MARKS, SPACE, "\t"):
+            text = text.lstrip(" \t")
+        following = regions[index + 1] if index + 1 < len(regions) else None
+        if following is not None and following.held and any(mark in following.text for mark in LINE_MARKS):
+            text = text.rstrip(" \t")
         parts.append(text)
     return "".join(parts), positions

@@ -9,6 +9,8 @@ from typing import Literal
 
 from model.errors import RequestError
 
+# Characters that end a line.
+LINE_MARKS = "\r\n\u2028\u2029"
 Mode = Literal["rewrite", "fill", "instruct", "gaps"]
 MODES: tuple[Mode, ...] = ("rewrite", "fill", "instruct", "gaps")
 # How long a rewrite comes out against the original: the free slots offered, as a share of its tokens.
@@ -281,7 +283,8 @@ class EditRequest:
                     f"the kept words {start}:{end} lie outside the selection, which is {len(span)} characters "
                     "long: mark words inside it"
                 )
-            if not span[start:end].strip():
+            if not span[start:end].strip() and not any(mark in span[start:end] for mark in LINE_MARKS):
+                # (line breaks are held as the writer's layout: model.edit.shape)
                 raise RequestError(f"the kept range {start}:{end} holds no words, only spaces")
         for (_, end), (start, _) in zip(ranges, ranges[1:], strict=False):
             if start < end:

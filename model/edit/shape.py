@@ -37,6 +37,13 @@ INLINE_SPACE = " \t"
 FILL_ENDING = "."
 # A line break with the spaces around it.
 LINE_BREAKS = re.compile(r"[ \t]*[\r\n\u2028\u2029]+[ \t]*")
+# What a rewrite across lines holds as the writer's layout: each run of line breaks (a paragraph's end, a
+# blank line) with the sentence ending before it (as a single sentence's is held) and the Markdown marker
+# that starts the next line (a heading's #, a list's bullet or number, a quote's >), and such a marker at
+# the selection's start.
+LAYOUT_MARKS = re.compile(
+    r"(?:\A|(?:[.!?…]+[\"'”’»)\]]*)?[ \t]*[\r\n\u2028\u2029]+[ \t]*)(?:#{1,6} +|[-*+] +|> ?|\d{1,3}[.)] +)?"
+)
 
 
 @dataclass(frozen=True)
@@ -105,10 +112,31 @@ def shape_request(request: EditRequest) -> tuple[EditRequest, Shape]:
         for start, end in request.keep
         if min(len(core), end - len(before)) > max(0, start - len(before))
     )
+    if request.mode == "rewrite":
+        keep = with_layout_held(core, keep)
     inner = replace(
         request, prefix=request.prefix + before, span=core, suffix=ending + after + request.suffix, keep=keep
     )
     return inner, Shape(before, ending, after, strip=True)
+
+
+def with_layout_held(core: str, keep: tuple[tuple[int, int], ...]) -> tuple[tuple[int, int], ...]:
+    """``keep`` plus the layout of a rewrite across lines (``LAYOUT_MARKS``), overlapping ranges merged.
+
+    Rewriting two paragraphs (or a whole document) gave one paragraph back, its heading's # and the blank
+    lines gone: the model writes prose, not the writer's layout. Held, each paragraph is developed in its
+    own free region between them, as kept words are (:mod:`model.edit.holds`).
+    """
+    marks = [(m.start(), m.end()) for m in LAYOUT_MARKS.finditer(core) if m.end() > m.start()]
+    if not marks:
+        return keep
+    merged: list[tuple[int, int]] = []
+    for start, end in sorted([*keep, *marks]):
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+        else:
+            merged.append((start, end))
+    return tuple(merged)
 
 
 def _shape_fill(request: EditRequest) -> tuple[EditRequest, Shape]:

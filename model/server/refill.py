@@ -1,11 +1,11 @@
 """Slots that must be written, written again when the server's sampler left them empty.
 
 Locally, :mod:`model.edit.bans` keeps padding and end markers out of the slots where new text must start:
-the first slot of a fill or rewrite (``Layout.must_write``) and the first slot of each free region after
-held text (a gap of a "gaps" edit, the words between kept ones). vLLM's sampler takes no per-slot bans, so
-a served canvas can come back with such a region all padding: a gap the writer marked, left empty. Such a
-region is developed again on its own: the rest of the converged canvas pinned, fresh noise in the region,
-up to :data:`REFILL_TRIES` times.
+the first slot of a fill or rewrite (``Layout.must_write``) and the first slot of each free region
+(``Layout.opening_slots``: a gap of a "gaps" edit, the words between kept ones, a paragraph between held
+line breaks). vLLM's sampler takes no per-slot bans, so a served canvas can come back with such a region
+all padding: a gap the writer marked, left empty. Such a region is developed again on its own: the rest of
+the converged canvas pinned, fresh noise in the region, up to :data:`REFILL_TRIES` times.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ def must_write(layout: Layout, block: int, width: int) -> list[range]:
     that slot to the next held one (or ``width``)."""
     offset = layout.block_offset(block)
     held = layout.held_template[offset : offset + width]
-    starts = sorted({slot - offset for slot in layout.space_led_slots if offset <= slot < offset + width}
+    starts = sorted({slot - offset for slot in layout.opening_slots if offset <= slot < offset + width}
                     | ({0} if block == 0 and layout.must_write else set()))
     regions = []
     for start in starts:

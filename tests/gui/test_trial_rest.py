@@ -301,3 +301,18 @@ def test_a_second_redraft_warns_when_the_file_is_open_in_another(make_window, tm
     other.release()  # that instance closed: no warning for the file any more
     assert mine.open_elsewhere(story) is None
     mine.release()
+
+
+def test_rewriting_the_whole_document_keeps_its_heading_and_blank_lines(document_window, qtbot) -> None:
+    # The trial: Select All, Ctrl+R gave one paragraph back, the "# heading" and the blank lines gone.
+    text = "# The Lighthouse\n\nThe keeper climbed the stairs every evening.\n\nShe wrote the letter twice.\n"
+    window = document_window(text)
+    window.editor.setFocus()
+    qtbot.keyClick(window.editor, Qt.Key.Key_A, Qt.KeyboardModifier.ControlModifier)
+    qtbot.keyClick(window.editor, Qt.Key.Key_R, Qt.KeyboardModifier.ControlModifier)
+    qtbot.waitUntil(lambda: window.run is not None and window.run.result is not None, timeout=SIGNAL_TIMEOUT_MS)
+    window.accept_rewrite()
+    rewritten = window.editor.plain_text()
+    assert rewritten != text and rewritten.startswith("# ") and rewritten.endswith(".\n"), rewritten
+    paragraphs = rewritten[:-1].split("\n\n")
+    assert len(paragraphs) == 3 and all(p.strip() and "\n" not in p for p in paragraphs), rewritten
