@@ -292,6 +292,9 @@ def test_resume_reproduces_an_uninterrupted_run_and_export_runs_in_the_engine(
     # The tuned defaults reach the engine, and generation_config.json stays loadable by transformers
     # (which refuses keys it does not know, hence Redraft's extension in a file of its own).
     assert loaded.generation_defaults == SAMPLER_DEFAULTS
+    # ...and they are the shipped built-in model's: a re-export keeps its tuning (the stop threshold was
+    # tuned in the shipped folder once while the exporter still wrote the old one).
+    assert load(None, device="cpu").generation_defaults == SAMPLER_DEFAULTS
     reference = DiffusionGemmaGenerationConfig.from_pretrained(str(folder))
     assert reference.sampler_config.entropy_bound == SAMPLER_DEFAULTS["entropy_bound"]
     assert tok.decode(tok.encode("Lily went to the park – naïve!", add_special_tokens=False)) == (
