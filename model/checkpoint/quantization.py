@@ -31,9 +31,8 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-# bitsandbytes' import-time warnings are quietened by model.runtime.library_warnings, installed on `import model`.
-import bitsandbytes as bnb
 import torch
 from torch import nn
 from transformers import DiffusionGemmaForBlockDiffusion
@@ -48,6 +47,11 @@ from model.checkpoint.quantized_experts import (
     ExpertsSpec,
     QuantizedExperts,
 )
+
+if TYPE_CHECKING:
+    import bitsandbytes as bnb
+else:  # imported on first use: model.checkpoint.lazy_bnb
+    from model.checkpoint.lazy_bnb import bnb
 
 __all__ = [
     "DEFAULT_SCRATCH_BYTES", "EXPERT_KERNELS", "EXPERT_SCHEMES", "LINEAR_SCHEMES", "NESTED_BLOCKSIZE",

@@ -36,14 +36,18 @@ import re
 import shutil
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import bitsandbytes as bnb
 import torch
 from torch import nn
 
 from model.checkpoint.quantization import QuantizedExperts, module_bytes, policy_for
 from model.checkpoint.safetensors_io import ShardWriter, TensorPlan, plan_shards, shard_names, write_index
+
+if TYPE_CHECKING:
+    import bitsandbytes as bnb
+else:  # imported on first use: model.checkpoint.lazy_bnb
+    from model.checkpoint.lazy_bnb import bnb
 
 logger = logging.getLogger(__name__)
 

@@ -18,7 +18,7 @@ import logging
 import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import torch
 from torch import nn
@@ -44,8 +44,12 @@ class HostPlacement(Protocol):
     ) -> torch.Tensor: ...
 
 
-# bitsandbytes' import-time warnings are quietened by model.runtime.library_warnings, installed on `import model`.
-import bitsandbytes.functional as bnbf  # noqa: E402
+# bitsandbytes' import-time warnings are quietened by model.runtime.library_warnings, installed on `import model`;
+# it is imported on first use (model.checkpoint.lazy_bnb).
+if TYPE_CHECKING:
+    import bitsandbytes.functional as bnbf
+else:
+    from model.checkpoint.lazy_bnb import bnbf
 
 # How NF4 experts multiply: "fused" reads the packed codes inside a Triton kernel (model/checkpoint/nf4_kernel.py),
 # "dequantize" expands each run of experts to the compute dtype first, "auto" fuses on CUDA when Triton

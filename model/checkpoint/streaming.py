@@ -29,8 +29,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import bitsandbytes as bnb
 import torch
 from safetensors import safe_open
 from torch import nn
@@ -48,6 +48,11 @@ from model.checkpoint.quantization import (
     quantize_linear,
 )
 from model.checkpoint.safetensors_io import DTYPES, read_header, read_tensors
+
+if TYPE_CHECKING:
+    import bitsandbytes as bnb
+else:  # imported on first use: model.checkpoint.lazy_bnb
+    from model.checkpoint.lazy_bnb import bnb
 
 SINGLE_FILE = "model.safetensors"
 LAYER_PREFIXES = ("model.decoder.layers.", "model.encoder.language_model.layers.")
