@@ -262,7 +262,7 @@ class ServerEngine:
         for _ in range(REFILL_TRIES):
             futures: dict[int, Future[Answer]] = {}
             for c, (answer, width) in enumerate(zip(answers, widths, strict=True)):
-                empty = left_empty(answer.canvas, must_write(layout, block, width), ends)
+                empty = left_empty(answer.canvas, must_write(layout, block, width), ends, self._free_text(layout))
                 if empty:
                     seed, pinned = refill_seed(answer.canvas[:width] + seeds[c][width:], empty, rng, self.vocab_size)
                     body = self._body(layout, candidates[c], seed, width, request.options.max_denoising_steps, block)

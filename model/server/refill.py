@@ -4,13 +4,15 @@ Locally, :mod:`model.edit.bans` keeps padding and end markers out of the slots w
 the first slot of a fill or rewrite (``Layout.must_write``) and the first slot of each free region
 (``Layout.opening_slots``: a gap of a "gaps" edit, the words between kept ones, a paragraph between held
 line breaks). vLLM's sampler takes no per-slot bans, so a served canvas can come back with such a region
-all padding: a gap the writer marked, left empty. Such a region is developed again on its own: the rest of
-the converged canvas pinned, fresh noise in the region, up to :data:`REFILL_TRIES` times.
+all padding (or only whitespace): a gap the writer marked, left empty. Such a region is developed again on
+its own: the rest of the converged canvas pinned, fresh noise in the region, up to :data:`REFILL_TRIES`
+times.
 """
 
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 
 from model.edit.canvas import Layout
 
@@ -34,9 +36,17 @@ def must_write(layout: Layout, block: int, width: int) -> list[range]:
     return regions
 
 
-def left_empty(slots: list[int], regions: list[range], ends: set[int]) -> list[range]:
-    """The ``regions`` whose first slot holds an end marker (padding, end-of-text, end of turn)."""
-    return [region for region in regions if slots[region.start] in ends]
+def left_empty(
+    slots: list[int], regions: list[range], ends: set[int], text: Callable[[list[int]], str]
+) -> list[range]:
+    """The ``regions`` that hold no words: only end markers (padding, end-of-text, end of turn), or tokens
+    whose ``text`` is whitespace (a lone space, a line break that a gap inside a line turns into one)."""
+    empty = []
+    for region in regions:
+        ids = [slots[slot] for slot in region if slots[slot] not in ends]
+        if not ids or not text(ids).strip():
+            empty.append(region)
+    return empty
 
 
 def refill_seed(
