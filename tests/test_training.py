@@ -297,6 +297,12 @@ def test_resume_reproduces_an_uninterrupted_run_and_export_runs_in_the_engine(
     assert load(None, device="cpu").generation_defaults == SAMPLER_DEFAULTS
     reference = DiffusionGemmaGenerationConfig.from_pretrained(str(folder))
     assert reference.sampler_config.entropy_bound == SAMPLER_DEFAULTS["entropy_bound"]
+    # The tuned threshold is Redraft's (its engine averages entropy over the free slots); generation_config.json
+    # keeps the published one, which transformers and a vLLM server read over the whole canvas (with 0.05 the
+    # served built-in model stopped before its gaps developed and CI's vLLM stage met empty gaps).
+    assert reference.confidence_threshold == 0.005
+    for folder_of in (folder, Path(__file__).resolve().parents[1] / "resources" / "models" / "redraft-tiny"):
+        assert json.loads((folder_of / "generation_config.json").read_text())["confidence_threshold"] == 0.005
     assert tok.decode(tok.encode("Lily went to the park – naïve!", add_special_tokens=False)) == (
         "Lily went to the park – naïve!"
     )

@@ -56,7 +56,10 @@ GENERATION_KEYS = (
 # Sampler defaults beyond what transformers' DiffusionGemmaGenerationConfig accepts (it refuses unknown
 # keys, so they cannot live in generation_config.json): Redraft's extensions, in a file of their own.
 REDRAFT_SAMPLER_FILE = "redraft_sampler.json"
-REDRAFT_SAMPLER_KEYS = ("left_to_right_bias", "polish_rounds")
+# confidence_threshold here overrides generation_config.json's for Redraft's engine only: it averages entropy
+# over the free slots, while transformers and vLLM, which read generation_config.json, average over the whole
+# canvas, pinned suffix and padding included, where a threshold tuned for free slots stops far too early.
+REDRAFT_SAMPLER_KEYS = ("left_to_right_bias", "polish_rounds", "confidence_threshold")
 REDRAFT_SAMPLER_COUNTS = ("polish_rounds",)
 # The tokenizer's small JSON files, which transformers parses in Python (a list there raised AttributeError).
 TOKENIZER_JSON_OBJECTS = ("tokenizer_config.json", "special_tokens_map.json", "added_tokens.json")

@@ -25,6 +25,7 @@ from transformers.models.diffusion_gemma.generation_diffusion_gemma import (
 
 from model.checkpoint.architecture import TextModelShape, build_config
 from model.checkpoint.loading import REDRAFT_SAMPLER_COUNTS, REDRAFT_SAMPLER_FILE, REDRAFT_SAMPLER_KEYS
+from model.edit.request import PUBLISHED_DEFAULTS
 
 # Tuned on held-out fills with bench/builtin_model_eval.py --tune (see MODEL_CARD.md).
 SAMPLER_DEFAULTS: dict[str, float | int] = {
@@ -66,7 +67,10 @@ def generation_config(defaults: dict[str, float | int]) -> DiffusionGemmaGenerat
 
 def write_sampler_defaults(out: Path, defaults: dict[str, float | int]) -> None:
     """generation_config.json (loadable by transformers as it is) and redraft_sampler.json beside it."""
-    generation_config(defaults).save_pretrained(str(out))
+    # The published stop threshold for transformers and vLLM (they average entropy over the whole canvas);
+    # Redraft's tuned one goes in the extension (model.checkpoint.loading.REDRAFT_SAMPLER_KEYS).
+    published = {**defaults, "confidence_threshold": PUBLISHED_DEFAULTS["confidence_threshold"]}
+    generation_config(published).save_pretrained(str(out))
     extension = {
         key: int(defaults[key]) if key in REDRAFT_SAMPLER_COUNTS else float(defaults[key])
         for key in REDRAFT_SAMPLER_KEYS
