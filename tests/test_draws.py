@@ -129,3 +129,17 @@ def test_a_zero_draw_is_judged_as_torch_judges_it() -> None:
     words[0, 123] = 0
     words[1, 7] = 1 << 60  # the low 53 bits are zero
     assert torch.equal(draws._winners(probs, words.clone()), _exact_winners(probs, words))
+
+
+def test_the_pruned_argmax_holds_where_the_lower_bound_cancels() -> None:
+    # u close to 1 makes p / u - p a difference of near-equal floats: the float32 lower bound must still err
+    # low, or the true winner would be pruned. Rows mix u just below 1, tiny u, and ordinary draws.
+    torch.manual_seed(12)
+    rows, vocab = 300, 2000
+    probs = torch.softmax(torch.randn(rows, vocab) * 3, dim=-1)
+    words = torch.empty(rows, vocab, dtype=torch.int64).random_()
+    near_one = (1 << 53) - torch.randint(1, 1 << 24, (rows, vocab))  # u within 2**-29 of 1
+    words = torch.where(torch.rand(rows, vocab) < 0.5, near_one, words)
+    words[:, :5] = torch.randint(1, 1 << 10, (rows, 5))  # a few tiny u: huge p / u
+    words[100:200] = near_one[100:200]  # whole rows of u near 1
+    assert torch.equal(draws._winners(probs, words.clone()), _exact_winners(probs, words))
