@@ -37,10 +37,7 @@ def rewrite_when_ready(window: MainWindow, sentence: str, then: Callable[[], Non
         QTimer.singleShot(100, lambda: rewrite_when_ready(window, sentence, then))
         return
     begin = window.editor.plain_text().index(sentence)
-    cursor = window.editor.textCursor()
-    cursor.setPosition(begin)
-    cursor.setPosition(begin + len(sentence), cursor.MoveMode.KeepAnchor)
-    window.editor.setTextCursor(cursor)
+    window.editor.select_range(begin, begin + len(sentence))
     window.rewrite_selection()
     then()
 

@@ -130,6 +130,13 @@ class RewriteEditor(QPlainTextEdit):
         cursor.movePosition(Move.End)
         return cursor.position()
 
+    def select_range(self, start: int, end: int) -> None:
+        """Select from ``start`` to ``end`` (Qt positions), the caret at ``end``, as a drag would."""
+        cursor = self.textCursor()
+        cursor.setPosition(start)
+        cursor.setPosition(end, Anchor)
+        self.setTextCursor(cursor)
+
     def set_colors(self, colors: CanvasColors, heading: QColor | None = None) -> None:
         old, self.colors = self.colors, colors
         self.highlighter.heading_color = heading or colors.ink

@@ -6,7 +6,6 @@ from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import QObject, Slot
-from PySide6.QtGui import QTextCursor
 
 from app.window.main_window import MainWindow
 
@@ -53,10 +52,7 @@ def select(window: MainWindow, needle: str) -> tuple[int, int]:
     """Select the first occurrence of ``needle`` (ASCII documents: str offsets equal Qt positions)."""
     text = window.editor.plain_text()
     start = text.index(needle)
-    cursor = window.editor.textCursor()
-    cursor.setPosition(start)
-    cursor.setPosition(start + len(needle), QTextCursor.MoveMode.KeepAnchor)
-    window.editor.setTextCursor(cursor)
+    window.editor.select_range(start, start + len(needle))
     return start, start + len(needle)
 
 
