@@ -8,6 +8,7 @@ so this times the same work done two ways: ms per pass, whole-edit time (prefill
     python bench/engine_vs_library.py --tiny                    # a tiny random model (seconds, CPU)
     python bench/engine_vs_library.py --mid --device cuda       # a mid-size random model (GPU runbook)
     python bench/engine_vs_library.py --model PATH --json out.json
+    python bench/engine_vs_library.py --breakdown               # also: where a pass of each goes (profiled)
 
 Passes are counted by a hook on the decoder (one call per pass, the same for both), and each
 figure is the median over ``--repeats`` seeds after one warm-up run of each.
@@ -201,6 +202,76 @@ def compare(
     )
 
 
+# What a pass's CPU time is spent on, by aten operation (self time): the matrix products both must do, the
+# random draws, the vocabulary-sized elementwise work and reductions (an input whose last dimension is the
+# vocabulary), and everything else (the layers' small operations and dispatch).
+MATRIX_OPS = frozenset({
+    "aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm", "aten::_grouped_mm",
+    "aten::_scaled_dot_product_flash_attention_for_cpu",
+})  # fmt: skip
+RANDOM_OPS = frozenset({"aten::random_", "aten::multinomial", "aten::exponential_", "aten::uniform_"})
+
+
+Breakdown = dict[str, tuple[dict[str, float], int]]  # per side: ms by kind, passes
+
+
+def breakdown(run: Callable[[], Any], vocab_size: int) -> tuple[dict[str, float], int]:
+    """Profiled self CPU milliseconds of one run, by kind (see MATRIX_OPS), and the passes it made."""
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CPU], record_shapes=True) as prof:
+        passes = run()
+    kinds = dict.fromkeys(("matrix products", "random draws", "vocabulary-sized other", "the rest"), 0.0)
+    for event in prof.key_averages(group_by_input_shape=True):
+        if event.key in MATRIX_OPS:
+            kind = "matrix products"
+        elif event.key in RANDOM_OPS:
+            kind = "random draws"
+        elif any(shape and shape[-1] == vocab_size for shape in event.input_shapes if isinstance(shape, list)):
+            kind = "vocabulary-sized other"
+        else:
+            kind = "the rest"
+        kinds[kind] += event.self_cpu_time_total / 1000
+    return kinds, passes
+
+
+def describe_breakdown(rows: Breakdown) -> str:
+    """Per pass, each kind's profiled ms for the engine and the library (profiling inflates small operations)."""
+    kinds = list(next(iter(rows.values()))[0])
+    lines = [f"where a pass goes (profiled, ms per pass): {'':>4}" + "".join(f"{name:>10}" for name in rows)]
+    for kind in [*kinds, "total"]:
+        figures = []
+        for ms, passes in rows.values():
+            figures.append((sum(ms.values()) if kind == "total" else ms[kind]) / max(1, passes))
+        lines.append(f"  {kind:<44}" + "".join(f"{value:>10.2f}" for value in figures))
+    return "\n".join(lines)
+
+
+def profile_both(loaded: LoadedModel, prompt: str, new_tokens: int, steps: int) -> Breakdown:
+    """One seeded run each way under the profiler, after a warm-up of each: :func:`breakdown` per side."""
+    engine = Engine(loaded)
+    model = loaded.model
+    vocab = model.config.get_text_config().vocab_size
+    ids = ([engine.bos_id] if engine.bos_id is not None else []) + engine.encode(prompt)
+    request = EditRequest(
+        prefix=prompt, mode="fill", max_new_tokens=new_tokens, candidates=1, seed=1,
+        options=DenoiseOptions(max_denoising_steps=steps, left_to_right_bias=0.0, polish_rounds=0),
+    )  # fmt: skip
+    input_ids = torch.tensor([ids], device=loaded.device)
+
+    def engine_run() -> int:
+        return engine.run(request).passes
+
+    def library_run() -> int:
+        torch.manual_seed(1)
+        with torch.inference_mode(), counted_passes(model) as count:
+            model.generate(input_ids, max_new_tokens=new_tokens, max_denoising_steps=steps)
+        return count[0]
+
+    engine_run(), library_run()
+    return {"engine": breakdown(engine_run, vocab), "library": breakdown(library_run, vocab)}
+
+
 def describe(result: Comparison) -> str:
     return "\n".join(
         [
@@ -230,6 +301,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--threads", type=int, default=None)
     parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument("--breakdown", action="store_true", help="also profile one run each: where a pass goes")
     args = parser.parse_args(argv)
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -243,8 +315,16 @@ def main(argv: list[str] | None = None) -> int:
     new_tokens = args.new_tokens or loaded.canvas_length
     result = compare(loaded, PROMPT, new_tokens, args.steps, args.repeats, name)
     print(describe(result))
+    figures = result.as_dict()
+    if args.breakdown:
+        rows = profile_both(loaded, PROMPT, new_tokens, args.steps)
+        print(describe_breakdown(rows))
+        figures["breakdown_ms_per_pass"] = {
+            side: {kind: round(ms / max(1, passes), 3) for kind, ms in kinds.items()}
+            for side, (kinds, passes) in rows.items()
+        }
     if args.json:
-        args.json.write_text(json.dumps(result.as_dict(), indent=1) + "\n")
+        args.json.write_text(json.dumps(figures, indent=1) + "\n")
     return 0
 
 
