@@ -2,6 +2,7 @@
 
     python bench/stop_tuning.py                    # 24 sentences and 24 gaps per setting, four drafts each
     python bench/stop_tuning.py --cases 8          # a quicker look
+    python bench/stop_tuning.py --step caps --cases 16 --seed 1   # the step cap: 48, 40, 32 passes
 
 A sentence's four drafts ran 48 passes and six polish rounds (two forwards each) on the built-in model: its
 mean entropy never gets below DiffusionGemma's confidence threshold (0.005 nats), so the early stop never
@@ -42,6 +43,7 @@ from evaluation.judge import (  # noqa: E402
 )
 from evaluation.runs import (  # noqa: E402
     FILL_SLOTS,  # noqa: E402
+    FillFigures,
     run_fills,
     run_rewrites,
 )
@@ -70,6 +72,10 @@ GRID: list[dict[str, Any]] = [
     {"t_min": 0.3, "t_max": 0.6, "polish_rounds": 3},
     {"polish_rounds": 0},
 ]
+# The step cap's sweep (--step caps): each cap on the editor's requests (four drafts) and on 64-slot gaps (one
+# draft, where a block runs to its cap: its entropy never gets low enough for the early stop).
+STEP_CAPS = (48, 40, 32)
+LONG_GAP_SLOTS = 64
 STABILITY = (1, 2, 3)
 CONFIDENCE = (0.005, 0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 1.5)
 
@@ -165,10 +171,36 @@ def evaluate(engine: Engine, lm: Any, sections: list[Section], cases: int, seed:
     }
 
 
+def step_caps(engine: Engine, lm: Any, sections: list[Section], cases: int, seed: int, candidates: int,
+              rule: dict[str, Any]) -> list[dict[str, Any]]:  # fmt: skip
+    """Each cap of STEP_CAPS (the rest of the settings as shipped, plus ``rule``): the editor's requests through
+    :func:`evaluate`, and 64-slot gaps with one draft."""
+    rows = []
+    long_gaps = fill_cases(sections, cases, seed)
+    for cap in STEP_CAPS:
+        settings = {**rule, "max_denoising_steps": cap}
+        row = evaluate(engine, lm, sections, cases, seed, candidates, settings)
+        started = time.perf_counter()
+        options = DenoiseOptions(**settings)
+        long: FillFigures = run_fills(engine, lm, long_gaps, seed, options, 1, slots=LONG_GAP_SLOTS)[0]
+        row["long_fill"] = {**asdict(long), "seconds_per_edit": (time.perf_counter() - started) / cases}
+        rows.append(row)
+        rewrite, fill = row["rewrite"], row["fill"]
+        print(
+            f"  cap {cap}: rewrite ppl {rewrite['ppl_rewrite']:6.1f} seam {rewrite['ppl_rewrite_seam']:6.1f} "
+            f"passes {rewrite['passes_per_rewrite']:5.1f} | fill ppl {fill['ppl_fill']:6.1f} seam "
+            f"{fill['ppl_fill_seam']:6.1f} passes {fill['passes_per_fill']:5.1f} | {LONG_GAP_SLOTS}-slot fill ppl "
+            f"{long.ppl_fill:6.1f} seam "
+            f"{long.ppl_fill_seam:6.1f} passes {long.passes_per_fill:5.1f}",
+            flush=True,
+        )
+    return rows
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = held_out_parser(__doc__ or "", "held-out sentences and gaps per setting")
     parser.set_defaults(cases=24)
-    parser.add_argument("--step", choices=["simulate", "verify"], default="simulate")
+    parser.add_argument("--step", choices=["simulate", "verify", "caps"], default="simulate")
     parser.add_argument("--rule", type=json.loads, default={}, help="e.g. '{\"confidence_threshold\": 0.3}'")
     parser.add_argument("--only", type=int, nargs="*", default=None, help="rows of GRID to verify")
     args = parser.parse_args(argv)
@@ -178,6 +210,11 @@ def main(argv: list[str] | None = None) -> int:
     report: dict[str, Any] = {"machine": "2-core x86-64 CPU, shared and busy", "cases": args.cases}
     print(f"{args.cases} sentences and {args.cases} gaps, {args.candidates} drafts, the tuning half of the held-out "
           "sections (a busy machine: seconds are indicative)", flush=True)  # fmt: skip
+    if args.step == "caps":
+        report["caps"] = step_caps(engine, lm, sections, args.cases, args.seed, args.candidates, args.rule)
+        if args.json:
+            args.json.write_text(json.dumps(report, indent=1) + "\n")
+        return 0
     if args.step == "simulate":
         for mode, cases in (("rewrite", rewrite_cases(sections, args.cases, args.seed)),
                             ("fill", fill_cases(sections, args.cases, args.seed))):  # fmt: skip

@@ -61,6 +61,15 @@ def test_redraft_sampler_file_adds_the_left_to_right_bias(checkpoint_copy: Path)
     assert loaded.generation_defaults == {"max_denoising_steps": 17, "left_to_right_bias": 2.0}
 
 
+def test_redraft_sampler_file_overrides_the_step_cap_for_redrafts_engine(checkpoint_copy: Path) -> None:
+    # generation_config.json keeps the published cap for transformers and vLLM; Redraft's tuned one wins here.
+    (checkpoint_copy / "generation_config.json").write_text(json.dumps({"max_denoising_steps": 48}))
+    (checkpoint_copy / "redraft_sampler.json").write_text(json.dumps({"max_denoising_steps": 32.0}))
+    loaded = load(checkpoint_copy, device="cpu")
+    assert loaded.generation_defaults == {"max_denoising_steps": 32}
+    assert DenoiseOptions().resolved(loaded.generation_defaults).max_denoising_steps == 32
+
+
 def test_redraft_sampler_file_sets_polish_rounds_as_a_count(checkpoint_copy: Path) -> None:
     (checkpoint_copy / "redraft_sampler.json").write_text(json.dumps({"polish_rounds": 6.0}))
     loaded = load(checkpoint_copy, device="cpu")
@@ -74,8 +83,10 @@ def test_redraft_sampler_file_sets_polish_rounds_as_a_count(checkpoint_copy: Pat
         ('{"left_to_right_bias": -1}', "must be a number >= 0"),
         ('{"left_to_right_bias": "high"}', "must be a number >= 0"),
         ('{"left_to_right": 1.0}', "unknown keys"),
-        ('{"polish_rounds": 1.5}', "polish_rounds must be a whole number up to 64"),
-        ('{"polish_rounds": 1e9}', "polish_rounds must be a whole number up to 64"),
+        ('{"polish_rounds": 1.5}', "polish_rounds must be a whole number from 0 to 64"),
+        ('{"polish_rounds": 1e9}', "polish_rounds must be a whole number from 0 to 64"),
+        ('{"max_denoising_steps": 0}', "max_denoising_steps must be a whole number from 1 to 1024"),
+        ('{"max_denoising_steps": 12.5}', "max_denoising_steps must be a whole number from 1 to 1024"),
         ("[1.0]", "JSON object"),
         ("{left_to_right_bias: 1}", "not valid JSON"),
     ],

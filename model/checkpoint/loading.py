@@ -39,7 +39,7 @@ from model.checkpoint.folders import (  # noqa: F401  re-exported: callers have 
     resources_dir,
     weight_files,
 )
-from model.edit.request import MAX_POLISH_ROUNDS
+from model.edit.request import MAX_DENOISING_STEPS, MAX_POLISH_ROUNDS
 from model.errors import ModelLoadError
 
 Precision = Literal["auto", "4bit", "8bit", "bf16", "fp32"]
@@ -56,11 +56,17 @@ GENERATION_KEYS = (
 # Sampler defaults beyond what transformers' DiffusionGemmaGenerationConfig accepts (it refuses unknown
 # keys, so they cannot live in generation_config.json): Redraft's extensions, in a file of their own.
 REDRAFT_SAMPLER_FILE = "redraft_sampler.json"
-# confidence_threshold here overrides generation_config.json's for Redraft's engine only: it averages entropy
-# over the free slots, while transformers and vLLM, which read generation_config.json, average over the whole
-# canvas, pinned suffix and padding included, where a threshold tuned for free slots stops far too early.
-REDRAFT_SAMPLER_KEYS = ("left_to_right_bias", "polish_rounds", "confidence_threshold")
-REDRAFT_SAMPLER_COUNTS = ("polish_rounds",)
+# confidence_threshold and max_denoising_steps here override generation_config.json's for Redraft's engine
+# only, which is where they were tuned (with its left-to-right bias, polish rounds and bans). Its engine
+# averages entropy over the free slots, while transformers and vLLM, which read generation_config.json,
+# average over the whole canvas, pinned suffix and padding included, where a threshold tuned for free slots
+# stops far too early; and their samplers, without those extensions, were never tuned to fewer passes.
+REDRAFT_SAMPLER_KEYS = ("left_to_right_bias", "polish_rounds", "confidence_threshold", "max_denoising_steps")
+# The whole-number keys, with their bounds (a request's own, model.edit.request).
+REDRAFT_SAMPLER_COUNTS: dict[str, tuple[int, int]] = {
+    "polish_rounds": (0, MAX_POLISH_ROUNDS),
+    "max_denoising_steps": (1, MAX_DENOISING_STEPS),
+}
 # The tokenizer's small JSON files, which transformers parses in Python (a list there raised AttributeError).
 TOKENIZER_JSON_OBJECTS = ("tokenizer_config.json", "special_tokens_map.json", "added_tokens.json")
 # tokenizer.json is parsed by the tokenizers library (Rust, depth-limited); Gemma's is about 33 MB.
@@ -195,8 +201,10 @@ def generation_defaults(folder: Path) -> dict[str, Any]:
         for key, value in raw.items():
             if isinstance(value, bool) or not isinstance(value, int | float) or not value >= 0:
                 raise ModelLoadError(f"{path}: {key} must be a number >= 0, got {value!r}")
-            if key in REDRAFT_SAMPLER_COUNTS and not (float(value).is_integer() and value <= MAX_POLISH_ROUNDS):
-                raise ModelLoadError(f"{path}: {key} must be a whole number up to {MAX_POLISH_ROUNDS}, got {value!r}")
+            if key in REDRAFT_SAMPLER_COUNTS:
+                low, high = REDRAFT_SAMPLER_COUNTS[key]
+                if not (float(value).is_integer() and low <= value <= high):
+                    raise ModelLoadError(f"{path}: {key} must be a whole number from {low} to {high}, got {value!r}")
             defaults[key] = int(value) if key in REDRAFT_SAMPLER_COUNTS else float(value)
     return defaults
 
