@@ -120,9 +120,8 @@ def test_the_stopper_decides_as_transformers_does(stability: int, confidence: fl
 
 def test_the_built_in_models_drafts_stop_once_settled() -> None:
     """The built-in model's early stop (confidence threshold 0.05 in its redraft_sampler.json, issue #49) ends a
-    sentence's four drafts well before the pass limit (40 there; generation_config.json keeps the published 48
-    for transformers and vLLM). At DiffusionGemma's 0.005, which this small model's mean entropy seldom reaches,
-    the same request ran 40 of 48 passes; it stops at 15."""
+    sentence's four drafts well before the pass limit. At DiffusionGemma's 0.005, which this small model's mean
+    entropy seldom reaches, the same request ran 40 of its 48 passes; it stops at 15."""
     from model import DenoiseOptions, EditRequest, Engine, load
 
     engine = Engine(load(None, device="cpu"))
@@ -133,5 +132,5 @@ def test_the_built_in_models_drafts_stop_once_settled() -> None:
         suffix=" Nobody in the village had seen them for years.",
         mode="rewrite", strength=0.7, candidates=4, seed=0, options=DenoiseOptions(polish_rounds=0),
     )  # fmt: skip
-    assert engine.loaded.generation_defaults["max_denoising_steps"] == 40
+    assert engine.loaded.generation_defaults["max_denoising_steps"] == 48
     assert engine.run(request).passes <= 24

@@ -343,6 +343,14 @@ def test_export_can_rewrite_only_the_sampler_defaults(tiny_checkpoint: Path, tmp
         **SAMPLER_DEFAULTS, "entropy_bound": 0.75, "left_to_right_bias": 2.0
     }
     assert (folder / "model.safetensors").read_bytes() == weights
+    # The stop rule: generation_config.json states the published one; Redraft's goes in its extension only where
+    # it differs (the shipped cap is the published 48, so no second copy of it).
+    assert "max_denoising_steps" not in json.loads((folder / "redraft_sampler.json").read_text())
+    (tmp_path / "tuned.json").write_text(json.dumps({"max_denoising_steps": 40}))
+    export_main(["--sampler-only", "--out", str(folder), "--defaults", str(tmp_path / "tuned.json")])
+    assert json.loads((folder / "redraft_sampler.json").read_text())["max_denoising_steps"] == 40
+    assert json.loads((folder / "generation_config.json").read_text())["max_denoising_steps"] == 48
+    assert load(folder, device="cpu").generation_defaults["max_denoising_steps"] == 40
     with pytest.raises(SystemExit):  # not a model folder: refused, nothing written
         export_main(["--sampler-only", "--out", str(tmp_path / "empty")])
     assert not (tmp_path / "empty").exists()

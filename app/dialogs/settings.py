@@ -113,9 +113,7 @@ class SettingsDialog(QDialog):
 
         # Advanced: the sampler's own dials; 0 (or one step below it) is "the model's default".
         self.max_steps = integer_box(p.max_denoising_steps, 0, 1024, MODEL_DEFAULT)
-        self.max_steps.setToolTip(
-            "Max denoising steps (the model's default: 48 for DiffusionGemma, 40 for the built-in model)"
-        )
+        self.max_steps.setToolTip("Max denoising steps (the model's default is usually 48)")
         self.t_max = double_box(p.t_max, 10.0, 0.05)
         self.t_max.setToolTip("t_max: the sampling temperature of the first pass")
         self.t_min = double_box(p.t_min, 10.0, 0.05)

@@ -29,11 +29,10 @@ from model.edit.request import PUBLISHED_DEFAULTS
 
 # Tuned on held-out fills with bench/builtin_model_eval.py --tune (see MODEL_CARD.md).
 SAMPLER_DEFAULTS: dict[str, float | int] = {
-    # Redraft's engine only (redraft_sampler.json; generation_config.json keeps the published 48): with the
-    # left-to-right bias, polish rounds and the 0.05 stop, 40 passes judged as well as 48 on held-out
-    # sentences, gaps and 64-slot gaps (two seeds each), in 5-15% fewer passes; 32 saved more but wrote
-    # worse gaps on one seed and worse seams on long ones (bench/stop_tuning.py --step caps, README #49).
-    "max_denoising_steps": 40,
+    # The published cap. A lower one (40, 32: bench/stop_tuning.py --step caps, README #49) saved 4-15% of the
+    # passes at a judged perplexity within the noise, but wrote worse seams on 64-slot gaps, the blocks that run
+    # to their cap and so the only ones where the saving is large.
+    "max_denoising_steps": 48,
     # The published temperature schedule: with the left-to-right bias, the hotter 0.6 → 1.0 used before
     # filled no better and took a third more passes.
     "t_min": 0.4,
@@ -69,19 +68,22 @@ def generation_config(defaults: dict[str, float | int]) -> DiffusionGemmaGenerat
     )
 
 
+# The stop rule generation_config.json always states as published, whatever Redraft's engine uses.
+PUBLISHED_OVERRIDDEN = ("confidence_threshold", "max_denoising_steps")
+
+
 def write_sampler_defaults(out: Path, defaults: dict[str, float | int]) -> None:
     """generation_config.json (loadable by transformers as it is) and redraft_sampler.json beside it."""
     # The published stop rule for transformers and vLLM (they average entropy over the whole canvas, and their
     # samplers were not tuned to fewer passes); Redraft's tuned values go in the extension
     # (model.checkpoint.loading.REDRAFT_SAMPLER_KEYS).
-    published = {**defaults}
-    for key in ("confidence_threshold", "max_denoising_steps"):
-        published[key] = PUBLISHED_DEFAULTS[key]
+    published = {**defaults, **{key: PUBLISHED_DEFAULTS[key] for key in PUBLISHED_OVERRIDDEN}}
     generation_config(published).save_pretrained(str(out))
+    # A key generation_config.json also holds goes in the extension only where Redraft's value differs.
     extension = {
         key: int(defaults[key]) if key in REDRAFT_SAMPLER_COUNTS else float(defaults[key])
         for key in REDRAFT_SAMPLER_KEYS
-        if key in defaults
+        if key in defaults and not (key in PUBLISHED_OVERRIDDEN and defaults[key] == published[key])
     }
     (out / REDRAFT_SAMPLER_FILE).write_text(json.dumps(extension, indent=2) + "\n")
 
