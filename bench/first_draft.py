@@ -3,6 +3,7 @@
     python bench/first_draft.py                          # this checkout, the built-in model, offscreen
     python bench/first_draft.py --tree /tmp/before       # another checkout of Redraft (a git worktree)
     python bench/first_draft.py --json bench/results/first_draft.json
+    python bench/first_draft.py --model runs/transplant --rounds 1   # a model folder instead of the built-in
 
 "Readable" is the first pass painted in the span whose shown draft has at least half of its slots
 accepted (``app.rewrite.drafts.readable``); the clock runs from the request (``rewrite_selection``, what Ctrl+R
@@ -40,6 +41,7 @@ def main() -> int:
     parser.add_argument("--tree", type=Path, default=Path(__file__).resolve().parents[1],
                         help="the Redraft checkout to measure (default: this one)")  # fmt: skip
     parser.add_argument("--rounds", type=int, default=2, help="rewrites of each sentence")
+    parser.add_argument("--model", type=Path, default=None, help="a model folder (default: the built-in model)")
     parser.add_argument("--json", type=Path, default=None)
     parser.add_argument("--hide-panel", action="store_true", help="View > Drafts Panel off (#38's trees only)")
     args = parser.parse_args()
@@ -56,7 +58,8 @@ def main() -> int:
     app = QApplication(sys.argv)
     scratch = Path(tempfile.mkdtemp(prefix="redraft-first-draft-"))
     settings = SettingsStore(QSettings(str(scratch / "redraft.ini"), QSettings.Format.IniFormat))
-    settings.update(model="builtin", device="cpu", random_seed=False)
+    model = str(args.model.resolve()) if args.model else "builtin"
+    settings.update(model=model, device="cpu", random_seed=False)
     if args.hide_panel:
         settings.update(drafts_panel=False)
     window = MainWindow(settings)
@@ -85,10 +88,7 @@ def main() -> int:
         """(ms to the first readable draft, ms to the result) for one Ctrl+R on ``sentence``."""
         window.prefs = window.settings.update(seed=seed)
         begin = window.editor.plain_text().index(sentence)
-        cursor = window.editor.textCursor()
-        cursor.setPosition(begin)
-        cursor.setPosition(begin + len(sentence), cursor.MoveMode.KeepAnchor)
-        window.editor.setTextCursor(cursor)
+        window.editor.select_range(begin, begin + len(sentence))
         state.clear()
         started = time.perf_counter()
         window.rewrite_selection()
@@ -109,7 +109,7 @@ def main() -> int:
             finished.append(total)
             print(f"{sentence[:40]!r:44} readable {first:7.0f} ms   result {total:7.0f} ms", flush=True)
     report = {
-        "tree": str(args.tree), "candidates": window.prefs.candidates, "rewrites": len(readable),
+        "tree": str(args.tree), "model": model, "candidates": window.prefs.candidates, "rewrites": len(readable),
         "readable_ms_median": statistics.median(readable), "readable_ms_min": min(readable),
         "readable_ms_max": max(readable), "result_ms_median": statistics.median(finished),
         "cpus": os.cpu_count(), "load_average": os.getloadavg()[0], "panel": not args.hide_panel,
