@@ -139,35 +139,48 @@ def _timed(device: torch.device, run: Callable[[], Any]) -> tuple[Any, float]:
     return out, (time.perf_counter() - start) * 1000
 
 
+class Continuation:
+    """One seeded continuation of ``prompt`` run either way: Redraft's engine with the published sampler, or
+    ``generate()``; each returns the new tokens and the decoder passes it made."""
+
+    def __init__(self, loaded: LoadedModel, prompt: str, new_tokens: int, steps: int) -> None:
+        self.engine = Engine(loaded)
+        self.model = loaded.model
+        self.new_tokens, self.steps = new_tokens, steps
+        self.ids = ([self.engine.bos_id] if self.engine.bos_id is not None else []) + self.engine.encode(prompt)
+        self.request = EditRequest(
+            prefix=prompt, mode="fill", max_new_tokens=new_tokens, candidates=1,
+            # The published sampler, as generate() runs it: no left-to-right bias, no polish rounds.
+            options=DenoiseOptions(max_denoising_steps=steps, left_to_right_bias=0.0, polish_rounds=0),
+        )  # fmt: skip
+        self.input_ids = torch.tensor([self.ids], device=loaded.device)
+
+    def by_engine(self, seed: int) -> tuple[list[int], int]:
+        with counted_passes(self.model) as count:
+            result = self.engine.run(self.request.with_seed(seed))
+        return list(result.raw_tokens[0]), count[0]
+
+    def by_library(self, seed: int) -> tuple[list[int], int]:
+        torch.manual_seed(seed)
+        with torch.inference_mode(), counted_passes(self.model) as count:
+            out = self.model.generate(self.input_ids, max_new_tokens=self.new_tokens, max_denoising_steps=self.steps)
+        return out.sequences[0, len(self.ids) :].tolist(), count[0]
+
+
 def compare(
     loaded: LoadedModel, prompt: str, new_tokens: int, steps: int, repeats: int, name: str = ""
 ) -> Comparison:
     """Time ``repeats`` seeded continuations each way (after one warm-up of each) and compare."""
-    engine = Engine(loaded)
-    model = loaded.model
-    device = loaded.device
-    ids = ([engine.bos_id] if engine.bos_id is not None else []) + engine.encode(prompt)
-    request = EditRequest(
-        prefix=prompt, mode="fill", max_new_tokens=new_tokens, candidates=1,
-        # The published sampler, as generate() runs it: no left-to-right bias, no polish rounds.
-        options=DenoiseOptions(max_denoising_steps=steps, left_to_right_bias=0.0, polish_rounds=0),
-    )  # fmt: skip
-    input_ids = torch.tensor([ids], device=device)
+    both = Continuation(loaded, prompt, new_tokens, steps)
+    engine, model, device, ids = both.engine, loaded.model, loaded.device, both.ids
 
     def engine_run(seed: int) -> tuple[list[int], int, float]:
-        with counted_passes(model) as count:
-            result, ms = _timed(device, lambda: engine.run(request.with_seed(seed)))
-        return list(result.raw_tokens[0]), count[0], ms
+        (tokens, passes), ms = _timed(device, lambda: both.by_engine(seed))
+        return tokens, passes, ms
 
     def library_run(seed: int) -> tuple[list[int], int, float]:
-        def generate() -> Any:
-            torch.manual_seed(seed)
-            with torch.inference_mode():
-                return model.generate(input_ids, max_new_tokens=new_tokens, max_denoising_steps=steps)
-
-        with counted_passes(model) as count:
-            out, ms = _timed(device, generate)
-        return out.sequences[0, len(ids) :].tolist(), count[0], ms
+        (tokens, passes), ms = _timed(device, lambda: both.by_library(seed))
+        return tokens, passes, ms
 
     engine_run(0)  # warm-up: kernels, allocator, the engine's vocabulary masks
     library_run(0)
@@ -249,27 +262,13 @@ def describe_breakdown(rows: Breakdown) -> str:
 
 def profile_both(loaded: LoadedModel, prompt: str, new_tokens: int, steps: int) -> Breakdown:
     """One seeded run each way under the profiler, after a warm-up of each: :func:`breakdown` per side."""
-    engine = Engine(loaded)
-    model = loaded.model
-    vocab = model.config.get_text_config().vocab_size
-    ids = ([engine.bos_id] if engine.bos_id is not None else []) + engine.encode(prompt)
-    request = EditRequest(
-        prefix=prompt, mode="fill", max_new_tokens=new_tokens, candidates=1, seed=1,
-        options=DenoiseOptions(max_denoising_steps=steps, left_to_right_bias=0.0, polish_rounds=0),
-    )  # fmt: skip
-    input_ids = torch.tensor([ids], device=loaded.device)
-
-    def engine_run() -> int:
-        return engine.run(request).passes
-
-    def library_run() -> int:
-        torch.manual_seed(1)
-        with torch.inference_mode(), counted_passes(model) as count:
-            model.generate(input_ids, max_new_tokens=new_tokens, max_denoising_steps=steps)
-        return count[0]
-
-    engine_run(), library_run()
-    return {"engine": breakdown(engine_run, vocab), "library": breakdown(library_run, vocab)}
+    both = Continuation(loaded, prompt, new_tokens, steps)
+    vocab = loaded.model.config.get_text_config().vocab_size
+    both.by_engine(1), both.by_library(1)
+    return {
+        "engine": breakdown(lambda: both.by_engine(1)[1], vocab),
+        "library": breakdown(lambda: both.by_library(1)[1], vocab),
+    }
 
 
 def describe(result: Comparison) -> str:
