@@ -180,7 +180,7 @@ def load_tokenizer(folder: Path, config: DiffusionGemmaConfig) -> PreTrainedToke
 
 
 def generation_defaults(folder: Path) -> dict[str, Any]:
-    """Sampler defaults from the checkpoint's generation_config.json and redraft_sampler.json.
+    """Sampler defaults from the checkpoint's generation_config.json and redraft_sampler.json (whose values win).
 
     Missing keys stay unset (the request or the published defaults decide).
     """
@@ -192,21 +192,28 @@ def generation_defaults(folder: Path) -> dict[str, Any]:
         sampler = raw.get("sampler_config")
         if isinstance(sampler, dict) and sampler.get("entropy_bound") is not None:
             defaults["entropy_bound"] = sampler["entropy_bound"]
+    return {**defaults, **redraft_sampler_settings(folder)}
+
+
+def redraft_sampler_settings(folder: Path) -> dict[str, Any]:
+    """The settings the checkpoint's redraft_sampler.json itself sets (none if it has no such file), validated."""
     path = folder / REDRAFT_SAMPLER_FILE
-    if path.is_file():
-        raw = read_json_object(path)
-        unknown = sorted(set(raw) - set(REDRAFT_SAMPLER_KEYS))
-        if unknown:
-            raise ModelLoadError(f"{path} has unknown keys {unknown}; known: {list(REDRAFT_SAMPLER_KEYS)}")
-        for key, value in raw.items():
-            if isinstance(value, bool) or not isinstance(value, int | float) or not value >= 0:
-                raise ModelLoadError(f"{path}: {key} must be a number >= 0, got {value!r}")
-            if key in REDRAFT_SAMPLER_COUNTS:
-                low, high = REDRAFT_SAMPLER_COUNTS[key]
-                if not (float(value).is_integer() and low <= value <= high):
-                    raise ModelLoadError(f"{path}: {key} must be a whole number from {low} to {high}, got {value!r}")
-            defaults[key] = int(value) if key in REDRAFT_SAMPLER_COUNTS else float(value)
-    return defaults
+    if not path.is_file():
+        return {}
+    raw = read_json_object(path)
+    unknown = sorted(set(raw) - set(REDRAFT_SAMPLER_KEYS))
+    if unknown:
+        raise ModelLoadError(f"{path} has unknown keys {unknown}; known: {list(REDRAFT_SAMPLER_KEYS)}")
+    settings: dict[str, Any] = {}
+    for key, value in raw.items():
+        if isinstance(value, bool) or not isinstance(value, int | float) or not value >= 0:
+            raise ModelLoadError(f"{path}: {key} must be a number >= 0, got {value!r}")
+        if key in REDRAFT_SAMPLER_COUNTS:
+            low, high = REDRAFT_SAMPLER_COUNTS[key]
+            if not (float(value).is_integer() and low <= value <= high):
+                raise ModelLoadError(f"{path}: {key} must be a whole number from {low} to {high}, got {value!r}")
+        settings[key] = int(value) if key in REDRAFT_SAMPLER_COUNTS else float(value)
+    return settings
 
 
 def resolve_precision(precision: str, device: torch.device, config: DiffusionGemmaConfig) -> str:

@@ -13,7 +13,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from model.checkpoint.loading import REDRAFT_SAMPLER_FILE, REDRAFT_SAMPLER_KEYS, generation_defaults
+from model.checkpoint.loading import REDRAFT_SAMPLER_KEYS, redraft_sampler_settings
 from model.training.export import LINEAGE_FILE
 
 # Arguments that shape the model: the same in every run of a chain, so stated once.
@@ -131,17 +131,15 @@ class ModelFacts:
     @classmethod
     def read(cls, model_dir: Path) -> ModelFacts:
         split, runs = read_lineage(model_dir)
-        loaded_defaults = generation_defaults(model_dir)
-        # The keys redraft_sampler.json itself sets: a stop-rule key there overrides generation_config.json's,
-        # and one only in generation_config.json is not Redraft's extension.
-        sampler_file = model_dir / REDRAFT_SAMPLER_FILE
-        own_keys = set(json.loads(sampler_file.read_text())) if sampler_file.is_file() else set()
+        # Only what redraft_sampler.json itself sets: a stop-rule key only in generation_config.json is not
+        # Redraft's extension.
+        own = redraft_sampler_settings(model_dir)
         return cls(
             split=split,
             runs=runs,
             config=json.loads((model_dir / "config.json").read_text()),
             gen=json.loads((model_dir / "generation_config.json").read_text()),
-            extension={key: loaded_defaults[key] for key in REDRAFT_SAMPLER_KEYS if key in own_keys},
+            extension={key: own[key] for key in REDRAFT_SAMPLER_KEYS if key in own},
             total_bytes=sum(p.stat().st_size for p in model_dir.iterdir() if p.is_file()),
             weights_mb=(model_dir / "model.safetensors").stat().st_size / 1e6,
         )
