@@ -29,12 +29,13 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from transformers import AutoTokenizer, DiffusionGemmaForBlockDiffusion
+from transformers import AutoTokenizer
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from model import DenoiseOptions, EditRequest, Engine, LoadedModel, load  # noqa: E402
 from model.checkpoint.architecture import TextModelShape, build_config  # noqa: E402
+from model.checkpoint.building import new_model
 from model.checkpoint.tiny import build_tiny_checkpoint  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -71,7 +72,7 @@ def build_mid_checkpoint(folder: Path, seed: int = 0) -> Path:
     tokenizer = AutoTokenizer.from_pretrained(str(BUILTIN_TOKENIZER))
     shape = TextModelShape(vocab_size=len(tokenizer), **MID_SHAPE)  # type: ignore[arg-type]
     torch.manual_seed(seed)
-    model = DiffusionGemmaForBlockDiffusion(build_config(shape))
+    model = new_model(build_config(shape))
     model.save_pretrained(str(folder))
     tokenizer.save_pretrained(str(folder))
     return folder

@@ -6,9 +6,9 @@ import copy
 
 import pytest
 import torch
-from transformers import DiffusionGemmaForBlockDiffusion
 
 from model.checkpoint.architecture import TextModelShape, build_config
+from model.checkpoint.building import new_model
 from model.checkpoint.doctor import (
     GIB,
     DeviceInfo,
@@ -49,7 +49,7 @@ def test_estimate_matches_the_arithmetic_sum_of_quantized_sizes() -> None:
 def test_weight_estimate_matches_real_quantized_bytes_of_a_tiny_model() -> None:
     torch.manual_seed(0)
     config = build_config(TextModelShape(vocab_size=512, hidden_size=128, num_experts=8, moe_intermediate_size=64))
-    model = DiffusionGemmaForBlockDiffusion(config).eval()
+    model = new_model(config).eval()
     for precision in ("4bit", "8bit", "bf16"):
         quantized = quantize_model(copy.deepcopy(model), precision)
         estimate = sum(weight_bytes(config, precision).values())

@@ -5,16 +5,17 @@ from __future__ import annotations
 import json
 import resource
 import shutil
+import threading
 import time
 import tracemalloc
 from pathlib import Path
 
 import pytest
 import torch
-from transformers import DiffusionGemmaForBlockDiffusion
 
 from model import DenoiseOptions, ModelLoadError, load
 from model.checkpoint.architecture import TextModelShape, build_config
+from model.checkpoint.building import new_model
 from model.checkpoint.tokenization import train_bpe_tokenizer
 
 
@@ -26,7 +27,7 @@ def checkpoint_copy(tiny_checkpoint: Path, tmp_path: Path) -> Path:
 def test_save_pretrained_round_trip_gives_the_same_logits(tmp_path: Path) -> None:
     tokenizer = train_bpe_tokenizer(["a small text to train on, with some words"] * 3, 300)
     torch.manual_seed(0)
-    original = DiffusionGemmaForBlockDiffusion(build_config(TextModelShape(vocab_size=len(tokenizer)))).eval()
+    original = new_model(build_config(TextModelShape(vocab_size=len(tokenizer)))).eval()
     original.save_pretrained(tmp_path / "m")
     tokenizer.save_pretrained(tmp_path / "m")
     assert (tmp_path / "m" / "model.safetensors").is_file()
@@ -42,6 +43,39 @@ def test_save_pretrained_round_trip_gives_the_same_logits(tmp_path: Path) -> Non
     assert loaded.tokenizer.encode("a small text", add_special_tokens=False) == tokenizer.encode(
         "a small text", add_special_tokens=False
     )
+
+
+def test_loads_in_several_threads_at_once_all_work_and_leave_transformers_as_it_was(tiny_checkpoint: Path) -> None:
+    # Two windows loading at once (or a reload while a load still runs) once left transformers' tie_weights a
+    # no-op for the whole process: every later model came out untied and every later load failed.
+    from transformers import PreTrainedModel
+
+    tie_weights = PreTrainedModel.tie_weights
+    loaded, errors = [], []
+
+    def load_one() -> None:
+        try:
+            loaded.append(load(tiny_checkpoint, device="cpu"))
+        except Exception as error:  # noqa: BLE001  the test reports every thread's failure
+            errors.append(error)
+
+    built = []
+    for _ in range(3):
+        threads = [threading.Thread(target=load_one) for _ in range(3)]
+        for thread in threads:
+            thread.start()
+        built.append(new_model(loaded[0].model.config if loaded else build_config(TextModelShape(vocab_size=300))))
+        for thread in threads:
+            thread.join()
+    assert errors == [] and len(loaded) == 9
+    assert PreTrainedModel.tie_weights is tie_weights
+    for model in [one.model for one in loaded] + built:
+        assert model.get_output_embeddings().weight is model.get_input_embeddings().weight
+    prompt, canvas = torch.tensor([[2, 40, 41, 42]]), torch.randint(0, 300, (1, loaded[0].canvas_length))
+    with torch.no_grad():
+        first = loaded[0].model(input_ids=prompt, decoder_input_ids=canvas).logits
+        for one in loaded[1:]:
+            torch.testing.assert_close(one.model(input_ids=prompt, decoder_input_ids=canvas).logits, first)
 
 
 def test_generation_config_supplies_sampler_defaults(checkpoint_copy: Path) -> None:

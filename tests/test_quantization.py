@@ -16,6 +16,7 @@ import torch
 from transformers import DiffusionGemmaForBlockDiffusion
 
 from model.checkpoint.architecture import TextModelShape, build_config
+from model.checkpoint.building import new_model
 from model.checkpoint.quantization import QuantizedExperts, cast_floating_parameters, module_bytes, quantize_model
 
 CPU = torch.device("cpu")
@@ -38,7 +39,7 @@ def damped_model(seed: int = 0, gain: float = 0.1) -> DiffusionGemmaForBlockDiff
         num_attention_heads=4,
         num_key_value_heads=2,
     )
-    model = DiffusionGemmaForBlockDiffusion(build_config(shape)).eval()
+    model = new_model(build_config(shape)).eval()
     with torch.no_grad():
         for layer in model.model.decoder.layers:  # the encoder's layers share these weights
             layer.post_attention_layernorm.weight.fill_(gain)

@@ -13,6 +13,7 @@ from transformers import DiffusionGemmaForBlockDiffusion
 
 from model import DenoiseOptions, EditRequest, Engine, load
 from model.checkpoint.architecture import TextModelShape, build_config
+from model.checkpoint.building import MODEL_BUILDING, new_model
 from model.checkpoint.quantization import QuantizedExperts, cast_floating_parameters, module_bytes, quantize_model
 from model.checkpoint.streaming import StreamingStats, load_streaming
 
@@ -31,7 +32,7 @@ def small_model(seed: int = 0) -> DiffusionGemmaForBlockDiffusion:
         moe_intermediate_size=64,
         intermediate_size=256,
     )
-    model = DiffusionGemmaForBlockDiffusion(build_config(shape)).eval()
+    model = new_model(build_config(shape)).eval()
     return cast_floating_parameters(model, CPU, torch.bfloat16)
 
 
@@ -105,7 +106,8 @@ def test_single_file_checkpoint_and_mismatch(
 
 def _damped_checkpoint(source: Path, target: Path) -> Path:
     """The tiny checkpoint with its residual updates damped (see tests/test_quantization.py)."""
-    model = DiffusionGemmaForBlockDiffusion.from_pretrained(source)
+    with MODEL_BUILDING:
+        model = DiffusionGemmaForBlockDiffusion.from_pretrained(source)
     with torch.no_grad():
         for layer in model.model.decoder.layers:
             layer.post_attention_layernorm.weight.fill_(0.1)

@@ -17,6 +17,7 @@ import torch
 from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, trainers
 from transformers import DiffusionGemmaForBlockDiffusion, Gemma3ForCausalLM, Gemma3TextConfig, PreTrainedTokenizerFast
 
+from model.checkpoint.building import MODEL_BUILDING
 from model.training.adapt import (
     Recipe,
     adaptation_loss,
@@ -57,7 +58,8 @@ def _gemma(layers: int = 6, softcap: float | None = 30.0, seed: int = 0) -> Gemm
         max_position_embeddings=256,
         rope_parameters=copy.deepcopy(ROPE),
     )
-    model = Gemma3ForCausalLM(config).eval()
+    with MODEL_BUILDING:
+        model = Gemma3ForCausalLM(config).eval()
     with torch.no_grad():
         for param in model.parameters():
             param.normal_(0.0, 0.3)

@@ -25,6 +25,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from model.checkpoint.building import MODEL_BUILDING, new_model
 from runbook.common import BACK_PIECES, CARRY, CARRY_LIMIT, MIB, PIECE_BYTES, ROOT, Report, elapsed_s, say
 from runbook.corpus import compress_to, unpack_corpus
 from runbook.packing import _int8, pack_tensors, packed_bytes, unpack_tensors
@@ -162,7 +163,6 @@ def step_transplant_carry(out: Path, dry_run: bool, budget_s: float, carry: Path
 
 def _rebuild(blob: dict[str, Any], folder: Path) -> Any:
     """The model folder from the blob (text files, weights float32) and the model itself."""
-    from transformers import DiffusionGemmaForBlockDiffusion
 
     folder.mkdir(parents=True, exist_ok=True)
     for name, data in blob["texts"].items():
@@ -172,7 +172,7 @@ def _rebuild(blob: dict[str, Any], folder: Path) -> Any:
     state[EMBEDDING] = embedding.reshape(blob["embedding_shape"])
     from transformers import DiffusionGemmaConfig
 
-    model = DiffusionGemmaForBlockDiffusion(DiffusionGemmaConfig.from_pretrained(str(folder)))
+    model = new_model(DiffusionGemmaConfig.from_pretrained(str(folder)))
     missing, unexpected = model.load_state_dict(state, strict=False)
     # Tied names (the encoder's twins of the decoder's layers, the head) are filled through their twin.
     own = model.state_dict()
@@ -304,7 +304,9 @@ def toy_transplant(folder: Path) -> Path:
         rope_parameters={"sliding_attention": {"rope_type": "default", "rope_theta": 10_000.0},
                          "full_attention": {"rope_type": "default", "rope_theta": 1_000_000.0}},
     )  # fmt: skip
-    model = transplant(Gemma3ForCausalLM(config).eval())
+    with MODEL_BUILDING:
+        source = Gemma3ForCausalLM(config).eval()
+    model = transplant(source)
     folder.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(str(folder))
     tokenizer.save_pretrained(str(folder))

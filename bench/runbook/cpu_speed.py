@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 from typing import Any, cast
 
+from model.checkpoint.building import new_model
 from runbook.common import SHIPPED, say
 from runbook.sizing import LADDER, Candidate, candidate_parameters
 
@@ -32,14 +33,13 @@ def random_model_folder(candidate: Candidate, folder: Path, vocab: int, canvas: 
     """A model folder of ``candidate``'s shape with random weights (bf16, as take-back writes them)."""
     import torch
     from torch import nn
-    from transformers import DiffusionGemmaForBlockDiffusion
 
     from model.checkpoint.architecture import build_config
     from model.training.train import parse_args, shape_from_args
 
     args = parse_args(["--run-dir", "unused", "--vocab-size", str(vocab), "--canvas", str(canvas), *candidate.flags()])
     torch.manual_seed(0)
-    model = DiffusionGemmaForBlockDiffusion(build_config(shape_from_args(args)))
+    model = new_model(build_config(shape_from_args(args)))
     cast(nn.Module, model).to(torch.bfloat16)  # transformers types .to as wanting self again
     model.save_pretrained(str(folder), safe_serialization=True)
     for name in ("tokenizer.json", "tokenizer_config.json", "generation_config.json", "redraft_sampler.json"):

@@ -14,6 +14,8 @@ from typing import Any, cast
 
 import torch
 
+from model.checkpoint.building import new_model
+
 SCHEMES = ("int8", "nf4")
 NF4_BLOCK = 64
 # QLoRA's NF4 code values (bitsandbytes.functional.get_4bit_type("nf4")), smallest first.
@@ -129,10 +131,10 @@ def write_model_folder(state: dict[str, torch.Tensor], folder: Path, dtype: torc
     """Unpacked weights into ``folder`` (which holds the exported config, tokenizer and sampler files) as
     ``model.safetensors`` in ``dtype``: bf16 is 2 bytes a parameter, so a 70M model ships in ~140 MB."""
     from torch import nn
-    from transformers import DiffusionGemmaConfig, DiffusionGemmaForBlockDiffusion
+    from transformers import DiffusionGemmaConfig
 
     config = DiffusionGemmaConfig.from_pretrained(str(folder))
-    model = DiffusionGemmaForBlockDiffusion(config)
+    model = new_model(config)
     model.load_state_dict(state)
     cast(nn.Module, model).to(dtype)  # transformers types .to as wanting self again (as in loading.py)
     model.save_pretrained(str(folder), safe_serialization=True)

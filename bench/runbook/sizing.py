@@ -7,6 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from model.checkpoint.building import new_model
+
 
 @dataclass(frozen=True)
 class Candidate:
@@ -59,14 +61,13 @@ TOKENS_PER_PARAMETER = 20
 
 def candidate_parameters(candidate: Candidate, vocab: int, canvas: int) -> int:
     import torch
-    from transformers import DiffusionGemmaForBlockDiffusion
 
     from model.checkpoint.architecture import build_config
     from model.training.train import parse_args, shape_from_args
 
     args = parse_args(["--run-dir", "unused", "--vocab-size", str(vocab), "--canvas", str(canvas), *candidate.flags()])
     with torch.device("meta"):
-        model = DiffusionGemmaForBlockDiffusion(build_config(shape_from_args(args)))
+        model = new_model(build_config(shape_from_args(args)))
     return sum(p.numel() for p in model.parameters())
 
 

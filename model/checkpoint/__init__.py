@@ -11,8 +11,9 @@ for the whole model (streamed to it layer by layer, or computed on the CPU); :mo
 quantized model on disk so that the next load quantizes nothing, and :mod:`safetensors_io` writes and reads
 shards a tensor at a time. Before any of it, :mod:`hub` plans a download from the hub and names its failures,
 :mod:`hub_transfer` fetches it (resumable, checked) and :mod:`manager` lists, validates and removes installed
-ones. :mod:`architecture` builds and reads DiffusionGemma configs, :mod:`tokenization` holds the tokenizer
-conventions, and :mod:`tiny` writes small random checkpoints for tests, benchmarks and demos.
+ones. :mod:`architecture` builds and reads DiffusionGemma configs, :mod:`building` lets one thread at a time
+build or load a transformers model (the build swaps process-wide attributes), :mod:`tokenization` holds the
+tokenizer conventions, and :mod:`tiny` writes small random checkpoints for tests, benchmarks and demos.
 
 Modules outside ``model/`` use the ones named in ``__all__`` (the kernel for the GPU bench's check against
 bitsandbytes); the experts module is installed by ``quantization`` and reached only through it.
@@ -20,6 +21,7 @@ bitsandbytes); the experts module is installed by ``quantization`` and reached o
 
 __all__ = [
     "architecture",
+    "building",
     "doctor",
     "expert_placement",
     "folders",

@@ -21,6 +21,7 @@ from model.checkpoint.architecture import (
     text_config_of,
     vision_config_of,
 )
+from model.checkpoint.building import MODEL_BUILDING
 from model.checkpoint.quantization import DEFAULT_SCRATCH_BYTES, int8_bytes, nf4_bytes, policy_for
 
 DEFAULT_CONTEXT = 2048  # tokens of context the estimate assumes unless told
@@ -171,7 +172,7 @@ def parameter_groups(config: DiffusionGemmaConfig) -> ParameterGroups:
 def _vision_parameters(config: DiffusionGemmaConfig) -> int:
     """The vision tower and its projection, counted on the meta device (from the config, no memory)."""
     vision = vision_config_of(config)
-    with torch.device("meta"):
+    with MODEL_BUILDING, torch.device("meta"):
         tower = AutoModel.from_config(vision)
     projection = getattr(vision, "output_proj_dims", vision.hidden_size)
     return sum(p.numel() for p in tower.parameters()) + projection * text_config_of(config).hidden_size

@@ -25,6 +25,7 @@ from transformers.utils import logging as hf_logging
 
 from model.checkpoint import doctor, quantized_copy
 from model.checkpoint.architecture import canvas_length_of, text_config_of
+from model.checkpoint.building import MODEL_BUILDING
 from model.checkpoint.expert_placement import EXPERT_PLACEMENTS, HOST_PLACEMENTS, PLACEMENT_WORDS, place_experts
 from model.checkpoint.folders import (  # noqa: F401  re-exported: callers have imported these from here
     BUILTIN,
@@ -426,14 +427,15 @@ def _load_weights(
             raise _unbuildable(folder, error) from error
     dtype = torch.bfloat16 if precision == "bf16" else torch.float32
     try:
-        model = DiffusionGemmaForBlockDiffusion.from_pretrained(
-            folder,
-            config=config,
-            dtype=dtype,
-            use_safetensors=True,
-            local_files_only=True,
-            trust_remote_code=False,
-        )
+        with MODEL_BUILDING:
+            model = DiffusionGemmaForBlockDiffusion.from_pretrained(
+                folder,
+                config=config,
+                dtype=dtype,
+                use_safetensors=True,
+                local_files_only=True,
+                trust_remote_code=False,
+            )
     except (OSError, ValueError, RuntimeError, SafetensorError) as error:
         raise ModelLoadError(f"could not load the weights in {folder}: {error}") from error
     except (KeyError, TypeError, AttributeError, IndexError) as error:

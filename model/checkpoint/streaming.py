@@ -36,6 +36,7 @@ from safetensors import safe_open
 from torch import nn
 from transformers import DiffusionGemmaConfig, DiffusionGemmaForBlockDiffusion
 
+from model.checkpoint.building import MODEL_BUILDING
 from model.checkpoint.expert_placement import move_storage
 from model.checkpoint.folders import INDEX_FILE, index_shards
 from model.checkpoint.quantization import (
@@ -153,7 +154,7 @@ def parameters_on_meta() -> Iterator[None]:
 
 def build_skeleton(config: DiffusionGemmaConfig) -> DiffusionGemmaForBlockDiffusion:
     """The model with all parameters on meta (ties already made) and real buffers on the CPU."""
-    with parameters_on_meta():
+    with MODEL_BUILDING, parameters_on_meta():
         model = DiffusionGemmaForBlockDiffusion(config)
     return model.eval()
 

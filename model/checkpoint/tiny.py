@@ -9,9 +9,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import torch
-from transformers import DiffusionGemmaForBlockDiffusion
 
 from model.checkpoint.architecture import TextModelShape, build_config
+from model.checkpoint.building import new_model
 from model.checkpoint.tokenization import train_bpe_tokenizer
 
 # A little English to give the tiny tokenizer real merges (and non-ASCII characters to round-trip).
@@ -44,7 +44,7 @@ def build_tiny_checkpoint(
         canvas_length=canvas_length,
     )
     torch.manual_seed(seed)
-    model = DiffusionGemmaForBlockDiffusion(build_config(shape))
+    model = new_model(build_config(shape))
     model.save_pretrained(folder)
     tokenizer.save_pretrained(folder)
     return folder

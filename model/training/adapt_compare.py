@@ -23,6 +23,7 @@ from pathlib import Path
 import torch
 from transformers import AutoTokenizer, DiffusionGemmaForBlockDiffusion
 
+from model.checkpoint.building import MODEL_BUILDING
 from model.training.adapt import Recipe, run
 from model.training.data import TokenizedPool, read_sections, split_sections, tokenize_sections
 from model.training.transplant_source import DEFAULT_CACHE, load_gemma3
@@ -129,7 +130,8 @@ def main(argv: list[str] | None = None) -> None:
             print(f"stopping: it is past {args.until} UTC", flush=True)
             break
         for name in arms:
-            model = DiffusionGemmaForBlockDiffusion.from_pretrained(str(args.transplant), dtype=torch.float32)
+            with MODEL_BUILDING:
+                model = DiffusionGemmaForBlockDiffusion.from_pretrained(str(args.transplant), dtype=torch.float32)
             run(
                 model,
                 train,

@@ -17,13 +17,14 @@ import json
 from pathlib import Path
 
 import torch
-from transformers import AutoTokenizer, DiffusionGemmaForBlockDiffusion
+from transformers import AutoTokenizer
 from transformers.models.diffusion_gemma.generation_diffusion_gemma import (
     DiffusionGemmaGenerationConfig,
     EntropyBoundSamplerConfig,
 )
 
 from model.checkpoint.architecture import TextModelShape, build_config
+from model.checkpoint.building import new_model
 from model.checkpoint.loading import REDRAFT_SAMPLER_COUNTS, REDRAFT_SAMPLER_FILE, REDRAFT_SAMPLER_KEYS
 from model.edit.request import PUBLISHED_DEFAULTS
 
@@ -117,7 +118,7 @@ def lineage(run_dir: Path, state: dict) -> dict:
 
 def export(run_dir: Path, out: Path, defaults: dict[str, float | int] | None = None) -> Path:
     state = torch.load(run_dir / "checkpoint.pt", weights_only=False, map_location="cpu")
-    model = DiffusionGemmaForBlockDiffusion(build_config(TextModelShape(**state["shape"])))
+    model = new_model(build_config(TextModelShape(**state["shape"])))
     model.load_state_dict(state["model"])
     out.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(str(out), safe_serialization=True)

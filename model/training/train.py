@@ -50,6 +50,7 @@ from torch import nn
 from transformers import AutoTokenizer, DiffusionGemmaForBlockDiffusion, PreTrainedTokenizerBase
 
 from model.checkpoint.architecture import TextModelShape, build_config
+from model.checkpoint.building import MODEL_BUILDING, new_model
 from model.training.data import (
     CanvasBatch,
     ExampleMix,
@@ -236,7 +237,7 @@ def autocast(args: argparse.Namespace) -> Any:
 
 def build_model(shape: TextModelShape, seed: int) -> DiffusionGemmaForBlockDiffusion:
     torch.manual_seed(seed)
-    return DiffusionGemmaForBlockDiffusion(build_config(shape))
+    return new_model(build_config(shape))
 
 
 def make_optimizer(model: torch.nn.Module, args: argparse.Namespace) -> torch.optim.AdamW:
@@ -321,7 +322,8 @@ def adopt_from(source: Path, run_dir: Path) -> None:
 
 def load_initial_weights(model: DiffusionGemmaForBlockDiffusion, source: Path) -> None:
     """Copy an exported model's weights (safetensors) into a freshly built model of the same shape."""
-    exported = DiffusionGemmaForBlockDiffusion.from_pretrained(str(source), use_safetensors=True)
+    with MODEL_BUILDING:
+        exported = DiffusionGemmaForBlockDiffusion.from_pretrained(str(source), use_safetensors=True)
     missing, unexpected = model.load_state_dict(exported.state_dict(), strict=False)
     if unexpected or [k for k in missing if not k.endswith("inv_freq")]:
         raise SystemExit(f"{source} does not match the run's model shape (missing {missing}, extra {unexpected})")

@@ -41,6 +41,7 @@ from transformers import (
 )
 
 from model.checkpoint.architecture import MINIMAL_VISION_CONFIG
+from model.checkpoint.building import new_model
 
 # The MoE block's one silent expert: the narrowest whose rows torch's grouped matmul accepts (16-byte strides).
 SILENT_EXPERT_WIDTH = 4
@@ -149,7 +150,7 @@ def transplant(
     # starts from seeded draws: the same source gives the same transplant, and the caller's RNG is untouched.
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
-        target = DiffusionGemmaForBlockDiffusion(config).float().eval()
+        target = new_model(config).float().eval()
         _bridge(target, gemma, layers, embed)
     return target
 

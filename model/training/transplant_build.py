@@ -23,6 +23,7 @@ import numpy as np
 import torch
 from transformers import Gemma3ForCausalLM, PreTrainedTokenizerBase
 
+from model.checkpoint.building import MODEL_BUILDING
 from model.training.data import read_sections, split_sections
 from model.training.transplant import source_layers, transplant
 from model.training.transplant_calibrate import agreement, calibrate_pairs
@@ -136,7 +137,7 @@ def truncated(gemma: Gemma3ForCausalLM, keep_layers: int) -> Gemma3ForCausalLM:
     config = copy.deepcopy(gemma.config)
     config.num_hidden_layers = len(layers)
     config.layer_types = [list(gemma.config.layer_types or [])[i] for i in layers]
-    with torch.device("meta"):
+    with MODEL_BUILDING, torch.device("meta"):
         small = Gemma3ForCausalLM(config)
     small.model.embed_tokens = gemma.model.embed_tokens
     small.model.layers = torch.nn.ModuleList([gemma.model.layers[i] for i in layers])

