@@ -13,6 +13,7 @@ import pytest
 import torch
 
 from model import DenoiseOptions, EditCancelled, EditRequest, Engine, Pass, RequestError, split_document
+from model.edit.passes import without_doubled_mark
 from model.runtime.conditioning import self_conditioning_block
 
 FAST = DenoiseOptions(max_denoising_steps=6)
@@ -781,3 +782,56 @@ def test_the_ranking_leans_toward_the_length_asked_for(engine: Engine) -> None:
         assert engine._layout(request).wanted_words == pytest.approx(8 * factor)
     fill = EditRequest(prefix="The boy ran", suffix=".", mode="fill", max_new_tokens=6)
     assert engine._layout(fill).wanted_words == 0
+
+
+@pytest.mark.parametrize(("text", "suffix_start", "expected"), [
+    ("The end of the day,", ", ", "The end of the day"),  # the writer's glitch: "day,, then"
+    ("the day;", ", ", "the day"),
+    ("the day ,", ". ", "the day"),
+    ("the day.", ". ", "the day"),
+    ("the day", ", ", "the day"),  # nothing doubled
+    ("the day,", " t", "the day,"),  # the suffix starts a word
+    ("etc.", ", ", "etc."),  # a full stop before a comma is English
+    ("and so...", ". ", "and so..."),  # an ellipsis stays
+    ("the day,", "..", "the day,"),
+    ("?", ", ", "?"),
+    (",", ", ", ","),  # nothing would be left: the model's text stands
+    ("the day,", "", "the day,"),  # no suffix
+])
+def test_a_mark_the_suffix_repeats_is_dropped_at_the_seam(text: str, suffix_start: str, expected: str) -> None:
+    assert without_doubled_mark(text, suffix_start) == expected
+
+
+@contextmanager
+def writing(engine: Engine, words: str) -> Iterator[None]:
+    """Make the model predict ``words``' tokens in the first slots, one each, by a wide margin."""
+    ids = engine.vocabulary.encode(words)
+
+    def boost(_module: Any, _args: Any, output: Any) -> None:
+        for slot, token in enumerate(ids):
+            output.logits[:, slot, token] += 50.0
+
+    handle = engine.model.register_forward_hook(boost)
+    try:
+        yield
+    finally:
+        handle.remove()
+
+
+@pytest.mark.parametrize("mode", ["fill", "rewrite"])
+def test_a_draft_does_not_double_the_suffixs_comma(engine: Engine, mode: str) -> None:
+    span = "was" if mode == "rewrite" else None
+    with writing(engine, " the,"):
+        doubled = engine.run(EditRequest(prefix="She walked to", suffix=", then home.", span=span, mode=mode,  # type: ignore[arg-type]
+                                         max_new_tokens=2, seed=0, options=FAST))
+        single = engine.run(EditRequest(prefix="She walked to", suffix=" then home.", span=span, mode=mode,  # type: ignore[arg-type]
+                                        max_new_tokens=2, seed=0, options=FAST))
+    assert doubled.raw_tokens == single.raw_tokens  # the same tokens: only the text at the seam differs
+    assert doubled.texts[0].rstrip() == single.texts[0].rstrip()[:-1] and single.texts[0].rstrip().endswith(",")
+
+
+def test_the_writers_own_comma_before_the_suffix_stays(engine: Engine) -> None:
+    # Gaps hold the writer's text exactly, so a held last word keeps its comma even before ", then".
+    result = engine.run(EditRequest(prefix="She walked ", span="[...] the day,", suffix=", then home.",
+                                    mode="gaps", max_new_tokens=2, seed=0, options=FAST))
+    assert result.texts[0].endswith(" the day,")

@@ -28,6 +28,8 @@ from model.errors import RequestError
 # Rewrites get a few spare slots beyond the span's length; the model pads the ones it does not need.
 REWRITE_SLACK_FRACTION = 0.2
 REWRITE_SLACK_MIN = 2
+# The suffix's characters a draft's last mark is checked against at the seam (an ellipsis needs two).
+SEAM_CHARS = 2
 # The last canvas of a span keeps at least this share of its positions for pinned suffix context.
 MIN_PINNED_FRACTION = 0.25
 # A gap fill with several candidates develops them at these shares of the slots asked for (cycled),
@@ -87,6 +89,7 @@ class Layout:
     # slot may only hold a token starting with it, and it is cut from the span's text again.
     lead: str = ""
     trail: str = ""  # whitespace moved from the document onto the suffix's start (:func:`trail_of`)
+    suffix_start: str = ""  # the suffix's first characters, trail included (passes.without_doubled_mark)
     # A span inside a line stays inside it: no line breaks in the new text (:func:`single_line`).
     single_line: bool = False
     # Free slots of the last block per candidate (``LENGTH_SHARES``, ``REWRITE_LENGTH_SHARES``); empty: all
@@ -166,8 +169,11 @@ def _steered_layout(
     regions = holds.padded(regions, sum(layout.block_slots) - slots, vocabulary.pad_id)
     slots = sum(layout.block_slots)
     inline = request.mode == "gaps" or single_line(request, trail)
+    written = [region for region in regions if not region.held or region.text]  # held padding is no text
+    ends_held = bool(written) and written[-1].held  # the writer's own last mark stays, doubled or not
     return replace(
         layout, must_write=True, lead=lead, trail=trail, single_line=inline, regions=regions,
+        suffix_start="" if ends_held else layout.suffix_start,
         held_template=holds.template(regions), space_led_slots=holds.space_led_slots(regions),
         opening_slots=holds.opening_slots(regions),
         original=holds.original_slots(regions) if request.strength < 1 and request.mode == "rewrite" else [],
@@ -268,7 +274,9 @@ def plan_blocks(
         full_blocks -= 1
         last_slots = min(slots - full_blocks * canvas, canvas - 1)
     tail = (pinned_ids + end_ids)[:canvas]
-    return Layout(prompt, [canvas] * full_blocks + [last_slots], tail, slots, stop_at_eos)
+    return Layout(
+        prompt, [canvas] * full_blocks + [last_slots], tail, slots, stop_at_eos, suffix_start=suffix[:SEAM_CHARS]
+    )
 
 
 def pinned_columns(

@@ -114,9 +114,31 @@ def without_lead(text: str, lead: str) -> str:
     return text[len(lead) :] if lead and text.startswith(lead) else text
 
 
-def with_trail(text: str, trail: str) -> str:
-    """``text`` followed by the whitespace moved onto the suffix (``Layout.trail``), unless it ends in some."""
+# Marks that never stand twice at a seam: a draft ending in one of them before a suffix that starts with
+# one of them lost its own ("The end of the day," before ", then walked" had read "day,, then").
+_CLAUSE_MARKS = ",;:"
+
+
+def with_trail(text: str, trail: str, suffix_start: str = "") -> str:
+    """``text`` followed by the whitespace moved onto the suffix (``Layout.trail``), unless it ends in some,
+    and without a final mark that the suffix's own first character repeats (:func:`without_doubled_mark`)."""
+    text = without_doubled_mark(text, suffix_start)
     return text + trail if trail and text and not text[-1].isspace() else text
+
+
+def without_doubled_mark(text: str, suffix_start: str) -> str:
+    """``text`` less a final , ; or : (or a single full stop) when the suffix starts with a mark that makes it
+    double: "day," before ", then" or ". Then", "day." before ". Then". An ellipsis on either side stays, as does
+    a full stop before a comma ("etc., then"), and a text that would be left empty."""
+    body = text.rstrip()
+    if not suffix_start or not body or suffix_start.startswith(".."):
+        return text
+    mark, first = body[-1], suffix_start[0]
+    doubled = (mark in _CLAUSE_MARKS and first in _CLAUSE_MARKS + ".") or (
+        mark == "." and first == "." and not body.endswith("..")
+    )
+    kept = body[:-1].rstrip()
+    return kept if doubled and kept else text
 
 
 def run_to_end(passes: Generator[Pass, None, EditResult], on_pass: Callable[[Pass], None] | None) -> EditResult:

@@ -226,11 +226,11 @@ class ServerEngine:
                 holds.assemble(state.kept, layout.regions, self.vocabulary, layout.lead, self._free_text(layout))
                 for state in candidates
             ]
-            texts = [with_trail(text, layout.trail) for text, _ in assembled]
+            texts = [with_trail(text, layout.trail, layout.suffix_start) for text, _ in assembled]
             token_ids = [[s.kept[i] for i in where] for s, (_, where) in zip(candidates, assembled, strict=True)]
         else:
             token_ids = [self._clean(state.kept, layout) for state in candidates]
-            texts = [with_trail(self._text(ids, layout), layout.trail) for ids in token_ids]
+            texts = [with_trail(self._text(ids, layout), layout.trail, layout.suffix_start) for ids in token_ids]
         scores = [0.0]
         if batch > 1:
             scores = [s.score_sum / s.score_count if s.score_count else -math.inf for s in candidates]
