@@ -835,3 +835,10 @@ def test_the_writers_own_comma_before_the_suffix_stays(engine: Engine) -> None:
     result = engine.run(EditRequest(prefix="She walked ", span="[...] the day,", suffix=", then home.",
                                     mode="gaps", max_new_tokens=2, seed=0, options=FAST))
     assert result.texts[0].endswith(" the day,")
+
+
+def test_a_gap_does_not_double_the_comma_of_the_text_after_it(engine: Engine) -> None:
+    with writing(engine, " the,"):
+        result = engine.run(EditRequest(prefix="She walked to", span=" [...], then home", suffix=".", mode="gaps",
+                                        max_new_tokens=2, seed=0, options=FAST))
+    assert result.texts[0] == " the, then home"

@@ -22,6 +22,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from model.edit.passes import without_doubled_mark
 from model.edit.request import GAP_MARK, LENGTH_FACTORS, LINE_MARKS, EditRequest, gap_tokens
 from model.edit.vocabulary import SPACE, Vocabulary
 from model.errors import RequestError
@@ -192,5 +193,7 @@ def assemble(
         following = regions[index + 1] if index + 1 < len(regions) else None
         if following is not None and following.held and any(mark in following.text for mark in LINE_MARKS):
             text = text.rstrip(" \t")
+        if following is not None and following.held:  # "day," before the writer's ", then": one comma
+            text = without_doubled_mark(text, following.text)
         parts.append(text)
     return "".join(parts), positions
