@@ -15,6 +15,7 @@ from app.dialogs.recovery import offer_recovery
 from app.documents.autosave import Autosaver
 from app.documents.disk_watch import DiskWatcher
 from app.documents.recovery import RecoveryArea
+from app.rewrite.outliving import end_process_if_outlived
 from app.settings import APPLICATION, ORGANIZATION, SettingsStore
 from app.userdirs import LOG_LIMIT, LOG_NAME, user_dirs
 from app.window.main_window import MainWindow
@@ -54,6 +55,7 @@ def run_editor(model_spec: str | None = None, file: Path | None = None) -> int:
     QTimer.singleShot(0, window.offer_welcome)
     with loop:
         loop.run_until_complete(closed.wait())
+    end_process_if_outlived(0)  # a load still running: Python's teardown would crash on its thread
     return 0
 
 

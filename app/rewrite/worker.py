@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QObject, QThread, Signal, Slot
 
 from app.rewrite.drafts import leading_candidate
+from app.rewrite.outliving import keep_until_exit
 from model import EditCancelled, EditRequest, EditResult, Pass, RedraftError
 from model.edit.passes import without_lead
 
@@ -254,16 +255,21 @@ class ModelWorker(QObject):
             self._connect(spec.server)
             return
         self.loadProgress.emit("starting PyTorch", 0.0)
+
+        def progress(stage: str, fraction: float) -> None:
+            if self._board.closing.is_set():  # the window closed during the load: stop at the next stage
+                raise _LoadAbandoned
+            self.loadProgress.emit(stage, fraction)
+
         try:
             from model import Engine, load
 
             loaded = load(
-                spec.spec,
-                device=spec.device,
-                experts=spec.experts,
-                allow_download=spec.allow_download,
-                progress=lambda stage, fraction: self.loadProgress.emit(stage, fraction),
+                spec.spec, device=spec.device, experts=spec.experts, allow_download=spec.allow_download,
+                progress=progress,
             )
+        except _LoadAbandoned:
+            return
         except Exception as error:  # any failure must reach the writer, not kill the thread
             # The notice bar says it in words; the traceback goes to the log file only (app.gui), never to
             # the terminal (INFO is below what Python prints when no log is set up).
@@ -397,6 +403,7 @@ class _CancelBoard:
         self._latest = 0
         self._cancelled: set[int] = set()
         self._latest_preparation = 0
+        self.closing = threading.Event()  # the window is closing: a load in progress stops at its next stage
 
     def new_preparation(self) -> int:
         with self._lock:
@@ -461,7 +468,16 @@ class RewriteService(QObject):
         self._board.cancel(job_id)
 
     def shutdown(self, timeout_ms: int = 10_000) -> None:
+        self._board.closing.set()
         self._board.cancel(self._board.new_job())
         self.model_thread.quit()
         if not self.model_thread.wait(timeout_ms):
+            # A load inside transformers cannot be interrupted. Qt aborts the process when a running QThread
+            # is destroyed, so the thread and its worker outlive this service (app.rewrite.outliving).
             log.warning("the model thread did not stop within %d ms", timeout_ms)
+            keep_until_exit(self.model_thread, self.worker)
+
+
+class _LoadAbandoned(Exception):
+    """Raised from a load's progress report once its window is closing."""
+

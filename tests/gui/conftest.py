@@ -71,3 +71,14 @@ def document_window(make_window: Callable[..., MainWindow]) -> Iterator[Callable
         return window
 
     yield make
+
+
+@pytest.fixture(scope="session", autouse=True)
+def model_threads_finish_before_the_end() -> Iterator[None]:
+    """A window's model thread that outlived its test (a load on a slow machine, app.rewrite.outliving) is
+    waited for before pytest leaves: Python's teardown destroying it running would abort the whole run."""
+    yield
+    from app.rewrite.outliving import outliving_threads
+
+    for thread in outliving_threads():
+        thread.wait(120_000)
