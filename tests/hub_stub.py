@@ -8,7 +8,8 @@ Redraft call, serving real checkpoint folders, with faults on demand.
 Faults (``HubStub.fault``): "drop" closes the connection halfway through a weights file (``drops`` times),
 "reset" closes it before any byte of a weights file (a network that is gone),
 "slow" trickles weights at ``trickle_bytes_per_s``, "401" / "403" / "404" / "500" answer every request so,
-"corrupt" flips a byte of the weights. ``token``, when set, is required (401 without it, 403 for another).
+"corrupt" flips a byte of the weights, "stall" holds every answer until the fault changes (a hub that stopped
+answering). ``token``, when set, is required (401 without it, 403 for another).
 ``sent`` counts the body bytes sent per file, so a resumed download can be shown to fetch only the rest.
 """
 
@@ -171,6 +172,9 @@ class _Handler(BaseHTTPRequestHandler):
         hub = self.hub
         path = self.path.split("?", 1)[0]
         hub.requests.append(f"{self.command} {path}")
+        deadline = time.monotonic() + MAX_TRICKLE_S
+        while hub.fault == "stall" and time.monotonic() < deadline:
+            time.sleep(0.05)
         fault = hub.fault
         if fault in ("401", "403", "404", "500"):
             code = {"401": "RepoNotFound", "403": "GatedRepo", "404": "RepoNotFound", "500": ""}[fault]

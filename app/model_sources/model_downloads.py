@@ -12,6 +12,7 @@ import threading
 from PySide6.QtCore import QObject, QThread, Signal
 from PySide6.QtWidgets import QLabel, QStatusBar
 
+from app.rewrite.outliving import keep_until_exit
 from model.checkpoint.hub import DownloadError, Progress, check_space, plan_download, quiet_hub
 from model.checkpoint.hub_transfer import download
 
@@ -86,11 +87,15 @@ class ModelDownloads(QObject):
             self.worker.cancel.set()
 
     def wait(self, ms: int = 10_000) -> bool:
-        """For shutdown: cancel and wait for the thread (the part downloaded stays for a resume)."""
+        """For shutdown: cancel and wait for the thread (the part downloaded stays for a resume). One still
+        inside a request to a hub that stopped answering outlives its window (app.rewrite.outliving)."""
         if self.worker is None:
             return True
         self.worker.cancel.set()
-        return self.worker.wait(ms)
+        if self.worker.wait(ms):
+            return True
+        keep_until_exit(self.worker)
+        return False
 
     def attach(self, status_bar: QStatusBar) -> None:
         """Show the download in ``status_bar`` too, so it stays visible with the dialog closed."""

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 import model
-from app.rewrite.outliving import model_threads_outliving
+from app.rewrite.outliving import outliving_threads
 from app.rewrite.worker import ModelSpec, RewriteService
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -76,9 +76,9 @@ def test_a_load_whose_window_closed_stops_at_its_next_stage(
     service.load_model(ModelSpec(str(tiny_checkpoint), device="cpu"))
     assert started.wait(30)
     service.shutdown(timeout_ms=200)
-    assert model_threads_outliving()  # held: still running, kept alive rather than destroyed
+    assert outliving_threads() == [service.model_thread]  # held: still running, kept alive rather than destroyed
     release.set()
     qtbot.waitUntil(lambda: not service.model_thread.isRunning(), timeout=30_000)
-    assert not model_threads_outliving()
+    assert outliving_threads() == []
     assert stages == ["finding the model"]  # abandoned at its first report: no weights read, no engine
     assert loaded == [] and service.worker._engine is None

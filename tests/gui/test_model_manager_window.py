@@ -158,3 +158,23 @@ def test_settings_opens_the_manager_and_keeps_a_model_chosen_there(
     qtbot.waitUntil(lambda: settings.model_path.text() == REPO, timeout=SIGNAL_TIMEOUT_MS)
     assert settings.preferences().model == REPO
     settings.close()
+
+
+def test_a_download_stuck_on_a_silent_hub_outlives_its_window_without_a_crash(hub: HubStub, qtbot: Any) -> None:
+    import shiboken6
+    from PySide6.QtCore import QObject
+
+    from app.rewrite.outliving import outliving_threads
+
+    owner = QObject()  # the window, which owns the downloads
+    downloads = ModelDownloads(owner)
+    hub.fault = "stall"
+    assert downloads.start(REPO)
+    qtbot.waitUntil(lambda: any(r.startswith("GET /api/models/") for r in hub.requests), timeout=SIGNAL_TIMEOUT_MS)
+    thread = downloads.worker
+    assert not downloads.wait(200)  # cancelled, but inside a request the hub does not answer
+    assert outliving_threads() == [thread] and thread.parent() is None
+    shiboken6.delete(owner)  # the window goes; before, the running thread went with it and Qt aborted
+    hub.fault = None
+    qtbot.waitUntil(lambda: not thread.isRunning(), timeout=SIGNAL_TIMEOUT_MS * 4)
+    assert outliving_threads() == []
