@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
@@ -235,17 +235,22 @@ def test_a_span_inside_a_line_gets_no_line_breaks(
 
 
 @contextmanager
-def favouring(engine: Engine, token_ids: list[int]) -> Iterator[None]:
-    """Make the model predict ``token_ids`` in every slot, by a wide margin."""
-
-    def boost(_module: Any, _args: Any, output: Any) -> None:
-        output.logits[..., token_ids] += 50.0
-
-    handle = engine.model.register_forward_hook(boost)
+def boosted(engine: Engine, boost: Callable[[torch.Tensor], None]) -> Iterator[None]:
+    """Every forward's logits changed in place by ``boost`` while the block runs."""
+    handle = engine.model.register_forward_hook(lambda _module, _args, output: boost(output.logits))
     try:
         yield
     finally:
         handle.remove()
+
+
+def favouring(engine: Engine, token_ids: list[int]) -> AbstractContextManager[None]:
+    """Make the model predict ``token_ids`` in every slot, by a wide margin."""
+
+    def boost(logits: torch.Tensor) -> None:
+        logits[..., token_ids] += 50.0
+
+    return boosted(engine, boost)
 
 
 @pytest.mark.parametrize("mode", ["fill", "rewrite"])
@@ -802,20 +807,15 @@ def test_a_mark_the_suffix_repeats_is_dropped_at_the_seam(text: str, suffix_star
     assert without_doubled_mark(text, suffix_start) == expected
 
 
-@contextmanager
-def writing(engine: Engine, words: str) -> Iterator[None]:
+def writing(engine: Engine, words: str) -> AbstractContextManager[None]:
     """Make the model predict ``words``' tokens in the first slots, one each, by a wide margin."""
     ids = engine.vocabulary.encode(words)
 
-    def boost(_module: Any, _args: Any, output: Any) -> None:
+    def boost(logits: torch.Tensor) -> None:
         for slot, token in enumerate(ids):
-            output.logits[:, slot, token] += 50.0
+            logits[:, slot, token] += 50.0
 
-    handle = engine.model.register_forward_hook(boost)
-    try:
-        yield
-    finally:
-        handle.remove()
+    return boosted(engine, boost)
 
 
 @pytest.mark.parametrize("mode", ["fill", "rewrite"])
