@@ -89,7 +89,9 @@ class Layout:
     # slot may only hold a token starting with it, and it is cut from the span's text again.
     lead: str = ""
     trail: str = ""  # whitespace moved from the document onto the suffix's start (:func:`trail_of`)
-    suffix_start: str = ""  # the suffix's first characters, trail included (passes.without_doubled_mark)
+    # The suffix's first characters, trail included: a draft's final mark that they repeat goes
+    # (passes.without_doubled_mark; with regions, holds.assemble checks the last free one).
+    suffix_start: str = ""
     # A span inside a line stays inside it: no line breaks in the new text (:func:`single_line`).
     single_line: bool = False
     # Free slots of the last block per candidate (``LENGTH_SHARES``, ``REWRITE_LENGTH_SHARES``); empty: all
@@ -169,11 +171,8 @@ def _steered_layout(
     regions = holds.padded(regions, sum(layout.block_slots) - slots, vocabulary.pad_id)
     slots = sum(layout.block_slots)
     inline = request.mode == "gaps" or single_line(request, trail)
-    written = [region for region in regions if not region.held or region.text]  # held padding is no text
-    ends_held = bool(written) and written[-1].held  # the writer's own last mark stays, doubled or not
     return replace(
         layout, must_write=True, lead=lead, trail=trail, single_line=inline, regions=regions,
-        suffix_start="" if ends_held else layout.suffix_start,
         held_template=holds.template(regions), space_led_slots=holds.space_led_slots(regions),
         opening_slots=holds.opening_slots(regions),
         original=holds.original_slots(regions) if request.strength < 1 and request.mode == "rewrite" else [],

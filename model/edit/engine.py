@@ -244,9 +244,11 @@ class Engine:
     def _texts(self, kept: list[list[int]], layout: Layout) -> tuple[list[str], list[list[int]]]:
         """Each candidate's new text and the slots it kept, from its slots over all blocks."""
         if layout.regions:
-            assembled = [holds.assemble(ids, layout.regions, self.vocabulary, layout.lead) for ids in kept]
-            texts = [with_trail(text, layout.trail, layout.suffix_start) for text, _ in assembled]
-            return texts, [where for _, where in assembled]
+            assembled = [
+                holds.assemble(ids, layout.regions, self.vocabulary, layout.lead, suffix_start=layout.suffix_start)
+                for ids in kept
+            ]
+            return [with_trail(text, layout.trail) for text, _ in assembled], [where for _, where in assembled]
         positions = [self._kept_positions(ids, layout) for ids in kept]
         texts = [
             with_trail(self._new_text([ids[i] for i in where], layout.lead), layout.trail, layout.suffix_start)

@@ -159,12 +159,13 @@ def space_led_slots(regions: list[Region]) -> list[int]:
 
 def assemble(
     raw: list[int], regions: list[Region], vocabulary: Vocabulary, lead: str,
-    decode: Callable[[list[int]], str] | None = None,
+    decode: Callable[[list[int]], str] | None = None, suffix_start: str = "",
 ) -> tuple[str, list[int]]:
     """A candidate's new text from its slots, region by region, and the slots it kept: held regions give the
     writer's exact text, free ones their tokens' text (``decode``, by default the vocabulary's; padding and
     end markers left out). A space-led region keeps its space even where no ban applied (a server's
-    sampler has none): "The" + "big" would glue."""
+    sampler has none): "The" + "big" would glue. A free region loses a final mark that the held text after it,
+    or ``suffix_start`` where none follows, repeats (:func:`model.edit.passes.without_doubled_mark`)."""
     decode = decode or vocabulary.span_text
     dropped = {vocabulary.pad_id, vocabulary.eos_id, vocabulary.end_of_turn_id}
     parts: list[str] = []
@@ -193,7 +194,8 @@ def assemble(
         following = regions[index + 1] if index + 1 < len(regions) else None
         if following is not None and following.held and any(mark in following.text for mark in LINE_MARKS):
             text = text.rstrip(" \t")
-        if following is not None and following.held:  # "day," before the writer's ", then": one comma
-            text = without_doubled_mark(text, following.text)
+        # "day," before the writer's ", then" (or the suffix's): one comma. Held padding is no text.
+        after = next((later for later in regions[index + 1 :] if not later.held or later.text), None)
+        text = without_doubled_mark(text, suffix_start if after is None else after.text if after.held else "")
         parts.append(text)
     return "".join(parts), positions

@@ -223,10 +223,13 @@ class ServerEngine:
                 break
         if layout.regions:  # kept words or gaps: the held text is the writer's, exactly
             assembled = [
-                holds.assemble(state.kept, layout.regions, self.vocabulary, layout.lead, self._free_text(layout))
+                holds.assemble(
+                    state.kept, layout.regions, self.vocabulary, layout.lead, self._free_text(layout),
+                    suffix_start=layout.suffix_start,
+                )
                 for state in candidates
             ]
-            texts = [with_trail(text, layout.trail, layout.suffix_start) for text, _ in assembled]
+            texts = [with_trail(text, layout.trail) for text, _ in assembled]
             token_ids = [[s.kept[i] for i in where] for s, (_, where) in zip(candidates, assembled, strict=True)]
         else:
             token_ids = [self._clean(state.kept, layout) for state in candidates]
