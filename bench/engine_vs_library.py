@@ -1,16 +1,19 @@
 """The engine against the library: one continuation, same model, prompt, seed and sampler settings.
 
-``Engine.run`` (a fill with no suffix, the published sampler) and transformers'
-``DiffusionGemmaForBlockDiffusion.generate`` produce the same tokens for the same seed (tests/test_engine.py),
-so this times the same work done two ways: ms per pass, whole-edit time (prefill included) and their ratio
-(engine / library: below 1 means the engine is faster). Device-agnostic: CPU or CUDA.
+Three sides, interleaved seed by seed: Redraft's engine as the editor runs it, the engine with
+``library_exact=True`` (each pass's statistics and draws made with the very operations transformers uses),
+and transformers' ``DiffusionGemmaForBlockDiffusion.generate``. The exact engine and ``generate()`` make the
+same tokens for the same seed (tests/test_engine.py; "same tokens" below checks it again), so they time the
+same work done two ways; the everyday engine runs the same sampler in other floats, so its tokens differ
+and its passes may too, and it is compared per pass. Figures: ms per pass, whole-edit time (prefill
+included) and the ratios (engine / library: below 1 means the engine is faster). Device-agnostic.
 
     python bench/engine_vs_library.py --tiny                    # a tiny random model (seconds, CPU)
     python bench/engine_vs_library.py --mid --device cuda       # a mid-size random model (GPU runbook)
     python bench/engine_vs_library.py --model PATH --json out.json
     python bench/engine_vs_library.py --breakdown               # also: where a pass of each goes (profiled)
 
-Passes are counted by a hook on the decoder (one call per pass, the same for both), and each
+Passes are counted by a hook on the decoder (one call per pass, the same for every side), and each
 figure is the median over ``--repeats`` seeds after one warm-up run of each.
 """
 
@@ -92,11 +95,13 @@ class Comparison:
     parameters: int
     prompt_tokens: int
     new_tokens: int
+    candidates: int  # continuations in one batch (the editor's drafts)
     max_denoising_steps: int
     repeats: int
     engine: Timing
+    exact_engine: Timing  # Engine(library_exact=True)
     library: Timing
-    same_tokens: bool  # the two produced identical tokens on every seed (the same work was timed)
+    same_tokens: bool  # the exact engine and generate() made identical tokens on every seed (the same work)
 
     @property
     def ratio(self) -> float:
@@ -107,8 +112,18 @@ class Comparison:
     def edit_ratio(self) -> float:
         return self.engine.edit_ms / self.library.edit_ms
 
+    @property
+    def exact_ratio(self) -> float:
+        """The exact engine's ms per pass / the library's."""
+        return self.exact_engine.ms_per_pass / self.library.ms_per_pass
+
     def as_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "ratio_ms_per_pass": round(self.ratio, 4), "ratio_edit": round(self.edit_ratio, 4)}
+        return {
+            **asdict(self),
+            "ratio_ms_per_pass": round(self.ratio, 4),
+            "ratio_edit": round(self.edit_ratio, 4),
+            "exact_ratio_ms_per_pass": round(self.exact_ratio, 4),
+        }
 
 
 @contextmanager
@@ -141,59 +156,60 @@ def _timed(device: torch.device, run: Callable[[], Any]) -> tuple[Any, float]:
 
 
 class Continuation:
-    """One seeded continuation of ``prompt`` run either way: Redraft's engine with the published sampler, or
-    ``generate()``; each returns the new tokens and the decoder passes it made."""
+    """One seeded continuation of ``prompt`` run any way: Redraft's engine with the published sampler (as the
+    editor runs it, or library-exact), or ``generate()``; each returns the new tokens and the decoder passes
+    it made."""
 
-    def __init__(self, loaded: LoadedModel, prompt: str, new_tokens: int, steps: int) -> None:
+    def __init__(self, loaded: LoadedModel, prompt: str, new_tokens: int, steps: int, candidates: int = 1) -> None:
         self.engine = Engine(loaded)
+        self.exact_engine = Engine(loaded, library_exact=True)
         self.model = loaded.model
         self.new_tokens, self.steps = new_tokens, steps
         self.ids = ([self.engine.bos_id] if self.engine.bos_id is not None else []) + self.engine.encode(prompt)
         self.request = EditRequest(
-            prefix=prompt, mode="fill", max_new_tokens=new_tokens, candidates=1,
+            prefix=prompt, mode="fill", max_new_tokens=new_tokens, candidates=candidates,
             # The published sampler, as generate() runs it: no left-to-right bias, no polish rounds.
             options=DenoiseOptions(max_denoising_steps=steps, left_to_right_bias=0.0, polish_rounds=0),
         )  # fmt: skip
-        self.input_ids = torch.tensor([self.ids], device=loaded.device)
+        self.input_ids = torch.tensor([self.ids] * candidates, device=loaded.device)
 
-    def by_engine(self, seed: int) -> tuple[list[int], int]:
+    def by_engine(self, seed: int, exact: bool = False) -> tuple[list[list[int]], int]:
         with counted_passes(self.model) as count:
-            result = self.engine.run(self.request.with_seed(seed))
-        return list(result.raw_tokens[0]), count[0]
+            result = (self.exact_engine if exact else self.engine).run(self.request.with_seed(seed))
+        return [list(tokens) for tokens in result.raw_tokens], count[0]
 
-    def by_library(self, seed: int) -> tuple[list[int], int]:
+    def by_library(self, seed: int) -> tuple[list[list[int]], int]:
         torch.manual_seed(seed)
         with torch.inference_mode(), counted_passes(self.model) as count:
             out = self.model.generate(self.input_ids, max_new_tokens=self.new_tokens, max_denoising_steps=self.steps)
-        return out.sequences[0, len(self.ids) :].tolist(), count[0]
+        return out.sequences[:, len(self.ids) :].tolist(), count[0]
 
 
 def compare(
-    loaded: LoadedModel, prompt: str, new_tokens: int, steps: int, repeats: int, name: str = ""
+    loaded: LoadedModel, prompt: str, new_tokens: int, steps: int, repeats: int, name: str = "", candidates: int = 1
 ) -> Comparison:
     """Time ``repeats`` seeded continuations each way (after one warm-up of each) and compare."""
-    both = Continuation(loaded, prompt, new_tokens, steps)
+    both = Continuation(loaded, prompt, new_tokens, steps, candidates)
     engine, model, device, ids = both.engine, loaded.model, loaded.device, both.ids
 
-    def engine_run(seed: int) -> tuple[list[int], int, float]:
-        (tokens, passes), ms = _timed(device, lambda: both.by_engine(seed))
-        return tokens, passes, ms
-
-    def library_run(seed: int) -> tuple[list[int], int, float]:
-        (tokens, passes), ms = _timed(device, lambda: both.by_library(seed))
-        return tokens, passes, ms
-
-    engine_run(0)  # warm-up: kernels, allocator, the engine's vocabulary masks
-    library_run(0)
-    rows: dict[str, list[tuple[int, float]]] = {"engine": [], "library": []}
+    sides: dict[str, Callable[[int], tuple[list[list[int]], int]]] = {
+        "engine": both.by_engine,
+        "exact engine": lambda seed: both.by_engine(seed, exact=True),
+        "library": both.by_library,
+    }
+    for run in sides.values():
+        run(0)  # warm-up: kernels, allocator, the engine's vocabulary masks, the exact draw's check
+    rows: dict[str, list[tuple[int, float]]] = {side: [] for side in sides}
     same = True
     for seed in range(1, repeats + 1):
-        ours, engine_passes, engine_ms = engine_run(seed)
-        theirs, library_passes, library_ms = library_run(seed)
-        rows["engine"].append((engine_passes, engine_ms))
-        rows["library"].append((library_passes, library_ms))
-        end = ours.index(engine.eos_id) + 1 if engine.eos_id in ours else len(ours)
-        same &= ours[:end] == theirs[:end]
+        tokens: dict[str, list[list[int]]] = {}
+        for side, run in sides.items():
+            (tokens[side], passes), ms = _timed(device, lambda: run(seed))  # noqa: B023  called at once
+            rows[side].append((passes, ms))
+        for ours, theirs in zip(tokens["exact engine"], tokens["library"], strict=True):
+            # generate() pads everything after the first end-of-text; the engine stops reading there.
+            end = ours.index(engine.eos_id) + 1 if engine.eos_id in ours else len(ours)
+            same &= ours[:end] == theirs[:end]
 
     def timing(runs: list[tuple[int, float]]) -> Timing:
         return Timing(
@@ -208,9 +224,11 @@ def compare(
         parameters=sum(p.numel() for p in model.parameters()),
         prompt_tokens=len(ids),
         new_tokens=new_tokens,
+        candidates=candidates,
         max_denoising_steps=steps,
         repeats=repeats,
         engine=timing(rows["engine"]),
+        exact_engine=timing(rows["exact engine"]),
         library=timing(rows["library"]),
         same_tokens=same,
     )
@@ -265,9 +283,10 @@ def profile_both(loaded: LoadedModel, prompt: str, new_tokens: int, steps: int) 
     """One seeded run each way under the profiler, after a warm-up of each: :func:`breakdown` per side."""
     both = Continuation(loaded, prompt, new_tokens, steps)
     vocab = loaded.model.config.get_text_config().vocab_size
-    both.by_engine(1), both.by_library(1)
+    both.by_engine(1), both.by_engine(1, exact=True), both.by_library(1)
     return {
         "engine": breakdown(lambda: both.by_engine(1)[1], vocab),
+        "exact": breakdown(lambda: both.by_engine(1, exact=True)[1], vocab),
         "library": breakdown(lambda: both.by_library(1)[1], vocab),
     }
 
@@ -277,13 +296,16 @@ def describe(result: Comparison) -> str:
         [
             f"model {result.model} ({result.parameters / 1e6:.1f}M parameters) on {result.device}; prompt "
             f"{result.prompt_tokens} tokens, {result.new_tokens} new, at most {result.max_denoising_steps} passes "
-            f"per block, median of {result.repeats}",
-            f"{'':>8} {'passes':>7} {'ms/pass':>9} {'edit ms':>9}",
+            f"per block, {result.candidates} candidate(s), median of {result.repeats}",
+            f"{'':>12} {'passes':>7} {'ms/pass':>9} {'edit ms':>9}",
             *(
-                f"{name:>8} {t.passes:>7.0f} {t.ms_per_pass:>9.2f} {t.edit_ms:>9.1f}"
-                for name, t in (("engine", result.engine), ("library", result.library))
+                f"{name:>12} {t.passes:>7.0f} {t.ms_per_pass:>9.2f} {t.edit_ms:>9.1f}"
+                for name, t in (
+                    ("engine", result.engine), ("exact engine", result.exact_engine), ("library", result.library)
+                )
             ),
             f"engine / library: {result.ratio:.3f} per pass, {result.edit_ratio:.3f} per edit; "
+            f"exact engine / library: {result.exact_ratio:.3f} per pass, "
             f"same tokens: {'yes' if result.same_tokens else 'NO'}",
         ]
     )
@@ -299,6 +321,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--new-tokens", type=int, default=None, help="default: one canvas")
     parser.add_argument("--steps", type=int, default=32, help="max denoising passes per block")
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--candidates", type=int, default=1, help="continuations in one batch (the editor: 4)")
     parser.add_argument("--threads", type=int, default=None)
     parser.add_argument("--json", type=Path, default=None)
     parser.add_argument("--breakdown", action="store_true", help="also profile one run each: where a pass goes")
@@ -313,7 +336,7 @@ def main(argv: list[str] | None = None) -> int:
         name = "tiny (random)" if args.tiny else "mid (random)"
     loaded = load(spec, device=args.device, precision="bf16" if args.mid and args.device != "cpu" else "auto")
     new_tokens = args.new_tokens or loaded.canvas_length
-    result = compare(loaded, PROMPT, new_tokens, args.steps, args.repeats, name)
+    result = compare(loaded, PROMPT, new_tokens, args.steps, args.repeats, name, args.candidates)
     print(describe(result))
     figures = result.as_dict()
     if args.breakdown:

@@ -13,8 +13,9 @@ Tasks (held-out text, the odd held-out sections; settings are tuned on the even 
 
 Peers, each given the prompt ids Redraft's layout encodes ([bos] + the context):
 
-* Redraft's engine with the built-in model's settings now and with those of the session start (48 passes, six
-  polish rounds), so before and after are measured side by side;
+* Redraft's engine as the editor runs it, and the same engine library-exact (``Engine(library_exact=True)``:
+  each pass's statistics and draws made with transformers' own operations), so what the everyday statistics
+  and draws change, in time and in the judged text, is measured side by side;
 * transformers' ``DiffusionGemmaForBlockDiffusion.generate``: continuation only (it cannot pin the text after
   the gap, nor start from the sentence), the model's generation config;
 * diffusers' ``DiffusionGemmaPipeline`` with ``BlockRefinementScheduler()`` (the scheduler of diffusers' own
@@ -66,11 +67,6 @@ from model.edit.shape import shape_request  # noqa: E402
 from model.training.data import Section  # noqa: E402
 from model.training.ngram import TrigramLM, words  # noqa: E402
 
-# The built-in model's settings at the start of this work (redraft_sampler.json, generation_config.json).
-SESSION_START = DenoiseOptions(
-    max_denoising_steps=48, t_min=0.4, t_max=0.8, entropy_bound=1.0, stability_threshold=1,
-    confidence_threshold=0.005, left_to_right_bias=1.0, polish_rounds=6,
-)  # fmt: skip
 REWRITE_STRENGTH = 0.7  # the editor's default (app/settings.py)
 
 
@@ -203,6 +199,9 @@ class Peers:
 
     def __post_init__(self) -> None:
         self.model = self.engine.model
+        # The same sampler with transformers' own operations (generate()'s tokens for a seed): the row that
+        # shows what the engine's everyday statistics and draws change, in time and in the judged text.
+        self.exact_engine = Engine(self.engine.loaded, library_exact=True)
         self.defaults = self.engine.loaded.generation_defaults
 
     def layout(self, request: EditRequest) -> Layout:
@@ -212,10 +211,10 @@ class Peers:
         kept = [slot_ids[i] for i in canvas.kept_positions(slot_ids, layout, self.engine.vocabulary)]
         return without_lead(self.engine.span_text(kept), layout.lead), len(kept)
 
-    def redraft(self, request: EditRequest) -> Outcome:
+    def redraft(self, request: EditRequest, exact: bool = False) -> Outcome:
         started = time.perf_counter()
         with counted_forwards(self.model) as count:
-            result = self.engine.run(request)
+            result = (self.exact_engine if exact else self.engine).run(request)
         return Outcome(result.text, count[0], time.perf_counter() - started, len(result.token_ids[result.ranking[0]]))
 
     def generate(self, request: EditRequest) -> Outcome:
@@ -284,8 +283,8 @@ class Peers:
 
 
 PEER_NAMES = {
-    "redraft": "Redraft's engine (settings now)",
-    "redraft-start": "Redraft's engine (settings at the session start)",
+    "redraft": "Redraft's engine",
+    "redraft-exact": "Redraft's engine, library-exact",
     "generate": "transformers generate()",
     "diffusers-block": "diffusers pipeline, BlockRefinementScheduler",
     "diffusers-entropy": "diffusers pipeline, EntropyBoundScheduler",
@@ -293,8 +292,8 @@ PEER_NAMES = {
 
 
 def runners(peers: Peers, task: Task) -> dict[str, Callable[[EditRequest], Outcome]]:
-    start = lambda request: peers.redraft(replace(request, options=SESSION_START))  # noqa: E731
-    found: dict[str, Callable[[EditRequest], Outcome]] = {"redraft": peers.redraft, "redraft-start": start}
+    exact = lambda request: peers.redraft(request, exact=True)  # noqa: E731
+    found: dict[str, Callable[[EditRequest], Outcome]] = {"redraft": peers.redraft, "redraft-exact": exact}
     if task.candidates == 1:
         found["generate"] = peers.generate
         found["diffusers-block"] = lambda request: peers.diffusers(request, "block")

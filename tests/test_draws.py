@@ -143,3 +143,67 @@ def test_the_pruned_argmax_holds_where_the_lower_bound_cancels() -> None:
     words[:, :5] = torch.randint(1, 1 << 10, (rows, 5))  # a few tiny u: huge p / u
     words[100:200] = near_one[100:200]  # whole rows of u near 1
     assert torch.equal(draws._winners(probs, words.clone()), _exact_winners(probs, words))
+
+
+# -- the everyday path: inverse transform, one number per accepted slot ----------------------------------
+
+
+def test_inverse_transform_draws_follow_the_distribution() -> None:
+    # 30,000 draws over a six-token distribution with a ruled-out token: every frequency within 1% of
+    # its probability (about 4 standard errors), and the zero one never drawn.
+    probs = torch.tensor([0.5, 0.2, 0.0, 0.15, 0.1, 0.05])
+    rows = probs.expand(1, 30_000, -1).contiguous()
+    torch.manual_seed(0)
+    drawn = draws.draw_accepted(rows, torch.ones(1, 30_000, dtype=torch.bool))
+    frequency = torch.bincount(drawn.flatten(), minlength=6).float() / 30_000
+    assert frequency[2] == 0
+    assert torch.allclose(frequency, probs, atol=0.01)
+
+
+def test_inverse_transform_draws_agree_with_torchs_sampler_on_a_real_vocabulary() -> None:
+    # Per token, the counts of 4,000 inverse-transform draws and 4,000 of torch.multinomial's from one peaked
+    # distribution over 8,192 tokens: the same tokens come up, at frequencies within sampling noise.
+    torch.manual_seed(3)
+    probs = torch.softmax(torch.randn(8192) * 3, dim=-1)
+    rows = probs.expand(1, 4000, -1).contiguous()
+    ours = torch.bincount(draws.draw_accepted(rows, torch.ones(1, 4000, dtype=torch.bool)).flatten(), minlength=8192)
+    theirs = torch.bincount(torch.multinomial(rows[0], 1).flatten(), minlength=8192)
+    top = torch.argsort(probs, descending=True)[:20]  # together about half the mass
+    expected = probs[top] * 4000
+    for counts in (ours, theirs):
+        assert ((counts[top] - expected).abs() <= 4 * expected.sqrt() + 2).all()
+    assert int(ours.sum()) == 4000
+
+
+def test_only_accepted_slots_are_drawn_one_number_each() -> None:
+    torch.manual_seed(5)
+    probs = torch.softmax(torch.randn(2, 7, 300) * 2, dim=-1)
+    accepted = torch.tensor([[True, False, False, True, False, False, False], [False] * 6 + [True]])
+    torch.manual_seed(8)
+    drawn = draws.draw_accepted(probs, accepted)
+    after = torch.get_rng_state()
+    torch.manual_seed(8)
+    torch.rand(3, 1, dtype=torch.float64)  # the three numbers the draw used
+    assert torch.equal(torch.get_rng_state(), after)
+    assert (drawn[~accepted] == 0).all()
+    assert (probs.gather(-1, drawn[..., None])[..., 0][accepted] > 0).all()
+    none = torch.zeros(2, 7, dtype=torch.bool)
+    assert torch.equal(draws.draw_accepted(probs, none), torch.zeros(2, 7, dtype=torch.long))
+
+
+def test_the_largest_uniform_number_still_lands_on_a_token_with_probability(monkeypatch: pytest.MonkeyPatch) -> None:
+    # rand's largest value times the row's total may round up to the total: the point is kept below it, so
+    # the search ends on the last token with probability, not on the ruled-out ones after it.
+    probs = torch.zeros(1, 2, 50)
+    probs[..., :10] = 0.1
+    largest = 1 - 2.0**-53
+    monkeypatch.setattr(torch, "rand", lambda *shape, **kwargs: torch.full(shape, largest, dtype=torch.float64))
+    assert draws.draw_accepted(probs, torch.ones(1, 2, dtype=torch.bool)).tolist() == [[9, 9]]
+
+
+def test_probabilities_that_make_no_distribution_get_torchs_error() -> None:
+    probs = torch.full((1, 3, 20), 0.05)
+    probs[0, 1, 4] = float("nan")
+    with pytest.raises(RuntimeError, match="probability tensor contains either `inf`, `nan` or element < 0"):
+        draws.draw_accepted(probs, torch.tensor([[False, True, False]]))
+    draws.draw_accepted(probs, torch.tensor([[True, False, True]]))  # the bad row is not drawn: no error

@@ -61,6 +61,7 @@ def recorded_self_conditioning(engine: Engine) -> Iterator[list[torch.Tensor]]:
 
 @pytest.mark.parametrize("seed", [0, 1, 2, 3, 4, 5])
 def test_continuation_matches_transformers_generate(engine: Engine, seed: int) -> None:
+    engine = Engine(engine.loaded, library_exact=True)
     canvas = engine.canvas_length
     request = EditRequest(prefix="The lighthouse keeper climbed", mode="fill", max_new_tokens=2 * canvas,
                           seed=seed, candidates=2, options=DenoiseOptions(max_denoising_steps=12))

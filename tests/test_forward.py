@@ -89,7 +89,7 @@ def test_a_lean_pass_that_fails_its_check_leaves_the_library_to_run(
     assert model_forward._lean_verdicts[fresh.model] is False
 
 
-def test_warming_up_settles_the_first_use_checks(tiny_checkpoint: Any) -> None:
+def test_warming_up_settles_the_first_use_checks(tiny_checkpoint: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     from model import load
     from model.edit import draws
 
@@ -97,4 +97,6 @@ def test_warming_up_settles_the_first_use_checks(tiny_checkpoint: Any) -> None:
     assert fresh.model not in model_forward._lean_verdicts
     Engine(fresh).warm_up()
     assert model_forward._lean_verdicts[fresh.model] is True
+    monkeypatch.setattr(draws, "_verdict", None)  # the replica's check is the library-exact engine's alone
+    Engine(fresh, library_exact=True).warm_up()
     assert draws._verdict is True

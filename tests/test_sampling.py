@@ -3,16 +3,25 @@ bias."""
 
 from __future__ import annotations
 
+import math
+
 import pytest
 import torch
 from transformers.models.diffusion_gemma.generation_diffusion_gemma import (
     EntropyBoundSampler,
     EntropyBoundSamplerConfig,
+    LinearTemperatureScheduleLogitsProcessor,
     StableAndConfidentStoppingCriteria,
 )
 
 from model.edit.bans import RULED_OUT
-from model.edit.sampling import LeftToRightEntropyBoundSampler, StableAndConfident, token_entropy
+from model.edit.sampling import (
+    InPlaceLinearTemperature,
+    LeftToRightEntropyBoundSampler,
+    StableAndConfident,
+    slot_statistics,
+    token_entropy,
+)
 
 VOCAB = 50
 
@@ -92,6 +101,38 @@ def test_the_entropy_is_categoricals_bit_for_bit() -> None:
     logits[2, 7] = 30.0  # a flat row
     expected = torch.distributions.Categorical(logits=logits).entropy()
     assert torch.equal(token_entropy(logits), expected)
+
+
+def test_the_everyday_statistics_are_argmax_entropy_and_softmax() -> None:
+    # slot_statistics does in fewer sweeps what argmax, token_entropy and softmax do: the same argmax, the
+    # probabilities and entropies within float32 rounding, over banned, certain, flat and peaked rows.
+    torch.manual_seed(4)
+    logits = torch.tanh(torch.randn(3, 40, 700)) * 30  # softcapped, as a pass's logits are
+    logits[0, :, :300] = RULED_OUT  # banned tokens
+    logits[1, 3, 10:] = float("-inf")  # a row certain of a few tokens
+    logits[1, 5, 42] = 60.0  # nearly one-hot
+    logits[2, 7] = 30.0  # a flat row
+    argmax, entropy, probs = slot_statistics(logits)
+    reference = logits.double()
+    expected = -(torch.softmax(reference, -1) * torch.log_softmax(reference, -1).nan_to_num(neginf=0)).sum(-1)
+    assert torch.equal(argmax, torch.argmax(logits, dim=-1))
+    assert torch.allclose(probs, torch.softmax(logits, dim=-1), rtol=1e-5, atol=1e-9)
+    assert (entropy - expected).abs().max() < 5e-5
+    assert (entropy >= 0).all() and entropy[2, 7] == pytest.approx(math.log(700), abs=1e-4)
+    assert (token_entropy(logits) - expected).abs().max() < 5e-5  # the exact path is no closer than this
+
+
+def test_the_in_place_temperature_divides_as_transformers_does() -> None:
+    steps = 48
+    theirs = LinearTemperatureScheduleLogitsProcessor(0.2, 0.8, steps)
+    ours = InPlaceLinearTemperature(0.2, 0.8, steps)
+    torch.manual_seed(6)
+    for step in (48, 31, 7, 0):
+        logits = torch.randn(2, 16, 500) * 9
+        expected = theirs(None, logits, cur_step=torch.tensor(step, dtype=torch.int32))
+        result = ours(None, logits, cur_step=torch.tensor(step, dtype=torch.int32))
+        assert result is logits  # no copy
+        assert torch.equal(result, expected)
 
 
 @pytest.mark.parametrize(("stability", "confidence"), [(0, 0.5), (1, 0.5), (2, 0.3), (3, 10.0)])

@@ -1,4 +1,12 @@
-"""The pass's sample, token for token as ``torch.multinomial`` draws it, computed only where it is used.
+"""The pass's sample of the accepted slots: by inverse transform (the engine's everyday path), or token for
+token as ``torch.multinomial`` draws it (``Engine(library_exact=True)``), computed only where it is used.
+
+:func:`draw_accepted` takes one uniform number per accepted slot and finds where it falls in the slot's
+cumulative distribution (float64, so the rounding of 8k or 262k summed probabilities is far below any
+token's share): the same distribution as torch's draw, at a fraction of its cost, since torch's CPU draw
+makes an Exp(1) number for every token of every slot, accepted or not. The rest of this module is the
+exact path, kept so that the engine can still make transformers' generate() tokens for a seed (the
+equivalence tests, and bench/engine_vs_library.py's check that both did the same work).
 
 Each pass samples one token per slot from the whole vocabulary, then keeps the samples of the slots it
 accepts and re-noises the rest, so most samples are thrown away. On the CPU, torch draws a row as
@@ -142,6 +150,29 @@ def replica_usable() -> bool:
         if _verdict is None:
             _verdict = replica_matches_torch()
         return _verdict
+
+
+def draw_accepted(probs: torch.Tensor, accepted: torch.Tensor) -> torch.Tensor:
+    """One token per slot of (batch, slots, vocab) ``probs`` where ``accepted`` (batch, slots) holds, drawn
+    from that slot's distribution by inverse transform; elsewhere 0 (those slots are re-noised). Draws
+    one number per accepted slot from the default generator. Raises torch's own error on a row that
+    is not a distribution."""
+    batch, slots, vocab = probs.shape
+    sampled = torch.zeros(batch * slots, dtype=torch.long, device=probs.device)
+    wanted = torch.nonzero(accepted.reshape(-1)).flatten()
+    if not len(wanted):
+        return sampled.view(batch, slots)
+    rows = probs.reshape(-1, vocab)[wanted]
+    cdf = rows.cumsum(dim=-1, dtype=torch.float64)
+    total = cdf[:, -1:]
+    if not bool(torch.isfinite(total).all() and (total > 0).all() and (rows >= 0).all()):
+        torch.multinomial(rows, num_samples=1)  # raises, naming what is wrong with the rows
+    # Below the row's total even where rand's largest value rounds up against it, so the search ends on
+    # a token with probability (the first whose cumulative sum exceeds the point), never on a zero one.
+    point = torch.minimum(torch.rand(len(wanted), 1, dtype=torch.float64, device=probs.device) * total,
+                          torch.nextafter(total, torch.zeros_like(total)))  # fmt: skip
+    sampled[wanted] = torch.searchsorted(cdf, point, right=True)[:, 0]
+    return sampled.view(batch, slots)
 
 
 def sample_accepted(logits: torch.Tensor, accepted: torch.Tensor, entropy: torch.Tensor) -> torch.Tensor:

@@ -38,10 +38,7 @@ from typing import Any
 
 import torch
 from transformers import DynamicCache
-from transformers.models.diffusion_gemma.generation_diffusion_gemma import (
-    EntropyBoundSamplerConfig,
-    LinearTemperatureScheduleLogitsProcessor,
-)
+from transformers.models.diffusion_gemma.generation_diffusion_gemma import EntropyBoundSamplerConfig
 
 from model.checkpoint.loading import LoadedModel
 from model.edit import bans as slot_bans
@@ -51,7 +48,13 @@ from model.edit.canvas import Layout
 from model.edit.passes import EditResult, Pass, painted_pass, run_to_end, with_trail, without_lead
 from model.edit.polish import polish, polish_shares
 from model.edit.request import DenoiseOptions, EditRequest, ResolvedOptions
-from model.edit.sampling import LeftToRightEntropyBoundSampler, StableAndConfident, token_entropy
+from model.edit.sampling import (
+    InPlaceLinearTemperature,
+    LeftToRightEntropyBoundSampler,
+    StableAndConfident,
+    slot_statistics,
+    token_entropy,
+)
 from model.edit.shape import shape_request, shaped
 from model.edit.vocabulary import Vocabulary
 from model.errors import EditCancelled
@@ -102,8 +105,13 @@ class _Canvas:
 class Engine:
     """Runs edit requests on one loaded model. Not thread-safe: one edit at a time."""
 
-    def __init__(self, loaded: LoadedModel) -> None:
+    def __init__(self, loaded: LoadedModel, library_exact: bool = False) -> None:
+        """``library_exact``: compute each pass's statistics and draws with the very operations transformers'
+        ``generate()`` uses, so a continuation makes its tokens for the same seed (the equivalence tests and
+        bench/engine_vs_library.py's same-work check). Otherwise the same sampler in fewer, other floats
+        (:func:`model.edit.sampling.slot_statistics`, :func:`model.edit.draws.draw_accepted`)."""
         self.loaded = loaded
+        self.library_exact = library_exact
         self.model = loaded.model
         self.tokenizer = loaded.tokenizer
         self.device = loaded.device
@@ -188,8 +196,9 @@ class Engine:
     def warm_up(self) -> None:
         """Run one small edit, so a writer's first one does not pay the process's first-use costs: the
         lean decoder pass's check against the library (:mod:`model.runtime.forward`), the sampler replica's
-        (:mod:`model.edit.draws`), the first calls of each kernel. On the built-in model a first rewrite took
-        810 ms to its first pass cold and 246 warm (four candidates, 1,680 tokens of context)."""
+        (:mod:`model.edit.draws`, library-exact engines), the first calls of each kernel. On the built-in
+        model a first rewrite took 810 ms to its first pass cold and 246 warm (four candidates, 1,680 tokens
+        of context)."""
         request = EditRequest(
             prefix="Warm", suffix=" up.", mode="fill", max_new_tokens=2, candidates=2, seed=0,
             options=DenoiseOptions(max_denoising_steps=2, polish_rounds=0),
@@ -277,12 +286,18 @@ class Engine:
         )
         logits = temperature(None, raw_logits, cur_step=step)
         slot_logits = self._slot_logits(logits, block.slots, block.bans, block.held)
-        argmax = torch.argmax(slot_logits, dim=-1)
-        # One entropy for acceptance, stopping and painting (model.edit.sampling).
-        entropy = token_entropy(slot_logits)
-        accepted = block.sampler.acceptance(entropy)
-        # The sample, drawn as generate() draws it, is computed for the accepted slots only (model.edit.draws).
-        accepted_canvas = torch.where(accepted, draws.sample_accepted(slot_logits, accepted, entropy), state.slots)
+        # One entropy for acceptance, stopping and painting (model.edit.sampling); the sample is drawn for the
+        # accepted slots only (model.edit.draws).
+        if self.library_exact:
+            argmax = torch.argmax(slot_logits, dim=-1)
+            entropy = token_entropy(slot_logits)
+            accepted = block.sampler.acceptance(entropy)
+            sampled = draws.sample_accepted(slot_logits, accepted, entropy)
+        else:
+            argmax, entropy, probs = slot_statistics(slot_logits)
+            accepted = block.sampler.acceptance(entropy)
+            sampled = draws.draw_accepted(probs, accepted)
+        accepted_canvas = torch.where(accepted, sampled, state.slots)
         slots = block.sampler.renoise(accepted_canvas, step)
         if block.held is not None:
             slots = torch.where(block.held >= 0, block.held, slots)
@@ -327,7 +342,7 @@ class Engine:
         cache.batch_repeat_interleave(batch)
 
         # Typed as Any: the library annotates ints and LongTensors where generate() itself passes tensors.
-        temperature: Any = LinearTemperatureScheduleLogitsProcessor(options.t_min, options.t_max, steps)
+        temperature: Any = InPlaceLinearTemperature(options.t_min, options.t_max, steps)
         stopper = StableAndConfident(options.stability_threshold, options.confidence_threshold)
         sampler_config = EntropyBoundSamplerConfig(entropy_bound=options.entropy_bound)
 

@@ -20,12 +20,13 @@ so the published default is 0, where acceptance is exactly transformers' rule.
 from __future__ import annotations
 
 from collections import deque
-from typing import cast
+from typing import Any, cast
 
 import torch
 from transformers.models.diffusion_gemma.generation_diffusion_gemma import (
     EntropyBoundSampler,
     EntropyBoundSamplerConfig,
+    LinearTemperatureScheduleLogitsProcessor,
 )
 
 
@@ -38,6 +39,38 @@ def token_entropy(logits: torch.Tensor) -> torch.Tensor:
     # vocabulary-sized tensors a pass.
     clamped = normalized.clamp_(min=torch.finfo(normalized.dtype).min)
     return probs.mul_(clamped).sum(-1).neg_()
+
+
+def slot_statistics(logits: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Each position's most likely token, entropy (nats) and probabilities over the last dimension.
+
+    The engine's everyday path: the same quantities as ``argmax``, :func:`token_entropy` and ``softmax``,
+    in fewer sweeps of the vocabulary (one maximum, one softmax, one dot product: about 3 ms a pass less on
+    the built-in model). With ``z`` the logits less their maximum, ``log Z = -log p_max`` (the top token's
+    ``z`` is 0), so ``H = log Z - E[z] = -log p_max - sum(p * z)``. Subtracting the maximum first keeps the
+    dot product's terms small: within about 2e-5 nats of a float64 reference, as :func:`token_entropy` is
+    within 1e-5; the last bits differ, so the engine's tokens are no longer generate()'s
+    (``Engine(library_exact=True)`` keeps those).
+    """
+    top, argmax = logits.max(dim=-1)
+    shifted = logits - top[..., None]
+    probs = torch.softmax(shifted, dim=-1)
+    top_prob = probs.gather(-1, argmax[..., None])[..., 0]
+    # A ruled-out -inf would make 0 * -inf = nan in the dot product; Categorical clamps the same way.
+    shifted.clamp_(min=torch.finfo(shifted.dtype).min)
+    expected_shift = torch.matmul(probs[..., None, :], shifted[..., :, None])[..., 0, 0]
+    entropy = top_prob.log_().neg_().sub_(expected_shift).clamp_(min=0)
+    return argmax, entropy, probs
+
+
+class InPlaceLinearTemperature(LinearTemperatureScheduleLogitsProcessor):
+    """transformers' linear temperature schedule, dividing the pass's fresh logits in place: the same
+    quotients (one division by the same float32 temperature) without a vocabulary-sized copy, about 0.6 ms
+    a pass on the built-in model. The logits must be the caller's to change."""
+
+    def __call__(self, input_ids: torch.LongTensor | None, scores: torch.Tensor, cur_step: Any) -> torch.Tensor:  # type: ignore[override]
+        temperature = self.t_min + ((self.t_max - self.t_min) * (cur_step / self.max_denoising_steps))
+        return scores.div_(temperature)
 
 
 class LeftToRightEntropyBoundSampler(EntropyBoundSampler):
@@ -83,7 +116,6 @@ class LeftToRightEntropyBoundSampler(EntropyBoundSampler):
         ranked_accepted = torch.cumsum(ranked_entropy, dim=-1) - ranked_entropy <= self.entropy_bound
         self.accepted_token_mask = torch.zeros_like(ranked_accepted).scatter(-1, order, ranked_accepted)
         return self.accepted_token_mask
-
 
     def renoise(self, accepted_canvas: torch.Tensor, step: torch.Tensor) -> torch.Tensor:
         """transformers' re-noising of the slots not accepted, typed as generate() calls it (tensors)."""
