@@ -4,7 +4,7 @@
     python bench/run_all.py --quick      # fewer repeats, for a smoke run
 
 Runs, each in its own process (so one's threads, caches and memory do not colour the next):
-engine_vs_library.py (the engine against DiffusionGemmaForBlockDiffusion.generate, same tokens),
+engine_vs_library.py (the engine, and its library-exact self, against DiffusionGemmaForBlockDiffusion.generate),
 parallel_vs_sequential.py, scaling.py and editor_speed.py, then prints the headline figures together.
 Figures are only comparable when taken on a quiet machine: run it with nothing else busy.
 """

@@ -109,7 +109,10 @@ def stop_pass(canvases: torch.Tensor, means: torch.Tensor, stability: int, confi
 def simulate(engine: Engine, lm: Any, cases: list[Case], mode: str, seed: int, candidates: int) -> list[dict[str, Any]]:
     """Every (stability, confidence) rule on the same trajectories: one run per case with the stop disabled and no
     polish; a rule's result is each candidate's argmax at its own stopping pass (the draws before it do not depend
-    on when another candidate stops). Judged over every candidate, not only the ranking's choice."""
+    on when another candidate stops). Judged over every candidate, not only the ranking's choice. Run library-exact:
+    its draw takes the same numbers from the generator every pass, where the everyday draw takes one per accepted
+    slot, so there a candidate that stops would shift the others' later draws."""
+    engine = Engine(engine.loaded, library_exact=True)
     options = DenoiseOptions(polish_rounds=0)
     runs = []
     original = engine_module.StableAndConfident

@@ -181,7 +181,8 @@ def test_engine_vs_library_step_compares_the_same_tokens(dry_run: tuple[Path, di
     out, _ = dry_run
     data = json.loads((out / "dry-engine-vs-library" / "engine-vs-library.json").read_text())
     (row,) = data["comparisons"]
-    assert row["same_tokens"] and row["engine"]["passes"] == row["library"]["passes"]
+    assert row["same_tokens"] and row["exact_engine"]["passes"] == row["library"]["passes"]
+    assert row["engine"]["passes"] > 0  # the everyday engine: the same sampler in other floats, timed beside them
     assert row["ratio_ms_per_pass"] == pytest.approx(row["engine"]["ms_per_pass"] / row["library"]["ms_per_pass"],
                                                      rel=1e-3)  # fmt: skip
 
