@@ -45,8 +45,10 @@ def slot_statistics(logits: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, t
     """Each position's most likely token, entropy (nats) and probabilities over the last dimension.
 
     The engine's everyday path: the same quantities as ``argmax``, :func:`token_entropy` and ``softmax``,
-    in fewer sweeps of the vocabulary (one maximum, one softmax, one dot product: about 3 ms a pass less on
-    the built-in model). With ``z`` the logits less their maximum, ``log Z = -log p_max`` (the top token's
+    in fewer sweeps of the vocabulary (one maximum, one softmax, one dot product), and the probabilities
+    feed :func:`model.edit.draws.draw_accepted`. On the built-in model's 64 slots (50 accepted) the two
+    took 2.9 ms against 17.5 for argmax, :func:`token_entropy` and the library-exact draw. With ``z`` the
+    logits less their maximum, ``log Z = -log p_max`` (the top token's
     ``z`` is 0), so ``H = log Z - E[z] = -log p_max - sum(p * z)``. Subtracting the maximum first keeps the
     dot product's terms small: within about 2e-5 nats of a float64 reference, as :func:`token_entropy` is
     within 1e-5; the last bits differ, so the engine's tokens are no longer generate()'s
