@@ -293,14 +293,15 @@ class Engine:
         # One entropy for acceptance, stopping and painting (model.edit.sampling); the sample is drawn for the
         # accepted slots only (model.edit.draws).
         if self.library_exact:
-            argmax = torch.argmax(slot_logits, dim=-1)
-            entropy = token_entropy(slot_logits)
-            accepted = block.sampler.acceptance(entropy)
-            sampled = draws.sample_accepted(slot_logits, accepted, entropy)
+            argmax, entropy, probs = torch.argmax(slot_logits, dim=-1), token_entropy(slot_logits), None
         else:
             argmax, entropy, probs = slot_statistics(slot_logits)
-            accepted = block.sampler.acceptance(entropy)
-            sampled = draws.draw_accepted(probs, accepted)
+        accepted = block.sampler.acceptance(entropy)
+        sampled = (
+            draws.draw_accepted(probs, accepted)
+            if probs is not None
+            else draws.sample_accepted(slot_logits, accepted, entropy)
+        )
         accepted_canvas = torch.where(accepted, sampled, state.slots)
         slots = block.sampler.renoise(accepted_canvas, step)
         if block.held is not None:
