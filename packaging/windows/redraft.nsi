@@ -8,6 +8,7 @@
 ; for the embedded-Python build made on Linux. PAYLOAD\redraft.ico is the icon of shortcuts and files.
 ;
 ; Per user, no administrator rights: everything goes under %LOCALAPPDATA%\Programs\Redraft and HKCU.
+; The folder goes on the writer's Path (packaging/windows/path.nsh) unless that component is unticked.
 ; Silent install: Setup.exe /S [/DESKTOP] [/D=folder]; silent removal: "Uninstall Redraft.exe" /S.
 ; Documents, settings and models the writer added (%APPDATA%\Redraft, %LOCALAPPDATA%\Redraft) are
 ; never touched by the uninstaller.
@@ -47,6 +48,7 @@ RequestExecutionLevel user
 !include "MUI2.nsh"
 !include "FileFunc.nsh"
 !include "LogicLib.nsh"
+!include "path.nsh"
 
 Name "${APP}"
 OutFile "${OUTFILE}"
@@ -112,14 +114,20 @@ Section "Redraft (required)" SecApp
   WriteRegDWORD HKCU "${UNINSTALL_KEY}" "EstimatedSize" $0
 SectionEnd
 
+Section "redraft in any console (Path)" SecPath
+  Call RedraftAddToPath
+SectionEnd
+
 Section /o "Desktop shortcut" SecDesktop
   CreateShortCut "$DESKTOP\${APP}.lnk" "$INSTDIR\${GUI_EXE}" "${GUI_ARGS}" "$INSTDIR\redraft.ico"
 SectionEnd
 
 LangString DESC_App ${LANG_ENGLISH} "The editor, the built-in model and the CPU build of PyTorch."
+LangString DESC_Path ${LANG_ENGLISH} "Adds the program folder to your Path, so that redraft runs in a new console."
 LangString DESC_Desktop ${LANG_ENGLISH} "A Redraft icon on the desktop."
 !insertmacro MUI_FUNCTION_DESCRIPTION_BEGIN
   !insertmacro MUI_DESCRIPTION_TEXT ${SecApp} $(DESC_App)
+  !insertmacro MUI_DESCRIPTION_TEXT ${SecPath} $(DESC_Path)
   !insertmacro MUI_DESCRIPTION_TEXT ${SecDesktop} $(DESC_Desktop)
 !insertmacro MUI_FUNCTION_DESCRIPTION_END
 
@@ -144,6 +152,7 @@ Section "Uninstall"
   DeleteRegValue HKCU "Software\Classes\.markdown\OpenWithProgids" "${PROGID}"
   DeleteRegKey HKCU "Software\Classes\${PROGID}"
   System::Call 'shell32::SHChangeNotify(i 0x08000000, i 0, p 0, p 0)'
+  Call un.RedraftRemoveFromPath  ; reads HKCU\Software\${APP}, deleted next
   DeleteRegKey HKCU "${UNINSTALL_KEY}"
   DeleteRegKey HKCU "Software\${APP}"
 
