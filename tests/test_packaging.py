@@ -34,6 +34,7 @@ def load_script(path: Path) -> ModuleType:
 icons = load_script(PACKAGING / "icons.py")
 windows_lock = load_script(PACKAGING / "windows" / "lock.py")
 pe = load_script(PACKAGING / "windows" / "pe.py")
+compile_startup = load_script(PACKAGING / "windows" / "compile_startup.py")
 
 
 def pins(path: Path) -> dict[str, str]:
@@ -142,6 +143,54 @@ def test_installer_script_compiles(tmp_path: Path, qapp: object) -> None:
     )  # fmt: skip
     assert result.returncode == 0, result.stdout + result.stderr
     assert out.read_bytes()[:2] == b"MZ"
+
+
+@pytest.mark.skipif(shutil.which("makensis") is None, reason="makensis (Debian's nsis) is not installed")
+def test_path_test_installer_compiles(tmp_path: Path) -> None:
+    """path.nsh builds into an installer and an uninstaller (its behaviour is checked under Wine by wine-check)."""
+    out = tmp_path / "path-check.exe"
+    result = subprocess.run(
+        ["makensis", "-V2", f"-DOUTFILE={out}", str(PACKAGING / "windows" / "path-check.nsi")],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert out.read_bytes()[:2] == b"MZ"
+
+
+def test_path_is_added_by_a_default_component_and_removed_only_when_added() -> None:
+    installer = (PACKAGING / "windows" / "redraft.nsi").read_text()
+    path_nsh = (PACKAGING / "windows" / "path.nsh").read_text()
+    install, uninstall = nsis_sections(installer)
+    # a component ticked by default (silent installs get it too), and the uninstaller undoes it while the
+    # installer's record of having added it is still there
+    assert re.search(r'Section "[^"]*Path[^"]*" SecPath\s+Call RedraftAddToPath', install)
+    assert uninstall.index("Call un.RedraftRemoveFromPath") < uninstall.index('DeleteRegKey HKCU "Software\\${APP}"')
+    start = path_nsh.index("Function RedraftAddToPath")
+    adding = path_nsh[start : path_nsh.index("FunctionEnd", start)]
+    # the Path is written only after it was read whole and the folder fits beside it
+    assert adding.index('$R1 == "long"') < adding.index("${REDRAFT_PATH_ROOM}") < adding.index("WriteRegExpandStr")
+    assert 'WriteRegDWORD HKCU "Software\\${APP}" "AddedToPath" 1' in adding
+
+
+def test_startup_modules_compile_beside_their_sources_as_unchecked_hash(tmp_path: Path) -> None:
+    lib = tmp_path / "lib"
+    (lib / "pkg").mkdir(parents=True)
+    (lib / "pkg" / "__init__.py").write_text("VALUE = 1\n")
+    (lib / "pkg" / "mod.py").write_text("def f() -> int:\n    return 2\n")
+    (lib / "unused.py").write_text("x = 3\n")
+    compiled = compile_startup.compile_into(lib, ["pkg", "pkg.mod", "json", "not_there"])
+    tag = sys.implementation.cache_tag
+    assert sorted(compiled) == sorted([lib / "pkg" / "__pycache__" / f"__init__.{tag}.pyc",
+                                       lib / "pkg" / "__pycache__" / f"mod.{tag}.pyc"])  # fmt: skip
+    assert not (lib / "__pycache__").exists()  # only what a run imports
+    for pyc in compiled:
+        flags = struct.unpack("<I", pyc.read_bytes()[4:8])[0]
+        assert flags == 0b01  # hash-based, never checked against the source: no file time must survive
+    # Python loads the compiled module even once the source's time and size no longer match it
+    (lib / "pkg" / "mod.py").write_text("def f() -> int:\n    return 20000\n")
+    result = subprocess.run([sys.executable, "-c", "import pkg.mod; print(pkg.mod.f())"], cwd=lib,
+                            capture_output=True, text=True)  # fmt: skip
+    assert result.stdout.strip() == "2", result.stderr
 
 
 def test_build_scripts_parse() -> None:
