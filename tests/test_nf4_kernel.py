@@ -109,6 +109,16 @@ def test_tiles_cover_each_expert_row_once() -> None:
     assert nf4_kernel.block_m_for([3, 16]) == 16 and nf4_kernel.block_m_for([300]) == 64
 
 
+def test_auto_dequantizes_even_where_the_fused_kernel_could_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The fused kernel lost to dequantizing on the one GPU measured, so "auto" must not choose it anywhere.
+    monkeypatch.setattr(nf4_kernel, "supports", lambda k, device: True)
+    module = experts_module(double_quant=False, dtype=torch.float32)
+    assert module.kernel == "auto"
+    assert not module.uses_fused_kernel(torch.device("cuda"))
+    module.kernel = "fused"
+    assert module.uses_fused_kernel(torch.device("cuda"))
+
+
 def test_fused_kernel_is_refused_where_it_cannot_run(monkeypatch: pytest.MonkeyPatch) -> None:
     module = experts_module(double_quant=False, dtype=torch.float32)
     assert not module.uses_fused_kernel()  # auto never picks the fused kernel on a CPU

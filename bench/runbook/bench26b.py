@@ -219,15 +219,16 @@ def host_placements(report: Report, model: Any, config: Any, device: Any, prefix
     cuda = device.type == "cuda"
     canvas = canvas_length_of(config)
     experts = quantized_experts_in_order(model)
-    # "auto": the fused kernel where the experts are multiplied on a GPU, dequantize on the CPU (host-compute's
-    # CPU side cannot run the Triton kernel outside the interpreter).
+    # "auto", as Redraft loads them: dequantize, on the GPU and on host-compute's CPU side alike.
     for module in experts:
         module.kernel = "auto"
     place_experts(model, "device", device)
     reference = one_forward_logits(model, config, device)
     diffs: dict[str, float] = {}
+    # The reference's own largest logit, so that a difference on CUDA reads against the logits' scale.
     report["host_logits"] = {"against": "the experts on the device, one pass after 8 tokens",
-                             "must_be_identical": not cuda, "max_abs_diff": diffs}  # fmt: skip
+                             "must_be_identical": not cuda, "max_abs_diff": diffs,
+                             "max_abs_reference": float(reference.abs().max())}  # fmt: skip
     total = torch.cuda.get_device_properties(device).total_memory if cuda else 0
     layers = len(experts)
     for placement, use_room, variant_caps in HOST_VARIANTS:
@@ -277,24 +278,36 @@ def host_placements(report: Report, model: Any, config: Any, device: Any, prefix
                         row.update(measure(model, config, prefix, host_passes, device,
                                            counters=functools.partial(placement_counters, placed)))  # fmt: skip
                         last_ms = row["ms_per_pass"]
-                    except torch.cuda.OutOfMemoryError:
-                        row.update({"prefix": prefix, "ms_per_pass": None, "peak_bytes": None, "error": OOM_UNDER_CAP})
+                    except torch.cuda.OutOfMemoryError as error:
+                        row.update({"prefix": prefix, "ms_per_pass": None, "peak_bytes": None, "error": OOM_UNDER_CAP,
+                                    **oom_details(error, device)})  # fmt: skip
                         gc.collect()
                         torch.cuda.empty_cache()
                     row.update({"host_bytes": placed.host_bytes, "slot_bytes": placed.slot_bytes,
                                 "bytes_copied_per_pass": row.get("per_pass", {}).get("bytes_copied")})  # fmt: skip
                     say(f"  {json.dumps(row)}")
                     report.append("rows", row)
-            except torch.cuda.OutOfMemoryError:  # the resident layers did not fit under the cap
+            except torch.cuda.OutOfMemoryError as error:  # the resident layers did not fit under the cap
                 report.append("rows", {"precision": "4bit", "placement": placement, "cap_gib": cap,
                                        "prefix": prefixes[0], "resident_layers": "spare room", "ms_per_pass": None,
-                                       "peak_bytes": None, "error": OOM_UNDER_CAP})  # fmt: skip
+                                       "peak_bytes": None, "error": OOM_UNDER_CAP,
+                                       **oom_details(error, device)})  # fmt: skip
                 gc.collect()
                 torch.cuda.empty_cache()
             finally:
                 if cuda:
                     torch.cuda.set_per_process_memory_fraction(1.0)
     # Not moved back: the caller drops the model next, and moving ~11 GiB onto the GPU would cost seconds.
+
+
+def oom_details(error: BaseException, device: Any) -> dict[str, Any]:
+    """What the allocator held when a cap was hit (2026-11-26's H100 ran out at once under 12 GiB with no
+    layer resident, where ~5 GiB was expected): allocated against reserved tells a leak from fragmentation."""
+    import torch
+
+    return {"oom_message": str(error).splitlines()[0][:300],
+            "allocated_bytes": torch.cuda.memory_allocated(device),
+            "reserved_bytes": torch.cuda.memory_reserved(device)}  # fmt: skip
 
 
 def targets_26b(rows: list[dict[str, Any]], context: int) -> dict[str, Any]:

@@ -64,8 +64,8 @@ def interpreting() -> bool:
 def supports(k: int, device: torch.device) -> bool:
     """Whether the fused kernel can serve a projection with inner size ``k`` on ``device``.
 
-    A CPU counts only under the interpreter, which is a testing tool, so ``kernel="auto"`` never
-    picks it there (see ``QuantizedExperts.uses_fused_kernel``).
+    A CPU counts only under the interpreter, which is a testing tool. Only ``kernel="fused"`` asks for
+    it: ``"auto"`` dequantizes, the faster path on the one GPU measured (``QuantizedExperts``).
     """
     if triton is None or k % NF4_BLOCK:
         return False

@@ -52,8 +52,9 @@ else:
     from model.checkpoint.lazy_bnb import bnbf
 
 # How NF4 experts multiply: "fused" reads the packed codes inside a Triton kernel (model/checkpoint/nf4_kernel.py),
-# "dequantize" expands each run of experts to the compute dtype first, "auto" fuses on CUDA when Triton
-# is there and the shapes fit.
+# "dequantize" expands each run of experts to the compute dtype first. "auto" dequantizes: on an H100 the 26B's
+# 4-bit pass took 249-295 ms that way against 342-350 ms fused, at the same peak memory (bench26b,
+# 2026-11-26), so the kernel is opt-in until it wins a measurement.
 EXPERT_KERNELS = ("auto", "fused", "dequantize")
 EXPERT_SCHEMES = ("nf4", "int8")
 
@@ -301,15 +302,15 @@ class QuantizedExperts(nn.Module):
     def uses_fused_kernel(self, device: torch.device | None = None) -> bool:
         """Whether ``forward`` multiplies through the fused NF4 kernel on ``device`` (default: its own)."""
         device = device or self.device
-        if self.scheme != "nf4" or self.kernel == "dequantize" or (self.kernel == "auto" and device.type != "cuda"):
+        if self.scheme != "nf4" or self.kernel != "fused":
             return False
         fits = all(nf4_kernel.supports(cols, device) for _, cols in self.shapes.values())
-        if self.kernel == "fused" and not fits:
+        if not fits:
             raise RuntimeError(
                 "the fused NF4 kernel needs Triton on a CUDA device (or TRITON_INTERPRET=1 on CPU) and inner "
                 f"sizes that are multiples of {nf4_kernel.NF4_BLOCK}; use kernel='dequantize' here"
             )
-        return fits
+        return True
 
     def nf4_matrices(self, name: str) -> nf4_kernel.NF4Matrices:
         """Projection ``name`` as the fused kernel reads it (views of this module's buffers, no copies)."""
