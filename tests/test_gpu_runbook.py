@@ -92,6 +92,15 @@ def test_dry_run_adapts_the_transplant_and_the_next_session_resumes_it(dry_run: 
     assert second["trained"]["steps"] == 2 * first["trained"]["steps"] > 0
     assert second["log"][: len(first["log"])] == first["log"]
     assert second["log"][-1]["step"] > first["log"][-1]["step"]
+    # The carried weights were judged before training went on: what the packed round trip cost.
+    resumed = [entry for entry in second["log"] if entry.get("resumed")]
+    assert [entry["step"] for entry in resumed] == [first["trained"]["steps"]] and resumed[0]["loss"] > 0
+    assert not any(entry.get("resumed") for entry in first["log"])
+    # Where a step's time went, by phase and by operator, measured on a throwaway copy.
+    for session in (first, second):
+        phases = session["profile"]["ms_per_step"]
+        assert set(phases) == {"batch", "forward", "backward", "optimizer"} and all(v >= 0 for v in phases.values())
+        assert len(session["profile"]["top_operators"]) > 3
 
 
 def test_the_real_transplant_fits_three_calls_beside_the_tree_wheels_and_corpus(tmp_path: Path) -> None:

@@ -79,7 +79,8 @@ def transplant_sessions(out: Path, tmp: Path, carry: Path, summary: dict[str, An
         fill = Engine(loaded).run(EditRequest(prefix="One day, Lily went to the", suffix=" with a kite.",
                                               mode="fill", max_new_tokens=4, seed=0)).texts[0]  # fmt: skip
         sessions.append({"packed": packed, "steps": steps, "trained": report["trained"], "log": report["log"],
-                         "scheme_back": report["scheme_back"], "fill": fill})  # fmt: skip
+                         "scheme_back": report["scheme_back"], "fill": fill,
+                         "profile": report["profile"]})  # fmt: skip
         summary["steps"].update({f"s{session}-{k}": v for k, v in steps.items()})
         folder, resume = model, runs / "adapt" / "resume.pt"
     return sessions

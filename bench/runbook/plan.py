@@ -44,10 +44,10 @@ CALLS = (
                "`python bench/gpu_runbook.py take-back adapt-transplant FILES_AT` (the adapted model into "
                "runs/gpu/adapt/model, its place into runs/gpu/adapt/resume.pt), then `python bench/gpu_runbook.py "
                "prepare-transplant --transplant runs/gpu/adapt/model --resume runs/gpu/adapt/resume.pt` so the "
-               "next lent session goes on from here; copy FILES_AT's adapted.part* and adapt-transplant.json over those in "
-               "gemma3-270m-adapt/ on the branch gpu-adapt (never main: each call carries main's tree within its "
-               "64 MiB; a fresh machine rebuilds from the branch, its README says how), add the session's row to "
-               "that README's history and commit there with the held-out losses in the message"),
+               "next lent session goes on from here; copy FILES_AT's adapted.part* and adapt-transplant.json over "
+               "those in gemma3-270m-adapt/ on the branch gpu-adapt (never main: each call carries main's tree "
+               "within its 64 MiB; a fresh machine rebuilds from the branch, its README says how), add the session's "
+               "row to that README's history and commit there with the held-out losses in the message"),
     DeviceCall("bench26b", (".gpu-carry/wheels",), 240,
                "only if `status` says at least 240 s of device time are left; then `python bench/gpu_runbook.py "
                "readme-table FILES_AT/bench26b.json --write` and commit the README table"),

@@ -289,6 +289,12 @@ def run(
     if state.step == 0 and not state.log:
         state.log.append({"step": 0, "tokens": 0, "seconds": 0.0, **heldout_loss(model, heldout_pools, recipe)})
         _write_log(run_dir, state)
+    elif rewarm_from is not None:
+        # Compact checkpoints travel packed (NF4 or int8): the carried weights' own held-out loss, beside the
+        # last one logged before packing, is what the round trip cost.
+        entry = {"step": state.step, "tokens": state.tokens, "seconds": round(state.seconds, 1), "resumed": 1.0}
+        state.log.append({**entry, **heldout_loss(model, heldout_pools, recipe)})
+        _write_log(run_dir, state)
     while state.step < min(last_stop, recipe.max_steps):
         if max_minutes is not None and time.monotonic() - started > max_minutes * 60:
             break
