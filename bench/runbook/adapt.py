@@ -28,7 +28,7 @@ from typing import Any
 
 from model.checkpoint.building import MODEL_BUILDING, new_model
 from runbook.common import BACK_PIECES, CARRY, CARRY_LIMIT, MIB, PIECE_BYTES, ROOT, Report, elapsed_s, say
-from runbook.corpus import compress_to, unpack_corpus
+from runbook.corpus import compress_to, head_of_shard, unpack_corpus
 from runbook.packing import _int8, pack_tensors, packed_bytes, unpack_tensors
 from runbook.transfer import folder_bytes, join_pieces, split_file, tree_bytes
 
@@ -42,6 +42,11 @@ ADAPT_CORPUS_FILES = ("tinystories_subset_maxme1.txt", "gutenberg_00011_alice_s_
                       "gutenberg_00035_the_time_machine.txt", "gutenberg_00045_anne_of_green_gables.txt",
                       "gutenberg_00084_frankenstein.txt", "gutenberg_00158_emma.txt",
                       "gutenberg_00514_little_women.txt")  # fmt: skip
+# Books of corpus-xl beside them, as many as about this much xz holds (~9M tokens: the six books and the
+# stories alone were 1.3M, which the first lent session read 1.4 times over). A shard the training calls
+# (train-a/train-b) do not carry; the size keeps call 3's part within its room with ~3 MiB to spare.
+ADAPT_XL_SHARD = "books_04"
+ADAPT_XL_BYTES = 9 * MIB
 # The device's recipe: the CPU comparison's (README, "The transplant"), at a GPU's batch.
 GPU_RECIPE = {"lr": 3e-4, "warmup_steps": 100, "max_steps": 30_000, "batch_size": 32, "canvas": 64,
               "distill": 0.0, "anneal_steps": 0, "max_prefix": 128}  # fmt: skip
@@ -67,7 +72,11 @@ def prepare_corpus_adapt(carry: Path, shared: Path) -> dict[str, Any]:
         stem = name.removesuffix(".txt")
         # unpack_corpus keeps tinystories* as they are and splits the rest into books; one book a file.
         compress_to(shared / "corpus" / name, target / f"{stem}.txt.xz")
-    return {"files": sorted(p.name for p in target.iterdir()), "bytes": folder_bytes(target)}
+    books = head_of_shard(shared / "corpus-xl" / f"{ADAPT_XL_SHARD}.txt.xz",
+                          target / f"{ADAPT_XL_SHARD}_head.txt.xz", ADAPT_XL_BYTES)  # fmt: skip
+    for text in ("SOURCE.md", "manifest.tsv"):  # the books' licence record travels with them
+        shutil.copyfile(shared / "corpus-xl" / text, target / f"corpus-xl-{text}")
+    return {"files": sorted(p.name for p in target.iterdir()), "bytes": folder_bytes(target), "xl_books": books}
 
 
 def transplant_blob(folder: Path, resume: Path | None, scheme: str) -> dict[str, Any]:
