@@ -523,3 +523,19 @@ def test_on_the_device_the_carried_wheels_are_installed_once_and_the_step_re_exe
     # Re-executed (or with the libraries in place): nothing more to do.
     monkeypatch.setenv(rb.SITE_ENV, str(site))
     rb.use_carried_wheels(carry, needs_bitsandbytes=False)
+
+
+def test_carry_check_fails_once_the_tree_has_grown_past_a_calls_room(tmp_path: Path, monkeypatch, capsys) -> None:
+    from runbook import plan
+
+    # A tree of 30 MiB with a part of 30 MiB prepared for call 2: within 64 MiB.
+    (tmp_path / ".gpu-carry" / "transplant-2").mkdir(parents=True)
+    (tmp_path / ".gpu-carry" / "transplant-2" / "part").write_bytes(b"\0" * (30 * rb.MIB))
+    monkeypatch.setattr(plan, "tree_bytes", lambda root: 30 * rb.MIB)
+    monkeypatch.setattr(rb, "carry_budget", lambda: plan.carry_budget(root=tmp_path))
+    assert rb.main(["carry-check"]) == 0
+    assert json.loads(capsys.readouterr().out)["over"] == []
+    # The tree grew by 5 MiB after the parts were cut: call 2 no longer fits, and the check says which.
+    monkeypatch.setattr(plan, "tree_bytes", lambda root: 35 * rb.MIB)
+    assert rb.main(["carry-check"]) == 1
+    assert json.loads(capsys.readouterr().out)["over"] == ["transplant-carry"]

@@ -71,8 +71,10 @@ def plan_markdown() -> str:
         "`transplant` extra, ~15 min on CPU), `python bench/gpu_runbook.py prepare-transplant` (the transplant "
         "packed and cut into three parts, each within its call's 64 MiB, and the adaptation's corpus; after a "
         "lent session, with `--transplant runs/gpu/adapt/model --resume runs/gpu/adapt/resume.pt`) and "
-        "`python bench/gpu_runbook.py --dry-run` (every step at toy scale). Then `status`: `can_start_another` "
-        "must be true. The first session that is lent a GPU runs this before anything else.",
+        "`python bench/gpu_runbook.py --dry-run` (every step at toy scale). Right before the calls, "
+        "`python bench/gpu_runbook.py carry-check` (each call's tree and carry against 64 MiB; the parts are "
+        "sized to the tree of their day, so if a call is over, `prepare-transplant` again). Then `status`: "
+        "`can_start_another` must be true. The first session that is lent a GPU runs this before anything else.",
         "2. 15 minutes of device time, the start included: the calls below in this order, back to back (the "
         "machine stays warm between them; if it went back, start again from the first). The three parts must "
         "all reach the same warm machine; adapt-transplant trains for what its 9 minutes leave and returns the "
