@@ -17,7 +17,6 @@ carries that, so each lent GPU adds to the same run (optimizer moments start fre
 
 from __future__ import annotations
 
-import contextlib
 import io
 import json
 import lzma
@@ -282,16 +281,15 @@ def profile_steps(model: Any, pools: list[Any], recipe: Any, device: str, steps:
 
     import torch
 
-    from model.training.adapt import _on, adaptation_loss, mix_for, trainable
+    from model.training.adapt import _on, mix_for, optimizer_for, train_step, trainable
     from model.training.data import ExampleSampler
 
     cuda = device == "cuda"
     copied = copy.deepcopy(model).to(device).train()
     params = trainable(copied, recipe)
-    optimizer = torch.optim.AdamW(params, lr=recipe.lr, betas=(0.9, 0.95))
+    optimizer = optimizer_for(params, recipe)
     sampler = ExampleSampler(pools, [0.5, 0.5], recipe.canvas, recipe.batch_size, mix_for(recipe), seed=999)
     generator = torch.Generator().manual_seed(999)
-    autocast = torch.autocast("cuda", dtype=torch.bfloat16) if cuda else contextlib.nullcontext()
 
     def one_step(times: dict[str, float] | None) -> None:
         marks = [time.perf_counter()]
@@ -303,15 +301,8 @@ def profile_steps(model: Any, pools: list[Any], recipe: Any, device: str, steps:
 
         batch = _on(sampler.next_batch(), torch.device(device))
         mark()
-        with autocast:  # at a step past any mask annealing: the engine's bidirectional canvas
-            loss, _ = adaptation_loss(copied, batch, generator, recipe, 10**6)
-        mark()
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        mark()
-        torch.nn.utils.clip_grad_norm_(params, recipe.grad_clip)
-        optimizer.step()
-        mark()
+        # At a step past any mask annealing: the engine's bidirectional canvas.
+        train_step(copied, batch, generator, recipe, 10**6, optimizer, params, bf16=cuda, mark=mark)
         if times is not None:
             phases = ("batch", "forward", "backward", "optimizer")
             for name, start, end in zip(phases, marks[:-1], marks[1:], strict=True):

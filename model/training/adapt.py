@@ -27,6 +27,7 @@ import argparse
 import json
 import math
 import time
+from collections.abc import Callable
 from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -177,6 +178,40 @@ def trainable(model: DiffusionGemmaForBlockDiffusion, recipe: Recipe) -> list[to
     return params
 
 
+def optimizer_for(params: list[torch.nn.Parameter], recipe: Recipe) -> torch.optim.Optimizer:
+    """The adaptation's optimizer (its rate is set per step by ``lr_at``)."""
+    return torch.optim.AdamW(params, lr=recipe.lr, betas=(0.9, 0.95), weight_decay=recipe.weight_decay)
+
+
+def train_step(
+    model: DiffusionGemmaForBlockDiffusion,
+    batch: CanvasBatch,
+    generator: torch.Generator,
+    recipe: Recipe,
+    step: int,
+    optimizer: torch.optim.Optimizer,
+    params: list[torch.nn.Parameter],
+    *,
+    bf16: bool = False,
+    teacher: Gemma3ForCausalLM | None = None,
+    keep_ids: torch.Tensor | None = None,
+    mark: Callable[[], None] = lambda: None,
+) -> dict[str, float]:
+    """One update on ``batch`` (the loss under bf16 autocast on CUDA if ``bf16``, backward, clipped step) and
+    what its loss was made of; ``mark`` runs after the forward, the backward and the update (a profiler's
+    phase boundaries)."""
+    with torch.autocast("cuda", dtype=torch.bfloat16) if bf16 else nullcontext():
+        loss, parts = adaptation_loss(model, batch, generator, recipe, step, teacher, keep_ids)
+    mark()
+    optimizer.zero_grad(set_to_none=True)
+    loss.backward()
+    mark()
+    torch.nn.utils.clip_grad_norm_(params, recipe.grad_clip)
+    optimizer.step()
+    mark()
+    return parts
+
+
 def heldout_loss(
     model: DiffusionGemmaForBlockDiffusion, pools: list[TokenizedPool], recipe: Recipe, batches: int = 4
 ) -> dict[str, float]:
@@ -263,7 +298,7 @@ def run(
     if teacher is not None:
         cast(torch.nn.Module, teacher).to(device).eval().requires_grad_(False)
     params = trainable(model, recipe)
-    optimizer = torch.optim.AdamW(params, lr=recipe.lr, betas=(0.9, 0.95), weight_decay=recipe.weight_decay)
+    optimizer = optimizer_for(params, recipe)
     sampler = ExampleSampler(train_pools, [0.5, 0.5], recipe.canvas, recipe.batch_size, mix_for(recipe), recipe.seed)
     generator = torch.Generator().manual_seed(recipe.seed + 1)
     state = RunState(0, 0, 0.0, [])
@@ -305,12 +340,8 @@ def run(
         for group in optimizer.param_groups:
             group["lr"] = rate
         batch = _on(sampler.next_batch(), torch.device(device))
-        with torch.autocast("cuda", dtype=torch.bfloat16) if bf16 else nullcontext():
-            loss, parts = adaptation_loss(model, batch, generator, recipe, state.step, teacher, keep_ids)
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(params, recipe.grad_clip)
-        optimizer.step()
+        parts = train_step(model, batch, generator, recipe, state.step, optimizer, params, bf16=bf16,
+                           teacher=teacher, keep_ids=keep_ids)  # fmt: skip
         state.step += 1
         state.tokens += int(batch.targets.numel())
         state.seconds += time.monotonic() - t0
