@@ -18,7 +18,8 @@ nothing else; each thing it calls lives in a module of its own:
 * :mod:`model.edit.polish` (``polish_rounds``, the second extension, also off by default) re-develops each
   finished block's weakest tokens.
 * :mod:`model.edit.ranking` scores several candidates, developed side by side as one batch, by the
-  model's own reading of them.
+  model's own reading of them. Once one has settled, the passes run the model on the others alone
+  (:mod:`model.edit.live_rows`).
 * :mod:`model.runtime.forward` holds the model calls; :mod:`model.edit.passes` what the loop yields and returns.
 * A span longer than one canvas is done block by block: each finished block is committed to the KV
   cache through the encoder and the next canvas starts after it.
@@ -36,9 +37,9 @@ import copy
 import secrets
 import time
 from collections.abc import Callable, Generator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
-from typing import Any
+from typing import Any, cast
 
 import torch
 from transformers import DynamicCache
@@ -49,6 +50,7 @@ from model.edit import bans as slot_bans
 from model.edit import canvas, draws, holds, ranking
 from model.edit.budget import MAX_EDIT_SECONDS, PassClock, canvas_passes, check_budget
 from model.edit.canvas import Layout
+from model.edit.live_rows import LiveCaches, cache_bytes, live_rows, merged, rows
 from model.edit.passes import EditResult, Pass, painted_pass, run_to_end, with_trail, without_lead
 from model.edit.polish import polish, polish_shares
 from model.edit.request import DenoiseOptions, EditRequest, ResolvedOptions
@@ -73,15 +75,6 @@ CancelCheck = Callable[[], bool]
 PREPARED_CACHE_BYTES = 256 * 1024 * 1024
 
 
-def _cache_bytes(cache: DynamicCache) -> int:
-    return sum(
-        tensor.numel() * tensor.element_size()
-        for layer in cache.layers
-        for tensor in (getattr(layer, "keys", None), getattr(layer, "values", None))
-        if isinstance(tensor, torch.Tensor)
-    )
-
-
 @dataclass(frozen=True)
 class _Block:
     """What stays fixed over one block's passes."""
@@ -93,6 +86,7 @@ class _Block:
     positions: torch.Tensor  # (1, canvas) decoder positions
     bans: slot_bans.Bans
     sampler: LeftToRightEntropyBoundSampler
+    live_caches: LiveCaches = field(default_factory=LiveCaches)  # the cache's rows of the candidates developing
 
 
 @dataclass(frozen=True)
@@ -104,6 +98,7 @@ class _Canvas:
     sc_logits: torch.Tensor | None  # the last pass's logits: the next pass's self-conditioning
     finished: torch.Tensor  # (batch,) candidates whose block has settled
     entropy: torch.Tensor  # (batch, slots) of the last prediction (zeros before the first)
+    accepted: torch.Tensor  # (batch, slots) what the last pass accepted (none before the first)
 
 
 class Engine:
@@ -193,7 +188,7 @@ class Engine:
         cache = DynamicCache(config=model.config.get_text_config(decoder=True))
         prefill(model, torch.tensor([prompt_ids], device=self.device), cache, self.prefill_chunk)
         self._prepared = None
-        if _cache_bytes(cache) <= PREPARED_CACHE_BYTES:
+        if cache_bytes(cache) <= PREPARED_CACHE_BYTES:
             self._prepared = (tuple(prompt_ids), copy.deepcopy(cache))
         return cache
 
@@ -283,13 +278,20 @@ class Engine:
         """One denoising pass, DiffusionGemma's step: the new canvas, and the mask of slots it accepted."""
         # As in generate(): the step is an int32 tensor, so the schedule's arithmetic matches.
         step = torch.tensor(cur_step, device=self.device, dtype=torch.int32)
-        full_canvas = torch.cat([state.slots, block.pinned], dim=1)
+        finished = state.finished
+        # Only the candidates still developing go through the model once one has settled (the everyday engine):
+        # a settled candidate keeps its canvas anyway, so its row of the batch was work thrown away.
+        live = None if self.library_exact else live_rows(finished, cache)
+        slots_before = rows(live, state.slots)
+        full_canvas = torch.cat([slots_before, rows(live, block.pinned)], dim=1)
         # Only the free slots' logits: pinned positions are never sampled and get no self-conditioning.
         raw_logits = decode(
-            self.model, full_canvas, block.positions, cache, state.sc_logits, block.keep_signal, columns=block.slots
-        )
+            self.model, full_canvas, block.positions, block.live_caches.rows_of(cache, live),
+            rows(live, state.sc_logits), rows(live, block.keep_signal), columns=block.slots,
+        )  # fmt: skip
         logits = temperature(None, raw_logits, cur_step=step)
-        slot_logits = self._slot_logits(logits, block.slots, block.bans, block.held)
+        held = rows(live, block.held)
+        slot_logits = self._slot_logits(logits, block.slots, block.bans, held)
         # One entropy for acceptance, stopping and painting (model.edit.sampling); the sample is drawn for the
         # accepted slots only (model.edit.draws).
         if self.library_exact:
@@ -302,27 +304,37 @@ class Engine:
             if probs is not None
             else draws.sample_accepted(slot_logits, accepted, entropy)
         )
-        accepted_canvas = torch.where(accepted, sampled, state.slots)
+        accepted_canvas = torch.where(accepted, sampled, slots_before)
         slots = block.sampler.renoise(accepted_canvas, step)
-        if block.held is not None:
-            slots = torch.where(block.held >= 0, block.held, slots)
+        if held is not None:
+            slots = torch.where(held >= 0, held, slots)
+        sc_logits = logits.to(self.model.model.decoder.embed_tokens.weight.dtype)
         shown_entropy = entropy
-        finished = state.finished
-        if finished.any():
+        if live is not None:
+            # The settled candidates' rows as they were; the live rows' new values put in among them.
+            slots, argmax, shown_entropy, accepted = (
+                merged(old, live, new)
+                for old, new in ((state.slots, slots), (state.argmax, argmax), (state.entropy, entropy),
+                                 (state.accepted, accepted))
+            )  # fmt: skip
+            entropy = shown_entropy
+            # In place: the last pass's logits are this pass's alone (no Pass or result holds them).
+            sc_logits = cast(torch.Tensor, state.sc_logits).index_copy_(0, live, sc_logits)
+        elif finished.any():
             # Finished candidates keep their canvas while the others go on (as in generate()).
             argmax = torch.where(finished[:, None], state.argmax, argmax)
             slots = torch.where(finished[:, None], state.slots, slots)
             if state.sc_logits is not None:
-                logits = torch.where(finished[:, None, None], state.sc_logits, logits)
+                sc_logits = torch.where(finished[:, None, None], state.sc_logits, sc_logits)
             shown_entropy = torch.where(finished[:, None], state.entropy, entropy)
         # The stopper reads the fresh entropy: a finished candidate stays finished whatever it says.
         finished = finished | stopper(argmax, entropy)
-        sc_logits = logits.to(self.model.model.decoder.embed_tokens.weight.dtype)
+        new_state = _Canvas(slots, argmax, sc_logits, finished, shown_entropy, accepted)
         if block.held is not None:
             # Held slots (kept words, the text between gaps) are the writer's from the first pass: painted as
             # ink, not as noise that the sampler's left-to-right frontier has yet to reach.
             accepted = accepted | (block.held >= 0)
-        return _Canvas(slots, argmax, sc_logits, finished, shown_entropy), accepted
+        return new_state, accepted
 
     def _develop(
         self,
@@ -401,7 +413,7 @@ class Engine:
             plan = _Block(slots, pinned, held, keep_signal, decoder_positions, bans, sampler)
             state = _Canvas(
                 slot_canvas, slot_canvas, None, torch.zeros(batch, dtype=torch.bool, device=device),
-                torch.zeros(slot_canvas.shape, device=device),
+                torch.zeros(slot_canvas.shape, device=device), torch.zeros_like(slot_canvas, dtype=torch.bool),
             )
 
             for cur_step in reversed(range(1, steps + 1)):
