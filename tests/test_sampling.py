@@ -21,6 +21,7 @@ from model.edit.sampling import (
     StableAndConfident,
     slot_statistics,
     token_entropy,
+    top_and_argmax,
 )
 
 VOCAB = 50
@@ -103,11 +104,12 @@ def test_the_entropy_is_categoricals_bit_for_bit() -> None:
     assert torch.equal(token_entropy(logits), expected)
 
 
-def test_the_everyday_statistics_are_argmax_entropy_and_softmax() -> None:
+@pytest.mark.parametrize("vocab", [700, 1024])  # torch's max (no tile of 32 or more divides 700); by tiles
+def test_the_everyday_statistics_are_argmax_entropy_and_softmax(vocab: int) -> None:
     # slot_statistics does in fewer sweeps what argmax, token_entropy and softmax do: the same argmax, the
     # probabilities and entropies within float32 rounding, over banned, certain, flat and peaked rows.
     torch.manual_seed(4)
-    logits = torch.tanh(torch.randn(3, 40, 700)) * 30  # softcapped, as a pass's logits are
+    logits = torch.tanh(torch.randn(3, 40, vocab)) * 30  # softcapped, as a pass's logits are
     logits[0, :, :300] = RULED_OUT  # banned tokens
     logits[1, 3, 10:] = float("-inf")  # a row certain of a few tokens
     logits[1, 5, 42] = 60.0  # nearly one-hot
@@ -118,8 +120,25 @@ def test_the_everyday_statistics_are_argmax_entropy_and_softmax() -> None:
     assert torch.equal(argmax, torch.argmax(logits, dim=-1))
     assert torch.allclose(probs, torch.softmax(logits, dim=-1), rtol=1e-5, atol=1e-9)
     assert (entropy - expected).abs().max() < 5e-5
-    assert (entropy >= 0).all() and entropy[2, 7] == pytest.approx(math.log(700), abs=1e-4)
+    assert (entropy >= 0).all() and entropy[2, 7] == pytest.approx(math.log(vocab), abs=1e-4)
     assert (token_entropy(logits) - expected).abs().max() < 5e-5  # the exact path is no closer than this
+
+
+@pytest.mark.parametrize("vocab", [8192, 1024 + 64, 96])
+def test_the_tiled_maximum_is_torchs_max_with_the_first_of_equal_positions(vocab: int) -> None:
+    torch.manual_seed(6)
+    values = torch.randn(2, 9, vocab)
+    values[0, 0] = 1.0  # all equal: position 0
+    values[0, 1, [5, vocab - 3]] = 50.0  # equal maxima in different tiles: the first
+    values[0, 2, [vocab - 2, vocab - 1]] = 50.0  # in the last tile
+    values[0, 3, 70] = float("nan")  # torch's argmax and max take the first nan
+    values[0, 3, vocab - 1] = float("nan")
+    values[1, 4] = float("-inf")
+    values[1, 4, vocab // 2] = -1e4  # a row ruled out but for one token
+    top, argmax = top_and_argmax(values)
+    expected_top, expected_argmax = values.max(dim=-1)
+    assert torch.equal(argmax, expected_argmax)
+    assert torch.allclose(top, expected_top, rtol=0, atol=0, equal_nan=True)
 
 
 def test_the_in_place_temperature_divides_as_transformers_does() -> None:

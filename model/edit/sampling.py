@@ -19,6 +19,7 @@ so the published default is 0, where acceptance is exactly transformers' rule.
 
 from __future__ import annotations
 
+import math
 from collections import deque
 from typing import Any, cast
 
@@ -45,24 +46,47 @@ def slot_statistics(logits: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, t
     """Each position's most likely token, entropy (nats) and probabilities over the last dimension.
 
     The engine's everyday path: the same quantities as ``argmax``, :func:`token_entropy` and ``softmax``,
-    in fewer sweeps of the vocabulary (one maximum, one softmax, one dot product), and the probabilities
-    feed :func:`model.edit.draws.draw_accepted`. On the built-in model's 64 slots (50 accepted) the two
-    took 2.9 ms against 17.5 for argmax, :func:`token_entropy` and the library-exact draw. With ``z`` the
-    logits less their maximum, ``log Z = -log p_max`` (the top token's
-    ``z`` is 0), so ``H = log Z - E[z] = -log p_max - sum(p * z)``. Subtracting the maximum first keeps the
-    dot product's terms small: within about 2e-5 nats of a float64 reference, as :func:`token_entropy` is
-    within 1e-5; the last bits differ, so the engine's tokens are no longer generate()'s
-    (``Engine(library_exact=True)`` keeps those).
+    in fewer sweeps of the vocabulary, and the probabilities feed :func:`model.edit.draws.draw_accepted`.
+    With ``z`` the logits less their maximum, ``log Z = -log p_max`` (the top token's ``z`` is 0), so
+    ``H = log Z - E[z] = -log p_max - sum(p * z)``. Subtracting the maximum first keeps the sum's terms
+    small: within about 2e-5 nats of a float64 reference, as :func:`token_entropy` is within 1e-5; the last
+    bits differ, so the engine's tokens are no longer generate()'s (``Engine(library_exact=True)`` keeps those).
+    The maximum and its position come from :func:`top_and_argmax`.
     """
-    top, argmax = logits.max(dim=-1)
+    top, argmax = top_and_argmax(logits)
     shifted = logits - top[..., None]
     probs = torch.softmax(shifted, dim=-1)
     top_prob = probs.gather(-1, argmax[..., None])[..., 0]
-    # A ruled-out -inf would make 0 * -inf = nan in the dot product; Categorical clamps the same way.
-    shifted.clamp_(min=torch.finfo(shifted.dtype).min)
-    expected_shift = torch.matmul(probs[..., None, :], shifted[..., :, None])[..., 0, 0]
+    # A ruled-out -inf would make 0 * -inf = nan in the sum; Categorical clamps the same way. The product goes
+    # into ``shifted``, which nothing reads after it.
+    expected_shift = torch.mul(probs, shifted.clamp_(min=torch.finfo(shifted.dtype).min), out=shifted).sum(-1)
     entropy = top_prob.log_().neg_().sub_(expected_shift).clamp_(min=0)
     return argmax, entropy, probs
+
+
+# Tiles of the vocabulary :func:`top_and_argmax` reduces first; a vocabulary with no such divisor of at least
+# _SMALLEST_TILE takes torch's own ``max``.
+_TILE = 128
+_SMALLEST_TILE = 32
+
+
+def top_and_argmax(values: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """``values.max(dim=-1)``: the largest value over the last dimension and its first position, the same
+    numbers. torch's CPU ``max`` and ``argmax`` with a position walk the vocabulary about fifteen times slower
+    than ``amax`` (0.6 against 0.04 ms over 64 x 8,192 here), so the maximum of each tile of ``_TILE`` is taken
+    first (``amax``), then the position inside the first tile that holds the largest: 0.2 ms."""
+    vocab = values.shape[-1]
+    tile = math.gcd(vocab, _TILE)
+    if tile < _SMALLEST_TILE:
+        top, argmax = values.max(dim=-1)
+        return top, argmax
+    tiles = values.unflatten(-1, (vocab // tile, tile))
+    tile_tops = tiles.amax(dim=-1)
+    # argmax takes the first of equal maxima (and the first nan, as torch's does), so the first tile holding the
+    # largest value, then the first position in it, is the first position over the whole row.
+    best_tile = tile_tops.argmax(dim=-1, keepdim=True)
+    inside = torch.take_along_dim(tiles, best_tile[..., None], dim=-2)[..., 0, :]
+    return tile_tops.gather(-1, best_tile)[..., 0], best_tile[..., 0] * tile + inside.argmax(dim=-1)
 
 
 class InPlaceLinearTemperature(LinearTemperatureScheduleLogitsProcessor):
