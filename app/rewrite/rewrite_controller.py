@@ -370,7 +370,8 @@ class RewriteController(QObject):
             f"{result.passes} passes · {result.tokens_per_forward:.1f} tokens/pass · "
             f"{result.ms_per_pass:.0f} ms/pass"
         )
-        hint = "Enter: accept · Esc: reject · Ctrl+Shift+R: regenerate"
+        # Enter accepts only with the caret in the draft (elsewhere it types): the hint outlives a caret move.
+        hint = "Enter in the draft: accept · Esc: reject · Ctrl+Shift+R: regenerate"
         if not result.texts[run.candidate]:
             hint = "The model wrote nothing here. " + hint
         window.statusBar().showMessage(hint)
