@@ -15,6 +15,8 @@ transformers and no bitsandbytes. So everything is prepared here and each step i
     python bench/gpu_runbook.py take-back train-a FILES_AT   # here: keep the checkpoint pieces for train-b
     python3 bench/gpu_runbook.py train-b       # there: resume, finish, export, evaluate
     python bench/gpu_runbook.py take-back train-b FILES_AT   # here: reassemble the model into runs/gpu/
+    python bench/gpu_runbook.py keep-adapted FILES_AT   # here: adapt-transplant's pieces into main's history
+    python bench/gpu_runbook.py restore-adapted          # here, a fresh checkout: them back, packed to carry
     python bench/gpu_runbook.py readme-table FILES_AT/bench26b.json --write   # the README's 26B table
     python bench/gpu_runbook.py --dry-run      # every step at toy scale on CPU (what the tests run)
 
@@ -150,8 +152,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("step", nargs="?", default=None,
                         choices=["prepare", "prepare-transplant", "plan", "cpu-speed", "transplant-carry",
                                  "adapt-transplant", "bench26b", "engine-vs-library", "train-a", "train-b",
-                                 "take-back", "readme-table", "carry-check"])  # fmt: skip
-    parser.add_argument("rest", nargs="*", help="take-back: STEP FILES_AT; readme-table: JSON")
+                                 "take-back", "readme-table", "carry-check", "keep-adapted",
+                                 "restore-adapted"])  # fmt: skip
+    parser.add_argument("rest", nargs="*", help="take-back: STEP FILES_AT; keep-adapted: FILES_AT; readme-table: JSON")
     parser.add_argument(
         "--transplant",
         type=Path,
@@ -219,6 +222,23 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(take_back_adapt(Path(args.rest[1]), args.carry))
             return 0
         print(take_back(args.rest[0], Path(args.rest[1]), args.carry))
+        return 0
+    if args.step == "keep-adapted":  # after take-back adapt-transplant: the pieces into main's history
+        if len(args.rest) != 1:
+            parser.error("keep-adapted FILES_AT")
+        from runbook.history import keep_adapted
+
+        print(keep_adapted(Path(args.rest[0]), ROOT / "runs" / "gpu" / "adapt" / "model"))
+        return 0
+    if args.step == "restore-adapted":  # a fresh checkout: the last kept session's model, packed for the next
+        from runbook.history import restore_adapted
+
+        adapted = ROOT / "runs" / "gpu" / "adapt"
+        prepare_transplant(args.transplant, args.carry)  # the base transplant the pieces were trained from
+        model = take_back_adapt(restore_adapted(adapted / "restored"), args.carry)
+        packed = prepare_transplant(model, args.carry, adapted / "resume.pt")
+        print(json.dumps({"model": str(model), "corpus-adapt": prepare_corpus_adapt(args.carry, SHARED), **packed},
+                         indent=1))  # fmt: skip
         return 0
     if args.step == "readme-table":
         if len(args.rest) != 1:

@@ -103,6 +103,61 @@ def test_dry_run_adapts_the_transplant_and_the_next_session_resumes_it(dry_run: 
         assert len(session["profile"]["top_operators"]) > 3
 
 
+def test_a_fresh_checkout_resumes_from_the_pieces_kept_in_mains_history(dry_run: tuple[Path, dict]) -> None:
+    # The first session's pieces went through a scratch repository's history, everything ignored was wiped,
+    # and the model rebuilt from them is the one the first session's take-back made, bit for bit.
+    _, summary = dry_run
+    history = summary["history"]
+    assert history["identical"] and len(history["commit"]) == 40
+    assert history["tree"] == ["README.md", "bench/runbook/adapted.json"]
+
+
+def _git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True).stdout
+
+
+def test_kept_pieces_leave_the_tree_and_everything_else_as_it_was(tmp_path: Path) -> None:
+    from runbook.history import RECORD, keep_adapted, restore_adapted
+
+    repo = tmp_path / "main"
+    repo.mkdir()
+    for args in (["init", "-q"], ["config", "user.name", "t"], ["config", "user.email", "t@t"]):
+        _git(repo, *args)
+    (repo / "kept.txt").write_text("committed\n")
+    _git(repo, "add", "kept.txt")
+    _git(repo, "commit", "-q", "-m", "start")
+    (repo / "kept.txt").write_text("the writer's change, not staged\n")
+    (repo / "staged.txt").write_text("staged, not to be committed\n")
+    _git(repo, "add", "staged.txt")
+    files_at, terms = tmp_path / "back", tmp_path / "model"
+    files_at.mkdir()
+    terms.mkdir()
+    pieces = {"adapted.part00": b"\x00\x01" * 1000, "adapted.part01": b"\x02" * 10}
+    for name, data in pieces.items():
+        (files_at / name).write_bytes(data)
+    report = {"back": {"pieces": [{"name": name} for name in pieces]}, "trained": {"steps": 911, "tokens": 1870000},
+              "log": [{"step": 0, "loss": 11.88}, {"step": 800, "loss": 2.71}]}  # fmt: skip
+    (files_at / "adapt-transplant.json").write_text(json.dumps(report))
+    (terms / "NOTICE").write_text("Gemma is provided under and subject to the Gemma Terms of Use\n")
+    first = keep_adapted(files_at, terms, repo)
+    assert "held-out 11.88 -> 2.71" in _git(repo, "log", "-1", "--format=%s", first)
+    assert _git(repo, "ls-files").split() == ["bench/runbook/adapted.json", "kept.txt", "staged.txt"]
+    assert not (repo / "gemma3-270m-adapt").exists()
+    assert (repo / "kept.txt").read_text() == "the writer's change, not staged\n"
+    assert "staged.txt" not in _git(repo, "show", "--name-only", "--format=", "HEAD", first)
+    assert "A  staged.txt" in _git(repo, "status", "--short")
+    # A second session's pieces: the record names the newer commit and keeps the first in its history.
+    (files_at / "adapted.part01").write_bytes(b"\x03" * 10)
+    second = keep_adapted(files_at, terms, repo)
+    record = json.loads((repo / RECORD).read_text())
+    assert record["commit"] == second != first and [s["commit"] for s in record["sessions"]] == [first, second]
+    restored = restore_adapted(tmp_path / "restored", repo)
+    assert (restored / "adapted.part00").read_bytes() == pieces["adapted.part00"]
+    assert (restored / "adapted.part01").read_bytes() == b"\x03" * 10
+    assert json.loads((restored / "adapt-transplant.json").read_text()) == report
+    assert (restored / "NOTICE").read_text().startswith("Gemma is provided")
+
+
 def test_the_real_transplant_fits_three_calls_beside_the_tree_wheels_and_corpus(tmp_path: Path) -> None:
     """The rooms the plan gives each part, from this tree's size: with the 11 MiB of wheels and ~11 MiB of
     corpus (six books, the stories and ~9 MiB of corpus-xl) the three parts hold the ~105 MB the 18-layer

@@ -82,8 +82,41 @@ def transplant_sessions(out: Path, tmp: Path, carry: Path, summary: dict[str, An
                          "scheme_back": report["scheme_back"], "fill": fill,
                          "profile": report["profile"]})  # fmt: skip
         summary["steps"].update({f"s{session}-{k}": v for k, v in steps.items()})
+        if session == 1:
+            # The next session's checkout is fresh: only main's history carries the pieces over (history.py).
+            model = _through_history(step_out, tmp, folder, carry, runs, summary)
         folder, resume = model, runs / "adapt" / "resume.pt"
     return sessions
+
+
+def _through_history(files_at: Path, tmp: Path, base: Path, carry: Path, runs: Path, summary: dict[str, Any]) -> Path:
+    """The first session's pieces kept in a scratch repository's history, everything ignored wiped (a fresh
+    checkout), the base transplant packed again and the pieces restored and merged: the model the second
+    session starts from, checked against the one the first session's take-back made."""
+    import subprocess
+
+    from safetensors.torch import load_file
+
+    from runbook.adapt import prepare_transplant, take_back_adapt
+    from runbook.history import keep_adapted, restore_adapted
+
+    repo = tmp / "main"
+    repo.mkdir()
+    for args in (["init", "-q"], ["config", "user.name", "dry run"], ["config", "user.email", "dry@run"]):
+        subprocess.run(["git", "-C", str(repo), *args], check=True)
+    (repo / "README.md").write_text("scratch\n")
+    subprocess.run(["git", "-C", str(repo), "add", "README.md"], check=True)
+    subprocess.run(["git", "-C", str(repo), "commit", "-q", "-m", "start"], check=True)
+    keeping = keep_adapted(files_at, runs / "adapt" / "model", repo)
+    before = load_file(runs / "adapt" / "model" / "model.safetensors")
+    shutil.rmtree(runs)
+    prepare_transplant(base, carry, None, limits=[1 << 40] * 3)
+    model = take_back_adapt(restore_adapted(tmp / "restored", repo), carry, runs)
+    after = load_file(model / "model.safetensors")
+    tree = subprocess.run(["git", "-C", str(repo), "ls-files"], check=True, capture_output=True, text=True).stdout
+    identical = before.keys() == after.keys() and all(bool((before[k] == after[k]).all()) for k in before)
+    summary["history"] = {"commit": keeping, "tree": tree.split(), "identical": identical}
+    return model
 
 
 def dry_run(out: Path) -> dict[str, Any]:

@@ -44,10 +44,10 @@ CALLS = (
                "`python bench/gpu_runbook.py take-back adapt-transplant FILES_AT` (the adapted model into "
                "runs/gpu/adapt/model, its place into runs/gpu/adapt/resume.pt), then `python bench/gpu_runbook.py "
                "prepare-transplant --transplant runs/gpu/adapt/model --resume runs/gpu/adapt/resume.pt` so the "
-               "next lent session goes on from here; copy FILES_AT's adapted.part* and adapt-transplant.json over "
-               "those in gemma3-270m-adapt/ on the branch gpu-adapt (never main: each call carries main's tree "
-               "within its 64 MiB; a fresh machine rebuilds from the branch, its README says how), add the session's "
-               "row to that README's history and commit there with the held-out losses in the message"),
+               "next lent session goes on from here; then `python bench/gpu_runbook.py keep-adapted FILES_AT` "
+               "(two commits on main: the pieces, the terms and adapt-transplant.json in, then out of the tree "
+               "again, bench/runbook/adapted.json naming the first: only main lands, and main's tree must stay "
+               "small for the calls; a branch or an ignored folder is gone by the next session)"),
     DeviceCall("bench26b", (".gpu-carry/wheels",), 240,
                "only if `status` says at least 240 s of device time are left; then `python bench/gpu_runbook.py "
                "readme-table FILES_AT/bench26b.json --write` and commit the README table"),
@@ -70,7 +70,10 @@ def plan_markdown() -> str:
         "`python -m model.training.transplant_build --out runs/transplant` once (Gemma 3 270M from the "
         "`transplant` extra, ~15 min on CPU), `python bench/gpu_runbook.py prepare-transplant` (the transplant "
         "packed and cut into three parts, each within its call's 64 MiB, and the adaptation's corpus; after a "
-        "lent session, with `--transplant runs/gpu/adapt/model --resume runs/gpu/adapt/resume.pt`) and "
+        "lent session, with `--transplant runs/gpu/adapt/model --resume runs/gpu/adapt/resume.pt`; in a fresh "
+        "checkout where bench/runbook/adapted.json names a kept session, `python bench/gpu_runbook.py "
+        "restore-adapted` instead, which packs the base transplant, merges the kept pieces from main's history "
+        "into runs/gpu/adapt/ and packs that model to resume) and "
         "`python bench/gpu_runbook.py --dry-run` (every step at toy scale). Right before the calls, "
         "`python bench/gpu_runbook.py carry-check` (each call's tree and carry against 64 MiB; the parts are "
         "sized to the tree of their day, so if a call is over, `prepare-transplant` again). Then `status`: "
