@@ -96,8 +96,13 @@ def test_dry_run_adapts_the_transplant_and_the_next_session_resumes_it(dry_run: 
     resumed = [entry for entry in second["log"] if entry.get("resumed")]
     assert [entry["step"] for entry in resumed] == [first["trained"]["steps"]] and resumed[0]["loss"] > 0
     assert not any(entry.get("resumed") for entry in first["log"])
-    # Where a step's time went, by phase and by operator, measured on a throwaway copy.
+    # Where a step's time went, by phase and by operator, measured on a throwaway copy, at the batch that trained
+    # the most tokens a second of those timed (the recipe's and twice it on the CPU).
     for session in (first, second):
+        choice = session["batch_choice"]
+        sizes = [row["batch_size"] for row in choice["tried"]]
+        assert sizes[0] in (2, 4) and choice["batch_size"] in sizes
+        assert all(row["canvas_tokens_per_s"] > 0 for row in choice["tried"])
         phases = session["profile"]["ms_per_step"]
         assert set(phases) == {"batch", "forward", "backward", "optimizer"} and all(v >= 0 for v in phases.values())
         assert len(session["profile"]["top_operators"]) > 3

@@ -22,6 +22,7 @@ import json
 import lzma
 import shutil
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +48,13 @@ ADAPT_CORPUS_FILES = ("tinystories_subset_maxme1.txt", "gutenberg_00011_alice_s_
 ADAPT_XL_SHARD = "books_04"
 ADAPT_XL_BYTES = 9 * MIB
 # The device's recipe: the CPU comparison's (README, "The transplant"), at a GPU's batch.
+# Multiples of the recipe's batch a lent GPU times before it trains (the dry run: the first two). The first
+# H100 session took 0.51 s a step at 32 canvases, where a 151M model's arithmetic is ~15 ms of an H100's: a
+# step's fixed costs dwarf its work, so larger batches may buy tokens almost free. A larger one is taken only
+# when it trains MIN_BATCH_GAIN times the tokens a second of the best before it.
+BATCH_GROWTH = (1, 2, 4, 8)
+MIN_BATCH_GAIN = 1.15
+MAX_BATCH = 512  # a resumed session starts from the batch the last one chose
 GPU_RECIPE = {"lr": 3e-4, "warmup_steps": 100, "max_steps": 30_000, "batch_size": 32, "canvas": 64,
               "distill": 0.0, "anneal_steps": 0, "max_prefix": 128}  # fmt: skip
 TOY_RECIPE = {"lr": 1e-3, "warmup_steps": 2, "max_steps": 40, "batch_size": 2, "canvas": 16,
@@ -246,6 +254,12 @@ def step_adapt(out: Path, dry_run: bool, budget_s: float, carry: Path, work: Pat
     run_dir.mkdir(parents=True)
     if blob["resume"] is not None:  # the last session's place: weights are the carried ones, fresh moments
         torch.save({**blob["resume"], "weights": {}, "optimizer": None}, run_dir / "checkpoint.pt")
+    choice = pick_batch_size(model, [pools["ts"], pools["tb"]], recipe, device, BATCH_GROWTH if cuda else (1, 2))
+    report["batch_choice"] = choice
+    recipe = replace(recipe, batch_size=choice["batch_size"])
+    report["recipe"] = recipe.__dict__
+    say(f"batch {recipe.batch_size}: " + ", ".join(f"{row['batch_size']}: {row.get('canvas_tokens_per_s', 'OOM')}"
+                                                   for row in choice["tried"]))  # fmt: skip
     report["profile"] = profile_steps(model, [pools["ts"], pools["tb"]], recipe, device)
     say(f"a step: {report['profile']['ms_per_step']} ms")
     minutes = max(0.2, (budget_s - elapsed_s() - (60 if not dry_run else 5)) / 60)
@@ -271,6 +285,60 @@ def step_adapt(out: Path, dry_run: bool, budget_s: float, carry: Path, work: Pat
     report["back"] = split_file(path, out, "adapted", PIECE_BYTES if not dry_run else 256 * 1024)
     say(f"adapted to step {state.step}; back at {back['weights']['scheme']} in {len(report['back']['pieces'])} pieces")
     return report.data
+
+
+def pick_batch_size(model: Any, pools: list[Any], recipe: Any, device: str,
+                    growth: tuple[int, ...] = BATCH_GROWTH) -> dict[str, Any]:  # fmt: skip
+    """The batch (a multiple in ``growth`` of the recipe's) that trains the most canvas tokens a second here,
+    each timed over two steps after one on a throwaway copy of the model; larger ones are tried while each
+    pays ``MIN_BATCH_GAIN`` over the best so far, and one that runs out of memory ends the search."""
+    import copy
+
+    import torch
+
+    from model.training.adapt import _on, mix_for, optimizer_for, train_step, trainable
+    from model.training.data import ExampleSampler
+
+    cuda = device == "cuda"
+    tried: list[dict[str, Any]] = []
+    best: dict[str, Any] | None = None
+    for factor in growth:
+        trial = replace(recipe, batch_size=recipe.batch_size * factor)
+        if factor > 1 and trial.batch_size > MAX_BATCH:
+            break
+        sampler = ExampleSampler(pools, [0.5, 0.5], trial.canvas, trial.batch_size, mix_for(trial), seed=999)
+        generator = torch.Generator().manual_seed(999)
+        copied: Any = None
+        optimizer: Any = None
+        params: Any = None
+        try:
+            copied = copy.deepcopy(model).to(device).train()
+            params = trainable(copied, trial)
+            optimizer = optimizer_for(params, trial)
+            for index in range(3):
+                if index == 1:  # the first step compiles kernels and warms the allocator
+                    if cuda:
+                        torch.cuda.synchronize()
+                    started = time.perf_counter()
+                batch = _on(sampler.next_batch(), torch.device(device))
+                train_step(copied, batch, generator, trial, 10**6, optimizer, params, bf16=cuda)
+            if cuda:
+                torch.cuda.synchronize()
+            seconds = (time.perf_counter() - started) / 2
+        except torch.cuda.OutOfMemoryError:
+            tried.append({"batch_size": trial.batch_size, "oom": True})
+            break
+        finally:
+            copied = optimizer = params = None  # the copy's memory back before the next size
+            if cuda:
+                torch.cuda.empty_cache()
+        row = {"batch_size": trial.batch_size, "ms_per_step": round(seconds * 1000, 1),
+               "canvas_tokens_per_s": round(trial.batch_size * trial.canvas / seconds)}  # fmt: skip
+        tried.append(row)
+        if best is not None and row["canvas_tokens_per_s"] < best["canvas_tokens_per_s"] * MIN_BATCH_GAIN:
+            break
+        best = row
+    return {"tried": tried, "batch_size": best["batch_size"] if best is not None else recipe.batch_size}
 
 
 def profile_steps(model: Any, pools: list[Any], recipe: Any, device: str, steps: int = 3) -> dict[str, Any]:
