@@ -61,7 +61,7 @@ def keep_adapted(files_at: Path, terms_from: Path | None = None, repo: Path = RO
     for path in files:
         shutil.copyfile(path, folder / path.name)
     summary = _summary(data)
-    _git(repo, "add", "--", ADAPTED_FOLDER)
+    _git(repo, "add", "--force", "--", ADAPTED_FOLDER)  # whatever .gitignore may come to say of weights
     _git(repo, "commit", "-q", "-m", f"#47 adapted pieces of a lent session ({summary}), kept in history only",
          "--", ADAPTED_FOLDER)  # fmt: skip
     keeping = _git(repo, "rev-parse", "HEAD").strip()
