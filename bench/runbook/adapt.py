@@ -47,7 +47,6 @@ ADAPT_CORPUS_FILES = ("tinystories_subset_maxme1.txt", "gutenberg_00011_alice_s_
 # (train-a/train-b) do not carry; the size keeps call 3's part within its room with ~3 MiB to spare.
 ADAPT_XL_SHARD = "books_04"
 ADAPT_XL_BYTES = 9 * MIB
-# The device's recipe: the CPU comparison's (README, "The transplant"), at a GPU's batch.
 # Multiples of the recipe's batch a lent GPU times before it trains (the dry run: the first two). The first
 # H100 session took 0.51 s a step at 32 canvases, where a 151M model's arithmetic is ~15 ms of an H100's: a
 # step's fixed costs dwarf its work, so larger batches may buy tokens almost free. A larger one is taken only
@@ -55,6 +54,7 @@ ADAPT_XL_BYTES = 9 * MIB
 BATCH_GROWTH = (1, 2, 4, 8)
 MIN_BATCH_GAIN = 1.15
 MAX_BATCH = 512  # a resumed session starts from the batch the last one chose
+# The device's recipe: the CPU comparison's (README, "The transplant"), at a GPU's batch.
 GPU_RECIPE = {"lr": 3e-4, "warmup_steps": 100, "max_steps": 30_000, "batch_size": 32, "canvas": 64,
               "distill": 0.0, "anneal_steps": 0, "max_prefix": 128}  # fmt: skip
 TOY_RECIPE = {"lr": 1e-3, "warmup_steps": 2, "max_steps": 40, "batch_size": 2, "canvas": 16,
@@ -287,11 +287,9 @@ def step_adapt(out: Path, dry_run: bool, budget_s: float, carry: Path, work: Pat
     return report.data
 
 
-def pick_batch_size(model: Any, pools: list[Any], recipe: Any, device: str,
-                    growth: tuple[int, ...] = BATCH_GROWTH) -> dict[str, Any]:  # fmt: skip
-    """The batch (a multiple in ``growth`` of the recipe's) that trains the most canvas tokens a second here,
-    each timed over two steps after one on a throwaway copy of the model; larger ones are tried while each
-    pays ``MIN_BATCH_GAIN`` over the best so far, and one that runs out of memory ends the search."""
+def _throwaway_steps(model: Any, pools: list[Any], recipe: Any, device: str) -> Any:
+    """Training steps on a throwaway copy of the model (the run's weights, sampler and noise stay untouched):
+    call the result with a ``mark`` that ends each phase (batch, forward, backward, optimizer)."""
     import copy
 
     import torch
@@ -299,38 +297,57 @@ def pick_batch_size(model: Any, pools: list[Any], recipe: Any, device: str,
     from model.training.adapt import _on, mix_for, optimizer_for, train_step, trainable
     from model.training.data import ExampleSampler
 
-    cuda = device == "cuda"
+    copied = copy.deepcopy(model).to(device).train()
+    params = trainable(copied, recipe)
+    optimizer = optimizer_for(params, recipe)
+    sampler = ExampleSampler(pools, [0.5, 0.5], recipe.canvas, recipe.batch_size, mix_for(recipe), seed=999)
+    generator = torch.Generator().manual_seed(999)
+
+    def step(mark: Any = lambda: None) -> None:
+        batch = _on(sampler.next_batch(), torch.device(device))
+        mark()
+        # At a step past any mask annealing: the engine's bidirectional canvas.
+        train_step(copied, batch, generator, recipe, 10**6, optimizer, params, bf16=device == "cuda", mark=mark)
+
+    return step
+
+
+def _synchronize(device: str) -> None:
+    import torch
+
+    if device == "cuda":
+        torch.cuda.synchronize()
+
+
+def pick_batch_size(model: Any, pools: list[Any], recipe: Any, device: str,
+                    growth: tuple[int, ...] = BATCH_GROWTH) -> dict[str, Any]:  # fmt: skip
+    """The batch (a multiple in ``growth`` of the recipe's) that trains the most canvas tokens a second here,
+    each timed over two steps after one on a throwaway copy of the model; larger ones are tried while each
+    pays ``MIN_BATCH_GAIN`` over the best so far, and one that runs out of memory ends the search."""
+    import torch
+
     tried: list[dict[str, Any]] = []
     best: dict[str, Any] | None = None
     for factor in growth:
         trial = replace(recipe, batch_size=recipe.batch_size * factor)
         if factor > 1 and trial.batch_size > MAX_BATCH:
             break
-        sampler = ExampleSampler(pools, [0.5, 0.5], trial.canvas, trial.batch_size, mix_for(trial), seed=999)
-        generator = torch.Generator().manual_seed(999)
-        copied: Any = None
-        optimizer: Any = None
-        params: Any = None
+        step: Any = None
         try:
-            copied = copy.deepcopy(model).to(device).train()
-            params = trainable(copied, trial)
-            optimizer = optimizer_for(params, trial)
-            for index in range(3):
-                if index == 1:  # the first step compiles kernels and warms the allocator
-                    if cuda:
-                        torch.cuda.synchronize()
-                    started = time.perf_counter()
-                batch = _on(sampler.next_batch(), torch.device(device))
-                train_step(copied, batch, generator, trial, 10**6, optimizer, params, bf16=cuda)
-            if cuda:
-                torch.cuda.synchronize()
+            step = _throwaway_steps(model, pools, trial, device)
+            step()  # the first step compiles kernels and warms the allocator
+            _synchronize(device)
+            started = time.perf_counter()
+            step()
+            step()
+            _synchronize(device)
             seconds = (time.perf_counter() - started) / 2
         except torch.cuda.OutOfMemoryError:
             tried.append({"batch_size": trial.batch_size, "oom": True})
             break
         finally:
-            copied = optimizer = params = None  # the copy's memory back before the next size
-            if cuda:
+            step = None  # the copy's memory back before the next size
+            if device == "cuda":
                 torch.cuda.empty_cache()
         row = {"batch_size": trial.batch_size, "ms_per_step": round(seconds * 1000, 1),
                "canvas_tokens_per_s": round(trial.batch_size * trial.canvas / seconds)}  # fmt: skip
@@ -345,32 +362,19 @@ def profile_steps(model: Any, pools: list[Any], recipe: Any, device: str, steps:
     """Where a training step's time goes, on a throwaway copy of the model (the run's weights, sampler and
     noise stay untouched): milliseconds per phase, then the operators that took the most time. The first lent
     H100 trained 2,048 canvas tokens in 0.51 s a step, about 15 times below the estimate; this says why."""
-    import copy
-
     import torch
 
-    from model.training.adapt import _on, mix_for, optimizer_for, train_step, trainable
-    from model.training.data import ExampleSampler
-
     cuda = device == "cuda"
-    copied = copy.deepcopy(model).to(device).train()
-    params = trainable(copied, recipe)
-    optimizer = optimizer_for(params, recipe)
-    sampler = ExampleSampler(pools, [0.5, 0.5], recipe.canvas, recipe.batch_size, mix_for(recipe), seed=999)
-    generator = torch.Generator().manual_seed(999)
+    step = _throwaway_steps(model, pools, recipe, device)
 
     def one_step(times: dict[str, float] | None) -> None:
         marks = [time.perf_counter()]
 
         def mark() -> None:
-            if cuda:
-                torch.cuda.synchronize()
+            _synchronize(device)
             marks.append(time.perf_counter())
 
-        batch = _on(sampler.next_batch(), torch.device(device))
-        mark()
-        # At a step past any mask annealing: the engine's bidirectional canvas.
-        train_step(copied, batch, generator, recipe, 10**6, optimizer, params, bf16=cuda, mark=mark)
+        step(mark)
         if times is not None:
             phases = ("batch", "forward", "backward", "optimizer")
             for name, start, end in zip(phases, marks[:-1], marks[1:], strict=True):

@@ -30,8 +30,7 @@ def _git(repo: Path, *args: str) -> str:
     return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True).stdout
 
 
-def _kept_files(files_at: Path, terms_from: Path | None) -> list[Path]:
-    data = json.loads((files_at / "adapt-transplant.json").read_text())
+def _kept_files(files_at: Path, data: dict[str, Any], terms_from: Path | None) -> list[Path]:
     files = [files_at / "adapt-transplant.json", *(files_at / piece["name"] for piece in data["back"]["pieces"])]
     if terms_from is not None:
         files += [terms_from / name for name in TERMS if (terms_from / name).exists()]
@@ -53,7 +52,7 @@ def keep_adapted(files_at: Path, terms_from: Path | None = None, repo: Path = RO
     """Commit a session's adapted pieces into main's history and out of its tree (two commits of these paths
     only: whatever else is staged or changed stays as it was). Returns the commit that holds them."""
     data = json.loads((files_at / "adapt-transplant.json").read_text())
-    files = _kept_files(files_at, terms_from)
+    files = _kept_files(files_at, data, terms_from)
     folder = repo / ADAPTED_FOLDER
     if folder.exists():
         raise SystemExit(f"keep-adapted: {folder} is in the way (it must never be in the tree)")
