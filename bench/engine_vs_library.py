@@ -168,8 +168,10 @@ class Continuation:
         self.ids = ([self.engine.bos_id] if self.engine.bos_id is not None else []) + self.engine.encode(prompt)
         self.request = EditRequest(
             prefix=prompt, mode="fill", max_new_tokens=new_tokens, candidates=candidates,
-            # The published sampler, as generate() runs it: no left-to-right bias, no polish rounds.
-            options=DenoiseOptions(max_denoising_steps=steps, left_to_right_bias=0.0, polish_rounds=0),
+            # The published sampler, as generate() runs it: no left-to-right bias, no polish rounds, one bound.
+            options=DenoiseOptions(
+                max_denoising_steps=steps, left_to_right_bias=0.0, polish_rounds=0, wide_entropy_bound=0.0
+            ),
         )  # fmt: skip
         self.input_ids = torch.tensor([self.ids] * candidates, device=loaded.device)
 

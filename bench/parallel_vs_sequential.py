@@ -58,7 +58,7 @@ def main() -> None:
     args = parser.parse_args()
     engine = Engine(load(args.model, device="cpu"))
     prefix = " ".join(WORDS[i % len(WORDS)] for i in range(args.context_words)) + "."
-    common: dict[str, Any] = {"left_to_right_bias": 0.0, "polish_rounds": 0}
+    common: dict[str, Any] = {"left_to_right_bias": 0.0, "polish_rounds": 0, "wide_entropy_bound": 0.0}
     engine.run(EditRequest(prefix=prefix, mode="fill", max_new_tokens=8, seed=0))  # warm-up
     print(f"{'tokens':>6} {'mode':>11} {'passes':>7} {'tok/fwd':>8} {'wall ms':>9} {'speed-up':>9}")
     rows = []

@@ -3,6 +3,7 @@
     python bench/stop_tuning.py                    # 24 sentences and 24 gaps per setting, four drafts each
     python bench/stop_tuning.py --cases 8          # a quicker look
     python bench/stop_tuning.py --step caps --cases 16 --seed 1   # the step cap: 48, 40, 32 passes
+    python bench/stop_tuning.py --step wide --cases 16 --seed 1   # the wide canvas's entropy bound: 0, 4, 8, 16
 
 A sentence's four drafts ran 48 passes and six polish rounds (two forwards each) on the built-in model: its
 mean entropy never gets below DiffusionGemma's confidence threshold (0.005 nats), so the early stop never
@@ -59,7 +60,7 @@ from model.training.ngram import words  # noqa: E402
 # The built-in model's settings at the start of this work (redraft_sampler.json, generation_config.json).
 SESSION_START: dict[str, Any] = {
     "max_denoising_steps": 48, "t_min": 0.4, "t_max": 0.8, "entropy_bound": 1.0, "stability_threshold": 1,
-    "confidence_threshold": 0.005, "left_to_right_bias": 1.0, "polish_rounds": 6,
+    "confidence_threshold": 0.005, "left_to_right_bias": 1.0, "polish_rounds": 6, "wide_entropy_bound": 0.0,
 }  # fmt: skip
 
 # Rows of the second step: each changes the checkpoint's settings (redraft_sampler.json, generation_config.json)
@@ -76,6 +77,10 @@ GRID: list[dict[str, Any]] = [
 # draft, where a block runs to its cap: its entropy never gets low enough for the early stop).
 STEP_CAPS = (48, 40, 32)
 LONG_GAP_SLOTS = 64
+# The wide canvas's entropy bound (--step wide, model.edit.sampling.block_entropy_bound): 0 is one bound for every
+# width; each on gaps wider than half the canvas, where it applies, with one draft and the editor's four.
+WIDE_BOUNDS = (0.0, 4.0, 8.0, 16.0)
+WIDE_GAPS = ((64, 1), (64, 4), (48, 1))
 STABILITY = (1, 2, 3)
 CONFIDENCE = (0.005, 0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 1.5)
 
@@ -200,10 +205,29 @@ def step_caps(engine: Engine, lm: Any, sections: list[Section], cases: int, seed
     return rows
 
 
+def step_wide(engine: Engine, lm: Any, sections: list[Section], cases: int, seed: int) -> list[dict[str, Any]]:
+    """Each bound of WIDE_BOUNDS (the rest of the settings as shipped) on the gaps of WIDE_GAPS (slots, drafts)."""
+    rows = []
+    gaps = fill_cases(sections, cases, seed)
+    for wide in WIDE_BOUNDS:
+        for slots, drafts in WIDE_GAPS:
+            started = time.perf_counter()
+            figures = run_fills(engine, lm, gaps, seed, DenoiseOptions(wide_entropy_bound=wide), drafts, slots=slots)[0]
+            rows.append({"wide_entropy_bound": wide, "slots": slots, "drafts": drafts, **asdict(figures),
+                         "seconds_per_edit": (time.perf_counter() - started) / cases})  # fmt: skip
+            low, high = figures.ppl_fill_interval
+            print(
+                f"  wide bound {wide:4g}, {slots}-slot gaps, {drafts} draft(s): passes {figures.passes_per_fill:5.1f} "
+                f"ppl {figures.ppl_fill:6.1f} ({low:.0f}-{high:.0f}) seam {figures.ppl_fill_seam:6.1f}",
+                flush=True,
+            )
+    return rows
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = held_out_parser(__doc__ or "", "held-out sentences and gaps per setting")
     parser.set_defaults(cases=24)
-    parser.add_argument("--step", choices=["simulate", "verify", "caps"], default="simulate")
+    parser.add_argument("--step", choices=["simulate", "verify", "caps", "wide"], default="simulate")
     parser.add_argument("--rule", type=json.loads, default={}, help="e.g. '{\"confidence_threshold\": 0.3}'")
     parser.add_argument("--only", type=int, nargs="*", default=None, help="rows of GRID to verify")
     args = parser.parse_args(argv)
@@ -213,6 +237,11 @@ def main(argv: list[str] | None = None) -> int:
     report: dict[str, Any] = {"machine": "2-core x86-64 CPU, shared and busy", "cases": args.cases}
     print(f"{args.cases} sentences and {args.cases} gaps, {args.candidates} drafts, the tuning half of the held-out "
           "sections (a busy machine: seconds are indicative)", flush=True)  # fmt: skip
+    if args.step == "wide":
+        report["wide"] = step_wide(engine, lm, sections, args.cases, args.seed)
+        if args.json:
+            args.json.write_text(json.dumps(report, indent=1) + "\n")
+        return 0
     if args.step == "caps":
         report["caps"] = step_caps(engine, lm, sections, args.cases, args.seed, args.candidates, args.rule)
         if args.json:

@@ -111,10 +111,20 @@ def test_redraft_sampler_file_sets_polish_rounds_as_a_count(checkpoint_copy: Pat
     assert DenoiseOptions().resolved(loaded.generation_defaults).polish_rounds == 6
 
 
+def test_redraft_sampler_file_sets_the_wide_canvas_bound(checkpoint_copy: Path) -> None:
+    (checkpoint_copy / "redraft_sampler.json").write_text(json.dumps({"wide_entropy_bound": 8}))
+    loaded = load(checkpoint_copy, device="cpu")
+    assert loaded.generation_defaults == {"wide_entropy_bound": 8.0}
+    assert DenoiseOptions().resolved(loaded.generation_defaults).wide_entropy_bound == 8.0
+    # A request's own value wins, 0 (the published sampler) included.
+    assert DenoiseOptions(wide_entropy_bound=0.0).resolved(loaded.generation_defaults).wide_entropy_bound == 0.0
+
+
 @pytest.mark.parametrize(
     "content, message",
     [
         ('{"left_to_right_bias": -1}', "must be a number >= 0"),
+        ('{"wide_entropy_bound": -2}', "must be a number >= 0"),
         ('{"left_to_right_bias": "high"}', "must be a number >= 0"),
         ('{"left_to_right": 1.0}', "unknown keys"),
         ('{"polish_rounds": 1.5}', "polish_rounds must be a whole number from 0 to 64"),

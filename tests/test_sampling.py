@@ -19,6 +19,7 @@ from model.edit.sampling import (
     InPlaceLinearTemperature,
     LeftToRightEntropyBoundSampler,
     StableAndConfident,
+    block_entropy_bound,
     slot_statistics,
     token_entropy,
     top_and_argmax,
@@ -194,3 +195,57 @@ def test_the_built_in_models_drafts_stop_once_settled() -> None:
     )  # fmt: skip
     assert engine.loaded.generation_defaults["max_denoising_steps"] == 48
     assert engine.run(request).passes <= 24
+
+
+@pytest.mark.parametrize("slots", [1, 16, 32])
+def test_blocks_up_to_half_the_canvas_keep_the_bound_exactly(slots: int) -> None:
+    assert block_entropy_bound(1.0, 8.0, slots, 64) == 1.0
+
+
+def test_the_bound_rises_linearly_to_the_wide_one_over_the_second_half_of_the_canvas() -> None:
+    assert block_entropy_bound(1.0, 8.0, 64, 64) == 8.0
+    assert block_entropy_bound(1.0, 8.0, 48, 64) == pytest.approx(4.5)
+    assert block_entropy_bound(1.0, 8.0, 40, 64) == pytest.approx(2.75)
+    assert block_entropy_bound(0.5, 4.5, 192, 256) == pytest.approx(2.5)  # a 256-slot canvas, three quarters free
+
+
+@pytest.mark.parametrize("bias", [0.0, 1.0])
+def test_row_bounds_accept_each_row_as_its_own_bound_would(bias: float) -> None:
+    """Drafts of different widths in one batch each get their own bound (the engine's wide-canvas bounds)."""
+    torch.manual_seed(1)
+    entropy = token_entropy(torch.randn(3, 16, VOCAB) * 2)
+    bounds = [1.0, 4.5, 8.0]
+    mixed = LeftToRightEntropyBoundSampler(EntropyBoundSamplerConfig(entropy_bound=1.0), 16, VOCAB, 8, bias)
+    together = mixed.acceptance(entropy, torch.tensor(bounds))
+    for row, bound in enumerate(bounds):
+        alone = LeftToRightEntropyBoundSampler(EntropyBoundSamplerConfig(entropy_bound=bound), 16, VOCAB, 8, bias)
+        assert torch.equal(together[row], alone.acceptance(entropy[row : row + 1])[0])
+    assert together[2].sum() > together[0].sum()  # the wider bound accepts more of the same entropies
+
+
+@pytest.mark.parametrize("wide", [0.0, 0.5, 1.0])
+def test_a_wide_bound_at_or_below_the_bound_changes_nothing(wide: float) -> None:
+    """0 is the published sampler; a wide bound below the writer's own never narrows it."""
+    assert all(block_entropy_bound(1.0, wide, slots, 64) == 1.0 for slots in range(1, 65))
+
+
+def test_a_wide_gap_of_the_built_in_model_develops_in_fewer_passes() -> None:
+    """A 64-slot gap (issue #49): with one bound for every width the built-in model accepts a token or two a pass
+    and runs to its step cap; the wider bound its redraft_sampler.json sets for wide blocks ends it sooner."""
+    from model import DenoiseOptions, EditRequest, Engine, load
+
+    engine = Engine(load(None, device="cpu"))
+    assert engine.loaded.generation_defaults["wide_entropy_bound"] > engine.loaded.generation_defaults["entropy_bound"]
+
+    def passes(**options: float) -> int:
+        request = EditRequest(
+            prefix="The keeper climbed the stairs every evening and lit the lamp before the light was gone. ",
+            suffix=" By morning the storm had passed, and the boats went out again.",
+            mode="fill", max_new_tokens=64, candidates=1, seed=0,
+            options=DenoiseOptions(polish_rounds=0, **options),  # type: ignore[arg-type]
+        )  # fmt: skip
+        return engine.run(request).passes
+
+    one_bound = passes(wide_entropy_bound=0.0)
+    assert one_bound == 48  # the step cap
+    assert passes() <= 0.8 * one_bound

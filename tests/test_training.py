@@ -459,6 +459,13 @@ def test_model_card_reports_the_run_chain_figures_and_licenses(corpus: Path, tmp
     card = render(folder, report, source_md=source_md)
     assert "`polish_rounds` 4" in card and "one round after another: 30%, 22%, 15%, 8%" in card
     assert "Polishing makes fills more grammatical phrase by phrase and also more generic" in card
+    # The wide canvas's bound: stated with its range only when it widens the generation config's bound.
+    assert "A draft wider than half the canvas" not in card
+    for wide, stated in ((8.0, True), (0.0, False)):
+        (folder / "redraft_sampler.json").write_text(json.dumps({"wide_entropy_bound": wide}))
+        card = render(folder, report, source_md=source_md)
+        assert f"`wide_entropy_bound` {wide}" in card
+        assert ("its entropy bound rises linearly from" in card and "to 8 at all of it" in card) == stated
     # Older reports have no interval: the card says nothing rather than inventing one.
     assert "bootstrap" not in render(folder, _report(4_830_000, with_interval=False), source_md=source_md)
 

@@ -62,7 +62,9 @@ REDRAFT_SAMPLER_FILE = "redraft_sampler.json"
 # averages entropy over the free slots, while transformers and vLLM, which read generation_config.json,
 # average over the whole canvas, pinned suffix and padding included, where a threshold tuned for free slots
 # stops far too early; and their samplers, without those extensions, were never tuned to fewer passes.
-REDRAFT_SAMPLER_KEYS = ("left_to_right_bias", "polish_rounds", "confidence_threshold", "max_denoising_steps")
+REDRAFT_SAMPLER_KEYS = (
+    "left_to_right_bias", "polish_rounds", "confidence_threshold", "max_denoising_steps", "wide_entropy_bound"
+)
 # The whole-number keys, with their bounds (a request's own, model.edit.request).
 REDRAFT_SAMPLER_COUNTS: dict[str, tuple[int, int]] = {
     "polish_rounds": (0, MAX_POLISH_ROUNDS),

@@ -14,7 +14,8 @@ nothing else; each thing it calls lives in a module of its own:
   temperature schedule, sampling, entropy-bound acceptance, uniform re-noising of the rest, and the
   stable-and-confident early stop. Only the free slots take part in acceptance and stopping. Redraft's
   first extension, off unless a checkpoint or request asks for it, is a left-to-right bias in the
-  ranking of tokens to accept (:mod:`model.edit.sampling`), which small models need to write coherent text.
+  ranking of tokens to accept (:mod:`model.edit.sampling`), which small models need to write coherent text;
+  another, ``wide_entropy_bound``, lets a draft wider than half the canvas accept more tokens a pass.
 * :mod:`model.edit.polish` (``polish_rounds``, the second extension, also off by default) re-develops each
   finished block's weakest tokens.
 * :mod:`model.edit.ranking` scores several candidates, developed side by side as one batch, by the
@@ -58,6 +59,7 @@ from model.edit.sampling import (
     InPlaceLinearTemperature,
     LeftToRightEntropyBoundSampler,
     StableAndConfident,
+    block_entropy_bound,
     slot_statistics,
     token_entropy,
 )
@@ -86,6 +88,9 @@ class _Block:
     positions: torch.Tensor  # (1, canvas) decoder positions
     bans: slot_bans.Bans
     sampler: LeftToRightEntropyBoundSampler
+    # (batch,) each candidate's entropy bound, by its own width (model.edit.sampling.block_entropy_bound); None
+    # where every candidate has the sampler's own
+    bounds: torch.Tensor | None
     live_caches: LiveCaches = field(default_factory=LiveCaches)  # the cache's rows of the candidates developing
 
 
@@ -298,7 +303,7 @@ class Engine:
             argmax, entropy, probs = torch.argmax(slot_logits, dim=-1), token_entropy(slot_logits), None
         else:
             argmax, entropy, probs = slot_statistics(slot_logits)
-        accepted = block.sampler.acceptance(entropy)
+        accepted = block.sampler.acceptance(entropy, rows(live, block.bounds))
         sampled = (
             draws.draw_accepted(probs, accepted)
             if probs is not None
@@ -387,6 +392,9 @@ class Engine:
             sampler = LeftToRightEntropyBoundSampler(
                 sampler_config, slots, self.vocab_size, steps, options.left_to_right_bias
             )
+            bounds = [block_entropy_bound(options.entropy_bound, options.wide_entropy_bound, w, canvas_length)
+                      for w in widths]  # fmt: skip
+            row_bounds = None if set(bounds) == {options.entropy_bound} else torch.tensor(bounds, device=device)
             bans = self._bans(layout, block)
             # What every pass of this block hands a painter besides its own canvas.
             paint = partial(
@@ -410,7 +418,7 @@ class Engine:
                 )
             if held is not None:
                 slot_canvas = torch.where(held >= 0, held, slot_canvas)
-            plan = _Block(slots, pinned, held, keep_signal, decoder_positions, bans, sampler)
+            plan = _Block(slots, pinned, held, keep_signal, decoder_positions, bans, sampler, row_bounds)
             state = _Canvas(
                 slot_canvas, slot_canvas, None, torch.zeros(batch, dtype=torch.bool, device=device),
                 torch.zeros(slot_canvas.shape, device=device), torch.zeros_like(slot_canvas, dtype=torch.bool),

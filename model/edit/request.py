@@ -34,8 +34,9 @@ def gap_tokens(mark: str) -> int:
     return 8
 
 # DiffusionGemma's published sampler defaults (transformers' DiffusionGemmaGenerationConfig), used when
-# neither the request nor the checkpoint sets a value. ``left_to_right_bias`` (model.edit.sampling) and
-# ``polish_rounds`` (model.edit.polish) are Redraft's extensions; 0 is the published sampler.
+# neither the request nor the checkpoint sets a value. ``left_to_right_bias`` and ``wide_entropy_bound``
+# (model.edit.sampling) and ``polish_rounds`` (model.edit.polish) are Redraft's extensions; 0 is the published
+# sampler.
 PUBLISHED_DEFAULTS = {
     "max_denoising_steps": 48,
     "t_min": 0.4,
@@ -45,6 +46,7 @@ PUBLISHED_DEFAULTS = {
     "confidence_threshold": 0.005,
     "left_to_right_bias": 0.0,
     "polish_rounds": 0,
+    "wide_entropy_bound": 0.0,
 }
 MAX_POLISH_ROUNDS = 64
 
@@ -72,6 +74,7 @@ class DenoiseOptions:
     confidence_threshold: float | None = None
     left_to_right_bias: float | None = None
     polish_rounds: int | None = None
+    wide_entropy_bound: float | None = None
 
     def check_types(self) -> None:
         """Each set option is a number of the right kind (a JSON client can send anything)."""
@@ -98,6 +101,7 @@ class DenoiseOptions:
             confidence_threshold=float(values["confidence_threshold"]),
             left_to_right_bias=float(values["left_to_right_bias"]),
             polish_rounds=_whole(values["polish_rounds"], "polish rounds"),
+            wide_entropy_bound=float(values["wide_entropy_bound"]),
         )
         options.validate()
         return options
@@ -150,6 +154,7 @@ class ResolvedOptions:
     confidence_threshold: float
     left_to_right_bias: float = 0.0
     polish_rounds: int = 0
+    wide_entropy_bound: float = 0.0  # 0: every block uses ``entropy_bound`` (model.edit.sampling.block_entropy_bound)
 
     def validate(self) -> None:
         if not 1 <= self.max_denoising_steps <= MAX_DENOISING_STEPS:
@@ -157,7 +162,8 @@ class ResolvedOptions:
                 f"max denoising steps must be between 1 and {MAX_DENOISING_STEPS}, "
                 f"got {self.max_denoising_steps}"
             )
-        for name in ("t_max", "t_min", "entropy_bound", "confidence_threshold", "left_to_right_bias"):
+        for name in ("t_max", "t_min", "entropy_bound", "confidence_threshold", "left_to_right_bias",
+                     "wide_entropy_bound"):
             value = getattr(self, name)
             if not math.isfinite(value):
                 raise RequestError(f"{name.replace('_', ' ')} must be a finite number, got {value}")
@@ -170,6 +176,8 @@ class ResolvedOptions:
             raise RequestError(f"the entropy bound must be > 0, got {self.entropy_bound}")
         if self.left_to_right_bias < 0:
             raise RequestError(f"the left-to-right bias must be >= 0, got {self.left_to_right_bias}")
+        if self.wide_entropy_bound < 0:
+            raise RequestError(f"the wide canvas's entropy bound must be >= 0, got {self.wide_entropy_bound}")
         if not 0 <= self.polish_rounds <= MAX_POLISH_ROUNDS:
             raise RequestError(f"polish rounds must be between 0 and {MAX_POLISH_ROUNDS}, got {self.polish_rounds}")
         if self.stability_threshold < 0:

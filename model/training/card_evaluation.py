@@ -181,6 +181,14 @@ def evaluation_sections(facts: ModelFacts, report: dict, sampler_note: str) -> l
             "else, which stays in place. Training on uniform noise teaches the model to spot and replace "
             "wrong tokens anywhere on a canvas, but the sampler itself never returns to a finished one."
         )
+    bound = float(gen["sampler_config"]["entropy_bound"])
+    if facts.wide_entropy_bound > bound:
+        sentences.append(
+            f"A draft wider than half the canvas ({facts.canvas} slots) accepts more a pass: its entropy bound rises "
+            f"linearly from {bound:g} at half the canvas to {facts.wide_entropy_bound:g} at all of it "
+            "(`wide_entropy_bound`, `model/edit/sampling.py`), where one bound for every width let a wide block "
+            "accept a token or two a pass and run to its step cap."
+        )
     if tuning:
         sentences.append(
             f"The sweep below runs on {tuning[0]['fills']} *other* held-out gaps (a different seed) than the "

@@ -161,5 +161,9 @@ class ModelFacts:
         return int(self.extension.get("polish_rounds", 0))
 
     @property
+    def wide_entropy_bound(self) -> float:
+        return float(self.extension.get("wide_entropy_bound", 0.0))
+
+    @property
     def total_minutes(self) -> float:
         return sum(r.minutes for r in self.runs)
