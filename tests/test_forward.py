@@ -11,6 +11,7 @@ from transformers import DynamicCache
 
 from model import EditRequest, Engine, LoadedModel
 from model.runtime import forward as model_forward
+from model.runtime import onednn_head
 from model.runtime.cache_kwarg import with_cache
 
 
@@ -100,3 +101,60 @@ def test_warming_up_settles_the_first_use_checks(tiny_checkpoint: Any, monkeypat
     monkeypatch.setattr(draws, "_verdict", None)  # the replica's check is the library-exact engine's alone
     Engine(fresh, library_exact=True).warm_up()
     assert draws._verdict is True
+
+
+def _builtin_head() -> torch.nn.Linear:
+    from model import load
+
+    head = load(None, device="cpu").model.lm_head
+    assert type(head) is torch.nn.Linear
+    return head
+
+
+def test_the_head_through_onednn_gives_the_modules_logits_at_one_drafts_width() -> None:
+    head = _builtin_head()
+    torch.manual_seed(0)
+    with torch.inference_mode():
+        one_draft, four_drafts = torch.randn(1, 64, head.in_features), torch.randn(4, 64, head.in_features)
+        assert torch.equal(onednn_head.head_logits(head, one_draft), head(one_draft))
+        assert torch.equal(onednn_head.head_logits(head, four_drafts), head(four_drafts))
+    # The one draft went through oneDNN, checked equal; four drafts' 256 rows stay with the module (MKL is faster).
+    assert onednn_head._heads[head].verdicts == {64: True}
+
+
+def test_a_row_count_where_onednn_differs_keeps_the_module(monkeypatch: pytest.MonkeyPatch) -> None:
+    head = _builtin_head()
+    calls = []
+    real = torch._C._nn.mkldnn_linear
+
+    def off_by_a_bit(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None) -> torch.Tensor:
+        calls.append(x.shape)
+        return (real(x, weight, bias).to_dense() + 1e-3).to_mkldnn()
+
+    monkeypatch.setattr(torch._C._nn, "mkldnn_linear", off_by_a_bit)
+    with torch.inference_mode():
+        hidden = torch.randn(1, 16, head.in_features)
+        for _ in range(3):
+            assert torch.equal(onednn_head.head_logits(head, hidden), head(hidden))
+    assert onednn_head._heads[head].verdicts == {16: False}
+    assert len(calls) == 1  # tried once, then the module alone
+
+
+def test_a_changed_head_weight_is_copied_again() -> None:
+    head = _builtin_head()
+    with torch.inference_mode():
+        hidden = torch.randn(1, 32, head.in_features)
+        before = onednn_head.head_logits(head, hidden)
+        head.weight.mul_(2.0)  # in place, as an adapter or a reload would
+        after = onednn_head.head_logits(head, hidden)
+        assert torch.equal(after, head(hidden)) and not torch.equal(after, before)
+
+
+def test_a_hooked_head_is_called_as_a_module() -> None:
+    head = _builtin_head()
+    seen = []
+    head.register_forward_hook(lambda module, args, output: seen.append(output.shape))
+    with torch.inference_mode():
+        onednn_head.head_logits(head, torch.randn(1, 8, head.in_features))
+    assert seen == [torch.Size([1, 8, head.out_features])]
+    assert head not in onednn_head._heads

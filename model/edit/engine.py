@@ -28,8 +28,9 @@ nothing else; each thing it calls lives in a module of its own:
   (``Engine(loaded, library_exact=True)``) produces exactly the tokens
   ``DiffusionGemmaForBlockDiffusion.generate`` produces for the same seed and settings. The everyday engine
   runs the same sampler with each pass's statistics and draw computed in fewer, other floats
-  (:func:`model.edit.sampling.slot_statistics`, :func:`model.edit.draws.draw_accepted`): 2.45x ``generate()``
-  per pass at the editor's four drafts, against 1.81x library-exact (README, the engine against the library).
+  (:func:`model.edit.sampling.slot_statistics`, :func:`model.edit.draws.draw_accepted`): 2.5x ``generate()``
+  per pass at the editor's four drafts and about 2x at one, against 1.7x and 1.6x library-exact (README, the
+  engine against the library).
 """
 
 from __future__ import annotations

@@ -9,7 +9,8 @@ keyword deprecation, gradient checkpointing, the mask builder that returns no ma
 cache), which on the built-in model cost about 3 ms of a 20 ms forward on two CPU cores. It also
 computes the vocabulary-sized work, the head with its softcap and the self-conditioning input, for the
 free slot columns only (``columns``): a pinned position's logits are never sampled and its
-self-conditioning signal is zeroed anyway. The numbers are the library's, bit for bit: the first lean
+self-conditioning signal is zeroed anyway; at one draft's width the head's product goes through oneDNN
+(:mod:`model.runtime.onednn_head`, itself checked). The numbers are the library's, bit for bit: the first lean
 pass of every model is checked against the library's forward on the same inputs (:func:`lean_matches_library`),
 and any difference, an error, or a hook on the model or its decoder (tests, profilers and adapters that
 watch the model expect it called as a module) sends the pass through ``model(...)`` instead.
@@ -27,6 +28,7 @@ from transformers import DiffusionGemmaForBlockDiffusion, DynamicCache
 
 from model.runtime.cache_kwarg import with_cache
 from model.runtime.conditioning import zero_self_conditioning_at
+from model.runtime.onednn_head import head_logits
 from model.runtime.traced_layers import call_layer
 
 log = logging.getLogger(__name__)
@@ -122,7 +124,7 @@ def _lean_decode(
     hidden = decoder.norm(hidden)
     if columns is not None:
         hidden = hidden[:, :columns]
-    logits = model.lm_head(hidden)
+    logits = head_logits(model.lm_head, hidden)  # through oneDNN where checked equal (model.runtime.onednn_head)
     if logits.dtype != torch.float32:
         logits = logits.to(torch.float32)
     # The library's softcap (divide, tanh, multiply), in place on the head's fresh output.
