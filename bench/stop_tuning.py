@@ -237,13 +237,12 @@ def main(argv: list[str] | None = None) -> int:
     report: dict[str, Any] = {"machine": "2-core x86-64 CPU, shared and busy", "cases": args.cases}
     print(f"{args.cases} sentences and {args.cases} gaps, {args.candidates} drafts, the tuning half of the held-out "
           "sections (a busy machine: seconds are indicative)", flush=True)  # fmt: skip
-    if args.step == "wide":
-        report["wide"] = step_wide(engine, lm, sections, args.cases, args.seed)
-        if args.json:
-            args.json.write_text(json.dumps(report, indent=1) + "\n")
-        return 0
-    if args.step == "caps":
-        report["caps"] = step_caps(engine, lm, sections, args.cases, args.seed, args.candidates, args.rule)
+    if args.step in ("caps", "wide"):
+        report[args.step] = (
+            step_caps(engine, lm, sections, args.cases, args.seed, args.candidates, args.rule)
+            if args.step == "caps"
+            else step_wide(engine, lm, sections, args.cases, args.seed)
+        )
         if args.json:
             args.json.write_text(json.dumps(report, indent=1) + "\n")
         return 0

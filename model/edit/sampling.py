@@ -16,7 +16,7 @@ right may still be taken. The bound is still applied to the true entropies. On t
 cut the trigram perplexity of gap fills by about half (MODEL_CARD.md); a large model does not need it,
 so the published default is 0, where acceptance is exactly transformers' rule.
 
-``wide_entropy_bound`` (the second, also off at 0) widens the bound for blocks with many free slots
+``wide_entropy_bound`` (another extension, also off at 0) widens the bound for blocks with many free slots
 (:func:`block_entropy_bound`). One bound for every width lets a 64-slot block of the built-in model
 accept a token or two a pass, as a 16-slot one does, so it ran to its step cap with a quarter of its
 slots still changing (README, "Performance"); from half the canvas free up to all of it, the bound rises

@@ -2,11 +2,12 @@
 
 On two CPU cores the built-in model's head (8,192 x 192) over a one-draft canvas of 64 positions took 2.80 ms as
 ``nn.Linear`` (MKL) and 2.26 ms through oneDNN's linear, its layout conversions included; the engine's pass at one
-draft was 5% shorter, with the same tokens (issue #49). From about 128 rows MKL is as fast or faster (the editor's
-four drafts), so wider inputs keep the module. The logits must stay the library's, and that is checked rather
-than assumed, as the traced layers are (:mod:`model.runtime.traced_layers`): the first product at each row count
-is compared with the module's, bit for bit, and a row count where they differ (or oneDNN fails) keeps the module.
-A hook on the head, a weight that is not plain float32, or one too large to copy also keep it.
+draft was 4% shorter (interleaved seed by seed), with the same tokens (issue #49). From about 128 rows MKL is as
+fast or faster (the editor's four drafts), so wider inputs keep the module. The logits must stay the library's,
+and that is checked rather than assumed, as the traced layers are (:mod:`model.runtime.traced_layers`): the first
+product at each row count is compared with the module's, bit for bit, and a row count where they differ (or
+oneDNN fails) keeps the module. A hook on the head, a weight that is not plain float32, or one too large to copy
+also keep it.
 """
 
 from __future__ import annotations
