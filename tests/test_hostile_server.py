@@ -113,6 +113,9 @@ def test_tokenize_answers_that_are_not_ids(server: tuple[Hostile, str], token: A
         ({"token_ids": [12] * 16, "logprobs": {"token_logprobs": [float("nan")] * 16}}, "log-probabilities"),
         ({"token_ids": [12] * 16, "logprobs": {"tokens": [5] * 16}}, "pieces that are not text"),
         ({"token_ids": [12] * 16, "logprobs": [1, 2]}, "log-probabilities that are not"),
+        ({"token_ids": [12] * 16, "logprobs": {"top_logprobs": [{"token_id:12": "-0.5"}] * 16}}, "log-probabilities"),
+        ({"token_ids": [12] * 16, "logprobs": {"top_logprobs": "token_id:12"}}, "log-probabilities that are not"),
+        ({"token_ids": [12] * 16, "logprobs": {"top_logprobs": [[12]] * 16}}, "log-probabilities that are not"),
     ],
 )
 def test_completions_with_wrong_types(server: tuple[Hostile, str], choice: Any, message: str) -> None:

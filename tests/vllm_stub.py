@@ -55,6 +55,8 @@ class Stub:
         self.fill = "word "  # what free slots develop into
         self.fills: list[str] = []  # what the next completions' free slots develop into, in turn, before ``fill``
         self.chat_template = False  # whether /tokenize applies a chat template to messages
+        # The runners-up at every slot, after the id there, when a completion asks for its top log-probabilities.
+        self.runners_up = ["<eos>", " ", "so"]
 
 
 def handler(stub: Stub) -> type[BaseHTTPRequestHandler]:
@@ -132,12 +134,17 @@ def handler(stub: Stub) -> type[BaseHTTPRequestHandler]:
             if stub.status is not None:
                 self._error(stub.status, "engine exploded")
                 return
-            pins = set(xargs.get("diffusion_pinned") or [])
-            text = encode((stub.fills.pop(0) if stub.fills else stub.fill) * stub.canvas)
-            canvas = [seed[i] if i in pins else text[i] for i in range(stub.canvas)] if seed else text[: stub.canvas]
-            pieces = [decode([t]) for t in canvas]
-            choice = {"text": decode(canvas), "token_ids": canvas,
-                      "logprobs": {"tokens": pieces, "token_logprobs": [-0.5] * len(canvas)}}
+            # As vLLM's: the argmax at every slot, pinned ones too (a pin holds the model's input, not its output).
+            canvas = encode((stub.fills.pop(0) if stub.fills else stub.fill) * stub.canvas)[: stub.canvas]
+            by_id = bool(body.get("return_tokens_as_token_ids"))
+            name = (lambda t: f"token_id:{t}") if by_id else (lambda t: decode([t]))
+            logprobs: dict[str, Any] = {"tokens": [name(t) for t in canvas], "token_logprobs": [-0.5] * len(canvas)}
+            if body.get("logprobs"):  # vLLM's shape: the id there, then the most probable others
+                others = [encode(text)[0] for text in stub.runners_up]
+                logprobs["top_logprobs"] = [
+                    {name(t): -0.5, **{name(o): -3.0 - k for k, o in enumerate(others) if o != t}} for t in canvas
+                ]
+            choice = {"text": decode(canvas), "token_ids": canvas, "logprobs": logprobs}
             self._send(200, {"choices": [choice]})
 
     return Handler

@@ -12,9 +12,10 @@ canvas. Per block and candidate, one request: ``prompt`` = the prompt ids (+ the
 blocks), ``diffusion_seed_canvas`` = noise drawn here for the free slots (a rewrite keeps part of the
 original, as :func:`model.edit.canvas.keep_original` does) + the suffix, end-of-text and padding;
 ``diffusion_pinned`` = every position past the free slots; ``diffusion_read_only`` = 1 (return the
-converged canvas, commit nothing). Candidates are separate requests with their own noise and length, sent
-side by side (the server batches them); they are ranked by the mean log-probability the server reports
-for their own tokens.
+converged canvas, commit nothing). vLLM answers its argmax at pinned positions too (a pin holds the model's
+input): what was pinned is put back into each answer (:func:`model.server.answers.held_as_sent`).
+Candidates are separate requests with their own noise and length, sent side by side (the server batches
+them); they are ranked by the mean log-probability the server reports for their own tokens.
 
 The server's sampler is its own (the published DiffusionGemma one): Redraft's left-to-right bias, polish
 rounds, temperatures and bans do not cross; only ``max_denoising_steps`` does (``diffusion_max_steps``).
@@ -49,10 +50,10 @@ from model.edit.request import EditRequest
 from model.edit.shape import shaped
 from model.edit.vocabulary import LINE_BREAKS
 from model.errors import EditCancelled, RequestError
-from model.server.answers import Answer, Candidate, sleep_until_done
+from model.server.answers import Answer, Candidate, held_as_sent, read_answer, sleep_until_done
 from model.server.contact import CancelCheck, ServerInfo, connect
-from model.server.http import Deadline, Endpoint, ServerError, request_json
-from model.server.refill import REFILL_TRIES, left_empty, must_write, refill_seed
+from model.server.http import Deadline, Endpoint, request_json
+from model.server.refill import REFILL_TRIES, ask_for_choices, left_empty, must_write, opening_words, refill_seed
 from model.server.vocabulary import ServerVocabulary
 
 PassMode = Literal["one-request", "per-pass"]
@@ -267,9 +268,13 @@ class ServerEngine:
             for c, (answer, width) in enumerate(zip(answers, widths, strict=True)):
                 empty = left_empty(answer.canvas, must_write(layout, block, width), ends, self._free_text(layout))
                 if empty:
-                    seed, pinned = refill_seed(answer.canvas[:width] + seeds[c][width:], empty, rng, self.vocab_size)
+                    seed, pinned = refill_seed(
+                        answer.canvas[:width] + seeds[c][width:], empty, rng, self.vocab_size,
+                        opening_words(answer, empty, ends, self._free_text(layout)),
+                    )
                     body = self._body(layout, candidates[c], seed, width, request.options.max_denoising_steps, block)
                     body["vllm_xargs"]["diffusion_pinned"] = pinned
+                    ask_for_choices(body)
                     futures[c] = pool.submit(self._send, body, cancel)
             if not futures:
                 break
@@ -326,35 +331,7 @@ class ServerEngine:
 
     def _send(self, body: dict[str, Any], cancel: CancelCheck) -> Answer:
         answer = request_json(self.endpoint, "POST", "/v1/completions", body, cancel=cancel, deadline=self._deadline)
-        choices = answer.get("choices") if isinstance(answer, dict) else None
-        choice = choices[0] if isinstance(choices, list) and choices else None
-        ids = choice.get("token_ids") if isinstance(choice, dict) else None
-        if not isinstance(choice, dict) or not isinstance(ids, list) or not ids:
-            raise ServerError(
-                f"the server at {self.info.url} answered without a canvas of token ids ({str(answer)[:160]}); "
-                "its vLLM may be too old (Redraft needs return_token_ids, vLLM 0.32 or newer)"
-            )
-        bad = [token for token in ids if not self.vocabulary.is_id(token)]
-        if bad or len(ids) > self.canvas_length:
-            what = f"{repr(bad[0])[:40]}, not a token id of its vocabulary" if bad else f"{len(ids):,} ids"
-            raise ServerError(
-                f"the server at {self.info.url} answered a canvas of {self.canvas_length} tokens with {what} "
-                f"(ids run from 0 to {self.vocab_size - 1:,}); is it serving the model it named?"
-            )
-        logprobs = choice.get("logprobs") or {}
-        values = (logprobs.get("token_logprobs") or []) if isinstance(logprobs, dict) else None
-        pieces = (logprobs.get("tokens") or []) if isinstance(logprobs, dict) else None
-        if (
-            not isinstance(values, list) or not isinstance(pieces, list)
-            or not all(v is None or (type(v) in (int, float) and not math.isnan(v)) for v in values)
-            or not all(isinstance(piece, str) for piece in pieces)
-        ):
-            raise ServerError(
-                f"the server at {self.info.url} sent log-probabilities that are not numbers, or pieces that are "
-                f"not text ({str(logprobs)[:160]}); is it a vLLM server?"
-            )
-        canvas = list(ids) + [self.vocabulary.pad_id] * (self.canvas_length - len(ids))
-        return Answer(canvas, [float(v) if v is not None else 0.0 for v in values], list(pieces))
+        return held_as_sent(read_answer(answer, self.info.url, self.vocabulary, self.canvas_length), body)
 
     def _gather(
         self, futures: list[Future[Answer]], cancel: CancelCheck, waiting: Callable[[], Pass] | None
@@ -450,11 +427,16 @@ class ServerEngine:
     ) -> Pass:
         pieces: list[list[str]] = []
         for c, row in enumerate(tokens):
-            given = answers[c].pieces if answers is not None else []
-            if len(given) >= len(row) and not any(piece.startswith("bytes:") for piece in given[: len(row)]):
-                pieces.append(list(given[: len(row)]))  # the server's own pieces: no extra requests
-            else:
-                pieces.append(self.vocabulary.pieces(row))
+            given = answers[c].pieces[: len(row)] if answers is not None else []
+            if len(given) < len(row):
+                given = [None] * len(row)
+            # The server's own pieces: no extra requests. Those it did not give, or gave as bytes, are fetched.
+            missing = [t for t, piece in zip(row, given, strict=True) if piece is None or piece.startswith("bytes:")]
+            fetched = dict(zip(missing, self.vocabulary.pieces(missing), strict=True))
+            pieces.append([
+                piece if piece is not None and not piece.startswith("bytes:") else fetched[t]
+                for t, piece in zip(row, given, strict=True)
+            ])
         if lead:
             for texts in pieces:
                 if texts:
