@@ -56,8 +56,8 @@ def held_as_sent(answer: Answer, body: dict[str, Any]) -> Answer:
 
 def read_answer(answer: Any, url: str, vocabulary: ServerVocabulary, canvas_length: int) -> Answer:
     """The canvas in a ``/v1/completions`` answer, checked: ids of the served vocabulary, no longer than the
-    canvas, numbers for log-probabilities. Pieces named by id (asked for with the choices) are left out:
-    their text is fetched where it is shown."""
+    canvas, numbers for log-probabilities. Pieces named by id (asked for with the choices) are None: their
+    text is fetched where it is shown."""
     choices = answer.get("choices") if isinstance(answer, dict) else None
     choice = choices[0] if isinstance(choices, list) and choices else None
     ids = choice.get("token_ids") if isinstance(choice, dict) else None

@@ -27,7 +27,7 @@ one request per denoising pass (``diffusion_max_steps`` 1, the last canvas fed b
 README's "Team server" section has the measurements behind the default.
 
 First contact (what the server serves, its canvas) is :mod:`model.server.contact`'s. This module is a
-little over 400 lines because both ways of driving the server share the candidates' and blocks'
+little under 500 lines because both ways of driving the server share the candidates' and blocks'
 bookkeeping here, as the local loop's do in :mod:`model.edit.engine`.
 """
 
