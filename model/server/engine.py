@@ -207,7 +207,7 @@ class ServerEngine:
                     step_index, pass_ms,
                 )
             answers = yield from self._refilled(
-                pool, candidates, layout, answers, seeds, widths, request, block, cancel
+                pool, candidates, layout, answers, widths, request, block, cancel
             )
             step_index = len(pass_ms)
             for c, (answer, width) in enumerate(zip(answers, widths, strict=True)):
@@ -255,7 +255,7 @@ class ServerEngine:
 
     def _refilled(
         self, pool: ThreadPoolExecutor, candidates: list[Candidate], layout: Layout, answers: list[Answer],
-        seeds: list[list[int]], widths: list[int], request: EditRequest, block: int, cancel: CancelCheck,
+        widths: list[int], request: EditRequest, block: int, cancel: CancelCheck,
     ) -> Generator[Pass, None, list[Answer]]:
         """``answers`` with each region that must be written but came back empty developed again, the rest of
         its canvas pinned (:mod:`model.server.refill`)."""
@@ -269,7 +269,7 @@ class ServerEngine:
                 empty = left_empty(answer.canvas, must_write(layout, block, width), ends, self._free_text(layout))
                 if empty:
                     seed, pinned = refill_seed(
-                        answer.canvas[:width] + seeds[c][width:], empty, rng, self.vocab_size,
+                        answer.canvas, empty, rng, self.vocab_size,  # its pinned tail as sent (held_as_sent)
                         opening_words(answer, empty, ends, self._free_text(layout)),
                     )
                     body = self._body(layout, candidates[c], seed, width, request.options.max_denoising_steps, block)
@@ -397,10 +397,9 @@ class ServerEngine:
             fresh = yield from self._gather(futures, cancel, None)
             for c, answer in zip(running, fresh, strict=True):
                 width = widths[c]
-                # Pinned positions are sent back as they were: the answer's argmax there is not ours to keep.
                 slots = answer.canvas[:width]
                 previous[c] = current[c][:width]
-                current[c] = slots + seeds[c][width:]
+                current[c] = list(answer.canvas)  # its pinned slots as sent (held_as_sent)
                 answers[c] = answer
                 finished[c] = previous[c] == slots
             pass_ms.append((time.perf_counter() - started) * 1000)
