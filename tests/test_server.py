@@ -17,7 +17,7 @@ from vllm_stub import VOCAB, Stub, decode, encode, free_port, serving
 
 from model import EditCancelled, EditRequest, RequestError
 from model.server import Endpoint, ServerEngine, ServerError, connect
-from model.server.answers import read_answer
+from model.server.answers import Answer, held_as_sent, known_from, own_scores, read_answer
 from model.server.refill import REFILL_TRIES, TOP_CHOICES
 
 
@@ -272,6 +272,39 @@ def test_kept_words_stay_on_the_canvas_the_next_pass_starts_from(stub: tuple[Stu
     for body in state.bodies:
         seed, pins = body["vllm_xargs"]["diffusion_seed_canvas"], sorted(body["vllm_xargs"]["diffusion_pinned"])
         assert seed[pins[0] : pins[0] + len(held)] == held
+
+
+def test_candidates_are_ranked_by_their_own_words_not_the_writers_held_ones(stub: tuple[Stub, str]) -> None:
+    # The server answers its argmax's log-probability at a pinned slot: counted, a kept word would score as
+    # whatever the model would rather have put there (here far surer than the candidate's own words).
+    state, url = stub
+    state.logprob, state.pinned_logprob = -2.0, -0.01
+    engine = ServerEngine.open(url)
+    span = "a red ball"
+    start = span.index("ball")
+    result = engine.run(EditRequest(prefix="She had ", span=span, suffix=" today.", mode="rewrite",
+                                    keep=((start, start + 4),), candidates=2, seed=3))
+    assert result.scores == pytest.approx([-2.0, -2.0])
+
+
+def test_a_pinned_slot_gets_what_was_sent_and_that_ids_log_probability_or_none() -> None:
+    body = {"vllm_xargs": {"diffusion_seed_canvas": [5, 6, 7, 8], "diffusion_pinned": [1, 2, 3]}}
+    top = [{}, {9: -0.1, 6: -1.5}, {9: -0.2}, {8: -0.3}]
+    answer = held_as_sent(Answer([9, 9, 9, 8], [-0.4, -0.1, -0.2, -0.3], ["a", "b", "c", "d"], top), body)
+    assert answer.canvas == [9, 6, 7, 8]  # the free slot as answered, the pinned ones as sent
+    assert answer.logprobs[:2] == [-0.4, -1.5] and answer.logprobs[3] == -0.3  # the sent id's, where named
+    assert answer.logprobs[2] != answer.logprobs[2]  # NaN: not among the choices, so unknown
+    assert answer.pieces == ["a", None, None, "d"]
+
+
+def test_a_refill_keeps_the_scores_the_rest_converged_with_and_leaves_out_what_is_unknown() -> None:
+    nan = float("nan")
+    earlier = Answer([1, 2, 0, 0], [-0.7, -0.8, -0.01, -0.01], [None] * 4)
+    refill = known_from(Answer([1, 2, 4, 5], [nan, -0.5, nan, -1.2], [None] * 4), earlier)
+    assert refill.logprobs[:2] == [-0.7, -0.5] and refill.logprobs[3] == -1.2
+    assert refill.logprobs[2] != refill.logprobs[2]  # the opening word pinned there was padding before
+    held = [-1, 2, -1, -1]  # the writer's word at slot 1
+    assert own_scores(refill, [0, 1, 2, 3], held) == [-0.7, -1.2]
 
 
 def test_the_api_key_goes_as_a_bearer_token(stub: tuple[Stub, str]) -> None:

@@ -57,6 +57,8 @@ class Stub:
         self.chat_template = False  # whether /tokenize applies a chat template to messages
         # The runners-up at every slot, after the id there, when a completion asks for its top log-probabilities.
         self.runners_up = ["<eos>", " ", "so"]
+        self.logprob = -0.5  # the log-probability answered at each free slot
+        self.pinned_logprob = -0.5  # and at each pinned one (its argmax's, as vLLM's)
 
 
 def handler(stub: Stub) -> type[BaseHTTPRequestHandler]:
@@ -138,11 +140,14 @@ def handler(stub: Stub) -> type[BaseHTTPRequestHandler]:
             canvas = encode((stub.fills.pop(0) if stub.fills else stub.fill) * stub.canvas)[: stub.canvas]
             by_id = bool(body.get("return_tokens_as_token_ids"))
             name = (lambda t: f"token_id:{t}") if by_id else (lambda t: decode([t]))
-            logprobs: dict[str, Any] = {"tokens": [name(t) for t in canvas], "token_logprobs": [-0.5] * len(canvas)}
+            pinned = set(xargs.get("diffusion_pinned") or [])
+            values = [stub.pinned_logprob if i in pinned else stub.logprob for i in range(len(canvas))]
+            logprobs: dict[str, Any] = {"tokens": [name(t) for t in canvas], "token_logprobs": values}
             if body.get("logprobs"):  # vLLM's shape: the id there, then the most probable others
                 others = [encode(text)[0] for text in stub.runners_up]
                 logprobs["top_logprobs"] = [
-                    {name(t): -0.5, **{name(o): -3.0 - k for k, o in enumerate(others) if o != t}} for t in canvas
+                    {name(t): v, **{name(o): -3.0 - k for k, o in enumerate(others) if o != t}}
+                    for t, v in zip(canvas, values, strict=True)
                 ]
             choice = {"text": decode(canvas), "token_ids": canvas, "logprobs": logprobs}
             self._send(200, {"choices": [choice]})

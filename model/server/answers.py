@@ -40,18 +40,45 @@ class Answer:
 def held_as_sent(answer: Answer, body: dict[str, Any]) -> Answer:
     """``answer`` with the slots ``body`` pinned holding what it sent there. vLLM answers its argmax at every
     slot, pinned ones too (a pin holds the model's input, not its output): a kept word, the text between
-    gaps or a refill's opening word would come back as whatever the model would rather have put there."""
+    gaps or a refill's opening word would come back as whatever the model would rather have put there.
+
+    The log-probability there was the argmax's too: it becomes the sent id's where the slot's choices name
+    it, else NaN (unknown), which :func:`own_scores` leaves out of a candidate's score."""
     xargs = body.get("vllm_xargs") or {}
     seed, pinned = xargs.get("diffusion_seed_canvas"), xargs.get("diffusion_pinned") or []
     if seed is None:
         return answer
-    canvas, pieces = list(answer.canvas), list(answer.pieces)
+    canvas, pieces, logprobs = list(answer.canvas), list(answer.pieces), list(answer.logprobs)
     for slot in pinned:
         if canvas[slot] != seed[slot]:
             canvas[slot] = seed[slot]
             if slot < len(pieces):
                 pieces[slot] = None  # the server's piece is its argmax's
-    return replace(answer, canvas=canvas, pieces=pieces)
+            if slot < len(logprobs):
+                choices = answer.top[slot] if slot < len(answer.top) else {}
+                logprobs[slot] = choices.get(seed[slot], math.nan)
+    return replace(answer, canvas=canvas, pieces=pieces, logprobs=logprobs)
+
+
+def known_from(answer: Answer, earlier: Answer) -> Answer:
+    """``answer`` (a refill, the rest of ``earlier``'s canvas pinned) with the log-probabilities it left
+    unknown taken from ``earlier`` where the slot holds the same id: the rest converged there."""
+    logprobs = [
+        earlier.logprobs[i] if math.isnan(value) and i < len(earlier.logprobs) and earlier.canvas[i] == token
+        else value
+        for i, (value, token) in enumerate(zip(answer.logprobs, answer.canvas, strict=False))
+    ]
+    return replace(answer, logprobs=logprobs)
+
+
+def own_scores(answer: Answer, positions: list[int], held: list[int]) -> list[float]:
+    """The known log-probabilities at ``positions`` (the candidate's kept slots) that are not the writer's
+    (``held`` ids, -1 where free): what a candidate is ranked by, the mean log-probability of its own words.
+    The server answers its argmax's at a held slot, so the writer's words are left out, not mis-scored."""
+    return [
+        answer.logprobs[i] for i in positions
+        if i < len(answer.logprobs) and not math.isnan(answer.logprobs[i]) and (i >= len(held) or held[i] < 0)
+    ]
 
 
 def read_answer(answer: Any, url: str, vocabulary: ServerVocabulary, canvas_length: int) -> Answer:

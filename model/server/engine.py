@@ -15,7 +15,8 @@ original, as :func:`model.edit.canvas.keep_original` does) + the suffix, end-of-
 converged canvas, commit nothing). vLLM answers its argmax at pinned positions too (a pin holds the model's
 input): what was pinned is put back into each answer (:func:`model.server.answers.held_as_sent`).
 Candidates are separate requests with their own noise and length, sent side by side (the server batches
-them); they are ranked by the mean log-probability the server reports for their own tokens.
+them); they are ranked by the mean log-probability the server reports for their own tokens (the writer's
+held words left out: :func:`model.server.answers.own_scores`).
 
 The server's sampler is its own (the published DiffusionGemma one): Redraft's left-to-right bias, polish
 rounds, temperatures and bans do not cross; only ``max_denoising_steps`` does (``diffusion_max_steps``).
@@ -50,7 +51,7 @@ from model.edit.request import EditRequest
 from model.edit.shape import shaped
 from model.edit.vocabulary import LINE_BREAKS
 from model.errors import EditCancelled, RequestError
-from model.server.answers import Answer, Candidate, held_as_sent, read_answer, sleep_until_done
+from model.server.answers import Answer, Candidate, held_as_sent, known_from, own_scores, read_answer, sleep_until_done
 from model.server.contact import CancelCheck, ServerInfo, connect
 from model.server.http import Deadline, Endpoint, request_json
 from model.server.refill import REFILL_TRIES, ask_for_choices, left_empty, must_write, opening_words, refill_seed
@@ -215,8 +216,9 @@ class ServerEngine:
                 state.kept.extend(answer.canvas[:width])
                 state.context.extend(answer.canvas)
                 where = canvas.kept_positions(answer.canvas[:width], replace(layout, keep_slots=width), self.vocabulary)
-                state.score_sum += sum(answer.logprobs[i] for i in where if i < len(answer.logprobs))
-                state.score_count += len(where)
+                scored = own_scores(answer, where, self._held(layout, block, width))
+                state.score_sum += sum(scored)
+                state.score_count += len(scored)
                 committed[c] = self._text(self._clean(state.kept, layout), layout)
                 if layout.stop_at_eos and self.vocabulary.eos_id in answer.canvas[:width]:
                     ended[c] = True
@@ -280,7 +282,7 @@ class ServerEngine:
                 break
             fresh = yield from self._gather(list(futures.values()), cancel, None)
             for c, answer in zip(futures, fresh, strict=True):
-                answers[c] = answer
+                answers[c] = known_from(answer, answers[c])
         return answers
 
     def _seed_canvas(
