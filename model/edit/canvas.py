@@ -14,6 +14,7 @@ whitespace moved across the span's edges. Computed once per request, before the 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
@@ -21,6 +22,7 @@ import torch
 
 from model.edit import holds
 from model.edit.holds import Region
+from model.edit.passes import with_trail, without_lead
 from model.edit.request import CONTEXT_CHARS_PER_TOKEN, LENGTH_FACTORS, EditRequest
 from model.edit.vocabulary import LINE_BREAKS, SPACE, Vocabulary
 from model.errors import RequestError
@@ -327,3 +329,24 @@ def kept_positions(ids: list[int], layout: Layout, vocabulary: Vocabulary) -> li
         if token not in dropped:
             positions.append(index)
     return positions
+
+
+def span_texts(
+    kept: list[list[int]], layout: Layout, vocabulary: Vocabulary, decode: Callable[[list[int]], str] | None = None
+) -> tuple[list[str], list[list[int]]]:
+    """Each candidate's new text and the slots it kept, from its slots over all blocks (both engines'): held
+    text is the writer's exactly (:func:`model.edit.holds.assemble`), new tokens go through ``decode`` (by
+    default the vocabulary's text) without padding and end markers, and the span's edges are the writer's."""
+    decode = decode or vocabulary.span_text
+    if layout.regions:
+        assembled = [
+            holds.assemble(ids, layout.regions, vocabulary, layout.lead, decode, suffix_start=layout.suffix_start)
+            for ids in kept
+        ]
+        return [with_trail(text, layout.trail) for text, _ in assembled], [where for _, where in assembled]
+    positions = [kept_positions(ids, layout, vocabulary) for ids in kept]
+    texts = [
+        with_trail(without_lead(decode([ids[i] for i in where]), layout.lead), layout.trail, layout.suffix_start)
+        for ids, where in zip(kept, positions, strict=True)
+    ]
+    return texts, positions

@@ -49,11 +49,11 @@ from transformers.models.diffusion_gemma.generation_diffusion_gemma import Entro
 
 from model.checkpoint.loading import LoadedModel
 from model.edit import bans as slot_bans
-from model.edit import canvas, draws, holds, ranking
+from model.edit import canvas, draws, ranking
 from model.edit.budget import MAX_EDIT_SECONDS, PassClock, canvas_passes, check_budget
 from model.edit.canvas import Layout
 from model.edit.live_rows import LiveCaches, cache_bytes, live_rows, merged, rows
-from model.edit.passes import EditResult, Pass, painted_pass, run_to_end, with_trail, without_lead
+from model.edit.passes import EditResult, Pass, painted_pass, run_to_end, without_lead
 from model.edit.polish import polish, polish_shares
 from model.edit.request import DenoiseOptions, EditRequest, ResolvedOptions
 from model.edit.sampling import (
@@ -254,21 +254,6 @@ class Engine:
             return held
         text = torch.tensor([row] * batch, dtype=torch.long, device=self.device)
         return text if held is None else torch.where(text >= 0, text, held)
-
-    def _texts(self, kept: list[list[int]], layout: Layout) -> tuple[list[str], list[list[int]]]:
-        """Each candidate's new text and the slots it kept, from its slots over all blocks."""
-        if layout.regions:
-            assembled = [
-                holds.assemble(ids, layout.regions, self.vocabulary, layout.lead, suffix_start=layout.suffix_start)
-                for ids in kept
-            ]
-            return [with_trail(text, layout.trail) for text, _ in assembled], [where for _, where in assembled]
-        positions = [self._kept_positions(ids, layout) for ids in kept]
-        texts = [
-            with_trail(self._new_text([ids[i] for i in where], layout.lead), layout.trail, layout.suffix_start)
-            for ids, where in zip(kept, positions, strict=True)
-        ]
-        return texts, positions
 
     # -- the loop ---------------------------------------------------------------------------------
 
@@ -474,7 +459,7 @@ class Engine:
             commit_block(model, argmax_slots, cache, decoder_positions)
             position += canvas_length
 
-        texts, positions = self._texts(kept, layout)
+        texts, positions = canvas.span_texts(kept, layout, self.vocabulary)
         token_ids = [[ids[i] for i in where] for ids, where in zip(kept, positions, strict=True)]
         scores = [0.0]
         if block_scores:

@@ -44,9 +44,9 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
 from typing import Any, Literal
 
-from model.edit import canvas, holds
+from model.edit import canvas
 from model.edit.canvas import Layout
-from model.edit.passes import EditResult, Pass, run_to_end, with_trail, without_lead
+from model.edit.passes import EditResult, Pass, run_to_end, without_lead
 from model.edit.request import EditRequest
 from model.edit.shape import shaped
 from model.edit.vocabulary import LINE_BREAKS
@@ -224,19 +224,9 @@ class ServerEngine:
                     ended[c] = True
             if last or all(ended):
                 break
-        if layout.regions:  # kept words or gaps: the held text is the writer's, exactly
-            assembled = [
-                holds.assemble(
-                    state.kept, layout.regions, self.vocabulary, layout.lead, self._free_text(layout),
-                    suffix_start=layout.suffix_start,
-                )
-                for state in candidates
-            ]
-            texts = [with_trail(text, layout.trail) for text, _ in assembled]
-            token_ids = [[s.kept[i] for i in where] for s, (_, where) in zip(candidates, assembled, strict=True)]
-        else:
-            token_ids = [self._clean(state.kept, layout) for state in candidates]
-            texts = [with_trail(self._text(ids, layout), layout.trail, layout.suffix_start) for ids in token_ids]
+        kept = [state.kept for state in candidates]
+        texts, positions = canvas.span_texts(kept, layout, self.vocabulary, self._free_text(layout))
+        token_ids = [[ids[i] for i in where] for ids, where in zip(kept, positions, strict=True)]
         scores = [0.0]
         if batch > 1:
             scores = [s.score_sum / s.score_count if s.score_count else -math.inf for s in candidates]
