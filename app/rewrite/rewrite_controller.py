@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Protocol
 
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
@@ -23,6 +23,7 @@ from PySide6.QtGui import QKeyEvent, QTextCursor
 from PySide6.QtWidgets import QLabel, QStatusBar
 
 from app.dialogs.message_bar import MessageBar
+from app.rewrite.run import RewriteRun, progress_message, time_left_ms
 from app.rewrite.worker import PaintedPass, RewriteService
 from app.settings import Preferences
 from app.window.editor_widget import Phase, RewriteEditor
@@ -39,64 +40,6 @@ PREPARE_AFTER_MS = 150
 # After a keystroke changes the text the wait is longer: a writer types a key every 100-300 ms, and the
 # context is worth encoding (two cores busy for 200 ms) only once the writer has stopped typing.
 AFTER_TYPING_MS = 1000
-
-
-@dataclass
-class RewriteRun:
-    """The rewrite the editor shows now."""
-
-    job_id: int
-    mode: Mode
-    instruction: str | None
-    max_new_tokens: int | None
-    passes: int = 0
-    result: EditResult | None = None
-    candidate: int = 0
-    regenerations: int = 0
-    keep: tuple[tuple[int, int], ...] = ()  # kept words, offsets in the writer's selection (app/rewrite/steering.py)
-    # The writer's selection around the live span: the edge whitespace and sentence ending left outside it
-    # (before, after), so Esc selects what the writer selected.
-    margins: tuple[int, int] = (0, 0)
-    started: float = field(default_factory=time.monotonic)
-    # Drafts side by side (app/rewrite/drafts_panel.py): the draft the writer chose while they develop (the span
-    # follows it instead of the leader), and the last pass painted, to show that choice at once.
-    pinned: int | None = None
-    last_pass: PaintedPass | None = None
-    # The text and label of the mix the writer made of the draft's changes, one by one (Show Changes,
-    # app/rewrite/tracked_changes.py): what Enter lands instead of the whole draft.
-    decided: tuple[str, str] | None = None
-    # The passes shown in the current phase (live or veiled) and when its first arrived, to
-    # measure the time a pass takes on this machine and say how long is left.
-    phase: str = ""
-    phase_passes: int = 0
-    phase_started: float = 0.0
-
-
-# Passes measured before the time left is estimated: the first ones carry the context's encoding.
-ESTIMATE_AFTER_PASSES = 4
-
-
-def time_left_ms(run: RewriteRun, painted: PaintedPass, display_ms: int, now: float) -> float | None:
-    """How long the run may still take, from the passes measured so far in this phase; None: too few
-    measured, or no limit known."""
-    if painted.most is None or run.phase_passes < ESTIMATE_AFTER_PASSES:
-        return None
-    per_pass = max((now - run.phase_started) * 1000 / (run.phase_passes - 1), display_ms)
-    done = painted.raw.step + 1
-    return max(0, painted.most - done) * per_pass
-
-
-def progress_message(run: RewriteRun, painted: PaintedPass, left_ms: float | None) -> str:
-    """The status bar while a rewrite develops: which pass of how many, and the time left."""
-    step = painted.raw
-    number = step.step + 1
-    # A live run knows only its limit (it usually stops sooner).
-    number_text = f"pass {number}" if painted.most is None else f"pass {number} of at most {painted.most}"
-    blocks = f" · block {step.block + 1}/{step.blocks}" if step.blocks > 1 else ""
-    drafts = len(step.pieces)
-    what = f"Developing {drafts} drafts…" if drafts > 1 else "Developing…"
-    left = f" · about {max(1, math.ceil(left_ms / 1000))} s left" if left_ms is not None else ""
-    return f"{what} {number_text}{blocks}{left} · Esc cancels"
 
 
 def _length(value: str) -> Length:
@@ -361,7 +304,7 @@ class RewriteController(QObject):
         self.last_result = result
         window = self.window
         window.editor.show_result(result.texts[run.candidate])
-        self.draftShown.emit(result.texts[run.candidate], self.draft_label(run, run.candidate))
+        self.draftShown.emit(result.texts[run.candidate], run.draft_label(run.candidate))
         drafts = len(result.texts)
         seconds = time.monotonic() - run.started
         # Words a writer reads; the model's own figures are for whoever hovers.
@@ -483,15 +426,5 @@ class RewriteController(QObject):
             return
         run.candidate = candidate
         self.window.editor.show_result(run.result.texts[candidate])
-        self.draftShown.emit(run.result.texts[candidate], self.draft_label(run, candidate))
+        self.draftShown.emit(run.result.texts[candidate], run.draft_label(candidate))
         self.stateChanged.emit()
-
-    @staticmethod
-    def draft_label(run: RewriteRun, candidate: int) -> str:
-        """How a draft is named in the span's versions: its rank among the run's drafts, and the try."""
-        result = run.result
-        count = 1 if result is None else len(result.texts)
-        rank = 1 if result is None else result.ranking.index(candidate) + 1
-        name = "Fill" if run.mode == "fill" else "Draft"
-        what = f"{name} {rank} of {count}" if count > 1 else name
-        return what + (f", regeneration {run.regenerations}" if run.regenerations else "")

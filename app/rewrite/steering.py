@@ -25,7 +25,8 @@ from PySide6.QtGui import QAction, QActionGroup, QColor, QKeySequence, QPalette,
 from PySide6.QtWidgets import QLabel, QMenu, QStatusBar, QTextEdit, QToolBar
 
 from app.dialogs.popups import INSTRUCTION_PRESETS
-from app.rewrite.rewrite_controller import RewriteController, RewriteRun
+from app.rewrite.rewrite_controller import RewriteController
+from app.rewrite.run import RewriteRun
 from app.settings import Preferences
 from app.window.editor_widget import RewriteEditor
 from model.edit.request import GAP_MARK, Length

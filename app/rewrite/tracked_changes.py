@@ -220,7 +220,7 @@ class TrackedChanges(QObject):
         run = self.window.rewrites.run
         if run is not None:
             text = review.landing()
-            label = self.window.rewrites.draft_label(run, review.candidate)
+            label = run.draft_label(review.candidate)
             mixed = text != review.draft
             run.decided = (text, f"{label}, {review.taken()} of {count} changes") if mixed else None
         self._paint()

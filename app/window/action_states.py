@@ -8,7 +8,8 @@ from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtGui import QAction, QKeyEvent, QKeySequence
 from PySide6.QtWidgets import QLabel
 
-from app.rewrite.rewrite_controller import RewriteController, RewriteRun
+from app.rewrite.rewrite_controller import RewriteController
+from app.rewrite.run import RewriteRun
 from app.rewrite.steering import Steering
 from app.window.help_pages import HelpPages
 
