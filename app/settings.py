@@ -60,6 +60,9 @@ class Preferences:
     # which reads better than a single draw. The batch is nearly free on a GPU; on two CPU cores the
     # built-in model takes about 2.5x as long (a 24-token fill: 1.5 s -> 3.9 s, measured).
     candidates: int = _setting(4, "rewrite/candidates")
+    # Fewer drafts where the model is slow here (model.edit.budget.COMFORTABLE_EDIT_SECONDS): one draft reads
+    # sooner than four developing side by side.
+    fewer_drafts_when_slow: bool = _setting(True, "rewrite/fewer_drafts_when_slow")
     random_seed: bool = _setting(True, "rewrite/random_seed")
     seed: int = _setting(0, "rewrite/seed")
     context_budget: int = _setting(2048, "rewrite/context_budget")

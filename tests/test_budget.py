@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from model import DenoiseOptions, EditRequest, Engine, RequestError
-from model.edit.budget import PassClock, canvas_passes
+from model.edit.budget import PassClock, canvas_passes, drafts_within
 
 
 def test_an_edit_at_the_limits_is_refused_before_its_first_pass(engine: Engine) -> None:
@@ -59,3 +59,24 @@ def test_a_fresh_engine_refuses_what_its_size_says_is_hours(engine: Engine) -> N
     with pytest.raises(RequestError, match="would take about"):
         fresh.run(EditRequest(prefix="a", suffix="b", mode="fill", max_new_tokens=64, candidates=2,
                               options=DenoiseOptions(max_denoising_steps=4)))
+
+
+def test_as_many_drafts_as_fit_and_never_none() -> None:
+    assert drafts_within(4, passes_per_draft=48, ms_per_canvas_pass=100.0, seconds=10.0) == 2  # 4.8 s a draft
+    assert drafts_within(4, passes_per_draft=48, ms_per_canvas_pass=10.0, seconds=10.0) == 4  # all fit
+    assert drafts_within(4, passes_per_draft=48, ms_per_canvas_pass=1000.0, seconds=10.0) == 1  # even 48 s
+
+
+def test_where_drafts_are_slow_the_engine_develops_as_many_as_fit(engine: Engine) -> None:
+    request = EditRequest(prefix="The cat", suffix=" sat on the mat.", mode="fill", max_new_tokens=8, candidates=4,
+                          seed=1, options=DenoiseOptions(max_denoising_steps=10, polish_rounds=0))
+    assert len(engine.run(request).texts) == 4  # the CLI's engine: what it asks for
+    engine.fit_drafts_seconds = 30.0
+    engine.clock.ms_per_canvas_pass = 1000.0  # 10 s a draft, as a model 100 times the tiny one's size would be
+    slow = engine.run(request)
+    assert len(slow.texts) == len(slow.scores) == 3 and all(slow.texts)
+    engine.clock.ms_per_canvas_pass = 1000.0
+    engine.fit_drafts_seconds = 5.0
+    assert len(engine.run(request).texts) == 1  # one draft even where it alone takes longer
+    engine.fit_drafts_seconds = 1000.0
+    assert len(engine.run(request).texts) == 4

@@ -100,6 +100,8 @@ class SettingsDialog(QDialog):
             "the length asked for, 2/3, 1/2, 1/3; a rewrite: around the selection's own length), so the "
             "model chooses the length."
         )
+        self.fewer_drafts = QCheckBox("Fewer when the model is slow here")
+        self.fewer_drafts.setChecked(p.fewer_drafts_when_slow)
         self.fill_words = integer_box(words_for(p.fill_max_tokens), 1, words_for(1024))
         self.fill_words.setSuffix(" words")
         self.fill_words.setToolTip("The longest fill, in tokens: about 4 for every 3 words")
@@ -203,15 +205,19 @@ class SettingsDialog(QDialog):
         strength_box.addWidget(self.strength_words)
         rewriting_form = form_layout()
         rewriting_form.addRow("How much to change:", strength_box)
-        rewriting_form.addRow(
-            "Drafts:",
-            described(
-                self.candidates,
-                "Redraft writes this many drafts side by side, of different lengths, and shows the one it "
-                "rates best first; Alt+Up and Alt+Down show the others. Each extra draft makes a rewrite "
-                "slower on a computer without a graphics card.",
-            ),
-        )
+        drafts_box = QVBoxLayout()
+        drafts_box.addWidget(described(
+            self.candidates,
+            "Redraft writes this many drafts side by side, of different lengths, and shows the one it "
+            "rates best first; Alt+Up and Alt+Down show the others. Each extra draft makes a rewrite "
+            "slower on a computer without a graphics card.",
+        ))
+        drafts_box.addWidget(described(
+            self.fewer_drafts,
+            "Where all of them would take longer than about 20 seconds on this computer, Redraft writes "
+            "as many as fit, so the first one reads sooner.",
+        ))
+        rewriting_form.addRow("Drafts:", drafts_box)
         rewriting_form.addRow(
             "Fill a gap with up to:",
             described(self.fill_words, "The longest text Fill Gap writes; the fill popup changes it too."),
@@ -421,6 +427,7 @@ class SettingsDialog(QDialog):
             getattr(self, name).setValue(getattr(other, name).value())
         self.pass_display.setValue(other.pass_display.value())
         self.random_seed.setChecked(other.random_seed.isChecked())
+        self.fewer_drafts.setChecked(other.fewer_drafts.isChecked())
         self.theme.setCurrentIndex(other.theme.currentIndex())
         self.use_server.setChecked(other.use_server.isChecked())
         self.server_url.setText(other.server_url.text())
@@ -447,6 +454,7 @@ class SettingsDialog(QDialog):
             left_to_right_bias=round(bias, 4) if (bias := self.left_to_right_bias.value()) >= 0 else -1.0,
             polish_rounds=self.polish_rounds.value(),
             candidates=self.candidates.value(),
+            fewer_drafts_when_slow=self.fewer_drafts.isChecked(),
             # In tokens, as the popup stores it; unchanged words keep the exact number saved.
             fill_max_tokens=self.original.fill_max_tokens
             if (words := self.fill_words.value()) == words_for(self.original.fill_max_tokens)

@@ -28,6 +28,7 @@ from app.rewrite.worker import PaintedPass, RewriteService
 from app.settings import Preferences
 from app.window.editor_widget import Phase, RewriteEditor
 from model import EditRequest, EditResult, RequestError
+from model.edit.budget import COMFORTABLE_EDIT_SECONDS
 from model.edit.request import CONTEXT_CHARS_PER_TOKEN, LENGTH_FACTORS, MAX_CANVAS_TOKENS, Length, Mode
 from model.edit.shape import shape_request
 
@@ -171,10 +172,11 @@ class RewriteController(QObject):
         # Before the span is painted over: its versions find it by its text (app/rewrite/versions.py).
         self.spanBegan.emit(start, end, editor.text_between(start, end))
         editor.begin_live_span(start, end)
-        job_id = window.service.submit(request, window.prefs.pass_display_ms)
+        fit = COMFORTABLE_EDIT_SECONDS if window.prefs.fewer_drafts_when_slow else None
+        job_id = window.service.submit(request, window.prefs.pass_display_ms, fit)
         self.run = RewriteRun(
             job_id, mode, instruction, max_new_tokens, regenerations=regenerations, keep=keep,
-            margins=margins,
+            margins=margins, asked_drafts=request.candidates,
         )  # fmt: skip
         window.message_bar.hide()
         window.statusBar().showMessage("Waiting for the model…" if window.model_loading else "Developing…")
@@ -308,10 +310,13 @@ class RewriteController(QObject):
         drafts = len(result.texts)
         seconds = time.monotonic() - run.started
         # Words a writer reads; the model's own figures are for whoever hovers.
-        window.figures_label.setText(f"{drafts} draft{'s' if drafts != 1 else ''} · {seconds:.1f} s")
+        of = f" (of {run.asked_drafts})" if drafts < run.asked_drafts else ""
+        window.figures_label.setText(f"{drafts} draft{'s' if drafts != 1 else ''}{of} · {seconds:.1f} s")
         window.figures_label.setToolTip(
             f"{result.passes} passes · {result.tokens_per_forward:.1f} tokens/pass · "
             f"{result.ms_per_pass:.0f} ms/pass"
+            + (f"\nFewer drafts than the {run.asked_drafts} asked for: all of them would take more than about "
+               f"{COMFORTABLE_EDIT_SECONDS:.0f} s with this model here (Settings ▸ Rewriting ▸ Drafts)." if of else "")
         )
         # Enter accepts only with the caret in the draft (elsewhere it types): the hint outlives a caret move.
         hint = "Enter in the draft: accept · Esc: reject · Ctrl+Shift+R: regenerate"

@@ -24,6 +24,7 @@ class RewriteRun:
     result: EditResult | None = None
     candidate: int = 0
     regenerations: int = 0
+    asked_drafts: int = 1  # the drafts the request asked for (the engine may develop fewer where it is slow)
     keep: tuple[tuple[int, int], ...] = ()  # kept words, offsets in the writer's selection (app/rewrite/steering.py)
     # The writer's selection around the live span: the edge whitespace and sentence ending left outside it
     # (before, after), so Esc selects what the writer selected.

@@ -109,6 +109,7 @@ class EditJob:
     job_id: int
     request: EditRequest
     pass_display_ms: int = 0
+    fit_drafts_seconds: float | None = None  # fewer drafts where more would take longer here (Engine's)
 
 
 def noise_text(token: int, piece: str) -> str:
@@ -344,6 +345,7 @@ class ModelWorker(QObject):
                 entropy_known=False,
             )  # fmt: skip
         else:
+            engine.fit_drafts_seconds = job.fit_drafts_seconds
             special_ids = {int(i) for i in engine.tokenizer.all_special_ids}
             per_block = None
             try:  # a request the engine refuses says why when it runs, below
@@ -454,10 +456,10 @@ class RewriteService(QObject):
         self._board.cancel(self._board.new_job())
         self._loadRequested.emit(spec)
 
-    def submit(self, request: EditRequest, pass_display_ms: int = 0) -> int:
+    def submit(self, request: EditRequest, pass_display_ms: int = 0, fit_drafts_seconds: float | None = None) -> int:
         """Queue an edit and return its job id; any earlier edit is cancelled by this one."""
         job_id = self._board.new_job()
-        self._editRequested.emit(EditJob(job_id, request, pass_display_ms))
+        self._editRequested.emit(EditJob(job_id, request, pass_display_ms, fit_drafts_seconds))
         return job_id
 
     def prepare(self, request: EditRequest) -> None:

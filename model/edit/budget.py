@@ -17,6 +17,11 @@ from model.errors import RequestError
 
 # A writer waits for a rewrite, a script for a fill: five minutes is already long for either.
 MAX_EDIT_SECONDS = 300.0
+# The longest the editor lets its drafts take, at the step cap, before it asks for fewer of them
+# (``drafts_within``): side by side, four drafts cost about three times one pass for pass on two cores, so on a
+# slow model one draft reads sooner than four. Edits stop before the cap (about 30 passes of 48 on the built-in
+# model), so this is about 12 s of real waiting; the built-in model's four drafts take under 5 s at the cap.
+COMFORTABLE_EDIT_SECONDS = 20.0
 # Operations per second assumed before anything was measured (two CPU cores; one GPU), on the low side.
 ASSUMED_OPS_PER_SECOND = {"cpu": 5e10, "cuda": 5e13}
 
@@ -46,6 +51,15 @@ class PassClock:
             return self.ms_per_canvas_pass
         rate = ASSUMED_OPS_PER_SECOND.get(device, ASSUMED_OPS_PER_SECOND["cpu"])
         return 2 * parameters * canvas / rate * 1000
+
+
+def drafts_within(wanted: int, passes_per_draft: int, ms_per_canvas_pass: float, seconds: float) -> int:
+    """How many of ``wanted`` drafts develop within ``seconds`` at ``ms_per_canvas_pass``, each taking up to
+    ``passes_per_draft`` canvas passes; never fewer than one."""
+    per_draft_s = passes_per_draft * ms_per_canvas_pass / 1000
+    if per_draft_s <= 0:
+        return wanted
+    return max(1, min(wanted, int(seconds / per_draft_s)))
 
 
 def check_budget(passes: int, ms_per_canvas_pass: float, candidates: int, blocks: int, limit_s: float) -> None:

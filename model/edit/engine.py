@@ -39,7 +39,7 @@ import copy
 import secrets
 import time
 from collections.abc import Callable, Generator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any, cast
 
@@ -50,7 +50,7 @@ from transformers.models.diffusion_gemma.generation_diffusion_gemma import Entro
 from model.checkpoint.loading import LoadedModel
 from model.edit import bans as slot_bans
 from model.edit import canvas, draws, ranking
-from model.edit.budget import MAX_EDIT_SECONDS, PassClock, canvas_passes, check_budget
+from model.edit.budget import MAX_EDIT_SECONDS, PassClock, canvas_passes, check_budget, drafts_within
 from model.edit.canvas import Layout
 from model.edit.live_rows import LiveCaches, cache_bytes, live_rows, merged, rows
 from model.edit.passes import EditResult, Pass, painted_pass, run_to_end, without_lead
@@ -133,6 +133,9 @@ class Engine:
         # What a canvas pass costs here (model.edit.budget), and the longest an edit may take.
         self.clock = PassClock()
         self.max_edit_seconds = MAX_EDIT_SECONDS
+        # When set (the editor's "fewer drafts when slow"), an edit asking for more drafts than develop within
+        # this many seconds here gets fewer (model.edit.budget.drafts_within); the CLI keeps what it asks for.
+        self.fit_drafts_seconds: float | None = None
         self._parameters = sum(parameter.numel() for parameter in self.model.parameters())
         keep_freed_memory()  # each pass frees and reallocates the same vocabulary-sized tensors
 
@@ -160,6 +163,12 @@ class Engine:
         layout = self._layout(request)
         blocks = len(layout.block_slots)
         price = self.clock.price_ms(self._parameters, self.canvas_length, self.device.type)
+        if self.fit_drafts_seconds is not None and request.candidates > 1:
+            per_draft = canvas_passes(1, blocks, options.max_denoising_steps, options.polish_rounds)
+            fitting = drafts_within(request.candidates, per_draft, price, self.fit_drafts_seconds)
+            if fitting < request.candidates:  # each draft's length comes from how many there are: laid out again
+                request = replace(request, candidates=fitting)
+                layout = self._layout(request)
         passes = canvas_passes(request.candidates, blocks, options.max_denoising_steps, options.polish_rounds)
         check_budget(passes, price, request.candidates, blocks, self.max_edit_seconds)
         seed = request.seed if request.seed is not None else secrets.randbits(63)

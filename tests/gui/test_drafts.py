@@ -278,3 +278,20 @@ def test_a_server_edit_shows_no_shading(document_window, qtbot) -> None:
     local = _FrameBuilder(set(), decode, 100).live(step)
     assert all(segment.entropy is None for segment in server.frames[0])  # zeros there are a stand-in
     assert [segment.entropy for segment in local.frames[0]] == [0.0, 0.0]  # one per word
+
+
+def test_where_drafts_are_slow_the_editor_writes_fewer_and_says_so(document_window, qtbot) -> None:
+    for fewer_when_slow, expected in ((True, 1), (False, 4)):
+        window = document_window(candidates=4, max_denoising_steps=8, fewer_drafts_when_slow=fewer_when_slow)
+        engine = window.service.worker._engine
+        engine.clock.ms_per_canvas_pass = 5000.0  # 40 s a draft at the step cap, as a large model on a CPU
+        select(window, SPAN)
+        window.rewrite_selection()
+        result = finish(qtbot, window)
+        assert len(result.texts) == expected and len(card_texts(window)) == expected
+        label = window.figures_label
+        if expected < 4:
+            assert label.text().startswith("1 draft (of 4) · ") and "Fewer drafts than the 4" in label.toolTip()
+        else:
+            assert label.text().startswith("4 drafts · ") and "Fewer" not in label.toolTip()
+        window.reject_rewrite()

@@ -23,7 +23,7 @@ def test_a_rewrite_in_a_huge_document_sends_only_what_the_model_reads(
     window = document_window(half + TARGET + "\n" + half, candidates=1)
     sent: list[Any] = []
     submit = window.service.submit
-    monkeypatch.setattr(window.service, "submit", lambda request, ms=0: sent.append(request) or submit(request, ms))
+    monkeypatch.setattr(window.service, "submit", lambda request, *rest: sent.append(request) or submit(request, *rest))
     select(window, TARGET)
     window.rewrite_selection()
     qtbot.waitUntil(lambda: window.last_result is not None, timeout=SIGNAL_TIMEOUT_MS)

@@ -164,7 +164,7 @@ def test_settings_are_pages_and_keep_every_setting(qtbot: Any) -> None:
     homes = {
         "Model": ("model_source", "model_path", "device", "experts", "allow_download"),
         "Server": ("use_server", "server_url", "server_model", "server_key", "server_passes", "test_connection"),
-        "Rewriting": ("strength", "candidates", "fill_words", "random_seed", "seed"),
+        "Rewriting": ("strength", "candidates", "fewer_drafts", "fill_words", "random_seed", "seed"),
         "Appearance": ("theme", "pass_display"),
         "Advanced": ("max_steps", "t_max", "t_min", "entropy_bound", "left_to_right_bias", "polish_rounds",
                      "context_budget"),
