@@ -259,10 +259,13 @@ class DraftsPanel(QDockWidget):
         shown = self.shown_candidate()
         live = self.controller.run is not None and self.controller.run.job_id == self.job_id
         count = len(self.order)
+        drafts = f"{count} draft{'s' if count != 1 else ''}"
         if result is not None:
-            what = f"{count} drafts, best first (the model's mean log-probability of its own words)"
+            what = f"{drafts}, best first (the model's mean log-probability of its own words)" if count > 1 else (
+                "One draft (Settings ▸ Rewriting ▸ Drafts asks for more)"
+            )
         else:
-            what = f"{count} drafts {'polishing' if step.polishing else 'developing'} · pass {step.step + 1}" + (
+            what = f"{drafts} {'polishing' if step.polishing else 'developing'} · pass {step.step + 1}" + (
                 "" if painted.most is None else f" of at most {painted.most}"
             )
         self.summary.setText(what + ("" if live else " · kept or put back: Rewrite ▸ Versions… brings any back"))
@@ -274,7 +277,9 @@ class DraftsPanel(QDockWidget):
             card.candidate = candidate
             number = f"Alt+{index + 1} · " if index < MAX_DRAFT_SHORTCUTS else ""
             if result is not None:
-                heading = f"{number}<b>{index + 1}.</b> score {result.scores[candidate]:.2f}"
+                # A lone draft is not ranked: it has no score to show.
+                score = f" score {result.scores[candidate]:.2f}" if count > 1 else ""
+                heading = f"{number}<b>{index + 1}.</b>{score}"
                 frame = painted.frames[candidate] if candidate < len(painted.frames) else []
                 final = result.texts[candidate]
                 # The last pass's words (and their shading) where they are the draft's final text.
