@@ -287,9 +287,11 @@ def test_where_drafts_are_slow_the_editor_writes_fewer_and_says_so(document_wind
         engine.clock.ms_per_canvas_pass = 5000.0  # 40 s a draft at the step cap, as a large model on a CPU
         select(window, SPAN)
         window.rewrite_selection()
+        label = window.figures_label
+        assert not label.isVisible()  # the last run's figures are not this one's while it develops
         result = finish(qtbot, window)
         assert len(result.texts) == expected and len(card_texts(window)) == expected
-        label = window.figures_label
+        assert label.isVisible()
         if expected < 4:
             assert label.text().startswith("1 draft (of 4) · ") and "Fewer drafts than the 4" in label.toolTip()
             # A lone draft is not ranked: no "1 drafts, best first", no score of 0.00.
