@@ -52,6 +52,7 @@ from evaluation.setup import engine_and_held_out, held_out_parser  # noqa: E402
 
 import model.edit.engine as engine_module  # noqa: E402
 from model import DenoiseOptions, EditRequest, Engine  # noqa: E402
+from model.edit import canvas  # noqa: E402
 from model.edit.sampling import StableAndConfident  # noqa: E402
 from model.edit.shape import shape_request  # noqa: E402
 from model.training.data import Section  # noqa: E402
@@ -151,7 +152,7 @@ def simulate(engine: Engine, lm: Any, cases: list[Case], mode: str, seed: int, c
                 stops = [stop_pass(canvases[c], means[c], stability, confidence) for c in range(len(widths))]
                 passes.append(max(stops) + 1)
                 kept = [canvases[c, stop, : widths[c]].tolist() for c, stop in enumerate(stops)]
-                for text in engine._texts(kept, layout)[0]:
+                for text in canvas.span_texts(kept, layout, engine.vocabulary)[0]:
                     whole, seam = judged(lm, case, words(text))
                     logs.append(whole)
                     seams.append(seam)
