@@ -19,8 +19,8 @@ from model.errors import RequestError
 MAX_EDIT_SECONDS = 300.0
 # The longest the editor lets its drafts take, at the step cap, before it asks for fewer of them
 # (``drafts_within``): side by side, four drafts cost about three times one pass for pass on two cores, so on a
-# slow model one draft reads sooner than four. Edits stop before the cap (about 30 passes of 48 on the built-in
-# model), so this is about 12 s of real waiting; the built-in model's four drafts take under 5 s at the cap.
+# slow model one draft reads sooner than four. Edits stop before the cap (about 35 passes of 48 on the built-in
+# model), so this is about 15 s of real waiting; the built-in model's four drafts of a sentence take 3 s at the cap.
 COMFORTABLE_EDIT_SECONDS = 20.0
 # Operations per second assumed before anything was measured (two CPU cores; one GPU), on the low side.
 ASSUMED_OPS_PER_SECOND = {"cpu": 5e10, "cuda": 5e13}
