@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from figures import FIGURES
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from app.command_line.edit_commands import JSON_FIELDS, request_from_json_line
@@ -60,6 +60,7 @@ plausible_requests = st.fixed_dictionaries(
 
 @settings(max_examples=600, deadline=None)
 @given(st.one_of(plausible_requests, st.dictionaries(field_names, json_values, max_size=7)))
+@example(fields={"max_new_tokens": None, "span": "0"})  # a rewrite as long as its span: found by this fuzz
 def test_json_lines_are_a_request_or_a_clear_error(fields: dict[str, Any]) -> None:
     counts["JSON requests"] += 1
     # ensure_ascii writes lone surrogates as \ud800 escapes, as a client's JSON library would.
@@ -77,7 +78,10 @@ def test_json_lines_are_a_request_or_a_clear_error(fields: dict[str, Any]) -> No
     assert request.prefix == sent.get("prefix", "") and request.suffix == sent.get("suffix", "")
     # What validation lets through, the tokenizer and the sampler can take.
     (request.prefix + request.suffix).encode("utf-8")
-    for count in (request.max_new_tokens, request.candidates):
+    # A rewrite's "max_new_tokens": null is its span's own length (EditRequest); a fill needs a number.
+    numbers = [request.candidates] + ([request.max_new_tokens] if request.max_new_tokens is not None else [])
+    assert request.max_new_tokens is not None or request.mode != "fill"
+    for count in numbers:
         assert type(count) is int and count >= 1
     assert request.seed is None or type(request.seed) is int
     assert type(request.vary_length) is bool

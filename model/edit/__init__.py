@@ -13,9 +13,13 @@ and a sentence's ending is held after the new text; :mod:`changes` turns a finis
 hunks against the original span, each for the writer to take or leave.
 
 The model calls themselves live in :mod:`model.runtime`; the weights come from :mod:`model.checkpoint`.
-Modules outside ``model/`` use ``request``, ``passes``, ``shape``, ``changes`` and ``engine``, and two pieces
-for benches: ``canvas``, laid out the same for another library's sampler (``bench/peers.py``), and ``sampling``,
-whose stopping rule ``bench/stop_tuning.py`` records; the rest are the loop's own pieces.
+:mod:`budget` prices an edit by the engine's measured pass: what would take too long is refused, and where
+the editor asks, fewer drafts are developed.
+
+Modules outside ``model/`` use ``request``, ``passes``, ``shape``, ``changes``, ``engine`` and ``budget`` (the
+editor's limit for its drafts), and two pieces for benches: ``canvas``, laid out the same for another
+library's sampler (``bench/peers.py``), and ``sampling``, whose stopping rule ``bench/stop_tuning.py`` records;
+the rest are the loop's own pieces.
 """
 
-__all__ = ["canvas", "changes", "engine", "passes", "request", "sampling", "shape"]
+__all__ = ["budget", "canvas", "changes", "engine", "passes", "request", "sampling", "shape"]
