@@ -30,7 +30,9 @@ from <i>noise</i>, a row of random word pieces as long as your selection, and re
 again and again. Each redrawing is a <b>pass</b>.</p>
 <p>On the first passes the model is unsure of almost everything, so what you see is mostly noise (faded).
 Pass by pass it settles the pieces it is sure of (they turn to ink, freshly settled ones highlighted) and
-redraws the rest, until the whole span reads as text or the passes run out.</p>
+redraws the rest, until the whole span reads as text or the passes run out. A long selection develops a
+piece (a <b>block</b>) at a time, top to bottom; the words of yours that later blocks will replace wait,
+faded, below the one developing.</p>
 <p>By default the model develops several <b>drafts</b> side by side. The text shows the one ahead (the
 most words settled) as they develop, and the <b>Drafts</b> panel beside it shows all of them, each word
 shaded by how unsure the model still is of it; at the end they are ranked, and the text shows the one the

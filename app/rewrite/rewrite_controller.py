@@ -23,7 +23,7 @@ from PySide6.QtGui import QKeyEvent, QTextCursor
 from PySide6.QtWidgets import QLabel, QStatusBar
 
 from app.dialogs.message_bar import MessageBar
-from app.rewrite.run import RewriteRun, progress_message, time_left_ms
+from app.rewrite.run import RewriteRun, progress_message, time_left_ms, waiting_original
 from app.rewrite.worker import PaintedPass, RewriteService
 from app.settings import Preferences
 from app.window.editor_widget import Phase, RewriteEditor
@@ -277,8 +277,9 @@ class RewriteController(QObject):
         if run is None or editor.phase is not Phase.DEVELOPING:
             return
         run.passes += 1
+        new_block = run.last_pass is None or run.last_pass.raw.block != painted.raw.block
         run.last_pass = painted
-        editor.paint_pass(painted.frames[self._shown(run, painted)])
+        self._paint_frame(painted, self._shown(run, painted), follow=new_block)
         now = time.monotonic()
         phase = "veiled" if painted.veiled else "live"
         if phase != run.phase:
@@ -287,6 +288,12 @@ class RewriteController(QObject):
         left = time_left_ms(run, painted, self.window.prefs.pass_display_ms, now)
         self.window.statusBar().showMessage(progress_message(run, painted, left))
         self.passPainted.emit(painted)
+
+    def _paint_frame(self, painted: PaintedPass, frame: int, follow: bool = False) -> None:
+        editor = self.window.editor
+        span = editor.live_span
+        waiting = waiting_original(span.original, painted.raw.block, painted.raw.blocks) if span else ""
+        editor.paint_pass(painted.frames[frame], waiting, follow)
 
     @staticmethod
     def _shown(run: RewriteRun, painted: PaintedPass) -> int:
@@ -424,7 +431,7 @@ class RewriteController(QObject):
                 return
             run.pinned = candidate
             if not painted.veiled:
-                self.window.editor.paint_pass(painted.frames[candidate])
+                self._paint_frame(painted, candidate)
             self.stateChanged.emit()
             return
         if not 0 <= candidate < len(run.result.texts):

@@ -53,6 +53,17 @@ class RewriteRun:
         what = f"{name} {rank} of {count}" if count > 1 else name
         return what + (f", regeneration {self.regenerations}" if self.regenerations else "")
 
+def waiting_original(original: str, block: int, blocks: int) -> str:
+    """The part of a rewrite's original that the blocks after ``block`` will replace, from a word's edge: it
+    waits, faded, below the developing block, so the rest of the selection (and the page below it) keeps
+    its place until its block comes. Blocks are equal shares of the span, so the share is of characters."""
+    if blocks <= 1 or block >= blocks - 1 or not original:
+        return ""
+    cut = len(original) * (block + 1) // blocks
+    edge = next((at for at in range(cut, len(original)) if original[at].isspace()), len(original))
+    return original[edge:]
+
+
 # Passes measured before the time left is estimated: the first ones carry the context's encoding.
 ESTIMATE_AFTER_PASSES = 4
 

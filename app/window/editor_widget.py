@@ -193,7 +193,13 @@ class RewriteEditor(QPlainTextEdit):
             self._paint([(span.original, self._format(self.colors.noise, self.colors.canvas))])
         return span
 
-    def paint_pass(self, segments: list[Segment]) -> None:
+    def paint_pass(self, segments: list[Segment], waiting: str = "", follow: bool = False) -> None:
+        """Paint a pass's frame, then ``waiting``: the original words later blocks will replace, faded as at
+        the start (``app.rewrite.run.waiting_original``). A caret at the span stays at the developing edge,
+        before the waiting words; ``follow`` (a block's first pass) scrolls the view to that edge, so a
+        selection longer than the screen shows its block developing, while a writer reading elsewhere in the
+        meantime is not pulled back on every pass."""
+        at_span = self.caret_at_span() and not self.textCursor().hasSelection()
         colors = self.colors
         formats = {
             Ink.SETTLED: self._format(colors.ink, colors.canvas),
@@ -209,7 +215,17 @@ class RewriteEditor(QPlainTextEdit):
                 runs.append((segment.text, self._format(colors.ink, shade)))
             else:
                 runs.append((segment.text, formats[segment.ink]))
+        if waiting:
+            runs.append((waiting, formats[Ink.NOISE]))
         self._paint(runs)
+        if at_span:
+            bar = self.verticalScrollBar()
+            kept = bar.value()
+            cursor = self.textCursor()
+            cursor.setPosition(self._require_span().end - len(waiting.encode("utf-16-le")) // 2)
+            self.setTextCursor(cursor)  # scrolls to the caret
+            if not follow:
+                bar.setValue(kept)
 
     def show_result(self, text: str) -> None:
         """Paint the finished text, marked as waiting for Accept or Reject."""

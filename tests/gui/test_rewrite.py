@@ -521,3 +521,78 @@ def test_a_triple_clicked_paragraph_keeps_its_break_and_full_stop_while_it_devel
     qtbot.keyClick(editor, Qt.Key.Key_Return)
     assert editor.plain_text() == letter[:start] + result.text + letter[end - len(".\n") :]
     assert editor.plain_text().endswith(".\n\nBest,\nAnn\n")
+
+
+def test_waiting_original_is_the_share_later_blocks_replace_from_a_word_edge() -> None:
+    from app.rewrite.run import waiting_original
+
+    original = "one two three four five six seven eight"
+    assert waiting_original(original, 0, 1) == ""  # one block: nothing waits
+    assert waiting_original(original, 1, 2) == ""  # the last block: nothing after it
+    half = waiting_original(original, 0, 2)
+    assert original.endswith(half) and half.startswith(" ")  # a word's edge, never a word cut in two
+    assert len(original) // 2 <= len(original) - len(half) < len(original) // 2 + len("three ")
+    thirds = [waiting_original(original, block, 3) for block in range(3)]
+    assert len(thirds[0]) > len(thirds[1]) > len(thirds[2]) == 0  # shrinks as blocks come
+    assert waiting_original("", 0, 3) == ""
+
+
+def test_a_long_rewrite_keeps_the_rest_of_the_selection_faded_below_the_developing_block(
+    document_window, qtbot
+) -> None:
+    # The whole document is two canvases of the tiny model: while the first block develops, the second
+    # half of the original waits in the span (the page does not jump up), then the draft replaces it all.
+    from app.rewrite.run import waiting_original
+
+    window = document_window(candidates=1)
+    editor = window.editor
+    seen: list[tuple[int, int, str, str]] = []  # block, blocks, the span's text, its original
+    edges: list[int] = []  # where the caret is, from the span's end
+
+    def check(_job: int, painted) -> None:
+        span = editor.live_span
+        if span is not None:
+            seen.append((painted.raw.block, painted.raw.blocks, editor.text_between(span.start, span.end),
+                         span.original))
+            edges.append(span.end - editor.textCursor().position())
+
+    recorder = PassRecorder(window, check)
+    select(window, DOCUMENT.rstrip("\n"))
+    window.rewrite_selection()
+    result = finish(qtbot, window)
+    assert result.blocks == 2
+    first = [(text, original) for block, _blocks, text, original in seen if block == 0]
+    last = [(text, original) for block, _blocks, text, original in seen if block == 1]
+    assert first and last and len(seen) == len(recorder.passes)
+    for (text, original), edge in zip(first, edges, strict=False):
+        waiting = waiting_original(original, 0, 2)
+        assert waiting and text.endswith(waiting)
+        assert edge == len(waiting)  # the caret at the developing edge: Enter and the view stay there
+    for text, original in last:
+        assert not text.endswith(waiting_original(original, 0, 2))  # the original is gone once its block comes
+    original = seen[0][3]  # the selection less the sentence ending kept outside it
+    start = DOCUMENT.index(original)
+    qtbot.keyClick(editor, Qt.Key.Key_Return)
+    assert editor.plain_text() == DOCUMENT[:start] + result.text + DOCUMENT[start + len(original):]
+    window.undo()
+    assert editor.plain_text() == DOCUMENT
+
+
+def test_each_block_of_a_selection_longer_than_the_view_scrolls_into_sight(document_window, qtbot) -> None:
+    window = document_window(text=DOCUMENT * 3, candidates=1)
+    editor = window.editor
+    editor.setFixedHeight(90)  # two or three lines: the selection's end is far below its start
+    first_passes: list[bool] = []  # per block: whether its first pass showed the caret
+    blocks_seen: list[int] = []
+
+    def check(_job: int, painted) -> None:
+        if not blocks_seen or blocks_seen[-1] != painted.raw.block:
+            blocks_seen.append(painted.raw.block)
+            first_passes.append(editor.viewport().rect().intersects(editor.cursorRect()))
+
+    recorder = PassRecorder(window, check)
+    select(window, (DOCUMENT * 3).rstrip("\n"))  # the view scrolls to the selection's end
+    window.rewrite_selection()
+    result = finish(qtbot, window)
+    assert result.blocks >= 3 and blocks_seen == list(range(result.blocks)) and recorder.passes
+    assert all(first_passes)
