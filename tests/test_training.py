@@ -150,6 +150,25 @@ def test_sampler_batches_are_rectangular_and_deterministic() -> None:
                 assert int(row[-1]) + 1 == int(target[0])
 
 
+def test_prefetched_batches_are_the_samplers_own_and_their_state_resumes_the_next() -> None:
+    from model.training.data import PrefetchedBatches
+
+    pool = _pool([list(range(10, 10 + n)) for n in (30, 50, 80, 120)], ends=True)
+    plain = ExampleSampler([pool], [1.0], canvas=16, batch_size=6, mix=ExampleMix(), seed=3)
+    ahead = PrefetchedBatches(ExampleSampler([pool], [1.0], canvas=16, batch_size=6, mix=ExampleMix(), seed=3))
+    try:
+        for _ in range(3):
+            x, y = plain.next_batch(), ahead.next_batch()
+            assert torch.equal(x.prefix, y.prefix) and torch.equal(x.targets, y.targets)
+        ahead._making.result()  # batch 4 made: the sampler itself is past it; a checkpoint keeps the state before
+        resumed = ExampleSampler([pool], [1.0], canvas=16, batch_size=6, mix=ExampleMix(), seed=99)
+        resumed.set_state(ahead.state())
+        x, y, z = plain.next_batch(), resumed.next_batch(), ahead.next_batch()
+        assert torch.equal(x.targets, y.targets) and torch.equal(x.targets, z.targets)
+    finally:
+        ahead.close()
+
+
 def test_word_aligned_examples_start_and_end_between_words() -> None:
     from transformers import AutoTokenizer
 

@@ -304,6 +304,8 @@ def _throwaway_steps(model: Any, pools: list[Any], recipe: Any, device: str) -> 
     generator = torch.Generator().manual_seed(999)
 
     def step(mark: Any = lambda: None) -> None:
+        # Made in line here, so the profile's batch phase says what a batch costs; the run makes each on a
+        # thread while the step before trains (model.training.data.PrefetchedBatches).
         batch = _on(sampler.next_batch(), torch.device(device))
         mark()
         # At a step past any mask annealing: the engine's bidirectional canvas.

@@ -38,7 +38,7 @@ import torch.nn.functional as F
 from transformers import DiffusionGemmaForBlockDiffusion, Gemma3ForCausalLM
 
 from model.checkpoint.architecture import layer_types_of, text_config_of
-from model.training.data import CanvasBatch, ExampleMix, ExampleSampler, TokenizedPool
+from model.training.data import CanvasBatch, ExampleMix, ExampleSampler, PrefetchedBatches, TokenizedPool
 from model.training.objective import NoiseConfig, diffusion_loss
 
 PAD_ID, EOS_ID = 0, 1
@@ -255,7 +255,7 @@ def save_checkpoint(
     model: DiffusionGemmaForBlockDiffusion,
     optimizer: torch.optim.Optimizer | None,
     state: RunState,
-    sampler: ExampleSampler,
+    sampler: ExampleSampler | PrefetchedBatches,
     generator: torch.Generator,
     recipe: Recipe,
 ) -> None:
@@ -330,31 +330,35 @@ def run(
         entry = {"step": state.step, "tokens": state.tokens, "seconds": round(state.seconds, 1), "resumed": 1.0}
         state.log.append({**entry, **heldout_loss(model, heldout_pools, recipe)})
         _write_log(run_dir, state)
-    while state.step < min(last_stop, recipe.max_steps):
-        if max_minutes is not None and time.monotonic() - started > max_minutes * 60:
-            break
-        t0 = time.monotonic()
-        rate = lr_at(state.step, recipe)
-        if rewarm_from is not None:
-            rate *= min(1.0, (state.step - rewarm_from + 1) / max(1, recipe.warmup_steps))
-        for group in optimizer.param_groups:
-            group["lr"] = rate
-        batch = _on(sampler.next_batch(), torch.device(device))
-        parts = train_step(model, batch, generator, recipe, state.step, optimizer, params, bf16=bf16,
-                           teacher=teacher, keep_ids=keep_ids)  # fmt: skip
-        state.step += 1
-        state.tokens += int(batch.targets.numel())
-        state.seconds += time.monotonic() - t0
-        if state.step % eval_every == 0 or state.step == recipe.max_steps:
-            entry = {"step": state.step, "tokens": state.tokens, "seconds": round(state.seconds, 1), **parts}
-            entry.update(heldout_loss(model, heldout_pools, recipe))
-            state.log.append(entry)
-            _write_log(run_dir, state)
-            print(json.dumps(entry), flush=True)
-        if time.monotonic() - last_save > checkpoint_minutes * 60:
-            save_checkpoint(ckpt, model, optimizer, state, sampler, generator, recipe)
-            last_save = time.monotonic()
-    save_checkpoint(ckpt, model, optimizer, state, sampler, generator, recipe)
+    batches = PrefetchedBatches(sampler)  # made from the resumed state on
+    try:
+        while state.step < min(last_stop, recipe.max_steps):
+            if max_minutes is not None and time.monotonic() - started > max_minutes * 60:
+                break
+            t0 = time.monotonic()
+            rate = lr_at(state.step, recipe)
+            if rewarm_from is not None:
+                rate *= min(1.0, (state.step - rewarm_from + 1) / max(1, recipe.warmup_steps))
+            for group in optimizer.param_groups:
+                group["lr"] = rate
+            batch = _on(batches.next_batch(), torch.device(device))
+            parts = train_step(model, batch, generator, recipe, state.step, optimizer, params, bf16=bf16,
+                               teacher=teacher, keep_ids=keep_ids)  # fmt: skip
+            state.step += 1
+            state.tokens += int(batch.targets.numel())
+            state.seconds += time.monotonic() - t0
+            if state.step % eval_every == 0 or state.step == recipe.max_steps:
+                entry = {"step": state.step, "tokens": state.tokens, "seconds": round(state.seconds, 1), **parts}
+                entry.update(heldout_loss(model, heldout_pools, recipe))
+                state.log.append(entry)
+                _write_log(run_dir, state)
+                print(json.dumps(entry), flush=True)
+            if time.monotonic() - last_save > checkpoint_minutes * 60:
+                save_checkpoint(ckpt, model, optimizer, state, batches, generator, recipe)
+                last_save = time.monotonic()
+    finally:
+        batches.close()
+    save_checkpoint(ckpt, model, optimizer, state, batches, generator, recipe)
     return state
 
 

@@ -19,9 +19,11 @@ editor's edits do: a writer's cursor or selection sits at a word boundary, never
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import re
 from collections.abc import Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -325,3 +327,30 @@ class ExampleSampler:
             free=torch.from_numpy(np.stack([r[2] for r in rows])),
             kind=torch.tensor([r[3] for r in rows], dtype=torch.long),
         )
+
+
+class PrefetchedBatches:
+    """``sampler``'s batches, each made on a thread while the model trains on the one before: the same
+    batches in the same order as ``sampler.next_batch()``. At 256 canvases a batch costs ~24 ms of Python
+    and numpy, which a fast device step would otherwise wait for. ``state()`` is the sampler's state before
+    the batch ``next_batch()`` returns next (the one being made is not consumed), so a checkpoint resumes
+    exactly where training stopped."""
+
+    def __init__(self, sampler: ExampleSampler) -> None:
+        self.sampler = sampler
+        self._next_state = copy.deepcopy(sampler.state())
+        self._thread = ThreadPoolExecutor(1, thread_name_prefix="batches")
+        self._making: Future[CanvasBatch] = self._thread.submit(sampler.next_batch)
+
+    def next_batch(self) -> CanvasBatch:
+        batch = self._making.result()
+        self._next_state = copy.deepcopy(self.sampler.state())  # the thread is idle until the submit below
+        self._making = self._thread.submit(self.sampler.next_batch)
+        return batch
+
+    def state(self) -> Mapping[str, Any]:
+        return self._next_state
+
+    def close(self) -> None:
+        self._making.cancel()
+        self._thread.shutdown(wait=True)
