@@ -277,9 +277,9 @@ class DraftsPanel(QDockWidget):
             card.candidate = candidate
             number = f"Alt+{index + 1} · " if index < MAX_DRAFT_SHORTCUTS else ""
             if result is not None:
-                # A lone draft is not ranked: it has no score to show.
-                score = f" score {result.scores[candidate]:.2f}" if count > 1 else ""
-                heading = f"{number}<b>{index + 1}.</b>{score}"
+                # A lone draft is not ranked: no rank, no score.
+                rank = f"<b>{index + 1}.</b> score {result.scores[candidate]:.2f}" if count > 1 else "<b>Draft</b>"
+                heading = number + rank
                 frame = painted.frames[candidate] if candidate < len(painted.frames) else []
                 final = result.texts[candidate]
                 # The last pass's words (and their shading) where they are the draft's final text.
