@@ -76,6 +76,21 @@ def frame_html(segments: list[Segment], colors: CanvasColors, paper: QColor, dar
     return f"<p style='white-space:pre-wrap; margin:0'>{''.join(out)}</p>" if out else ""
 
 
+# How much of the blocks a long draft has finished its card keeps while a later block develops.
+BLOCKS_BEFORE_CHARS = 80
+
+
+def with_blocks_before_cut(frame: list[Segment], committed: str) -> list[Segment]:
+    """``frame`` with the finished blocks before the developing one (its first segment, ``committed``) cut to
+    their last words: a long draft's card stays a few lines high and shows its developing edge, where the
+    drafts differ now; the whole draft is in the text and, once finished, in the card."""
+    if len(committed) <= BLOCKS_BEFORE_CHARS or not frame or frame[0].text != committed:
+        return frame
+    cut = len(committed) - BLOCKS_BEFORE_CHARS
+    edge = next((at for at in range(cut, len(committed)) if committed[at].isspace()), cut)
+    return [Segment("…" + committed[edge:], frame[0].ink), *frame[1:]]
+
+
 class DraftCard(QFrame):
     """One draft: a heading (its number, rank, how settled) over its text. A click chooses it."""
 
@@ -291,7 +306,7 @@ class DraftsPanel(QDockWidget):
                 # A polish round accepts every slot yet may still change words: not "100% settled".
                 how = "polishing" if step.polishing else f"{settled}% settled"
                 heading = f"{number}<b>Draft {candidate + 1}</b> · {how}{leading}"
-                frame = painted.frames[candidate]
+                frame = with_blocks_before_cut(painted.frames[candidate], step.committed[candidate])
             if candidate == shown:
                 heading += " · <i>in the text</i>"
             card.heading.setText(heading)

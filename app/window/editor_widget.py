@@ -223,9 +223,10 @@ class RewriteEditor(QPlainTextEdit):
             kept = bar.value()
             cursor = self.textCursor()
             cursor.setPosition(self._require_span().end - len(waiting.encode("utf-16-le")) // 2)
-            self.setTextCursor(cursor)  # scrolls to the caret
-            if not follow:
-                bar.setValue(kept)
+            self.setTextCursor(cursor)
+            bar.setValue(kept)  # setTextCursor scrolls to the caret's edge of the view; a block starts mid-view
+            if follow and not self.viewport().rect().contains(self.cursorRect()):
+                self.centerCursor()
 
     def show_result(self, text: str) -> None:
         """Paint the finished text, marked as waiting for Accept or Reject."""

@@ -89,6 +89,35 @@ def test_the_panel_shows_every_draft_as_it_develops_then_ranks_them(document_win
     assert editor.plain_text() == DOCUMENT[:start] + result.text + DOCUMENT[end:]
 
 
+def test_a_long_drafts_card_keeps_the_last_words_before_its_developing_block(document_window, qtbot) -> None:
+    from app.rewrite.drafts_panel import BLOCKS_BEFORE_CHARS
+
+    window = document_window(text=DOCUMENT * 3, candidates=2, max_denoising_steps=6)
+    seen: list[tuple[object, list[str]]] = []
+
+    def check(_job: int, painted) -> None:
+        seen.append((painted, card_texts(window)))
+
+    recorder = PassRecorder(window, check)  # noqa: F841  kept alive while the run paints
+    select(window, (DOCUMENT * 3).rstrip("\n"))
+    window.rewrite_selection()
+    result = finish(qtbot, window)
+    assert result.blocks >= 3
+    cut = 0
+    for painted, cards in seen:
+        step = painted.raw
+        for candidate, card in enumerate(cards):
+            whole = step.committed[candidate] + "".join(s.text for s in painted.frames[candidate][1:])
+            if len(step.committed[candidate]) <= BLOCKS_BEFORE_CHARS:
+                assert card == "".join(s.text for s in painted.frames[candidate])
+                continue
+            cut += 1  # the finished blocks' last words, then the developing block as the text has it
+            assert card.startswith("…") and whole.endswith(card[1:])
+            assert len(card) <= 1 + BLOCKS_BEFORE_CHARS + len(whole) - len(step.committed[candidate])
+    assert cut
+    assert card_texts(window) == [result.texts[c] for c in result.ranking]  # finished: each draft whole
+
+
 def test_choosing_a_draft_puts_it_in_the_text_and_each_step_stays_one(document_window, qtbot) -> None:
     window = document_window(candidates=3, max_denoising_steps=6)
     editor = window.editor
