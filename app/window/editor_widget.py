@@ -43,9 +43,8 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QApplication, QMenu, QPlainTextEdit, QWidget
 
-from app.rewrite.drafts import hesitation
-from app.rewrite.worker import Ink, Segment
-from app.window.live_span import LiveSpan
+from app.rewrite.worker import Segment
+from app.window.live_span import LiveSpan, pass_runs, text_format
 from app.window.markdown_highlighter import MarkdownHighlighter
 from app.window.theme import CanvasColors, canvas_colors, recolored
 
@@ -190,48 +189,28 @@ class RewriteEditor(QPlainTextEdit):
         cursor.setPosition(end)  # at the span's edge (Enter accepts there), moving with it as passes paint
         self.setTextCursor(cursor)
         if span.original:
-            self._paint([(span.original, self._format(self.colors.noise, self.colors.canvas))])
+            self._paint([(span.original, text_format(self.colors.noise, self.colors.canvas))])
         return span
 
     def paint_pass(self, segments: list[Segment], waiting: str = "", follow: bool = False) -> None:
-        """Paint a pass's frame, then ``waiting``: the original words later blocks will replace, faded as at
-        the start (``app.rewrite.run.waiting_original``). A caret at the span stays at the developing edge,
-        before the waiting words; ``follow`` (a block's first pass) scrolls the view to that edge, so a
-        selection longer than the screen shows its block developing, while a writer reading elsewhere in the
-        meantime is not pulled back on every pass."""
+        """Paint a pass's frame, then ``waiting`` (``app.rewrite.run.waiting_original``) faded as at the start. A
+        caret at the span stays at the developing edge; ``follow`` (a block's first pass, not every pass: a
+        writer may be reading elsewhere) brings that edge into view when it is out of sight."""
         at_span = self.caret_at_span() and not self.textCursor().hasSelection()
-        colors = self.colors
-        formats = {
-            Ink.SETTLED: self._format(colors.ink, colors.canvas),
-            Ink.FRESH: self._format(colors.ink, colors.fresh),
-            Ink.NOISE: self._format(colors.noise, colors.canvas),
-        }
-        runs = []
-        for segment in segments:
-            amount = hesitation(segment.entropy) if self.shade_hesitation and segment.ink is not Ink.NOISE else 0.0
-            if amount > 0:
-                shade = QColor(self.hesitant)
-                shade.setAlphaF(0.6 * amount)
-                runs.append((segment.text, self._format(colors.ink, shade)))
-            else:
-                runs.append((segment.text, formats[segment.ink]))
-        if waiting:
-            runs.append((waiting, formats[Ink.NOISE]))
-        self._paint(runs)
-        if at_span:
-            bar = self.verticalScrollBar()
-            kept = bar.value()
+        self._paint(pass_runs(segments, waiting, self.colors, self.hesitant if self.shade_hesitation else None))
+        if at_span:  # setTextCursor scrolls the caret to the view's edge: the view is kept, or centred below
+            kept = self.verticalScrollBar().value()
             cursor = self.textCursor()
             cursor.setPosition(self._require_span().end - len(waiting.encode("utf-16-le")) // 2)
             self.setTextCursor(cursor)
-            bar.setValue(kept)  # setTextCursor scrolls to the caret's edge of the view; a block starts mid-view
+            self.verticalScrollBar().setValue(kept)
             if follow and not self.viewport().rect().contains(self.cursorRect()):
                 self.centerCursor()
 
     def show_result(self, text: str) -> None:
         """Paint the finished text, marked as waiting for Accept or Reject."""
         self.phase = Phase.REVIEW
-        self._paint([(text, self._format(self.colors.ink, self.colors.review))])
+        self._paint([(text, text_format(self.colors.ink, self.colors.review))])
 
     def show_runs(self, runs: list[tuple[str, QTextCharFormat]]) -> None:
         """Paint a finished draft as formatted runs (Rewrite ▸ Show Changes), waiting as ``show_result``'s."""
@@ -293,13 +272,6 @@ class RewriteEditor(QPlainTextEdit):
             raise RuntimeError("no span is developing")
         return self._span
 
-    @staticmethod
-    def _format(foreground: object, background: object) -> QTextCharFormat:
-        text_format = QTextCharFormat()
-        text_format.setForeground(foreground)  # type: ignore[arg-type]
-        text_format.setBackground(background)  # type: ignore[arg-type]
-        return text_format
-
     def _paint(self, runs: list[tuple[str, QTextCharFormat]]) -> None:
         span = self._require_span()
         document = self.document()
@@ -312,9 +284,9 @@ class RewriteEditor(QPlainTextEdit):
         cursor.setPosition(start)
         cursor.setPosition(end, Anchor)
         cursor.removeSelectedText()
-        for text, text_format in runs:
+        for text, run_format in runs:
             if text:
-                cursor.insertText(text, text_format)
+                cursor.insertText(text, run_format)
         cursor.endEditBlock()
         span.place(start, cursor.position())
         span.painted = True

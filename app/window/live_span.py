@@ -4,7 +4,11 @@ has changes of the writer's that are not saved yet."""
 
 from __future__ import annotations
 
-from PySide6.QtGui import QTextCharFormat, QTextCursor, QTextDocument
+from PySide6.QtGui import QColor, QTextCharFormat, QTextCursor, QTextDocument
+
+from app.rewrite.drafts import hesitation
+from app.rewrite.worker import Ink, Segment
+from app.window.theme import CanvasColors
 
 
 class LiveSpan:
@@ -47,3 +51,35 @@ class LiveSpan:
 
     def block_on_top(self) -> bool:
         return self.painted and self.document.availableUndoSteps() == self.undo_steps_after_paint
+
+
+def text_format(foreground: object, background: object) -> QTextCharFormat:
+    made = QTextCharFormat()
+    made.setForeground(foreground)  # type: ignore[arg-type]
+    made.setBackground(background)  # type: ignore[arg-type]
+    return made
+
+
+def pass_runs(
+    segments: list[Segment], waiting: str, colors: CanvasColors, hesitant: QColor | None
+) -> list[tuple[str, QTextCharFormat]]:
+    """A pass's frame as the span paints it: settled ink, fresh ink highlighted, noise faded, each word shaded
+    by its hesitation where ``hesitant`` (the shade) is given; then ``waiting``, the original words later
+    blocks will replace, faded as the original is at the start."""
+    formats = {
+        Ink.SETTLED: text_format(colors.ink, colors.canvas),
+        Ink.FRESH: text_format(colors.ink, colors.fresh),
+        Ink.NOISE: text_format(colors.noise, colors.canvas),
+    }
+    runs = []
+    for segment in segments:
+        amount = hesitation(segment.entropy) if hesitant is not None and segment.ink is not Ink.NOISE else 0.0
+        if amount > 0:
+            shade = QColor(hesitant)
+            shade.setAlphaF(0.6 * amount)
+            runs.append((segment.text, text_format(colors.ink, shade)))
+        else:
+            runs.append((segment.text, formats[segment.ink]))
+    if waiting:
+        runs.append((waiting, formats[Ink.NOISE]))
+    return runs
