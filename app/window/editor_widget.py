@@ -194,9 +194,10 @@ class RewriteEditor(QPlainTextEdit):
 
     def paint_pass(self, segments: list[Segment], waiting: str = "", follow: bool = False) -> None:
         """Paint a pass's frame, then ``waiting`` (``app.rewrite.run.waiting_original``) faded as at the start. A
-        caret at the span stays at the developing edge; ``follow`` (a block's first pass, not every pass: a
-        writer may be reading elsewhere) brings that edge into view when it is out of sight."""
+        caret at the span stays at the developing edge; ``follow`` (a block's first pass) brings the edge into
+        view if the writer was watching it (not if they scrolled away to read)."""
         at_span = self.caret_at_span() and not self.textCursor().hasSelection()
+        watched = self.viewport().rect().intersects(self.cursorRect())
         self._paint(pass_runs(segments, waiting, self.colors, self.hesitant if self.shade_hesitation else None))
         if at_span:  # setTextCursor scrolls the caret to the view's edge: the view is kept, or centred below
             kept = self.verticalScrollBar().value()
@@ -204,7 +205,7 @@ class RewriteEditor(QPlainTextEdit):
             cursor.setPosition(self._require_span().end - len(waiting.encode("utf-16-le")) // 2)
             self.setTextCursor(cursor)
             self.verticalScrollBar().setValue(kept)
-            if follow and not self.viewport().rect().contains(self.cursorRect()):
+            if follow and watched and not self.viewport().rect().contains(self.cursorRect()):
                 self.centerCursor()
 
     def show_result(self, text: str) -> None:

@@ -596,3 +596,31 @@ def test_each_block_of_a_selection_longer_than_the_view_scrolls_into_sight(docum
     result = finish(qtbot, window)
     assert result.blocks >= 3 and blocks_seen == list(range(result.blocks)) and recorder.passes
     assert all(first_passes)
+
+
+def test_a_writer_who_scrolled_away_is_not_pulled_back_when_the_next_block_starts(document_window, qtbot) -> None:
+    after = "".join(f"A line of the chapter after, number {n}.\n" for n in range(40))
+    window = document_window(text=DOCUMENT * 3 + after, candidates=1)
+    editor = window.editor
+    editor.setFixedHeight(90)
+    bar = editor.verticalScrollBar()
+    blocks_seen: list[int] = []
+    away: list[bool] = []  # at each block's start, after the writer scrolled away: whether the edge was in view
+
+    def check(_job: int, painted) -> None:
+        if blocks_seen and blocks_seen[-1] == painted.raw.block:
+            return
+        blocks_seen.append(painted.raw.block)
+        if painted.raw.block == 0:
+            assert editor.viewport().rect().intersects(editor.cursorRect())  # followed at the start
+            bar.setValue(bar.maximum())  # the writer scrolls to the end of the document to read it
+            assert not editor.viewport().rect().intersects(editor.cursorRect())
+            return
+        away.append(editor.viewport().rect().intersects(editor.cursorRect()))
+
+    recorder = PassRecorder(window, check)
+    select(window, (DOCUMENT * 3).rstrip("\n"))
+    window.rewrite_selection()
+    result = finish(qtbot, window)
+    assert result.blocks >= 3 and recorder.passes and len(away) == result.blocks - 1
+    assert not any(away)  # the view stayed at the chapter after: the edge was never brought back into it
