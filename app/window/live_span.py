@@ -53,6 +53,21 @@ class LiveSpan:
         return self.painted and self.document.availableUndoSteps() == self.undo_steps_after_paint
 
 
+def positions(runs: list[tuple[str, QTextCharFormat]]) -> int:
+    """How many document positions ``runs`` take: UTF-16 units (a line break is one)."""
+    return sum(len(text.encode("utf-16-le")) // 2 for text, _ in runs)
+
+
+def shared_ends(old: list[tuple[str, QTextCharFormat]], new: list[tuple[str, QTextCharFormat]]) -> tuple[int, int]:
+    """How many runs ``old`` and ``new`` share at their start and, of the rest, at their end."""
+    shortest = min(len(old), len(new))
+    head = next((i for i in range(shortest) if old[i] != new[i]), shortest)
+    tail = 0
+    while tail < shortest - head and old[-1 - tail] == new[-1 - tail]:
+        tail += 1
+    return head, tail
+
+
 def text_format(foreground: object, background: object) -> QTextCharFormat:
     made = QTextCharFormat()
     made.setForeground(foreground)  # type: ignore[arg-type]

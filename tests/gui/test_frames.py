@@ -43,3 +43,65 @@ def test_polish_rounds_paint_as_text_with_only_redrawn_words_fresh(tiny_model: L
         fresh = sum(segment.ink is Ink.FRESH for segment in segments)
         assert fresh <= redrawn
     assert "".join(segment.text for segment in frames[-1]) == result.texts[0]  # what the writer is left with
+
+
+def test_painting_only_what_changed_leaves_the_span_as_a_whole_repaint_would(qtbot) -> None:
+    # Random passes over a span: runs shared with the last paint at either end stay in place, the rest is
+    # replaced. After each, the span reads exactly the runs in their formats; one restore brings the original
+    # back byte for byte with the undo history as it was.
+    import random
+
+    from PySide6.QtGui import QTextCursor
+
+    from app.window.editor_widget import RewriteEditor
+    from app.window.live_span import positions, shared_ends, text_format
+    from app.window.theme import canvas_colors
+
+    assert shared_ends([("a", 1), ("b", 1), ("c", 1)], [("a", 1), ("x", 1), ("c", 1)]) == (1, 1)  # type: ignore[list-item]
+    assert shared_ends([("a", 1)], [("a", 1), ("a", 1)]) == (1, 0)  # type: ignore[list-item]
+    editor = RewriteEditor()
+    qtbot.addWidget(editor)
+    document = "Before the span. The original words\nof the span. After it.\n"
+    editor.setPlainText(document)
+    undo_steps = editor.document().availableUndoSteps()
+    start = document.index("The original")
+    end = document.index(" After")
+    span = editor.begin_live_span(start, end)
+    rng = random.Random(5)
+    colors = editor.colors  # the theme's own inks, so a theme switch recolours them
+    formats = [text_format(colors.ink, colors.canvas), text_format(colors.noise, colors.canvas),
+               text_format(colors.ink, colors.fresh)]
+    pieces = ["word ", "\n", "𒃦", "", "é", "a longer run of settled text ", "x"]
+    runs = [(rng.choice(pieces), rng.choice(formats)) for _ in range(6)]
+    def check_span() -> None:
+        assert span.end - span.start == positions(span.last_paint)
+        assert editor.text_between(span.start, span.end) == "".join(text for text, _ in span.last_paint)
+        at = span.start
+        for text, run_format in span.last_paint:  # each run's first character carries its format
+            if text and text[0] != "\n":
+                cursor = QTextCursor(editor.document())
+                cursor.setPosition(at + 1)
+                assert cursor.charFormat().foreground().color() == run_format.foreground().color()
+                assert cursor.charFormat().background().color() == run_format.background().color()
+            at += positions([(text, run_format)])
+        assert editor.text_between(0, span.start) == document[:start]
+        assert editor.text_between(span.end, editor.end_position()) == document[end:]
+
+    for _ in range(150):
+        runs = list(runs)
+        for _ in range(rng.randint(1, 3)):  # a pass changes a few runs, adds or drops one
+            at = rng.randrange(len(runs) + 1)
+            what = rng.random()
+            if what < 0.4 and runs:
+                runs[min(at, len(runs) - 1)] = (rng.choice(pieces), rng.choice(formats))
+            elif what < 0.7 or not runs:
+                runs.insert(at, (rng.choice(pieces), rng.choice(formats)))
+            else:
+                del runs[min(at, len(runs) - 1)]
+        editor._paint(runs)
+        check_span()
+    editor.set_colors(canvas_colors(dark=colors.ink.lightness() < 128))  # the other theme: every run repainted
+    assert span.last_paint != runs
+    check_span()
+    editor.restore_live_span()
+    assert editor.plain_text() == document and editor.document().availableUndoSteps() == undo_steps
