@@ -43,7 +43,6 @@ class RewriteRun:
     phase_passes: int = 0
     phase_started: float = 0.0
 
-
     def draft_label(self, candidate: int) -> str:
         """How a draft is named in the span's versions: its rank among the run's drafts, and the try."""
         result = self.result
@@ -52,6 +51,7 @@ class RewriteRun:
         name = "Fill" if self.mode == "fill" else "Draft"
         what = f"{name} {rank} of {count}" if count > 1 else name
         return what + (f", regeneration {self.regenerations}" if self.regenerations else "")
+
 
 def waiting_original(original: str, block: int, blocks: int) -> str:
     """The part of a rewrite's original that the blocks after ``block`` will replace, from a word's edge: it

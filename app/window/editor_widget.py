@@ -44,7 +44,7 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QApplication, QMenu, QPlainTextEdit, QWidget
 
 from app.rewrite.worker import Segment
-from app.window.live_span import LiveSpan, pass_runs, positions, shared_ends, text_format
+from app.window.live_span import LiveSpan, pass_runs, positions, shared_ends, text_format, utf16_length
 from app.window.markdown_highlighter import MarkdownHighlighter
 from app.window.theme import CanvasColors, canvas_colors, recolored
 
@@ -202,7 +202,7 @@ class RewriteEditor(QPlainTextEdit):
         if at_span:  # setTextCursor scrolls the caret to the view's edge: the view is kept, or centred below
             kept = self.verticalScrollBar().value()
             cursor = self.textCursor()
-            cursor.setPosition(self._require_span().end - len(waiting.encode("utf-16-le")) // 2)
+            cursor.setPosition(self._require_span().end - utf16_length(waiting))
             self.setTextCursor(cursor)
             self.verticalScrollBar().setValue(kept)
             if follow and watched and not self.viewport().rect().contains(self.cursorRect()):

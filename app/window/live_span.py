@@ -53,9 +53,13 @@ class LiveSpan:
         return self.painted and self.document.availableUndoSteps() == self.undo_steps_after_paint
 
 
+def utf16_length(text: str) -> int:
+    """How many document positions ``text`` takes: UTF-16 units (a line break is one)."""
+    return len(text.encode("utf-16-le")) // 2
+
+
 def positions(runs: list[tuple[str, QTextCharFormat]]) -> int:
-    """How many document positions ``runs`` take: UTF-16 units (a line break is one)."""
-    return sum(len(text.encode("utf-16-le")) // 2 for text, _ in runs)
+    return sum(utf16_length(text) for text, _ in runs)
 
 
 def shared_ends(old: list[tuple[str, QTextCharFormat]], new: list[tuple[str, QTextCharFormat]]) -> tuple[int, int]:
