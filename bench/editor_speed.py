@@ -11,7 +11,8 @@ ways: the moment the span is selected in one gesture (a double or triple click, 
 could be encoded ahead), the moment a drag ends (the mouse went down at the span's start and the end
 moved for ``DRAG_MS``; the editor encodes the context before a start that holds still), and after a
 writer's half-second pause on a selection. Meanwhile the event loop's delay (a 5 ms timer probe: p50,
-p99, max) and resident memory, idle and while it develops.
+p99, max) and resident memory, idle and while it develops. Last, what painting one pass costs in a
+chapter-long selection (``measure_long_span_paint``).
 Targets (issue: speed, measured side by side): first pass painted <= 250 ms, p99 delay <= 30 ms,
 window shown <= 1.5 s.
 """
@@ -220,6 +221,43 @@ def measure_rewrite(model: str | None, candidates: int, repeats: int) -> dict[st
     }  # fmt: skip
 
 
+def measure_long_span_paint(characters: int = 40_000, passes: int = 20) -> dict[str, float]:
+    """Painting one pass of a chapter-long selection's rewrite (its third block developing: the finished blocks
+    before it, the original's waiting words after): the editor's paint of only the runs that changed, and the
+    whole span re-inserted as every pass once was. Milliseconds, median, offscreen."""
+    from PySide6.QtWidgets import QApplication
+
+    from app.rewrite.worker import Ink, Segment
+    from app.window.editor_widget import RewriteEditor
+
+    app = QApplication.instance() or QApplication([])
+    paragraph = " ".join(WORDS) + ".\n"
+    text = (paragraph * (characters // len(paragraph) + 1))[:characters]
+    editor = RewriteEditor()
+    editor.resize(1000, 700)
+    editor.show()
+    editor.setPlainText(text)
+    editor.begin_live_span(0, len(text))
+    figures = {}
+    for name, whole in (("long_span_pass_paint_ms", False), ("long_span_whole_repaint_ms", True)):
+        times = []
+        for n in range(passes):
+            frame = [Segment(text[: len(text) // 8], Ink.SETTLED), Segment(f"pass {n} " * 30, Ink.FRESH),
+                     Segment("noise " * 12, Ink.NOISE)]  # fmt: skip
+            started = time.perf_counter()
+            if whole:
+                editor.repaint_live_span()
+            else:
+                editor.paint_pass(frame, text[len(text) // 4 :])
+            app.processEvents()
+            times.append((time.perf_counter() - started) * 1000)
+        figures[name] = statistics.median(times)
+    editor.restore_live_span()
+    editor.document().setModified(False)
+    editor.close()
+    return figures
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", default=None, help="model folder (default: the built-in model)")
@@ -232,7 +270,8 @@ def main() -> None:
     if args.startup_child:
         startup_child()
         return
-    figures = {**measure_startup(args.startup_runs), **measure_rewrite(args.model, args.candidates, args.repeats)}
+    figures = {**measure_startup(args.startup_runs), **measure_rewrite(args.model, args.candidates, args.repeats),
+               **measure_long_span_paint()}  # fmt: skip
     print(f"{'figure':<28} {'value':>10}  target")
     for key, value in figures.items():
         if isinstance(value, float):
