@@ -174,3 +174,62 @@ def test_every_paragraph_comes_back_in_its_place_with_its_heading_and_blank_line
         assert second.startswith("- ") and second.endswith("!") and third.startswith("- "), text
         for line in (heading[2:], first[:-1], second[2:-1], third[2:-1]):  # every paragraph written, no stray spaces
             assert line.strip() and line == line.strip(" \t"), text
+
+
+WRAPPED = (  # Alice, chapter 2, as Project Gutenberg wraps it (72 columns)
+    "So she called softly after it, 'Mouse dear! Do come back again, and we\n"
+    "won't talk about cats or dogs either, if you don't like them!' When the\n"
+    "Mouse heard this, it turned round and swam slowly back to her: its face\n"
+    "was quite pale (with passion, Alice thought), and it said in a low\n"
+    "trembling voice, 'Let us get to the shore, and then I'll tell you my\n"
+    "history, and you'll understand why it is I hate cats and dogs.'"
+)
+VERSE = "The sea is calm tonight.\nThe tide is full, the moon lies fair\nUpon the straits; on the French coast"
+
+
+def test_a_hand_wrapped_paragraph_is_rewritten_as_prose_and_wrapped_again_at_its_width() -> None:
+    from model.edit.wrapping import rewrap, wrapped_breaks
+
+    breaks, width = wrapped_breaks(WRAPPED)
+    assert [WRAPPED[a:b] for a, b in breaks] == ["\n"] * 5 and width == max(map(len, WRAPPED.split("\n")))
+    inner, shape = shape_request(EditRequest(prefix="", span=WRAPPED, suffix="\n\nIt was high time.", mode="rewrite"))
+    assert "\n" not in "".join(inner.span[a:b] for a, b in inner.keep)  # no line break held: one free paragraph
+    assert (shape.wrap_width, shape.wrap_column) == (width, 0)
+    prose = " ".join(WRAPPED.split())
+    assert rewrap(prose, width) == WRAPPED  # the writer's own wrapping, found again
+    # Verse and lists break their lines on purpose: every break stays held.
+    assert wrapped_breaks(VERSE) == ([], 0)
+    listed = "Before the long journey to the north begins, remember:\n- pack the bags, the boots and the maps\n- call"
+    assert wrapped_breaks(listed) == ([], 0)
+    # Part of a paragraph: its first and last lines are measured with the text around them.
+    start = WRAPPED.index("it turned")
+    end = WRAPPED.index(" in a low")
+    inner, shape = shape_request(
+        EditRequest(prefix=WRAPPED[:start], span=WRAPPED[start:end], suffix=WRAPPED[end:], mode="rewrite")
+    )
+    assert shape.wrap_width == width and shape.wrap_column == len("Mouse heard this, ")
+    first, *rest = shape.restore(" ".join(WRAPPED[start:end].split()) + " and more words" * 4).split("\n")
+    assert shape.wrap_column + len(first) <= width and all(len(line) <= width for line in rest)
+
+
+def test_two_paragraphs_and_a_heading_keep_their_breaks_and_only_the_long_lines_wrap() -> None:
+    span = "# The Pool\n\n" + WRAPPED + "\n\n" + WRAPPED.replace("Mouse", "Dodo")
+    inner, shape = shape_request(EditRequest(prefix="", span=span, suffix="", mode="rewrite"))
+    held = [inner.span[a:b] for a, b in inner.keep]
+    assert held == ["# ", "\n\n", ".'\n\n"]  # the heading's marker and the paragraph breaks, nothing inside
+    new = "A Pool of Tears\n\n" + " ".join(WRAPPED.split()) + "\n\n" + "Short."
+    restored = shape.restore(new)
+    lines = restored.split("\n")
+    assert lines[0] == "A Pool of Tears" and lines[-1] == "Short.'" and restored.count("\n\n") == 2
+    assert all(len(line) <= shape.wrap_width for line in lines) and len(lines) > 5
+
+
+def test_a_hand_wrapped_paragraph_through_the_engine_comes_back_wrapped_with_no_lone_marks(builtin: Engine) -> None:
+    request = EditRequest(prefix="", span=WRAPPED, suffix="\n\nIt was high time to go.", mode="rewrite",
+                          candidates=2, seed=3, options=QUICK)  # fmt: skip
+    width = max(map(len, WRAPPED.split("\n")))
+    for text in builtin.run(request).texts:
+        lines = text.split("\n")
+        assert all(len(line) <= width or " " not in line for line in lines), text
+        assert all(any(c.isalnum() for c in line) for line in lines), text  # no line of a lone mark
+        assert text.endswith(".'") and "\n\n" not in text, text

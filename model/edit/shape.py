@@ -23,6 +23,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from model.edit.request import EditRequest
+from model.edit.wrapping import rewrap, wrapped_breaks
 
 if TYPE_CHECKING:
     from model.edit.passes import EditResult, Pass
@@ -60,6 +61,10 @@ class Shape:
     # A fill that continues a paragraph: its text starts right after the one space ``before`` gives it, and
     # a line break the model wrote inside it is a space (the paragraphs are the writer's).
     in_paragraph: bool = False
+    # A rewrite of paragraphs wrapped by hand (model.edit.wrapping): the width to wrap the new text at, and
+    # the column its first line starts in (0: not wrapped).
+    wrap_width: int = 0
+    wrap_column: int = 0
 
     def restore(self, text: str) -> str:
         """A candidate's new text with the edges and the ending put back."""
@@ -74,6 +79,8 @@ class Shape:
             if own_ending and text[: own_ending.start()].strip():
                 text = text[: own_ending.start()].rstrip()
             text += self.ending
+        if self.wrap_width:
+            text = rewrap(text, self.wrap_width, self.wrap_column)
         return self.before + text + self.after
 
     def restore_result(self, result: EditResult) -> EditResult:
@@ -112,22 +119,36 @@ def shape_request(request: EditRequest) -> tuple[EditRequest, Shape]:
         for start, end in request.keep
         if min(len(core), end - len(before)) > max(0, start - len(before))
     )
+    width = column = 0
     if request.mode == "rewrite":
-        keep = with_layout_held(core, keep)
+        line_before = (request.prefix + before).rsplit("\n", 1)[-1]
+        column = len(line_before)
+        line_after = (ending + after + request.suffix).split("\n", 1)[0]
+        breaks, width = wrapped_breaks(core, column, len(line_after))
+        keep = with_layout_held(core, keep, free=breaks)
     inner = replace(
         request, prefix=request.prefix + before, span=core, suffix=ending + after + request.suffix, keep=keep
     )
-    return inner, Shape(before, ending, after, strip=True)
+    return inner, Shape(before, ending, after, strip=True, wrap_width=width, wrap_column=column if width else 0)
 
 
-def with_layout_held(core: str, keep: tuple[tuple[int, int], ...]) -> tuple[tuple[int, int], ...]:
-    """``keep`` plus the layout of a rewrite across lines (``LAYOUT_MARKS``), overlapping ranges merged.
+def with_layout_held(
+    core: str, keep: tuple[tuple[int, int], ...], free: list[tuple[int, int]] | None = None
+) -> tuple[tuple[int, int], ...]:
+    """``keep`` plus the layout of a rewrite across lines (``LAYOUT_MARKS``), overlapping ranges merged; a
+    mark holding one of the line breaks in ``free`` (a hand-wrapped paragraph's, model.edit.wrapping) is not
+    layout and stays free.
 
     Rewriting two paragraphs (or a whole document) gave one paragraph back, its heading's # and the blank
     lines gone: the model writes prose, not the writer's layout. Held, each paragraph is developed in its
     own free region between them, as kept words are (:mod:`model.edit.holds`).
     """
-    marks = [(m.start(), m.end()) for m in LAYOUT_MARKS.finditer(core) if m.end() > m.start()]
+    wrapped = {at for at, _ in free or []}
+    marks = [
+        (m.start(), m.end())
+        for m in LAYOUT_MARKS.finditer(core)
+        if m.end() > m.start() and wrapped.isdisjoint(range(m.start(), m.end()))
+    ]
     if not marks:
         return keep
     merged: list[tuple[int, int]] = []
