@@ -190,7 +190,7 @@ VERSE = "The sea is calm tonight.\nThe tide is full, the moon lies fair\nUpon th
 def test_a_hand_wrapped_paragraph_is_rewritten_as_prose_and_wrapped_again_at_its_width() -> None:
     from model.edit.wrapping import rewrap, wrapped_breaks
 
-    breaks, width = wrapped_breaks(WRAPPED)
+    breaks, width = wrapped_breaks("", WRAPPED, "")
     assert [WRAPPED[a:b] for a, b in breaks] == ["\n"] * 5 and width == max(map(len, WRAPPED.split("\n")))
     inner, shape = shape_request(EditRequest(prefix="", span=WRAPPED, suffix="\n\nIt was high time.", mode="rewrite"))
     assert "\n" not in "".join(inner.span[a:b] for a, b in inner.keep)  # no line break held: one free paragraph
@@ -198,9 +198,9 @@ def test_a_hand_wrapped_paragraph_is_rewritten_as_prose_and_wrapped_again_at_its
     prose = " ".join(WRAPPED.split())
     assert rewrap(prose, width) == WRAPPED  # the writer's own wrapping, found again
     # Verse and lists break their lines on purpose: every break stays held.
-    assert wrapped_breaks(VERSE) == ([], 0)
+    assert wrapped_breaks("", VERSE, "") == ([], 0)
     listed = "Before the long journey to the north begins, remember:\n- pack the bags, the boots and the maps\n- call"
-    assert wrapped_breaks(listed) == ([], 0)
+    assert wrapped_breaks("", listed, "") == ([], 0)
     # Part of a paragraph: its first and last lines are measured with the text around them.
     start = WRAPPED.index("it turned")
     end = WRAPPED.index(" in a low")
@@ -210,6 +210,26 @@ def test_a_hand_wrapped_paragraph_is_rewritten_as_prose_and_wrapped_again_at_its
     assert shape.wrap_width == width and shape.wrap_column == len("Mouse heard this, ")
     first, *rest = shape.restore(" ".join(WRAPPED[start:end].split()) + " and more words" * 4).split("\n")
     assert shape.wrap_column + len(first) <= width and all(len(line) <= width for line in rest)
+
+
+@pytest.mark.parametrize(
+    "typed",
+    [  # paragraphs a line each, one Enter between them, as a writer types them in the editor
+        "The keeper climbed the stairs every evening and counted the steps as his father did.\n"
+        "She wrote the letter twice, then walked to the harbour instead.",
+        "'No, sir,' said Mr. Pickwick, 'I come from the harbour today, you know.'\n"
+        "'Indeed,' said Sam, looking up from the boots he was cleaning there.\n"
+        "'Yes, indeed,' said Mr. Pickwick, and he went on up the long stairs.",
+        "The report is late again this quarter, and the figures do not add up yet.\n"
+        "The numbers for travel and equipment do not match the summary table.\n"
+        "Sam will check them on Monday before the board meets in the afternoon.\n"
+        "We should send it by Friday.",
+    ],
+)
+def test_paragraphs_typed_a_line_each_are_never_taken_for_wrapped_ones(typed: str) -> None:
+    inner, shape = shape_request(EditRequest(prefix="", span=typed, suffix="", mode="rewrite"))
+    assert shape.wrap_width == 0
+    assert "".join(inner.span[a:b] for a, b in inner.keep).count("\n") == typed.count("\n")  # every break held
 
 
 def test_two_paragraphs_and_a_heading_keep_their_breaks_and_only_the_long_lines_wrap() -> None:

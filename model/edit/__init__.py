@@ -9,7 +9,8 @@ least likely tokens re-developed) and :mod:`ranking` (candidates scored) → :mo
 ``EditResult``, what the loop yields and returns). :mod:`vocabulary` is the tokenizer as the loop needs it.
 
 Around it, :mod:`shape` keeps the writer's layout: whitespace at the span's edges stays outside the canvas,
-and a sentence's ending is held after the new text; :mod:`changes` turns a finished draft into word-level
+and a sentence's ending is held after the new text (:mod:`wrapping`: a hand-wrapped paragraph is rewritten
+as prose and wrapped again); :mod:`changes` turns a finished draft into word-level
 hunks against the original span, each for the writer to take or leave.
 
 The model calls themselves live in :mod:`model.runtime`; the weights come from :mod:`model.checkpoint`.
@@ -22,4 +23,4 @@ library's sampler (``bench/peers.py``), and ``sampling``, whose stopping rule ``
 the rest are the loop's own pieces.
 """
 
-__all__ = ["budget", "canvas", "changes", "engine", "passes", "request", "sampling", "shape"]
+__all__ = ["budget", "canvas", "changes", "engine", "passes", "request", "sampling", "shape", "wrapping"]

@@ -121,10 +121,8 @@ def shape_request(request: EditRequest) -> tuple[EditRequest, Shape]:
     )
     width = column = 0
     if request.mode == "rewrite":
-        line_before = (request.prefix + before).rsplit("\n", 1)[-1]
-        column = len(line_before)
-        line_after = (ending + after + request.suffix).split("\n", 1)[0]
-        breaks, width = wrapped_breaks(core, column, len(line_after))
+        column = len((request.prefix + before).rsplit("\n", 1)[-1])
+        breaks, width = wrapped_breaks(request.prefix + before, core, ending + after + request.suffix)
         keep = with_layout_held(core, keep, free=breaks)
     inner = replace(
         request, prefix=request.prefix + before, span=core, suffix=ending + after + request.suffix, keep=keep
