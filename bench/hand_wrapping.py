@@ -33,7 +33,7 @@ def main(argv: list[str] | None = None) -> None:
     paragraphs = [p.replace("\r\n", "\n") for book in books for p in PARAGRAPH_BREAK.split(book.read_text())]
     wrapped = [lines for p in paragraphs if len(lines := p.strip("\n").split("\n")) >= wrapping.HARD_WRAP_MIN_LINES]
     sentences = [s for p in paragraphs if 50 <= len(s := " ".join(p.split())) <= 100
-                 and wrapping.LINE_ENDS_SENTENCE.search(s)]  # fmt: skip
+                 and wrapping.SENTENCE_END.search(s)]  # fmt: skip
     rng = random.Random(0)
     typed = [[rng.choice(sentences) for _ in range(rng.randint(3, 6))] for _ in range(args.typed)]
     kept = wrapping.HARD_WRAP_SLACK

@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
 
 from app.rewrite.drafts import accepted_share, hesitation
 from app.rewrite.rewrite_controller import RewriteController
+from app.rewrite.run import word_edge
 from app.rewrite.worker import Ink, PaintedPass, Segment
 from app.window.theme import CanvasColors
 from model import EditResult
@@ -87,8 +88,7 @@ def with_blocks_before_cut(frame: list[Segment], committed: str) -> list[Segment
     if len(committed) <= BLOCKS_BEFORE_CHARS or not frame or frame[0].text != committed:
         return frame
     cut = len(committed) - BLOCKS_BEFORE_CHARS
-    edge = next((at for at in range(cut, len(committed)) if committed[at].isspace()), cut)
-    return [Segment("…" + committed[edge:], frame[0].ink), *frame[1:]]
+    return [Segment("…" + committed[word_edge(committed, cut, cut) :], frame[0].ink), *frame[1:]]
 
 
 class DraftCard(QFrame):

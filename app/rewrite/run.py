@@ -4,12 +4,15 @@ says while it develops: the pass, and the time left from the passes measured so 
 from __future__ import annotations
 
 import math
+import re
 import time
 from dataclasses import dataclass, field
 
 from app.rewrite.worker import PaintedPass
 from model import EditResult
 from model.edit.request import Mode
+
+WHITESPACE = re.compile(r"\s")
 
 
 @dataclass
@@ -59,9 +62,13 @@ def waiting_original(original: str, block: int, blocks: int) -> str:
     its place until its block comes. Blocks are equal shares of the span, so the share is of characters."""
     if blocks <= 1 or block >= blocks - 1 or not original:
         return ""
-    cut = len(original) * (block + 1) // blocks
-    edge = next((at for at in range(cut, len(original)) if original[at].isspace()), len(original))
-    return original[edge:]
+    return original[word_edge(original, len(original) * (block + 1) // blocks, len(original)) :]
+
+
+def word_edge(text: str, at: int, otherwise: int) -> int:
+    """Where the first whitespace at or after ``at`` is (a word's edge, so no word is cut), else ``otherwise``."""
+    found = WHITESPACE.search(text, at)
+    return found.start() if found else otherwise
 
 
 # Passes measured before the time left is estimated: the first ones carry the context's encoding.

@@ -23,13 +23,11 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from model.edit.request import EditRequest
-from model.edit.wrapping import rewrap, wrapped_breaks
+from model.edit.wrapping import LINE_MARKER_PATTERN, SENTENCE_END, SENTENCE_ENDING, rewrap, wrapped_breaks
 
 if TYPE_CHECKING:
     from model.edit.passes import EditResult, Pass
 
-# Terminal punctuation, then closing quotes or brackets, at the end of a text.
-SENTENCE_END = re.compile(r"[.!?…]+[\"'”’»)\]]*\Z")
 # Opening quotes and brackets that may come before a sentence's first letter.
 OPENERS = "\"'“‘«(["
 # Spaces and tabs (not line breaks) between a gap and the text around it.
@@ -43,7 +41,7 @@ LINE_BREAKS = re.compile(r"[ \t]*[\r\n\u2028\u2029]+[ \t]*")
 # that starts the next line (a heading's #, a list's bullet or number, a quote's >), and such a marker at
 # the selection's start.
 LAYOUT_MARKS = re.compile(
-    r"(?:\A|(?:[.!?…]+[\"'”’»)\]]*)?[ \t]*[\r\n\u2028\u2029]+[ \t]*)(?:#{1,6} +|[-*+] +|> ?|\d{1,3}[.)] +)?"
+    rf"(?:\A|(?:{SENTENCE_ENDING})?[ \t]*[\r\n\u2028\u2029]+[ \t]*){LINE_MARKER_PATTERN}?"
 )
 
 

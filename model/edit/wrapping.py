@@ -29,9 +29,12 @@ HARD_WRAP_FILL = 0.75
 # paragraphs of three lines or more) against 2,000 paragraphs of their one-line sentences typed a line each:
 # slack 0 found 79% of the books' and 4 found 96%; neither took a single typed one.
 HARD_WRAP_SLACK = 4
-# A line that starts a list item, a heading or a quote is the writer's layout, whatever its length.
-LINE_MARKER = re.compile(r"[ \t]*(?:#{1,6} |[-*+] |> ?|\d{1,3}[.)] )")
-LINE_ENDS_SENTENCE = re.compile(r"[.!?…]+[\"'”’»)\]]*\Z")
+# Terminal punctuation, then closing quotes or brackets (model.edit.shape holds it after a sentence's rewrite).
+SENTENCE_ENDING = r"[.!?…]+[\"'”’»)\]]*"
+SENTENCE_END = re.compile(SENTENCE_ENDING + r"\Z")
+# The Markdown marker that starts a list item, a heading or a quote: the writer's layout, whatever the length.
+LINE_MARKER_PATTERN = r"(?:#{1,6} +|[-*+] +|> ?|\d{1,3}[.)] +)"
+LINE_MARKER = re.compile(r"[ \t]*" + LINE_MARKER_PATTERN)
 BLANK_LINES = re.compile(r"\n[ \t]*\n[ \t\n]*")
 # How far before and after a selection its first and last paragraphs are looked for.
 CONTEXT_CHARS = 4000
@@ -49,7 +52,7 @@ def wrap_width(lines: list[str]) -> int:
         next_word = following.split(maxsplit=1)[0] if following.strip() else ""
         if length < HARD_WRAP_FILL * width or length + 1 + len(next_word) <= width - HARD_WRAP_SLACK:
             return 0
-    endings = sum(bool(LINE_ENDS_SENTENCE.search(line.rstrip())) for line in lines[:-1])
+    endings = sum(bool(SENTENCE_END.search(line.rstrip())) for line in lines[:-1])
     return width if 2 * endings <= len(lines) - 1 else 0
 
 
