@@ -9,7 +9,8 @@ dispatch and launch whatever its size; that count depends on the layers' structu
 batch, so it is measured here on the CPU, on a random Gemma 3 with the 270M model's 18 layers, heads and layer
 pattern at a toy width, transplanted (``model.training.transplant``) and stepped (``train_step``'s phases).
 Operators are the top-level ``aten::`` calls torch's profiler records. The optimizer's are the adaptation's
-fused AdamW and the gradient clipping's per-tensor norms (on CUDA, grouped: foreach).
+fused AdamW and the gradient clipping's per-tensor norms (on CUDA, grouped: foreach). Each is counted with
+the transplant's silent MoE blocks run, then skipped as the adaptation skips them (``transplant.silence_moe``).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from transformers import Gemma3ForCausalLM, Gemma3TextConfig
 
 from model.training.adapt import Recipe, adaptation_loss, mix_for, optimizer_for, trainable
 from model.training.data import ExampleSampler, TokenizedPool
-from model.training.transplant import transplant
+from model.training.transplant import silence_moe, silenced_parameters, transplant
 
 VOCAB = 512
 
@@ -67,6 +68,7 @@ def self_conditions(seed: int, batch_size: int) -> bool:
 
 
 def count_step(model: Any, recipe: Recipe, self_condition: bool) -> dict[str, Any]:
+    silent_moe = bool(silenced_parameters(model))
     params = trainable(model, recipe)
     optimizer = optimizer_for(params, recipe)
     sampler = ExampleSampler(random_pools(), [0.5, 0.5], recipe.canvas, recipe.batch_size, mix_for(recipe), 0)
@@ -89,7 +91,7 @@ def count_step(model: Any, recipe: Recipe, self_condition: bool) -> dict[str, An
                 ops = top_level(prof)
                 phases[name] = len(ops)
                 names.update(e.name for e in ops)
-    return {"batch_size": recipe.batch_size, "self_conditioning": self_condition, **phases,
+    return {"batch_size": recipe.batch_size, "moe_skipped": silent_moe, "self_conditioning": self_condition, **phases,
             "total": sum(phases.values()), "commonest": names.most_common(8)}  # fmt: skip
 
 
@@ -99,12 +101,17 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
-    model = transplant(toy_gemma(), keep_layers=18).train()
     base = Recipe(lr=1e-4, warmup_steps=1, max_steps=10, batch_size=4, canvas=64, seed=0, max_prefix=128)
-    rows = [count_step(model, replace(base, batch_size=b), cond) for b in args.batches for cond in (False, True)]
-    print(f"{'batch':>5} {'self-cond':>9} {'forward':>8} {'backward':>8} {'optimizer':>9} {'total':>7}")
+    rows = []
+    for skip_moe in (False, True):  # the silent MoE blocks run, as before, then skipped as the adaptation does
+        model = transplant(toy_gemma(), keep_layers=18).train()
+        if skip_moe:
+            silence_moe(model)
+        rows += [count_step(model, replace(base, batch_size=b), cond) for b in args.batches for cond in (False, True)]
+    print(f"{'MoE':>7} {'batch':>5} {'self-cond':>9} {'forward':>8} {'backward':>8} {'optimizer':>9} {'total':>7}")
     for row in rows:
-        print(f"{row['batch_size']:>5} {str(row['self_conditioning']):>9} {row['forward']:>8} {row['backward']:>8} "
+        print(f"{'skipped' if row['moe_skipped'] else 'run':>7} {row['batch_size']:>5} "
+              f"{str(row['self_conditioning']):>9} {row['forward']:>8} {row['backward']:>8} "
               f"{row['optimizer']:>9} {row['total']:>7}")  # fmt: skip
     print("commonest at the last row:", ", ".join(f"{n} {c}" for n, c in rows[-1]["commonest"]))
     if args.json:

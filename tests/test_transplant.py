@@ -26,9 +26,10 @@ from model.training.adapt import (
     open_fraction,
     run,
     teacher_log_probs,
+    trainable,
 )
 from model.training.data import CanvasBatch, ExampleSampler, TokenizedPool
-from model.training.transplant import encoder_logits, source_layers, transplant
+from model.training.transplant import encoder_logits, silence_moe, silenced_parameters, source_layers, transplant
 from model.training.transplant_build import truncated
 from model.training.transplant_calibrate import agreement, calibrate_pairs
 from model.training.transplant_vocab import BYTE_TOKENS, kept_ids, prune_tokenizer, used_ids
@@ -131,6 +132,41 @@ def test_the_silent_expert_adds_exactly_zero_and_the_two_norms_make_gemma3s_one(
         expected = gemma_layer.post_feedforward_layernorm(x)
         got = layer.post_feedforward_layernorm(layer.post_feedforward_layernorm_1(x))
     torch.testing.assert_close(got, expected, atol=1e-5, rtol=1e-5)
+
+
+def test_skipping_the_silent_moe_blocks_changes_no_loss_and_no_gradient_and_freezes_them():
+    gemma = _gemma()
+    batch = ExampleSampler(_pools(0), [0.5, 0.5], 8, 2, mix_for(_toy_recipe(max_prefix=16)), seed=0).next_batch()
+    assert batch.prefix.shape[1] > 1  # the encoder's layers run too, not only the decoder's
+    models = [transplant(gemma, keep_layers=3).train() for _ in range(2)]
+    assert silence_moe(models[1]) == 6  # the encoder's three layer modules and the decoder's
+    assert not silenced_parameters(models[0])
+    losses, grads = [], []
+    for model in models:
+        params = trainable(model, _toy_recipe())
+        generator = torch.Generator().manual_seed(0)  # self-conditions: the decoder runs twice
+        loss, _ = adaptation_loss(model, batch, generator, _toy_recipe(), 0)
+        loss.backward()
+        losses.append(loss.detach())
+        grads.append({n: p.grad for n, p in model.named_parameters() if p.requires_grad})
+        assert len(params) == len(grads[-1])
+    assert torch.equal(losses[0], losses[1])
+    skipped = {n for n in grads[0] if ".router." in n or ".experts." in n or "_layernorm_2." in n}
+    # Run, the blocks would train: the expert's down_proj has a gradient, and would leave zero.
+    assert any(grads[0][n].abs().sum() > 0 for n in skipped if n.endswith("down_proj"))
+    assert set(grads[1]) == set(grads[0]) - skipped
+    for name, grad in grads[1].items():
+        other = grads[0][name]
+        assert (grad is None and other is None) or torch.equal(grad, other), name  # None: the unused vision tower
+
+
+def test_only_the_silent_expert_is_skipped():
+    model = transplant(_gemma(), keep_layers=2)
+    with torch.no_grad():
+        model.model.decoder.layers[1].experts.down_proj[0, 0, 0] = 1e-3  # trained: no longer silent
+    assert silence_moe(model) == 0
+    assert not silenced_parameters(model)  # nothing half-skipped: every block runs and trains, as before
+    assert len(trainable(model, _toy_recipe())) == len(list(model.parameters())) - 1  # all but the embedding
 
 
 def test_encoder_and_decoder_share_the_weights_and_self_conditioning_starts_silent():

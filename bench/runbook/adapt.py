@@ -298,8 +298,10 @@ def _throwaway_steps(model: Any, pools: list[Any], recipe: Any, device: str) -> 
 
     from model.training.adapt import _on, mix_for, optimizer_for, train_step, trainable
     from model.training.data import ExampleSampler
+    from model.training.transplant import silence_moe
 
     copied = copy.deepcopy(model).to(device).train()
+    silence_moe(copied)  # as the run trains it
     params = trainable(copied, recipe)
     optimizer = optimizer_for(params, recipe)
     sampler = ExampleSampler(pools, [0.5, 0.5], recipe.canvas, recipe.batch_size, mix_for(recipe), seed=999)

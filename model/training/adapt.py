@@ -13,7 +13,9 @@ The transplant (``transplant``) starts as Gemma 3 in the encoder and an untraine
   canvas slot seeing only the slots before it, and every pair (slot, later slot) opens with probability
   ``step / N`` until the canvas is fully bidirectional, as the engine runs it, at step N;
 - frozen embeddings (``--train-embeddings`` to unfreeze): the tied head and the input table keep Gemma 3's
-  rows, which halves the trained parameters and keeps the pruned vocabulary's meaning fixed.
+  rows, which halves the trained parameters and keeps the pruned vocabulary's meaning fixed;
+- the silent MoE blocks skipped and frozen (``transplant.silence_moe``): they add exactly zero, and skipping
+  them takes a third of the operators out of every step.
 
 The loop is resumable (``--run-dir``: a checkpoint of the trainable weights, optimizer, step, sampler and
 generator states every ``--checkpoint-minutes`` and at the end; a checkpoint without optimizer state, as the
@@ -40,6 +42,7 @@ from transformers import DiffusionGemmaForBlockDiffusion, Gemma3ForCausalLM
 from model.checkpoint.architecture import layer_types_of, text_config_of
 from model.training.data import CanvasBatch, ExampleMix, ExampleSampler, PrefetchedBatches, TokenizedPool
 from model.training.objective import NoiseConfig, diffusion_loss
+from model.training.transplant import silence_moe, silenced_parameters
 
 PAD_ID, EOS_ID = 0, 1
 
@@ -167,11 +170,13 @@ def adaptation_loss(
 
 
 def trainable(model: DiffusionGemmaForBlockDiffusion, recipe: Recipe) -> list[torch.nn.Parameter]:
-    """The parameters the adaptation trains (all but the tied embedding table unless ``train_embeddings``)."""
+    """The parameters the adaptation trains: all but the tied embedding table (unless ``train_embeddings``)
+    and the silent MoE blocks ``transplant.silence_moe`` skips."""
     embedding = model.get_input_embeddings().weight
+    skipped = silenced_parameters(model)
     params = []
     for param in model.parameters():
-        frozen = param is embedding and not recipe.train_embeddings
+        frozen = (param is embedding and not recipe.train_embeddings) or id(param) in skipped
         param.requires_grad_(not frozen)
         if not frozen:
             params.append(param)
@@ -299,19 +304,21 @@ def run(
     cast(torch.nn.Module, model).to(device).train()
     if teacher is not None:
         cast(torch.nn.Module, teacher).to(device).eval().requires_grad_(False)
+    ckpt = run_dir / "checkpoint.pt"
+    blob = torch.load(ckpt, weights_only=False) if ckpt.exists() else None
+    if blob is not None:
+        names = dict(model.named_parameters())
+        with torch.no_grad():
+            for name, value in blob["weights"].items():
+                names[name].copy_(value)
+    silence_moe(model)  # after the weights: it skips the blocks only where they are silent in them
     params = trainable(model, recipe)
     optimizer = optimizer_for(params, recipe)
     sampler = ExampleSampler(train_pools, [0.5, 0.5], recipe.canvas, recipe.batch_size, mix_for(recipe), recipe.seed)
     generator = torch.Generator().manual_seed(recipe.seed + 1)
     state = RunState(0, 0, 0.0, [])
-    ckpt = run_dir / "checkpoint.pt"
     rewarm_from: int | None = None
-    if ckpt.exists():
-        blob = torch.load(ckpt, weights_only=False)
-        names = dict(model.named_parameters())
-        with torch.no_grad():
-            for name, value in blob["weights"].items():
-                names[name].copy_(value)
+    if blob is not None:
         state = RunState(**blob["state"])
         if blob["optimizer"] is not None:
             optimizer.load_state_dict(blob["optimizer"])
