@@ -10,7 +10,7 @@ batch, so it is measured here on the CPU, on a random Gemma 3 with the 270M mode
 pattern at a toy width, transplanted (``model.training.transplant``) and stepped (``train_step``'s phases).
 Operators are the top-level ``aten::`` calls torch's profiler records. The optimizer's are the adaptation's
 fused AdamW and the gradient clipping's per-tensor norms (on CUDA, grouped: foreach). Each is counted with
-the transplant's silent MoE blocks run, then skipped as the adaptation skips them (``transplant.silence_moe``).
+the transplant's silent MoE blocks run, then skipped as the adaptation skips them (``lean_step.silence_moe``).
 """
 
 from __future__ import annotations
@@ -28,7 +28,8 @@ from transformers import Gemma3ForCausalLM, Gemma3TextConfig
 
 from model.training.adapt import Recipe, adaptation_loss, mix_for, optimizer_for, trainable
 from model.training.data import ExampleSampler, TokenizedPool
-from model.training.transplant import silence_moe, silenced_parameters, transplant
+from model.training.lean_step import silence_moe, silenced_parameters
+from model.training.transplant import transplant
 
 VOCAB = 512
 

@@ -106,6 +106,12 @@ def test_dry_run_adapts_the_transplant_and_the_next_session_resumes_it(dry_run: 
         phases = session["profile"]["ms_per_step"]
         assert set(phases) == {"batch", "forward", "backward", "optimizer"} and all(v >= 0 for v in phases.values())
         assert len(session["profile"]["top_operators"]) > 3
+        # Fused norms were tried on the same first batch and noise: the same loss to float rounding; the run
+        # trained as chosen (here by the CPU's timing, where they decompose into the same operators).
+        norms = session["norms_choice"]
+        assert abs(norms["fused"]["loss"] - norms["own"]["loss"]) < 1e-4 * norms["own"]["loss"]
+        assert norms["own"]["ms_per_step"] > 0 and norms["fused"]["ms_per_step"] > 0
+        assert session["recipe"]["fused_norms"] == norms["fused_norms"]
 
 
 def test_a_fresh_checkout_resumes_from_the_pieces_kept_in_mains_history(dry_run: tuple[Path, dict]) -> None:

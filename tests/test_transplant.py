@@ -29,7 +29,8 @@ from model.training.adapt import (
     trainable,
 )
 from model.training.data import CanvasBatch, ExampleSampler, TokenizedPool
-from model.training.transplant import encoder_logits, silence_moe, silenced_parameters, source_layers, transplant
+from model.training.lean_step import fuse_norms, silence_moe, silenced_parameters
+from model.training.transplant import encoder_logits, source_layers, transplant
 from model.training.transplant_build import truncated
 from model.training.transplant_calibrate import agreement, calibrate_pairs
 from model.training.transplant_vocab import BYTE_TOKENS, kept_ids, prune_tokenizer, used_ids
@@ -158,6 +159,36 @@ def test_skipping_the_silent_moe_blocks_changes_no_loss_and_no_gradient_and_free
     for name, grad in grads[1].items():
         other = grads[0][name]
         assert (grad is None and other is None) or torch.equal(grad, other), name  # None: the unused vision tower
+
+
+def test_fused_norms_give_the_models_own_loss_and_gradients_to_float_rounding():
+    gemma = _gemma()
+    batch = ExampleSampler(_pools(0), [0.5, 0.5], 8, 2, mix_for(_toy_recipe(max_prefix=16)), seed=0).next_batch()
+    models = [transplant(gemma, keep_layers=3).train() for _ in range(2)]
+    for model in models:
+        silence_moe(model)
+    # The text layers' eight norms each (two skipped with the MoE block), the final norm, self-conditioning's
+    # and the router-free rest: every DiffusionGemmaRMSNorm the silent blocks do not skip.
+    assert fuse_norms(models[1]) > 3 * 6
+    results, calls = [], []
+    for model in models:
+        trainable(model, _toy_recipe())
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as profiled:
+            loss, _ = adaptation_loss(model, batch, torch.Generator().manual_seed(0), _toy_recipe(), 0)
+        calls.append(sum(event.name == "aten::rms_norm" for event in profiled.events()))
+        loss.backward()
+        results.append((loss.detach(), {n: p.grad for n, p in model.named_parameters() if p.grad is not None}))
+    assert calls[0] == 0 and calls[1] > 3 * 6  # the fused model's norms ran as rms_norm, the other's did not
+    (own_loss, own_grads), (fused_loss, fused_grads) = results
+    torch.testing.assert_close(fused_loss, own_loss, atol=1e-5, rtol=1e-5)
+    assert set(fused_grads) == set(own_grads)
+    for name, grad in own_grads.items():
+        torch.testing.assert_close(fused_grads[name], grad, atol=1e-4, rtol=1e-3, msg=name)
+    # A bf16 input comes back in bf16, computed in float32 as the model's own norm computes it.
+    norm = models[1].model.decoder.layers[0].input_layernorm
+    x = torch.randn(3, 48).to(torch.bfloat16)
+    own = type(norm).forward(norm, x)
+    assert norm(x).dtype == torch.bfloat16 and torch.equal(norm(x), own)
 
 
 def test_only_the_silent_expert_is_skipped():

@@ -56,6 +56,10 @@ ADAPT_XL_BYTES = 9 * MIB
 BATCH_GROWTH = (1, 2, 4, 8, 16)
 MIN_BATCH_GAIN = 1.15
 MAX_BATCH = 512  # a resumed session starts from the batch the last one chose
+# Fused norms (model.training.lean_step) are taken where a step is this much faster with them and the first
+# batch's loss agrees with the model's own norms to this relative tolerance (bf16 autocast rounds both).
+MIN_NORMS_GAIN = 1.03
+NORMS_LOSS_TOLERANCE = 1e-2
 # The device's recipe: the CPU comparison's (README, "The transplant"), at a GPU's batch.
 GPU_RECIPE = {"lr": 3e-4, "warmup_steps": 100, "max_steps": 30_000, "batch_size": 32, "canvas": 64,
               "distill": 0.0, "anneal_steps": 0, "max_prefix": 128}  # fmt: skip
@@ -256,6 +260,11 @@ def step_adapt(out: Path, dry_run: bool, budget_s: float, carry: Path, work: Pat
     run_dir.mkdir(parents=True)
     if blob["resume"] is not None:  # the last session's place: weights are the carried ones, fresh moments
         torch.save({**blob["resume"], "weights": {}, "optimizer": None}, run_dir / "checkpoint.pt")
+    norms = pick_norms(model, [pools["ts"], pools["tb"]], recipe, device)
+    report["norms_choice"] = norms
+    recipe = replace(recipe, fused_norms=norms["fused_norms"])
+    say(f"fused norms: {norms['fused_norms']} ({norms['own'].get('ms_per_step')} ms a step with the model's own, "
+        f"{norms['fused'].get('ms_per_step', norms['fused'].get('error'))} fused)")
     choice = pick_batch_size(model, [pools["ts"], pools["tb"]], recipe, device, BATCH_GROWTH if cuda else (1, 2))
     report["batch_choice"] = choice
     recipe = replace(recipe, batch_size=choice["batch_size"])
@@ -298,22 +307,25 @@ def _throwaway_steps(model: Any, pools: list[Any], recipe: Any, device: str) -> 
 
     from model.training.adapt import _on, mix_for, optimizer_for, train_step, trainable
     from model.training.data import ExampleSampler
-    from model.training.transplant import silence_moe
+    from model.training.lean_step import fuse_norms, silence_moe
 
     copied = copy.deepcopy(model).to(device).train()
     silence_moe(copied)  # as the run trains it
+    if recipe.fused_norms:
+        fuse_norms(copied)
     params = trainable(copied, recipe)
     optimizer = optimizer_for(params, recipe)
     sampler = ExampleSampler(pools, [0.5, 0.5], recipe.canvas, recipe.batch_size, mix_for(recipe), seed=999)
     generator = torch.Generator().manual_seed(999)
 
-    def step(mark: Any = lambda: None) -> None:
+    def step(mark: Any = lambda: None) -> dict[str, float]:
         # Made in line here, so the profile's batch phase says what a batch costs; the run makes each on a
         # thread while the step before trains (model.training.data.PrefetchedBatches).
         batch = _on(sampler.next_batch(), torch.device(device))
         mark()
         # At a step past any mask annealing: the engine's bidirectional canvas.
-        train_step(copied, batch, generator, recipe, 10**6, optimizer, params, bf16=device == "cuda", mark=mark)
+        return train_step(copied, batch, generator, recipe, 10**6, optimizer, params, bf16=device == "cuda",
+                          mark=mark)  # fmt: skip
 
     return step
 
@@ -323,6 +335,49 @@ def _synchronize(device: str) -> None:
 
     if device == "cuda":
         torch.cuda.synchronize()
+
+
+def _timed_steps(step: Any, device: str) -> tuple[float, dict[str, float]]:
+    """Seconds a step of ``_throwaway_steps`` takes, two timed after one (kernels compiled, allocator warm),
+    and what the first one's loss was made of (the untrained copy's, on the first batch and noise)."""
+    first = step()
+    _synchronize(device)
+    started = time.perf_counter()
+    step()
+    step()
+    _synchronize(device)
+    return (time.perf_counter() - started) / 2, first
+
+
+def pick_norms(model: Any, pools: list[Any], recipe: Any, device: str) -> dict[str, Any]:
+    """Whether the run fuses its norms (``lean_step.fuse_norms``): only if a step is at least
+    ``MIN_NORMS_GAIN`` faster here with them, and the first batch's loss agrees with the model's own norms
+    within ``NORMS_LOSS_TOLERANCE`` (a kernel that computes something else is never taken). An error in the
+    fused path leaves the model's own norms."""
+    rows: dict[str, Any] = {}
+    for fused in (False, True):
+        trial = replace(recipe, fused_norms=fused)
+        name = "fused" if fused else "own"
+        try:
+            seconds, first = _timed_steps(_throwaway_steps(model, pools, trial, device), device)
+            rows[name] = {"ms_per_step": round(seconds * 1000, 1), "loss": first["ce"]}
+        except Exception as error:  # noqa: BLE001 - any failure of the fused path means: not taken
+            if not fused:
+                raise
+            rows[name] = {"error": f"{type(error).__name__}: {error}"[:300]}
+        finally:
+            _empty_cache(device)
+    own, fused_row = rows["own"], rows["fused"]
+    agrees = "loss" in fused_row and abs(fused_row["loss"] - own["loss"]) <= NORMS_LOSS_TOLERANCE * abs(own["loss"])
+    faster = "ms_per_step" in fused_row and fused_row["ms_per_step"] * MIN_NORMS_GAIN <= own["ms_per_step"]
+    return {**rows, "fused_norms": bool(agrees and faster)}
+
+
+def _empty_cache(device: str) -> None:
+    import torch
+
+    if device == "cuda":
+        torch.cuda.empty_cache()
 
 
 def pick_batch_size(model: Any, pools: list[Any], recipe: Any, device: str,
@@ -338,23 +393,13 @@ def pick_batch_size(model: Any, pools: list[Any], recipe: Any, device: str,
         trial = replace(recipe, batch_size=recipe.batch_size * factor)
         if factor > 1 and trial.batch_size > MAX_BATCH:
             break
-        step: Any = None
         try:
-            step = _throwaway_steps(model, pools, trial, device)
-            step()  # the first step compiles kernels and warms the allocator
-            _synchronize(device)
-            started = time.perf_counter()
-            step()
-            step()
-            _synchronize(device)
-            seconds = (time.perf_counter() - started) / 2
+            seconds, _ = _timed_steps(_throwaway_steps(model, pools, trial, device), device)
         except torch.cuda.OutOfMemoryError:
             tried.append({"batch_size": trial.batch_size, "oom": True})
             break
         finally:
-            step = None  # the copy's memory back before the next size
-            if device == "cuda":
-                torch.cuda.empty_cache()
+            _empty_cache(device)  # the copy's memory back before the next size
         row = {"batch_size": trial.batch_size, "ms_per_step": round(seconds * 1000, 1),
                "canvas_tokens_per_s": round(trial.batch_size * trial.canvas / seconds)}  # fmt: skip
         tried.append(row)

@@ -80,7 +80,8 @@ def transplant_sessions(out: Path, tmp: Path, carry: Path, summary: dict[str, An
                                               mode="fill", max_new_tokens=4, seed=0)).texts[0]  # fmt: skip
         sessions.append({"packed": packed, "steps": steps, "trained": report["trained"], "log": report["log"],
                          "scheme_back": report["scheme_back"], "fill": fill,
-                         "profile": report["profile"], "batch_choice": report["batch_choice"]})  # fmt: skip
+                         "profile": report["profile"], "batch_choice": report["batch_choice"],
+                         "norms_choice": report["norms_choice"], "recipe": report["recipe"]})  # fmt: skip
         summary["steps"].update({f"s{session}-{k}": v for k, v in steps.items()})
         if session == 1:
             # The next session's checkout is fresh: only main's history carries the pieces over (history.py).

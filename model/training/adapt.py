@@ -14,8 +14,8 @@ The transplant (``transplant``) starts as Gemma 3 in the encoder and an untraine
   ``step / N`` until the canvas is fully bidirectional, as the engine runs it, at step N;
 - frozen embeddings (``--train-embeddings`` to unfreeze): the tied head and the input table keep Gemma 3's
   rows, which halves the trained parameters and keeps the pruned vocabulary's meaning fixed;
-- the silent MoE blocks skipped and frozen (``transplant.silence_moe``): they add exactly zero, and skipping
-  them takes a third of the operators out of every step.
+- fewer operators a step (``lean_step``): the silent MoE blocks skipped and frozen (they add exactly zero;
+  a third of a step's operators), and with ``fused_norms`` every RMSNorm one fused call.
 
 The loop is resumable (``--run-dir``: a checkpoint of the trainable weights, optimizer, step, sampler and
 generator states every ``--checkpoint-minutes`` and at the end; a checkpoint without optimizer state, as the
@@ -41,8 +41,8 @@ from transformers import DiffusionGemmaForBlockDiffusion, Gemma3ForCausalLM
 
 from model.checkpoint.architecture import layer_types_of, text_config_of
 from model.training.data import CanvasBatch, ExampleMix, ExampleSampler, PrefetchedBatches, TokenizedPool
+from model.training.lean_step import fuse_norms, silence_moe, silenced_parameters
 from model.training.objective import NoiseConfig, diffusion_loss
-from model.training.transplant import silence_moe, silenced_parameters
 
 PAD_ID, EOS_ID = 0, 1
 
@@ -64,6 +64,7 @@ class Recipe:
     seed: int = 0
     grad_clip: float = 1.0
     max_prefix: int = 128  # the longest prefix an example gets (the toy runs' windows are short)
+    fused_norms: bool = False  # lean_step.fuse_norms: chosen where a device measures it faster
 
 
 def mix_for(recipe: Recipe) -> ExampleMix:
@@ -171,7 +172,7 @@ def adaptation_loss(
 
 def trainable(model: DiffusionGemmaForBlockDiffusion, recipe: Recipe) -> list[torch.nn.Parameter]:
     """The parameters the adaptation trains: all but the tied embedding table (unless ``train_embeddings``)
-    and the silent MoE blocks ``transplant.silence_moe`` skips."""
+    and the silent MoE blocks ``lean_step.silence_moe`` skips."""
     embedding = model.get_input_embeddings().weight
     skipped = silenced_parameters(model)
     params = []
@@ -312,6 +313,8 @@ def run(
             for name, value in blob["weights"].items():
                 names[name].copy_(value)
     silence_moe(model)  # after the weights: it skips the blocks only where they are silent in them
+    if recipe.fused_norms:
+        fuse_norms(model)
     params = trainable(model, recipe)
     optimizer = optimizer_for(params, recipe)
     sampler = ExampleSampler(train_pools, [0.5, 0.5], recipe.canvas, recipe.batch_size, mix_for(recipe), recipe.seed)

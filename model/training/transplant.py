@@ -198,53 +198,6 @@ def _bridge_layer(dst: Any, src: Any, query_pre_attn_scalar: float) -> None:
     dst.layer_scalar.fill_(1.0)
 
 
-def _same(hidden: torch.Tensor) -> torch.Tensor:
-    return hidden
-
-
-def _no_routing(_hidden: torch.Tensor) -> tuple[None, None, None]:
-    return None, None, None
-
-
-def _silent_experts(hidden: torch.Tensor, _index: object, _weights: object) -> torch.Tensor:
-    # A zero scalar seen at the block's shape (one fill, no copy), in the dtype the real block returns.
-    return hidden.new_zeros(()).expand_as(hidden)
-
-
-def moe_layers(model: DiffusionGemmaForBlockDiffusion) -> list[Any]:
-    """Every layer module (the encoder's and the decoder's, which share their weights) with an MoE block."""
-    return [m for m in model.modules() if isinstance(getattr(m, "experts", None), nn.Module) and hasattr(m, "router")]
-
-
-def silence_moe(model: DiffusionGemmaForBlockDiffusion) -> int:
-    """Skip the transplant's silent MoE blocks while it adapts; returns how many layer modules it changed (0
-    where the blocks are not all silent, as after a run that trained them: they then run, and train, as ever).
-
-    Each block contributes exactly zero, yet runs ~30 operators forward and as many backward in every layer
-    (norm, router, top-k, the expert's grouped matmul): a third of an adaptation step's operators, which bound
-    a small model's step on a GPU (bench/step_operators.py). Skipped, a block is a zero seen at its output's
-    shape, bit for bit what it computed. Its parameters must then stay as they are: trained, ``down_proj``
-    would leave zero and the block would no longer be silent (``silenced_parameters``, which the adaptation
-    freezes). The weights and the saved model are untouched: the engine runs the real block.
-    """
-    layers = moe_layers(model)
-    if not all(layer.experts.num_experts == 1 and not layer.experts.down_proj.detach().any() for layer in layers):
-        return 0
-    for layer in layers:
-        layer.pre_feedforward_layernorm_2.forward = _same  # feeds only the expert
-        layer.router.forward = _no_routing
-        layer.experts.forward = _silent_experts
-        layer.post_feedforward_layernorm_2.forward = _same  # the norm of zero is zero
-    return len(layers)
-
-
-def silenced_parameters(model: DiffusionGemmaForBlockDiffusion) -> set[int]:
-    """The ids of the parameters of the MoE blocks ``silence_moe`` skips in ``model`` (none if it has not)."""
-    layers = [layer for layer in moe_layers(model) if vars(layer.experts).get("forward") is _silent_experts]
-    blocks = ("router", "experts", "pre_feedforward_layernorm_2", "post_feedforward_layernorm_2")
-    return {id(p) for layer in layers for name in blocks for p in getattr(layer, name).parameters()}
-
-
 def encoder_logits(model: DiffusionGemmaForBlockDiffusion, input_ids: torch.Tensor) -> torch.Tensor:
     """Next-token logits from the transplant's (causal) encoder: what Gemma 3 predicts, through the bridges."""
     hidden = model.model.encoder(input_ids=input_ids, use_cache=False).last_hidden_state
