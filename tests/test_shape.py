@@ -190,17 +190,20 @@ VERSE = "The sea is calm tonight.\nThe tide is full, the moon lies fair\nUpon th
 def test_a_hand_wrapped_paragraph_is_rewritten_as_prose_and_wrapped_again_at_its_width() -> None:
     from model.edit.wrapping import rewrap, wrapped_breaks
 
-    breaks, width = wrapped_breaks("", WRAPPED, "")
+    breaks, width, paragraphs = wrapped_breaks("", WRAPPED, "")
     assert [WRAPPED[a:b] for a, b in breaks] == ["\n"] * 5 and width == max(map(len, WRAPPED.split("\n")))
+    assert paragraphs == (True,)
+    # The last paragraph of a file, which ends with a line break, and one after a stray one: the same.
+    assert wrapped_breaks("\n", WRAPPED, "\n") == (breaks, width, paragraphs)
     inner, shape = shape_request(EditRequest(prefix="", span=WRAPPED, suffix="\n\nIt was high time.", mode="rewrite"))
     assert "\n" not in "".join(inner.span[a:b] for a, b in inner.keep)  # no line break held: one free paragraph
     assert (shape.wrap_width, shape.wrap_column) == (width, 0)
     prose = " ".join(WRAPPED.split())
     assert rewrap(prose, width) == WRAPPED  # the writer's own wrapping, found again
     # Verse and lists break their lines on purpose: every break stays held.
-    assert wrapped_breaks("", VERSE, "") == ([], 0)
+    assert wrapped_breaks("", VERSE, "") == ([], 0, (False,))
     listed = "Before the long journey to the north begins, remember:\n- pack the bags, the boots and the maps\n- call"
-    assert wrapped_breaks("", listed, "") == ([], 0)
+    assert wrapped_breaks("", listed, "") == ([], 0, (False,))
     # Part of a paragraph: its first and last lines are measured with the text around them.
     start = WRAPPED.index("it turned")
     end = WRAPPED.index(" in a low")
@@ -210,6 +213,37 @@ def test_a_hand_wrapped_paragraph_is_rewritten_as_prose_and_wrapped_again_at_its
     assert shape.wrap_width == width and shape.wrap_column == len("Mouse heard this, ")
     first, *rest = shape.restore(" ".join(WRAPPED[start:end].split()) + " and more words" * 4).split("\n")
     assert shape.wrap_column + len(first) <= width and all(len(line) <= width for line in rest)
+
+
+def test_line_breaks_the_model_writes_inside_a_hand_wrapped_paragraph_become_spaces_before_it_is_wrapped() -> None:
+    import textwrap
+
+    inner, shape = shape_request(EditRequest(prefix="", span=WRAPPED, suffix="\n\nIt was high time.", mode="rewrite"))
+    # A model that learned wrapped books breaks its own lines at its own width (and before its dialogue):
+    # joined and wrapped again, the words read as the writer's wrapping has them.
+    words = " ".join(inner.span.split())
+    assert shape.restore(textwrap.fill(words, 40)) == WRAPPED
+    assert shape.restore(words.replace(" 'Mouse", "\n'Mouse")) == WRAPPED
+    # A paragraph break the model writes stays one.
+    two = shape.restore(words.replace(" When the", "\n\nWhen the"))
+    assert two.count("\n\n") == 1 and all(len(line) <= shape.wrap_width for line in two.split("\n"))
+
+
+def test_only_hand_wrapped_paragraphs_are_joined_and_verse_keeps_its_lines() -> None:
+    from model.edit.wrapping import as_prose, wrapped_breaks
+
+    span = "# The Pool\n\n" + WRAPPED + "\n\n" + VERSE
+    assert wrapped_breaks("", span, "").paragraphs == (False, True, False)
+    new = "# A Pool\n\nShe called\nsoftly.\n\nThe sea is calm.\nThe tide is full."
+    joined = "# A Pool\n\nShe called softly.\n\nThe sea is calm.\nThe tide is full."
+    assert as_prose(new, (False, True, False)) == joined
+    # The model wrote another number of paragraphs: which is which is unknown, so nothing is joined ...
+    assert as_prose("She called\nsoftly.\n\nThe sea is calm.\nThe tide.", (False, True, False)).count("\n") == 4
+    # ... unless every one was wrapped.
+    assert as_prose("She called\nsoftly.\n\nThe sea\nis calm.\n\nMore.", (True, True)) == (
+        "She called softly.\n\nThe sea is calm.\n\nMore."
+    )
+    assert as_prose("One\ntwo", ()) == "One\ntwo"  # nothing known: nothing joined
 
 
 @pytest.mark.parametrize(
@@ -253,3 +287,6 @@ def test_a_hand_wrapped_paragraph_through_the_engine_comes_back_wrapped_with_no_
         assert all(len(line) <= width or " " not in line for line in lines), text
         assert all(any(c.isalnum() for c in line) for line in lines), text  # no line of a lone mark
         assert text.endswith(".'") and "\n\n" not in text, text
+        # Every line but the last is full: the breaks are the wrapping's, none of the model's own.
+        for line, following in zip(lines, lines[1:], strict=False):
+            assert len(line) + 1 + len(following.split()[0]) > width, text

@@ -12,6 +12,7 @@ no shading.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from html import escape
 
 from PySide6.QtCore import QSize, Qt, Signal
@@ -34,6 +35,7 @@ from app.rewrite.run import word_edge
 from app.rewrite.worker import Ink, PaintedPass, Segment
 from app.window.theme import CanvasColors
 from model import EditResult
+from model.edit.wrapping import as_prose
 
 MAX_DRAFT_SHORTCUTS = 9  # Alt+1 … Alt+9
 PANEL_WIDTH = 300
@@ -140,6 +142,7 @@ class DraftsPanel(QDockWidget):
         self.job_id: int | None = None
         self.painted: PaintedPass | None = None  # the last pass of the run listed
         self.result: EditResult | None = None
+        self.wrapped_paragraphs: tuple[bool, ...] = ()  # the run's (RewriteRun.wrapped_paragraphs)
         self.order: list[int] = []
         self.cards: list[DraftCard] = []
         # Rewrite ▸ Show Changes (app/rewrite/tracked_changes.py): a finished draft's text as its changes.
@@ -217,7 +220,7 @@ class DraftsPanel(QDockWidget):
         if run is None:
             return
         if run.job_id != self.job_id:  # a new run: its drafts replace the last one's
-            self.job_id, self.result = run.job_id, None
+            self.job_id, self.result, self.wrapped_paragraphs = run.job_id, None, run.wrapped_paragraphs
         self.painted = painted
         self.order = list(range(len(painted.raw.pieces)))
         self.refresh()
@@ -297,9 +300,10 @@ class DraftsPanel(QDockWidget):
                 heading = number + rank
                 frame = painted.frames[candidate] if candidate < len(painted.frames) else []
                 final = result.texts[candidate]
-                # The last pass's words (and their shading) where they are the draft's final text.
+                # The last pass's words (and their shading) where they are the draft's final text; else the
+                # final text, hand-wrapped paragraphs as prose (the card is narrower than their lines).
                 if "".join(s.text for s in frame) != final:
-                    frame = [Segment(final, Ink.SETTLED)]
+                    frame = [Segment(as_prose(final, self.wrapped_paragraphs), Ink.SETTLED)]
             else:
                 settled = round(100 * accepted_share(step, candidate))
                 leading = " · leading" if candidate == painted.shown else ""
@@ -307,6 +311,8 @@ class DraftsPanel(QDockWidget):
                 how = "polishing" if step.polishing else f"{settled}% settled"
                 heading = f"{number}<b>Draft {candidate + 1}</b> · {how}{leading}"
                 frame = with_blocks_before_cut(painted.frames[candidate], step.committed[candidate])
+                if self.wrapped_paragraphs and all(self.wrapped_paragraphs):  # the model's own line breaks too
+                    frame = [replace(s, text=as_prose(s.text, (True,))) for s in frame]
             if candidate == shown:
                 heading += " · <i>in the text</i>"
             card.heading.setText(heading)

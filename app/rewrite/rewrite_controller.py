@@ -160,12 +160,14 @@ class RewriteController(QObject):
             window.message_bar.show_message(f"Redraft cannot start this: {error}. Your text is unchanged.")
             return None
         margins = (0, 0)
+        wrapped: tuple[bool, ...] = ()
         if mode != "fill":
             # The selection's edge whitespace and its sentence ending stay in the document, outside the live
             # span (model/edit/shape.py): the passes paint only the words they replace, so a paragraph's break
             # and its full stop never vanish while it develops. The engine gets the narrowed request as is.
             request, shape = shape_request(request)
             margins = (len(shape.before), len(shape.ending) + len(shape.after))
+            wrapped = shape.wrapped_paragraphs
             start, end = start + margins[0], end - margins[1]
             bound = self._context_chars()
             request = replace(request, prefix=request.prefix[-bound:], suffix=request.suffix[:bound])
@@ -176,7 +178,7 @@ class RewriteController(QObject):
         job_id = window.service.submit(request, window.prefs.pass_display_ms, fit)
         self.run = RewriteRun(
             job_id, mode, instruction, max_new_tokens, regenerations=regenerations, keep=keep,
-            margins=margins, asked_drafts=request.candidates,
+            margins=margins, asked_drafts=request.candidates, wrapped_paragraphs=wrapped,
         )  # fmt: skip
         window.message_bar.hide()
         window.statusBar().showMessage("Waiting for the model…" if window.model_loading else "Developing…")

@@ -32,6 +32,9 @@ class RewriteRun:
     # The writer's selection around the live span: the edge whitespace and sentence ending left outside it
     # (before, after), so Esc selects what the writer selected.
     margins: tuple[int, int] = (0, 0)
+    # Which of the selection's paragraphs were wrapped by hand (model.edit.wrapping; empty: none): the Drafts
+    # panel shows those drafts as prose, its cards being narrower than the writer's lines.
+    wrapped_paragraphs: tuple[bool, ...] = ()
     started: float = field(default_factory=time.monotonic)
     # Drafts side by side (app/rewrite/drafts_panel.py): the draft the writer chose while they develop (the span
     # follows it instead of the leader), and the last pass painted, to show that choice at once.

@@ -23,7 +23,14 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from model.edit.request import EditRequest
-from model.edit.wrapping import LINE_MARKER_PATTERN, SENTENCE_END, SENTENCE_ENDING, rewrap, wrapped_breaks
+from model.edit.wrapping import (
+    LINE_MARKER_PATTERN,
+    SENTENCE_END,
+    SENTENCE_ENDING,
+    as_prose,
+    rewrap,
+    wrapped_breaks,
+)
 
 if TYPE_CHECKING:
     from model.edit.passes import EditResult, Pass
@@ -59,10 +66,11 @@ class Shape:
     # A fill that continues a paragraph: its text starts right after the one space ``before`` gives it, and
     # a line break the model wrote inside it is a space (the paragraphs are the writer's).
     in_paragraph: bool = False
-    # A rewrite of paragraphs wrapped by hand (model.edit.wrapping): the width to wrap the new text at, and
-    # the column its first line starts in (0: not wrapped).
+    # A rewrite of paragraphs wrapped by hand (model.edit.wrapping): the width to wrap the new text at, the
+    # column its first line starts in (0: not wrapped), and which of the selection's paragraphs were wrapped.
     wrap_width: int = 0
     wrap_column: int = 0
+    wrapped_paragraphs: tuple[bool, ...] = ()
 
     def restore(self, text: str) -> str:
         """A candidate's new text with the edges and the ending put back."""
@@ -70,6 +78,8 @@ class Shape:
             text = text.strip()
         if self.in_paragraph:
             text = LINE_BREAKS.sub(" ", text).lstrip()
+        if self.wrap_width:
+            text = as_prose(text, self.wrapped_paragraphs)
         if self.ending:
             # The model sometimes ends the sentence itself just before the held ending: one ending, not two.
             text = text.rstrip()
@@ -118,14 +128,17 @@ def shape_request(request: EditRequest) -> tuple[EditRequest, Shape]:
         if min(len(core), end - len(before)) > max(0, start - len(before))
     )
     width = column = 0
+    paragraphs: tuple[bool, ...] = ()
     if request.mode == "rewrite":
         column = len((request.prefix + before).rsplit("\n", 1)[-1])
-        breaks, width = wrapped_breaks(request.prefix + before, core, ending + after + request.suffix)
-        keep = with_layout_held(core, keep, free=breaks)
+        wrapping = wrapped_breaks(request.prefix + before, core, ending + after + request.suffix)
+        keep = with_layout_held(core, keep, free=wrapping.breaks)
+        width, paragraphs = wrapping.width, wrapping.paragraphs if wrapping.width else ()
     inner = replace(
         request, prefix=request.prefix + before, span=core, suffix=ending + after + request.suffix, keep=keep
     )
-    return inner, Shape(before, ending, after, strip=True, wrap_width=width, wrap_column=column if width else 0)
+    return inner, Shape(before, ending, after, strip=True, wrap_width=width, wrap_column=column if width else 0,
+                        wrapped_paragraphs=paragraphs)  # fmt: skip
 
 
 def with_layout_held(

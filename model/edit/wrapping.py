@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 import textwrap
+from typing import NamedTuple
 
 HARD_WRAP_MIN_LINES = 3
 HARD_WRAP_MIN_WIDTH = 50
@@ -36,6 +37,8 @@ SENTENCE_END = re.compile(SENTENCE_ENDING + r"\Z")
 LINE_MARKER_PATTERN = r"(?:#{1,6} +|[-*+] +|> ?|\d{1,3}[.)] +)"
 LINE_MARKER = re.compile(r"[ \t]*" + LINE_MARKER_PATTERN)
 BLANK_LINES = re.compile(r"\n[ \t]*\n[ \t\n]*")
+# A break between lines, as str.splitlines finds them (a model may write any: a carriage return, a form feed).
+LINE_BREAK = re.compile(r"[ \t]*[\n\r\v\f\x1c-\x1e\x85\u2028\u2029][ \t\n\r\v\f\x1c-\x1e\x85\u2028\u2029]*")
 # How far before and after a selection its first and last paragraphs are looked for.
 CONTEXT_CHARS = 4000
 
@@ -56,10 +59,18 @@ def wrap_width(lines: list[str]) -> int:
     return width if 2 * endings <= len(lines) - 1 else 0
 
 
-def wrapped_breaks(before: str, core: str, after: str) -> tuple[list[tuple[int, int]], int]:
-    """The line breaks inside ``core`` that hand-wrapped paragraphs have (ranges into ``core``) and the width
-    those were wrapped at (0: none). ``before`` and ``after`` are the text around it: a selection's first and
-    last paragraphs are judged whole."""
+class Wrapping(NamedTuple):
+    """What :func:`wrapped_breaks` finds in a selection."""
+
+    breaks: list[tuple[int, int]]  # the line breaks inside hand-wrapped paragraphs (ranges into the core)
+    width: int  # the width those were wrapped at (0: none)
+    paragraphs: tuple[bool, ...]  # for each of the core's paragraphs (BLANK_LINES apart): whether hand-wrapped
+
+
+def wrapped_breaks(before: str, core: str, after: str) -> Wrapping:
+    """The line breaks inside ``core`` that hand-wrapped paragraphs have, the width those were wrapped at, and
+    which of its paragraphs are hand-wrapped. ``before`` and ``after`` are the text around it: a selection's
+    first and last paragraphs are judged whole."""
     head = before[-CONTEXT_CHARS:]
     blanks = list(BLANK_LINES.finditer(head))
     head = head[blanks[-1].end() :] if blanks else head
@@ -69,18 +80,41 @@ def wrapped_breaks(before: str, core: str, after: str) -> tuple[list[tuple[int, 
     start, end = len(head), len(head) + len(core)
     breaks: list[tuple[int, int]] = []
     width = 0
+    paragraphs: list[bool] = []
     paragraph_start = 0
     for paragraph_end in [*(m.start() for m in BLANK_LINES.finditer(context)), len(context)]:
         paragraph = context[paragraph_start:paragraph_end]
-        paragraph_width = wrap_width(paragraph.split("\n"))
-        inside = [paragraph_start + m.start() for m in re.finditer(r"\n", paragraph)]
+        # Without the line breaks at its ends (a file's last line ends with one): not lines of the paragraph.
+        lead = len(paragraph) - len(paragraph.lstrip("\n"))
+        body = paragraph.strip("\n")
+        paragraph_width = wrap_width(body.split("\n"))
+        inside = [paragraph_start + lead + m.start() for m in re.finditer(r"\n", body)]
         inside = [at - start for at in inside if start <= at < end]
         if paragraph_width and inside:
             breaks.extend((at, at + 1) for at in inside)
             width = max(width, paragraph_width)
+        if paragraph_start < end and paragraph_end >= start:  # one of the core's paragraphs, or part of it
+            paragraphs.append(bool(paragraph_width))
         blank = BLANK_LINES.match(context, paragraph_end)
         paragraph_start = blank.end() if blank else paragraph_end
-    return breaks, width
+    return Wrapping(breaks, width, tuple(paragraphs))
+
+
+def as_prose(text: str, paragraphs: tuple[bool, ...]) -> str:
+    """``text`` (new words for a selection whose ``paragraphs`` say which were hand-wrapped) with every line
+    break inside a hand-wrapped paragraph a space: there a break only says where a line was full, so one the
+    model wrote (a model trained on wrapped books wraps at its own width) would break the prose where
+    :func:`rewrap` cannot mend it. Paragraph breaks stay. Where the model wrote more or fewer paragraphs than
+    the selection had, only an all-wrapped selection is joined: which of its paragraphs is which is unknown."""
+    pieces, gaps = BLANK_LINES.split(text), BLANK_LINES.findall(text)
+    if paragraphs and all(paragraphs):
+        flags = [True] * len(pieces)
+    elif len(pieces) == len(paragraphs):
+        flags = list(paragraphs)
+    else:
+        return text
+    joined = [LINE_BREAK.sub(" ", piece) if wrapped else piece for piece, wrapped in zip(pieces, flags, strict=True)]
+    return "".join(piece + gap for piece, gap in zip(joined, [*gaps, ""], strict=True))
 
 
 def rewrap(text: str, width: int, column: int = 0) -> str:

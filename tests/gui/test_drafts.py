@@ -118,6 +118,34 @@ def test_a_long_drafts_card_keeps_the_last_words_before_its_developing_block(doc
     assert card_texts(window) == [result.texts[c] for c in result.ranking]  # finished: each draft whole
 
 
+HAND_WRAPPED = (  # Alice, chapter 2, as Project Gutenberg wraps it (72 columns)
+    "So she called softly after it, 'Mouse dear! Do come back again, and we\n"
+    "won't talk about cats or dogs either, if you don't like them!' When the\n"
+    "Mouse heard this, it turned round and swam slowly back to her: its face\n"
+    "was quite pale (with passion, Alice thought), and it said in a low\n"
+    "trembling voice, 'Let us get to the shore, and then I'll tell you my\n"
+    "history, and you'll understand why it is I hate cats and dogs.'\n"
+)
+
+
+def test_a_hand_wrapped_paragraphs_cards_read_as_prose_while_the_text_keeps_its_wrapping(
+    document_window, qtbot
+) -> None:
+    window = document_window(text=HAND_WRAPPED, candidates=2, max_denoising_steps=6)
+    seen: list[list[str]] = []
+    recorder = PassRecorder(window, lambda _job, _painted: seen.append(card_texts(window)))  # noqa: F841
+    select(window, HAND_WRAPPED.rstrip("\n"))
+    window.rewrite_selection()
+    result = finish(qtbot, window)
+    assert seen and all("\n" not in card for cards in seen for card in cards)  # the model's own breaks too
+    width = max(map(len, HAND_WRAPPED.split("\n")))
+    for text in result.texts:  # the text: wrapped again at the writer's width
+        assert all(len(line) <= width for line in text.split("\n")), text
+    assert any("\n" in text for text in result.texts)  # (a draft may end early: this model is a toy)
+    # The cards, narrower than those lines: each draft as one paragraph of prose.
+    assert card_texts(window) == [result.texts[c].replace("\n", " ") for c in result.ranking]
+
+
 def test_choosing_a_draft_puts_it_in_the_text_and_each_step_stays_one(document_window, qtbot) -> None:
     window = document_window(candidates=3, max_denoising_steps=6)
     editor = window.editor
