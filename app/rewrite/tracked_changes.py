@@ -28,6 +28,7 @@ from app.rewrite.rewrite_controller import RewriteController
 from app.window.editor_widget import Phase, RewriteEditor
 from app.window.theme import ChangeColors, change_colors
 from model.edit.changes import Change, apply_changes, word_changes
+from model.edit.wrapping import as_prose
 
 # Keys that never type (the Alt+arrows beside Alt+Up/Down, which step through the drafts) and appear once each
 # in Help ▸ Keyboard Shortcuts; Ctrl+Shift+E is a word processor's Track Changes key.
@@ -295,8 +296,11 @@ class TrackedChanges(QObject):
         panel = self.window.drafts_panel
         review = self.review
         if self.show_action.isChecked() and review is not None:
-            original = review.original
-            panel.changes_html = lambda draft: changes_html(original, draft, change_colors(_dark()))
+            original, wrapped = review.original, panel.wrapped_paragraphs
+            # Hand-wrapped paragraphs as prose, both sides: the card is narrower than their lines.
+            panel.changes_html = lambda draft: changes_html(
+                as_prose(original, wrapped), as_prose(draft, wrapped), change_colors(_dark())
+            )
         elif not self.show_action.isChecked():
             panel.changes_html = None
         panel.refresh()

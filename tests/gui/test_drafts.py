@@ -144,6 +144,11 @@ def test_a_hand_wrapped_paragraphs_cards_read_as_prose_while_the_text_keeps_its_
     assert any("\n" in text for text in result.texts)  # (a draft may end early: this model is a toy)
     # The cards, narrower than those lines: each draft as one paragraph of prose.
     assert card_texts(window) == [result.texts[c].replace("\n", " ") for c in result.ranking]
+    window.tracked_changes.show_action.trigger()  # Show Changes: the cards show each draft's changes
+    assert window.tracked_changes.show_action.isChecked()
+    changes = card_texts(window)
+    assert len(changes) == len(result.texts) and not any("\n" in card for card in changes)
+    assert any(HAND_WRAPPED.split()[0] in card for card in changes)  # the original's struck words, as prose
 
 
 def test_choosing_a_draft_puts_it_in_the_text_and_each_step_stays_one(document_window, qtbot) -> None:
