@@ -189,6 +189,11 @@ def test_fused_norms_give_the_models_own_loss_and_gradients_to_float_rounding():
     x = torch.randn(3, 48).to(torch.bfloat16)
     own = type(norm).forward(norm, x)
     assert norm(x).dtype == torch.bfloat16 and torch.equal(norm(x), own)
+    # A deep copy (the runbook's trials) runs its own weights, not the model's.
+    copied = copy.deepcopy(models[1]).model.decoder.layers[0].input_layernorm
+    with torch.no_grad():
+        copied.weight.mul_(2.0)
+    assert torch.equal(norm(x), own) and not torch.equal(copied(x), own)
 
 
 def test_only_the_silent_expert_is_skipped():

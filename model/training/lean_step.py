@@ -15,6 +15,7 @@ same, and the engine runs the model's own modules.
 
 from __future__ import annotations
 
+from types import MethodType
 from typing import Any
 
 import torch
@@ -71,16 +72,10 @@ def silenced_parameters(model: DiffusionGemmaForBlockDiffusion) -> set[int]:
     return {id(p) for layer in layers for name in blocks for p in getattr(layer, name).parameters()}
 
 
-def _fused_norm(norm: DiffusionGemmaRMSNorm) -> Any:
-    weight = norm.weight if norm.with_scale else None
-    eps = norm.eps
-
-    def forward(hidden: torch.Tensor) -> torch.Tensor:
-        # As the model's norm: in float32 whatever the input (bf16 under autocast), back in the input's dtype.
-        scale = None if weight is None else weight.float()
-        return F.rms_norm(hidden.float(), (hidden.shape[-1],), scale, eps).type_as(hidden)
-
-    return forward
+def _fused_norm(norm: DiffusionGemmaRMSNorm, hidden: torch.Tensor) -> torch.Tensor:
+    # As the model's norm: in float32 whatever the input (bf16 under autocast), back in the input's dtype.
+    scale = norm.weight.float() if norm.with_scale else None
+    return F.rms_norm(hidden.float(), (hidden.shape[-1],), scale, norm.eps).type_as(hidden)
 
 
 def fuse_norms(model: DiffusionGemmaForBlockDiffusion) -> int:
@@ -89,7 +84,7 @@ def fuse_norms(model: DiffusionGemmaForBlockDiffusion) -> int:
     count = 0
     for module in model.modules():
         if isinstance(module, DiffusionGemmaRMSNorm) and vars(module).get("forward") is not _same:
-            patched: Any = module  # an instance's forward, not the class's
-            patched.forward = _fused_norm(module)
+            patched: Any = module  # an instance's forward, not the class's; a bound method, so a deep copy of
+            patched.forward = MethodType(_fused_norm, module)  # the model gets its own (the runbook's trials)
             count += 1
     return count
