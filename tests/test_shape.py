@@ -213,6 +213,33 @@ def test_a_hand_wrapped_paragraph_is_rewritten_as_prose_and_wrapped_again_at_its
     assert shape.wrap_width == width and shape.wrap_column == len("Mouse heard this, ")
     first, *rest = shape.restore(" ".join(WRAPPED[start:end].split()) + " and more words" * 4).split("\n")
     assert shape.wrap_column + len(first) <= width and all(len(line) <= width for line in rest)
+    # The last line sits beside the rest of the selection's last line, and the two fit the width.
+    assert shape.wrap_tail == " in a low" and len(rest[-1] + shape.wrap_tail) <= width
+
+
+def test_a_rewrapped_selections_last_line_leaves_room_for_the_words_after_it() -> None:
+    import random
+
+    from model.edit.wrapping import rewrap
+
+    rng = random.Random(7)
+    vocabulary = "a an the mouse swam slowly back to her shore passionate trembling understand why".split()
+    fitted = 0
+    for _ in range(300):
+        text = " ".join(rng.choice(vocabulary) for _ in range(rng.randint(0, 40)))
+        width, column = rng.randint(50, 80), rng.randint(0, 30)
+        tail = rng.choice(["", " and it said in a low", ".' When the", ", Alice thought,", " " + "x" * 45])
+        got = rewrap(text, width, column, tail)
+        assert got.split() == text.split()  # the same words, only the breaks chosen
+        lines = got.split("\n")
+        assert column + len(lines[0]) <= width or " " not in lines[0]
+        if len(lines[-1] + tail) <= width and (len(lines) > 1 or column + len(lines[0] + tail) <= width):
+            fitted += 1
+        else:  # it runs over only where not even its last word fits beside the tail: as without one
+            assert got == rewrap(text, width, column), (text, width, column, tail)
+            last_word = (lines[-1].split() or [""])[-1]
+            assert len(last_word + tail) > width or (len(lines) == 1 and column + len(last_word + tail) > width)
+    assert fitted > 200
 
 
 def test_line_breaks_the_model_writes_inside_a_hand_wrapped_paragraph_become_spaces_before_it_is_wrapped() -> None:

@@ -71,6 +71,7 @@ class Shape:
     wrap_width: int = 0
     wrap_column: int = 0
     wrapped_paragraphs: tuple[bool, ...] = ()
+    wrap_tail: str = ""  # the rest of the line the selection ends in, which the new text's last line sits beside
 
     def restore(self, text: str) -> str:
         """A candidate's new text with the edges and the ending put back."""
@@ -88,7 +89,7 @@ class Shape:
                 text = text[: own_ending.start()].rstrip()
             text += self.ending
         if self.wrap_width:
-            text = rewrap(text, self.wrap_width, self.wrap_column)
+            text = rewrap(text, self.wrap_width, self.wrap_column, self.wrap_tail)
         return self.before + text + self.after
 
     def restore_result(self, result: EditResult) -> EditResult:
@@ -137,8 +138,9 @@ def shape_request(request: EditRequest) -> tuple[EditRequest, Shape]:
     inner = replace(
         request, prefix=request.prefix + before, span=core, suffix=ending + after + request.suffix, keep=keep
     )
+    tail = (after + request.suffix).split("\n", 1)[0] if width else ""
     return inner, Shape(before, ending, after, strip=True, wrap_width=width, wrap_column=column if width else 0,
-                        wrapped_paragraphs=paragraphs)  # fmt: skip
+                        wrapped_paragraphs=paragraphs, wrap_tail=tail)  # fmt: skip
 
 
 def with_layout_held(

@@ -117,9 +117,34 @@ def as_prose(text: str, paragraphs: tuple[bool, ...]) -> str:
     return "".join(piece + gap for piece, gap in zip(joined, [*gaps, ""], strict=True))
 
 
-def rewrap(text: str, width: int, column: int = 0) -> str:
+def rewrap(text: str, width: int, column: int = 0, tail: str = "") -> str:
     """``text`` with each line longer than ``width`` wrapped at it (words are never split), its first line
-    starting ``column`` characters in; shorter lines (a heading, a short paragraph) stay as they are."""
+    starting ``column`` characters in; shorter lines (a heading, a short paragraph) stay as they are.
+
+    ``tail`` is the rest of the line after the text (the words after a selection, up to their line's end): the
+    text's last line is wrapped so that it fits beside them where it can. The tail is not the text's to move,
+    so where not even the text's last word fits beside it, the last line runs over as it would without one.
+    """
+    if not tail.strip() or not text.strip():
+        return _rewrap(text, width, column)
+    # The tail as one unbreakable word of its length, after a space where it starts with one.
+    stand_in = "\0" * len(tail.lstrip())
+    spaced = tail[:1].isspace()
+    lines = _rewrap(text + (" " if spaced else "") + stand_in, width, column).split("\n")
+    if spaced and lines[-1] == stand_in and len(lines) > 1:
+        # Alone on a line of its own: the line before gives it the words that fit beside it.
+        words = lines[-2].split(" ")
+        moved: list[str] = []
+        while len(words) > 1 and len(" ".join([words[-1], *moved, stand_in])) <= width:
+            moved.insert(0, words.pop())
+        if not moved:
+            return _rewrap(text, width, column)
+        lines[-2:] = [" ".join(words), " ".join([*moved, stand_in])]
+    wrapped = "\n".join(lines)
+    return wrapped[: len(wrapped) - len(stand_in) - spaced]
+
+
+def _rewrap(text: str, width: int, column: int) -> str:
     out = []
     for index, line in enumerate(text.split("\n")):
         indent = column if index == 0 else 0
