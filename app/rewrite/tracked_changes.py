@@ -296,11 +296,10 @@ class TrackedChanges(QObject):
         panel = self.window.drafts_panel
         review = self.review
         if self.show_action.isChecked() and review is not None:
-            original, wrapped = review.original, panel.wrapped_paragraphs
             # Hand-wrapped paragraphs as prose, both sides: the card is narrower than their lines.
-            panel.changes_html = lambda draft: changes_html(
-                as_prose(original, wrapped), as_prose(draft, wrapped), change_colors(_dark())
-            )
+            wrapped = panel.wrapped_paragraphs
+            original = as_prose(review.original, wrapped)
+            panel.changes_html = lambda draft: changes_html(original, as_prose(draft, wrapped), change_colors(_dark()))
         elif not self.show_action.isChecked():
             panel.changes_html = None
         panel.refresh()

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from model.edit.request import EditRequest
 from model.edit.wrapping import (
+    LINE_BREAK,
     LINE_MARKER_PATTERN,
     SENTENCE_END,
     SENTENCE_ENDING,
@@ -42,7 +43,6 @@ INLINE_SPACE = " \t"
 # The ending held after a fill between sentences.
 FILL_ENDING = "."
 # A line break with the spaces around it.
-LINE_BREAKS = re.compile(r"[ \t]*[\r\n\u2028\u2029]+[ \t]*")
 # What a rewrite across lines holds as the writer's layout: each run of line breaks (a paragraph's end, a
 # blank line) with the sentence ending before it (as a single sentence's is held) and the Markdown marker
 # that starts the next line (a heading's #, a list's bullet or number, a quote's >), and such a marker at
@@ -78,7 +78,7 @@ class Shape:
         if self.strip:
             text = text.strip()
         if self.in_paragraph:
-            text = LINE_BREAKS.sub(" ", text).lstrip()
+            text = LINE_BREAK.sub(" ", text).lstrip()
         if self.wrap_width:
             text = as_prose(text, self.wrapped_paragraphs)
         if self.ending:
