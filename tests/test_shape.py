@@ -317,3 +317,84 @@ def test_a_hand_wrapped_paragraph_through_the_engine_comes_back_wrapped_with_no_
         # Every line but the last is full: the breaks are the wrapping's, none of the model's own.
         for line, following in zip(lines, lines[1:], strict=False):
             assert len(line) + 1 + len(following.split()[0]) > width, text
+
+
+def test_a_sentence_rewritten_inside_a_hand_wrapped_line_is_wrapped_there_and_a_typed_line_is_not() -> None:
+    start, end = WRAPPED.index("it turned round"), WRAPPED.index(" back to her")
+    width = max(map(len, WRAPPED.split("\n")))
+    inner, shape = shape_request(
+        EditRequest(prefix=WRAPPED[:start], span=WRAPPED[start:end], suffix=WRAPPED[end:], mode="rewrite")
+    )
+    assert (shape.wrap_width, shape.wrap_column, shape.wrap_tail) == (width, len("Mouse heard this, "),
+                                                                      " back to her: its face")  # fmt: skip
+    longer = "it turned round at once and swam with great care and very slowly, step by step,"
+    document = WRAPPED[:start] + shape.restore(longer) + WRAPPED[end:]
+    assert document.split() == (WRAPPED[:start] + longer + WRAPPED[end:]).split()  # only the breaks chosen
+    assert all(len(line) <= width for line in document.split("\n"))  # before: a line of 108 characters
+    # A line typed as a paragraph of its own is the writer's: the same sentence there stays on it.
+    typed = "The keeper climbed the stairs every evening and counted the steps as his father did.\nShe wrote."
+    at = typed.index("counted")
+    _, plain = shape_request(EditRequest(prefix=typed[:at], span="counted the steps", suffix=typed[at + 17 :],
+                                         mode="rewrite"))  # fmt: skip
+    assert plain.wrap_width == 0 and "\n" not in plain.restore(longer)
+
+
+def test_a_gap_filled_inside_a_hand_wrapped_paragraph_is_wrapped_at_its_width() -> None:
+    width = max(map(len, WRAPPED.split("\n")))
+    for at in (WRAPPED.index("When the"), WRAPPED.index("swam slowly"), WRAPPED.index("history")):
+        _, shape = shape_request(EditRequest(prefix=WRAPPED[:at], span="", suffix=WRAPPED[at:], mode="fill"))
+        assert shape.wrap_width == width and shape.wrapped_paragraphs == (True,)
+        fill = "Alice waited a long while by the water\nand the little creature said nothing at all"
+        document = WRAPPED[:at] + shape.restore(fill) + WRAPPED[at:]
+        assert all(len(line) <= width for line in document.split("\n")), document
+        # The fill's words, one line break of the model's joined, the writer's words and lines after it.
+        assert " ".join(fill.split()) in " ".join(document.split())
+        assert document.endswith(WRAPPED[at:])
+    # Between two paragraphs typed a line each: nothing to wrap at.
+    typed = "The keeper climbed the stairs every evening and counted the steps.\nShe wrote the letter twice."
+    at = typed.index("She")
+    _, shape = shape_request(EditRequest(prefix=typed[:at], span="", suffix=typed[at:], mode="fill"))
+    assert shape.wrap_width == 0
+
+
+@given(st.lists(st.text(alphabet="abcdefghij", min_size=1, max_size=12), max_size=40),
+       st.integers(20, 90), st.integers(0, 30))  # fmt: skip
+def test_fold_wraps_as_textwrap_does_and_keeps_every_character_in_place(words: list[str], width: int,
+                                                                         column: int) -> None:  # fmt: skip
+    import textwrap
+
+    from model.edit.wrapping import fold
+
+    text = " ".join(words)
+    folded = fold(text, width, column)
+    assert len(folded) == len(text) and folded.replace("\n", " ") == text  # a developing pass keeps its inks
+    if column + len(text) > width:  # the wrap the finished text had before (textwrap's), space for space
+        expected = textwrap.fill(text, width, initial_indent=" " * column, break_long_words=False,
+                                 break_on_hyphens=False)[column:]  # fmt: skip
+        assert folded == expected
+    else:
+        assert folded == text
+
+
+def test_breaks_as_spaces_in_place_keep_a_passes_length_and_its_paragraphs() -> None:
+    from model.edit.wrapping import as_prose
+
+    text = "She called\r\nsoftly  \n and waited.\n\nThe sea\nis calm."
+    in_place = as_prose(text, (True, True), in_place=True)
+    assert len(in_place) == len(text) and in_place.split("\n\n") == ["She called  softly    and waited.",
+                                                                     "The sea is calm."]  # fmt: skip
+    assert as_prose(text, (True, True)) == "She called softly and waited.\n\nThe sea is calm."
+
+
+def test_a_fill_and_a_one_line_rewrite_through_the_engine_keep_a_wrapped_paragraphs_width(builtin: Engine) -> None:
+    width = max(map(len, WRAPPED.split("\n")))
+    at = WRAPPED.index("When the")
+    start, end = WRAPPED.index("it turned round"), WRAPPED.index(" back to her")
+    for prefix, span, suffix, mode in ((WRAPPED[:at], None, WRAPPED[at:], "fill"),
+                                       (WRAPPED[:start], WRAPPED[start:end], WRAPPED[end:], "rewrite")):  # fmt: skip
+        request = EditRequest(prefix=prefix, span=span, suffix=suffix, mode=mode, candidates=2, seed=5,
+                              max_new_tokens=40, options=QUICK)  # fmt: skip
+        for text in builtin.run(request).texts:
+            document = prefix + text + suffix
+            assert text.strip() and all(len(line) <= width or " " not in line for line in document.split("\n")), document
+            assert document.startswith(prefix) and document.endswith(suffix)

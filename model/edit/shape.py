@@ -173,7 +173,18 @@ def with_layout_held(
 
 def _shape_fill(request: EditRequest) -> tuple[EditRequest, Shape]:
     """A fill between sentences ends one: a full stop held after its slots (and a space before the next
-    sentence when the document has none); one right after a sentence's end starts with a space."""
+    sentence when the document has none); one right after a sentence's end starts with a space. In a
+    hand-wrapped paragraph (model.edit.wrapping) the fill is wrapped at its lines' width."""
+    inner, shape = _shape_fill_edges(request)
+    width = wrapped_breaks(request.prefix, "", request.suffix).width
+    if not width:
+        return inner, shape
+    column = len((request.prefix + shape.before).rsplit("\n", 1)[-1])
+    return inner, replace(shape, wrap_width=width, wrap_column=column, wrapped_paragraphs=(True,),
+                          wrap_tail=request.suffix.split("\n", 1)[0])  # fmt: skip
+
+
+def _shape_fill_edges(request: EditRequest) -> tuple[EditRequest, Shape]:
     prefix, suffix = request.prefix, request.suffix
     # Right after a sentence in the same paragraph (at most spaces between): the fill continues the
     # paragraph, one space after the sentence, on the same line.

@@ -6,7 +6,8 @@ Inside a hand-wrapped paragraph that cut the paragraph into one free region a li
 to about its line's length: sentences broken where the old lines were, and a line the model wrote little for
 left as a lone mark ("." on a line of its own). Here such a paragraph's inner breaks are found
 (:func:`wrapped_breaks`), so they are left free; the model writes the paragraph as prose, and the new text is
-wrapped again at the width the writer's lines had (:func:`rewrap`).
+wrapped again at the width the writer's lines had (:func:`rewrap`). New text inside one of its lines (a sentence
+rewritten, a gap filled) is wrapped there too, so the line does not run on past the others.
 
 Lines that are paragraphs of their own (one Enter between paragraphs, as a writer types in the editor) must
 never be taken for wrapped ones, so the test is strict. A paragraph is hand-wrapped when it has at least
@@ -18,7 +19,6 @@ few columns), and at most half of those lines end a sentence. No line may start 
 from __future__ import annotations
 
 import re
-import textwrap
 from typing import NamedTuple
 
 HARD_WRAP_MIN_LINES = 3
@@ -63,7 +63,9 @@ class Wrapping(NamedTuple):
     """What :func:`wrapped_breaks` finds in a selection."""
 
     breaks: list[tuple[int, int]]  # the line breaks inside hand-wrapped paragraphs (ranges into the core)
-    width: int  # the width those were wrapped at (0: none)
+    # The width those were wrapped at, or the width of the one hand-wrapped paragraph the core lies inside
+    # (within a line, or an empty core: a gap); 0: none.
+    width: int
     paragraphs: tuple[bool, ...]  # for each of the core's paragraphs (BLANK_LINES apart): whether hand-wrapped
 
 
@@ -81,6 +83,7 @@ def wrapped_breaks(before: str, core: str, after: str) -> Wrapping:
     breaks: list[tuple[int, int]] = []
     width = 0
     paragraphs: list[bool] = []
+    widths: list[int] = []
     paragraph_start = 0
     for paragraph_end in [*(m.start() for m in BLANK_LINES.finditer(context)), len(context)]:
         paragraph = context[paragraph_start:paragraph_end]
@@ -95,17 +98,24 @@ def wrapped_breaks(before: str, core: str, after: str) -> Wrapping:
             width = max(width, paragraph_width)
         if paragraph_start < end and paragraph_end >= start:  # one of the core's paragraphs, or part of it
             paragraphs.append(bool(paragraph_width))
+            widths.append(paragraph_width)
         blank = BLANK_LINES.match(context, paragraph_end)
         paragraph_start = blank.end() if blank else paragraph_end
+    if not width and len(widths) == 1:
+        # Inside one line of a hand-wrapped paragraph (or a point in one): new text there wraps as its lines do.
+        width = widths[0]
     return Wrapping(breaks, width, tuple(paragraphs))
 
 
-def as_prose(text: str, paragraphs: tuple[bool, ...]) -> str:
+def as_prose(text: str, paragraphs: tuple[bool, ...], in_place: bool = False) -> str:
     """``text`` (new words for a selection whose ``paragraphs`` say which were hand-wrapped) with every line
     break inside a hand-wrapped paragraph a space: there a break only says where a line was full, so one the
     model wrote (a model trained on wrapped books wraps at its own width) would break the prose where
     :func:`rewrap` cannot mend it. Paragraph breaks stay. Where the model wrote more or fewer paragraphs than
-    the selection had, only an all-wrapped selection is joined: which of its paragraphs is which is unknown."""
+    the selection had, only an all-wrapped selection is joined: which of its paragraphs is which is unknown.
+
+    ``in_place``: each character of a break a space, so the text keeps its length (a developing pass's text,
+    whose inks are ranges of it); otherwise a break with the spaces around it is one space."""
     pieces, gaps = BLANK_LINES.split(text), BLANK_LINES.findall(text)
     if paragraphs and all(paragraphs):
         flags = [True] * len(pieces)
@@ -113,47 +123,58 @@ def as_prose(text: str, paragraphs: tuple[bool, ...]) -> str:
         flags = list(paragraphs)
     else:
         return text
-    joined = [LINE_BREAK.sub(" ", piece) if wrapped else piece for piece, wrapped in zip(pieces, flags, strict=True)]
+    space = (lambda found: " " * len(found.group())) if in_place else " "
+    joined = [LINE_BREAK.sub(space, piece) if wrapped else piece for piece, wrapped in zip(pieces, flags, strict=True)]
     return "".join(piece + gap for piece, gap in zip(joined, [*gaps, ""], strict=True))
 
 
 def rewrap(text: str, width: int, column: int = 0, tail: str = "") -> str:
     """``text`` with each line longer than ``width`` wrapped at it (words are never split), its first line
-    starting ``column`` characters in; shorter lines (a heading, a short paragraph) stay as they are.
+    starting ``column`` characters in; shorter lines (a heading, a short paragraph) stay as they are. Only
+    spaces become line breaks, one for one: the text keeps its length (:func:`fold`).
 
     ``tail`` is the rest of the line after the text (the words after a selection, up to their line's end): the
     text's last line is wrapped so that it fits beside them where it can. The tail is not the text's to move,
     so where not even the text's last word fits beside it, the last line runs over as it would without one.
     """
     if not tail.strip() or not text.strip():
-        return _rewrap(text, width, column)
+        return fold(text, width, column)
     # The tail as one unbreakable word of its length, after a space where it starts with one.
     stand_in = "\0" * len(tail.lstrip())
     spaced = tail[:1].isspace()
-    lines = _rewrap(text + (" " if spaced else "") + stand_in, width, column).split("\n")
+    lines = fold(text + (" " if spaced else "") + stand_in, width, column).split("\n")
     if spaced and lines[-1] == stand_in and len(lines) > 1:
-        # Alone on a line of its own: the line before gives it the words that fit beside it.
-        words = lines[-2].split(" ")
-        moved: list[str] = []
-        while len(words) > 1 and len(" ".join([words[-1], *moved, stand_in])) <= width:
-            moved.insert(0, words.pop())
-        if not moved:
-            return _rewrap(text, width, column)
-        lines[-2:] = [" ".join(words), " ".join([*moved, stand_in])]
+        # Alone on a line of its own: the line before gives it the words that fit beside it, breaking at the
+        # earliest space after which they do (a word stays on that line).
+        before = lines[-2]
+        fits = [at for at, char in enumerate(before) if char == " " and before[:at].strip()
+                and len(before) - at + len(stand_in) <= width]  # fmt: skip
+        if not fits:
+            return fold(text, width, column)
+        lines[-2:] = [before[: fits[0]], before[fits[0] + 1 :] + " " + stand_in]
     wrapped = "\n".join(lines)
     return wrapped[: len(wrapped) - len(stand_in) - spaced]
 
 
-def _rewrap(text: str, width: int, column: int) -> str:
-    out = []
-    for index, line in enumerate(text.split("\n")):
-        indent = column if index == 0 else 0
-        if indent + len(line) <= width:
-            out.append(line)
-            continue
-        pieces = textwrap.wrap(line, width, initial_indent=" " * indent, break_long_words=False,
-                               break_on_hyphens=False)  # fmt: skip
-        if pieces and indent:
-            pieces[0] = pieces[0][indent:]
-        out.append("\n".join(pieces) if pieces else line)
-    return "\n".join(out)
+WORD = re.compile(r"[^ ]+")
+
+
+def fold(text: str, width: int, column: int = 0) -> str:
+    """``text`` with each line longer than ``width`` broken at spaces so that its lines fit (a word longer than
+    the width gets a line of its own), the first line starting ``column`` characters in. Each break replaces
+    the last space before a word, so the text keeps its length and characters (the same positions hold the
+    same words): a developing pass can be wrapped as the finished text will be."""
+    out = list(text)
+    line_start = 0  # where the text's current line starts, and the column it starts in
+    indent = column
+    for line in text.split("\n"):
+        line_end = line_start + len(line)
+        if indent + len(line) > width:
+            begin = line_start  # where the wrapped line being filled starts
+            for word in WORD.finditer(line):
+                start, end = line_start + word.start(), line_start + word.end()
+                if indent + end - begin > width and text[begin:start].strip():
+                    out[start - 1] = "\n"  # the space just before the word
+                    begin, indent = start, 0
+        line_start, indent = line_end + 1, 0
+    return "".join(out)
