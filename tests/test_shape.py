@@ -396,5 +396,6 @@ def test_a_fill_and_a_one_line_rewrite_through_the_engine_keep_a_wrapped_paragra
                               max_new_tokens=40, options=QUICK)  # fmt: skip
         for text in builtin.run(request).texts:
             document = prefix + text + suffix
-            assert text.strip() and all(len(line) <= width or " " not in line for line in document.split("\n")), document
+            lines = document.split("\n")
+            assert text.strip() and all(len(line) <= width or " " not in line for line in lines), document
             assert document.startswith(prefix) and document.endswith(suffix)

@@ -23,7 +23,7 @@ from PySide6.QtGui import QKeyEvent, QTextCursor
 from PySide6.QtWidgets import QLabel, QStatusBar
 
 from app.dialogs.message_bar import MessageBar
-from app.rewrite.run import RewriteRun, progress_message, time_left_ms, waiting_original
+from app.rewrite.run import RewriteRun, progress_message, time_left_ms, waiting_original, wrapped_frame
 from app.rewrite.worker import PaintedPass, RewriteService
 from app.settings import Preferences
 from app.window.editor_widget import Phase, RewriteEditor
@@ -161,13 +161,17 @@ class RewriteController(QObject):
             return None
         margins = (0, 0)
         wrapped: tuple[bool, ...] = ()
-        if mode != "fill":
+        wrap_width = 0
+        if mode == "fill":
+            fill_shape = shape_request(request)[1]  # in a hand-wrapped paragraph: wrapped as a rewrite is
+            wrapped, wrap_width = fill_shape.wrapped_paragraphs, fill_shape.wrap_width
+        else:
             # The selection's edge whitespace and its sentence ending stay in the document, outside the live
             # span (model/edit/shape.py): the passes paint only the words they replace, so a paragraph's break
             # and its full stop never vanish while it develops. The engine gets the narrowed request as is.
             request, shape = shape_request(request)
             margins = (len(shape.before), len(shape.ending) + len(shape.after))
-            wrapped = shape.wrapped_paragraphs
+            wrapped, wrap_width = shape.wrapped_paragraphs, shape.wrap_width
             start, end = start + margins[0], end - margins[1]
             bound = self._context_chars()
             request = replace(request, prefix=request.prefix[-bound:], suffix=request.suffix[:bound])
@@ -178,7 +182,7 @@ class RewriteController(QObject):
         job_id = window.service.submit(request, window.prefs.pass_display_ms, fit)
         self.run = RewriteRun(
             job_id, mode, instruction, max_new_tokens, regenerations=regenerations, keep=keep,
-            margins=margins, asked_drafts=request.candidates, wrapped_paragraphs=wrapped,
+            margins=margins, asked_drafts=request.candidates, wrapped_paragraphs=wrapped, wrap_width=wrap_width,
         )  # fmt: skip
         window.message_bar.hide()
         window.statusBar().showMessage("Waiting for the model…" if window.model_loading else "Developing…")
@@ -295,7 +299,15 @@ class RewriteController(QObject):
         editor = self.window.editor
         span = editor.live_span
         waiting = waiting_original(span.original, painted.raw.block, painted.raw.blocks) if span else ""
-        editor.paint_pass(painted.frames[frame], waiting, follow)
+        segments = painted.frames[frame]
+        run = self.run
+        if run is not None and run.wrap_width and span is not None:
+            # Wrapped as the finished text will be, with the original's words that wait below it, beside the
+            # rest of its line: a hand-wrapped paragraph keeps its shape while it develops.
+            column, tail = editor.line_around(span.start, span.end)
+            segments, waiting = wrapped_frame(segments, waiting, run.wrap_width, column, run.wrapped_paragraphs,
+                                              tail)  # fmt: skip
+        editor.paint_pass(segments, waiting, follow)
 
     @staticmethod
     def _shown(run: RewriteRun, painted: PaintedPass) -> int:

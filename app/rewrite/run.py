@@ -6,11 +6,12 @@ from __future__ import annotations
 import math
 import re
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
-from app.rewrite.worker import PaintedPass
+from app.rewrite.worker import PaintedPass, Segment
 from model import EditResult
 from model.edit.request import Mode
+from model.edit.wrapping import as_prose, rewrap
 
 WHITESPACE = re.compile(r"\s")
 
@@ -35,6 +36,8 @@ class RewriteRun:
     # Which of the selection's paragraphs were wrapped by hand (model.edit.wrapping; empty: none): the Drafts
     # panel shows those drafts as prose, its cards being narrower than the writer's lines.
     wrapped_paragraphs: tuple[bool, ...] = ()
+    # The width its new text is wrapped at (model.edit.wrapping; 0: not wrapped): its passes are wrapped so too.
+    wrap_width: int = 0
     started: float = field(default_factory=time.monotonic)
     # Drafts side by side (app/rewrite/drafts_panel.py): the draft the writer chose while they develop (the span
     # follows it instead of the leader), and the last pass painted, to show that choice at once.
@@ -66,6 +69,21 @@ def waiting_original(original: str, block: int, blocks: int) -> str:
     if blocks <= 1 or block >= blocks - 1 or not original:
         return ""
     return original[word_edge(original, len(original) * (block + 1) // blocks, len(original)) :]
+
+
+def wrapped_frame(segments: list[Segment], waiting: str, width: int, column: int, paragraphs: tuple[bool, ...],
+                  tail: str) -> tuple[list[Segment], str]:  # fmt: skip
+    """A pass's segments and the original's words that wait after them (:func:`waiting_original`), wrapped as
+    the finished text will be (``model.edit.shape.Shape.restore``): line breaks inside hand-wrapped
+    ``paragraphs`` spaces, long lines folded at ``width`` from ``column``, the last beside ``tail``. Both keep
+    the text's length, so each segment keeps its ink and its share of the text."""
+    pieces = [segment.text for segment in segments] + [waiting]
+    wrapped = rewrap(as_prose("".join(pieces), paragraphs, in_place=True), width, column, tail)
+    out, at = [], 0
+    for piece in pieces:
+        out.append(wrapped[at : at + len(piece)])
+        at += len(piece)
+    return [replace(segment, text=text) for segment, text in zip(segments, out, strict=False)], out[-1]
 
 
 def word_edge(text: str, at: int, otherwise: int) -> int:

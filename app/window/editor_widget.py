@@ -124,6 +124,13 @@ class RewriteEditor(QPlainTextEdit):
         cursor.setPosition(end, Anchor)
         return _as_saved(cursor.selectedText())
 
+    def line_around(self, start: int, end: int) -> tuple[int, str]:
+        """The column ``start`` is in (characters from its line's start) and the rest of ``end``'s line."""
+        document = self.document()
+        first, last = document.findBlock(start), document.findBlock(end)
+        return (len(self.text_between(first.position(), start)),
+                self.text_between(end, last.position() + last.length() - 1))  # fmt: skip
+
     def end_position(self) -> int:
         cursor = QTextCursor(self.document())
         cursor.movePosition(Move.End)

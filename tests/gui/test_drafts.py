@@ -151,6 +151,22 @@ def test_a_hand_wrapped_paragraphs_cards_read_as_prose_while_the_text_keeps_its_
     assert any(HAND_WRAPPED.split()[0] in card for card in changes)  # the original's struck words, as prose
 
 
+def test_a_hand_wrapped_paragraph_keeps_its_width_while_it_develops(document_window, qtbot) -> None:
+    window = document_window(text=HAND_WRAPPED, candidates=1, max_denoising_steps=6)
+    editor = window.editor
+    spans: list[str] = []
+    recorder = PassRecorder(window, lambda _job, _painted: spans.append(editor.text_between(*editor.live_range())))  # noqa: F841
+    select(window, HAND_WRAPPED.rstrip("\n"))
+    window.rewrite_selection()
+    finish(qtbot, window)
+    width = max(map(len, HAND_WRAPPED.split("\n")))
+    assert len(spans) > 3
+    for span in spans:  # every pass, noise and words, wrapped as the finished text is (a run of noise with no
+        # space in it is one word, which no wrapping can break)
+        assert all(len(line) <= width or " " not in line.strip() for line in span.split("\n")), span
+    assert any(span.count("\n") >= 2 for span in spans)
+
+
 def test_choosing_a_draft_puts_it_in_the_text_and_each_step_stays_one(document_window, qtbot) -> None:
     window = document_window(candidates=3, max_denoising_steps=6)
     editor = window.editor
