@@ -84,7 +84,8 @@ def pass_runs(
 ) -> list[tuple[str, QTextCharFormat]]:
     """A pass's frame as the span paints it: settled ink, fresh ink highlighted, noise faded, each word shaded
     by its hesitation where ``hesitant`` (the shade) is given; then ``waiting``, the original words later
-    blocks will replace, faded as the original is at the start."""
+    blocks will replace, in the faded ink but off the canvas (the page's own background), so the block that
+    develops is told from the writer's words that wait below it."""
     formats = {
         Ink.SETTLED: text_format(colors.ink, colors.canvas),
         Ink.FRESH: text_format(colors.ink, colors.fresh),
@@ -100,5 +101,7 @@ def pass_runs(
         else:
             runs.append((segment.text, formats[segment.ink]))
     if waiting:
-        runs.append((waiting, formats[Ink.NOISE]))
+        off_canvas = QTextCharFormat()
+        off_canvas.setForeground(colors.noise)
+        runs.append((waiting, off_canvas))
     return runs

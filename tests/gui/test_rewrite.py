@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from gui_helpers import DOCUMENT, SIGNAL_TIMEOUT_MS, PassRecorder, place_cursor, select
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QTextCursor
+from PySide6.QtGui import QColor, QTextCursor
 
 from app.rewrite.drafts import leading_candidate
 from app.rewrite.worker import Ink
@@ -548,6 +548,7 @@ def test_a_long_rewrite_keeps_the_rest_of_the_selection_faded_below_the_developi
     editor = window.editor
     seen: list[tuple[int, int, str, str]] = []  # block, blocks, the span's text, its original
     edges: list[int] = []  # where the caret is, from the span's end
+    canvases: list[tuple[Qt.BrushStyle, Qt.BrushStyle, QColor]] = []  # the block's background, the waiting words'
 
     def check(_job: int, painted) -> None:
         span = editor.live_span
@@ -555,6 +556,13 @@ def test_a_long_rewrite_keeps_the_rest_of_the_selection_faded_below_the_developi
             seen.append((painted.raw.block, painted.raw.blocks, editor.text_between(span.start, span.end),
                          span.original))
             edges.append(span.end - editor.textCursor().position())
+            # The developing block on the canvas, the original's words waiting below it off it, in faded ink.
+            at = QTextCursor(editor.document())
+            at.setPosition(span.end - len(waiting_original(span.original, painted.raw.block, painted.raw.blocks)))
+            block = at.charFormat()  # the character before the cursor: the block's last
+            at.setPosition(span.end)
+            waiting = at.charFormat()
+            canvases.append((block.background().style(), waiting.background().style(), waiting.foreground().color()))
 
     recorder = PassRecorder(window, check)
     select(window, DOCUMENT.rstrip("\n"))
@@ -564,10 +572,11 @@ def test_a_long_rewrite_keeps_the_rest_of_the_selection_faded_below_the_developi
     first = [(text, original) for block, _blocks, text, original in seen if block == 0]
     last = [(text, original) for block, _blocks, text, original in seen if block == 1]
     assert first and last and len(seen) == len(recorder.passes)
-    for (text, original), edge in zip(first, edges, strict=False):
+    for (text, original), edge, canvas in zip(first, edges, canvases, strict=False):
         waiting = waiting_original(original, 0, 2)
         assert waiting and text.endswith(waiting)
         assert edge == len(waiting)  # the caret at the developing edge: Enter and the view stay there
+        assert canvas == (Qt.BrushStyle.SolidPattern, Qt.BrushStyle.NoBrush, editor.colors.noise)
     for text, original in last:
         assert not text.endswith(waiting_original(original, 0, 2))  # the original is gone once its block comes
     original = seen[0][3]  # the selection less the sentence ending kept outside it
