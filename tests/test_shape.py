@@ -399,3 +399,27 @@ def test_a_fill_and_a_one_line_rewrite_through_the_engine_keep_a_wrapped_paragra
             lines = document.split("\n")
             assert text.strip() and all(len(line) <= width or " " not in line for line in lines), document
             assert document.startswith(prefix) and document.endswith(suffix)
+
+
+def test_refill_wraps_prose_paragraphs_and_keeps_lists_indents_and_blank_lines() -> None:
+    from model.edit.wrapping import prevailing_width, refill
+
+    ragged = "  It turned round\nand swam slowly back to her: its face was quite pale (with passion, Alice thought)."
+    listed = "- the boots\n- the map"
+    out = refill(ragged + "\n\n" + listed + "\n", 40)
+    first, second = out.split("\n\n")
+    assert second == listed + "\n" and first.startswith("  It turned round and swam")  # the indent kept
+    assert first.split() == ragged.split() and all(len(line) <= 40 for line in first.split("\n"))
+    # The commonest width of the hand-wrapped paragraphs, the wider on a tie; none: 0.
+    other = "\n".join(textwrap_lines(" ".join(WRAPPED.split()), 60))
+    width = max(map(len, WRAPPED.split("\n")))
+    assert prevailing_width(WRAPPED + "\n\n" + other + "\n\n" + WRAPPED) == width
+    assert prevailing_width(WRAPPED + "\n\n" + other) == width  # a tie
+    assert prevailing_width(other + "\n\n" + WRAPPED + "\n\n" + other) == 60 == max(map(len, other.split("\n")))
+    assert prevailing_width(VERSE + "\n\n" + listed) == 0
+
+
+def textwrap_lines(text: str, width: int) -> list[str]:
+    import textwrap
+
+    return textwrap.wrap(text, width)

@@ -55,6 +55,7 @@ from app.rewrite.worker import ModelInfo, RewriteService
 from app.settings import MAX_INSTRUCTION_HISTORY, Preferences, SettingsStore
 from app.window.action_states import DEMO_CANNOT_INSTRUCT, NO_MODEL, NOT_INSTRUCTION_TUNED, ActionStates
 from app.window.editor_widget import RewriteEditor
+from app.window.rewrap import rewrap_paragraphs
 from app.window.theme import apply_theme, canvas_colors
 from model import EditResult
 from model.checkpoint.folders import resources_dir
@@ -175,6 +176,9 @@ class MainWindow(ActionStates):
         self.paste_action = a("&Paste", self.editor.paste, StandardKey.Paste)
         self.select_all_action = a("Select &All", self.editor.selectAll, StandardKey.SelectAll)
         self.find_action = a("&Find and Replace…", self.show_find, StandardKey.Find)
+        self.rewrap_action = a("Re&wrap Paragraph", lambda: self.statusBar().showMessage(
+            rewrap_paragraphs(self.editor), 8000), "Alt+Q")  # fmt: skip
+        self.rewrap_action.setToolTip("Wrap the paragraph at the cursor again at the document's width")
         self.zoom_in_action = a("Zoom &In", lambda: self.zoom(+1), StandardKey.ZoomIn)
         self.zoom_out_action = a("Zoom &Out", lambda: self.zoom(-1), StandardKey.ZoomOut)
         self.zoom_reset_action = a("&Actual Size", lambda: self.zoom(None), "Ctrl+0")
@@ -230,7 +234,7 @@ class MainWindow(ActionStates):
         edit_menu.addSeparator()
         edit_menu.addActions([self.cut_action, self.copy_action, self.paste_action, self.select_all_action])
         edit_menu.addSeparator()
-        edit_menu.addActions([self.find_action, self.settings_action])
+        edit_menu.addActions([self.find_action, self.rewrap_action, self.settings_action])
         view_menu = menus.addMenu("&View")
         view_menu.addActions([self.zoom_in_action, self.zoom_out_action, self.zoom_reset_action])
         self.view_menu = view_menu

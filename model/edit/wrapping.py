@@ -19,6 +19,7 @@ few columns), and at most half of those lines end a sentence. No line may start 
 from __future__ import annotations
 
 import re
+from collections import Counter
 from typing import NamedTuple
 
 HARD_WRAP_MIN_LINES = 3
@@ -178,3 +179,31 @@ def fold(text: str, width: int, column: int = 0) -> str:
                     begin, indent = start, 0
         line_start, indent = line_end + 1, 0
     return "".join(out)
+
+
+# The width Rewrap Paragraph uses where a document has no hand-wrapped paragraph to measure: Project
+# Gutenberg's and e-mail's (RFC 3676 asks for lines of at most 78, most mailers wrap at 72).
+DEFAULT_WRAP_WIDTH = 72
+
+
+def prevailing_width(document: str) -> int:
+    """The width most of ``document``'s hand-wrapped paragraphs were wrapped at (the wider on a tie), or 0."""
+    counts = Counter(wrap_width(piece.strip("\n").split("\n")) for piece in BLANK_LINES.split(document))
+    counts.pop(0, None)
+    return max(counts, key=lambda width: (counts[width], width)) if counts else 0
+
+
+def refill(paragraphs: str, width: int) -> str:
+    """``paragraphs`` (whole ones, blank lines apart) each as one piece of prose wrapped at ``width``, as Rewrap
+    Paragraph gives them: its line breaks spaces, its first line's indent kept. A paragraph with a line that
+    starts with a list, heading or quote marker keeps its lines: they are the writer's layout."""
+    pieces, gaps = BLANK_LINES.split(paragraphs), BLANK_LINES.findall(paragraphs)
+    out = []
+    for piece in pieces:
+        if not piece.strip() or any(LINE_MARKER.match(line) for line in piece.split("\n")):
+            out.append(piece)
+            continue
+        body = piece.lstrip(" \t")
+        indent = piece[: len(piece) - len(body)]
+        out.append(indent + fold(LINE_BREAK.sub(" ", body.rstrip()), width, len(indent)) + piece[len(piece.rstrip()) :])
+    return "".join(piece + gap for piece, gap in zip(out, [*gaps, ""], strict=True))

@@ -1,0 +1,66 @@
+"""Edit ▸ Rewrap Paragraph: the paragraphs at the caret (or across the selection) wrapped again at their
+document's width, as Emacs's fill-paragraph or Vim's gq do. A rewrite inside a hand-wrapped paragraph wraps
+its own new text (model.edit.wrapping), but the writer's lines after it keep their breaks, so a longer or
+shorter sentence leaves a ragged line; this mends the whole paragraph, as one undo step."""
+
+from __future__ import annotations
+
+from PySide6.QtGui import QTextBlock, QTextCursor
+
+from app.window.editor_widget import RewriteEditor
+from model.edit.wrapping import DEFAULT_WRAP_WIDTH, prevailing_width, refill
+
+
+def _is_blank(block: QTextBlock) -> bool:
+    return not block.text().strip()
+
+
+def paragraph_range(editor: RewriteEditor) -> tuple[int, int]:
+    """The document positions of the paragraphs (blank lines apart) the caret or the selection is in."""
+    document = editor.document()
+    cursor = editor.textCursor()
+    first = document.findBlock(cursor.selectionStart())
+    last = document.findBlock(cursor.selectionEnd())
+    while first.previous().isValid() and not _is_blank(first.previous()) and not _is_blank(first):
+        first = first.previous()
+    while last.next().isValid() and not _is_blank(last.next()) and not _is_blank(last):
+        last = last.next()
+    return first.position(), last.position() + last.length() - 1
+
+
+def rewrap_paragraphs(editor: RewriteEditor) -> str:
+    """Rewrap the paragraphs at the caret; what the status bar says of it."""
+    start, end = paragraph_range(editor)
+    old = editor.text_between(start, end)
+    if not old.strip():
+        return "Put the cursor in a paragraph to rewrap it."
+    span = editor.live_span
+    if span is not None and start < span.end and end > span.start:
+        return "That paragraph is being rewritten: accept or reject the draft first, then rewrap it."
+    measured = prevailing_width(editor.plain_text())
+    width = measured or DEFAULT_WRAP_WIDTH
+    new = refill(old, width)
+    why = "this document's wrapped paragraphs" if measured else "no paragraph here is wrapped to measure"
+    if new == old:
+        return f"Already wrapped at {width} columns ({why})."
+    # The caret stays before the same word: as many non-space characters before it as there were.
+    caret = editor.textCursor().position()
+    inked = sum(not char.isspace() for char in editor.text_between(start, max(start, min(caret, end))))
+    before_a_word = caret < end and not editor.text_between(caret, caret + 1).isspace()
+    cursor = QTextCursor(editor.document())
+    cursor.setPosition(start)
+    cursor.setPosition(end, QTextCursor.MoveMode.KeepAnchor)
+    cursor.beginEditBlock()  # one undo step
+    cursor.insertText(new)
+    cursor.endEditBlock()
+    seen, offset = 0, 0
+    while offset < len(new) and seen < inked:
+        seen += not new[offset].isspace()
+        offset += 1
+    while before_a_word and offset < len(new) and new[offset].isspace():
+        offset += 1
+    cursor.setPosition(start + len(new[:offset].encode("utf-16-le")) // 2)
+    editor.setTextCursor(cursor)
+    paragraphs = old.count("\n\n") + 1 if "\n\n" in old else 1
+    what = "paragraph" if paragraphs == 1 else f"{paragraphs} paragraphs"
+    return f"Rewrapped the {what} at {width} columns ({why}). Ctrl+Z undoes it."

@@ -1,0 +1,93 @@
+"""Edit ▸ Rewrap Paragraph (Alt+Q) in a real window: the ragged paragraph a rewrite leaves in hand-wrapped
+text wrapped again at the document's width, one undo step, the caret before the same word, lists and the
+developing span left alone."""
+
+from __future__ import annotations
+
+import textwrap
+
+from gui_helpers import SIGNAL_TIMEOUT_MS, place_cursor, select
+from PySide6.QtCore import Qt
+
+from model.edit.wrapping import wrap_width
+
+FIRST = (  # Alice, chapter 2, as Project Gutenberg wraps it (71 columns at most)
+    "So she called softly after it, 'Mouse dear! Do come back again, and we\n"
+    "won't talk about cats or dogs either, if you don't like them!' When the\n"
+    "Mouse heard this, it turned round and swam slowly back to her: its face\n"
+    "was quite pale (with passion, Alice thought), and it said in a low\n"
+    "trembling voice, 'Let us get to the shore, and then I'll tell you my\n"
+    "history, and you'll understand why it is I hate cats and dogs.'"
+)
+# The same paragraph after a sentence inside it was rewritten longer: its new text wrapped, the lines after
+# it as they were, so one line is short.
+RAGGED = (
+    "So she called softly after it, 'Mouse dear! Do come back again, and we\n"
+    "won't talk about cats or dogs either, if you don't like them!' When the\n"
+    "Mouse heard this, it turned round at once and swam with great care and\n"
+    "very slowly, step by step, back to her: its face\n"
+    "was quite pale (with passion, Alice thought), and it said in a low\n"
+    "trembling voice, 'Let us get to the shore, and then I'll tell you my\n"
+    "history, and you'll understand why it is I hate cats and dogs.'"
+)
+LIST = "Things to bring:\n- the boots\n- the map of the whole coast from the harbour to the lighthouse"
+DOCUMENT = "# The Pool\n\n" + FIRST + "\n\n" + RAGGED + "\n\n" + LIST + "\n"
+
+
+def test_a_ragged_paragraph_is_wrapped_again_at_the_documents_width_as_one_undo_step(
+    document_window, qtbot
+) -> None:
+    window = document_window(text=DOCUMENT)
+    editor = window.editor
+    width = max(map(len, FIRST.split("\n")))
+    assert wrap_width(RAGGED.split("\n")) == 0  # no longer passes for hand-wrapped: its width is the document's
+    caret = DOCUMENT.index("step by step")
+    place_cursor(window, caret)
+    window.rewrap_action.trigger()
+    text = editor.plain_text()
+    start = DOCUMENT.index(RAGGED)
+    rewrapped = text[start : text.index("\n\n", start)]
+    assert rewrapped.split() == RAGGED.split()  # the same words: only the breaks moved
+    assert wrap_width(rewrapped.split("\n")) == width  # every line full again, none past the width
+    assert text == DOCUMENT.replace(RAGGED, rewrapped)  # the heading, the other paragraph and the list as they were
+    assert text[editor.textCursor().position() :].startswith("step by step")
+    assert f"at {width} columns" in window.statusBar().currentMessage()
+    window.undo()  # one step
+    assert editor.plain_text() == DOCUMENT
+    window.redo()
+    assert editor.plain_text() == text
+
+
+def test_a_list_keeps_its_lines_and_a_wrapped_paragraph_is_left_as_it_is(document_window) -> None:
+    window = document_window(text=DOCUMENT)
+    editor = window.editor
+    for needle in ("the boots", "cats or dogs"):
+        place_cursor(window, DOCUMENT.index(needle))
+        window.rewrap_action.trigger()
+        assert editor.plain_text() == DOCUMENT
+        assert window.statusBar().currentMessage().startswith("Already wrapped at 71 columns")
+    assert editor.document().availableUndoSteps() == 0
+    # With no wrapped paragraph to measure, a typed one-line paragraph wraps at 72.
+    typed = "The keeper climbed the stairs every evening and counted the steps as his father did before him.\n"
+    window = document_window(text=typed)
+    place_cursor(window, 5)
+    window.rewrap_action.trigger()
+    assert window.editor.plain_text() == textwrap.fill(typed, 72) + "\n" != typed
+    assert "at 72 columns" in window.statusBar().currentMessage()
+
+
+def test_the_paragraph_a_draft_waits_in_is_not_rewrapped_under_it(document_window, qtbot) -> None:
+    window = document_window(text=DOCUMENT, candidates=1, max_denoising_steps=4)
+    editor = window.editor
+    select(window, "swam with great care")
+    window.rewrite_selection()
+    qtbot.waitUntil(lambda: window.run is not None and window.run.result is not None, timeout=SIGNAL_TIMEOUT_MS)
+    before = editor.plain_text()
+    place_cursor(window, editor.live_span.start)
+    window.rewrap_action.trigger()
+    assert editor.plain_text() == before and "being rewritten" in window.statusBar().currentMessage()
+    place_cursor(window, before.index("cats or dogs either"))  # another paragraph: rewrapped (nothing to do)
+    window.rewrap_action.trigger()
+    assert window.statusBar().currentMessage().startswith("Already wrapped")
+    qtbot.keyClick(editor, Qt.Key.Key_Escape)
+    assert editor.plain_text() == DOCUMENT
