@@ -14,6 +14,14 @@ DOCUMENT = (
     "The lighthouse keeper climbed the stairs every evening.\n"
     "She wrote the letter twice, then walked to the harbour instead.\n"
 )
+HAND_WRAPPED = (  # Alice, chapter 2, as Project Gutenberg wraps it (71 columns at most)
+    "So she called softly after it, 'Mouse dear! Do come back again, and we\n"
+    "won't talk about cats or dogs either, if you don't like them!' When the\n"
+    "Mouse heard this, it turned round and swam slowly back to her: its face\n"
+    "was quite pale (with passion, Alice thought), and it said in a low\n"
+    "trembling voice, 'Let us get to the shore, and then I'll tell you my\n"
+    "history, and you'll understand why it is I hate cats and dogs.'\n"
+)
 
 
 class PassRecorder(QObject):

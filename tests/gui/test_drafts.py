@@ -10,7 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-from gui_helpers import DOCUMENT, SIGNAL_TIMEOUT_MS, PassRecorder, select
+from gui_helpers import DOCUMENT, HAND_WRAPPED, SIGNAL_TIMEOUT_MS, PassRecorder, select
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QTextDocumentFragment
 from PySide6.QtWidgets import QApplication
@@ -116,16 +116,6 @@ def test_a_long_drafts_card_keeps_the_last_words_before_its_developing_block(doc
             assert len(card) <= 1 + BLOCKS_BEFORE_CHARS + len(whole) - len(step.committed[candidate])
     assert cut
     assert card_texts(window) == [result.texts[c] for c in result.ranking]  # finished: each draft whole
-
-
-HAND_WRAPPED = (  # Alice, chapter 2, as Project Gutenberg wraps it (72 columns)
-    "So she called softly after it, 'Mouse dear! Do come back again, and we\n"
-    "won't talk about cats or dogs either, if you don't like them!' When the\n"
-    "Mouse heard this, it turned round and swam slowly back to her: its face\n"
-    "was quite pale (with passion, Alice thought), and it said in a low\n"
-    "trembling voice, 'Let us get to the shore, and then I'll tell you my\n"
-    "history, and you'll understand why it is I hate cats and dogs.'\n"
-)
 
 
 def test_a_hand_wrapped_paragraphs_cards_read_as_prose_while_the_text_keeps_its_wrapping(

@@ -6,19 +6,12 @@ from __future__ import annotations
 
 import textwrap
 
-from gui_helpers import SIGNAL_TIMEOUT_MS, place_cursor, select
+from gui_helpers import HAND_WRAPPED, SIGNAL_TIMEOUT_MS, place_cursor, select
 from PySide6.QtCore import Qt
 
 from model.edit.wrapping import wrap_width
 
-FIRST = (  # Alice, chapter 2, as Project Gutenberg wraps it (71 columns at most)
-    "So she called softly after it, 'Mouse dear! Do come back again, and we\n"
-    "won't talk about cats or dogs either, if you don't like them!' When the\n"
-    "Mouse heard this, it turned round and swam slowly back to her: its face\n"
-    "was quite pale (with passion, Alice thought), and it said in a low\n"
-    "trembling voice, 'Let us get to the shore, and then I'll tell you my\n"
-    "history, and you'll understand why it is I hate cats and dogs.'"
-)
+FIRST = HAND_WRAPPED.rstrip("\n")
 # The same paragraph after a sentence inside it was rewritten longer: its new text wrapped, the lines after
 # it as they were, so one line is short.
 RAGGED = (
