@@ -32,7 +32,10 @@ again and again. Each redrawing is a <b>pass</b>.</p>
 Pass by pass it settles the pieces it is sure of (they turn to ink, freshly settled ones highlighted) and
 redraws the rest, until the whole span reads as text or the passes run out. A long selection develops a
 piece (a <b>block</b>) at a time, top to bottom; the words of yours that later blocks will replace wait,
-faded, below the one developing.</p>
+faded and off the tinted canvas, below the one developing.</p>
+<p>A plain-text file wrapped by hand (an e-mail, a Project Gutenberg book: lines broken at a fixed width)
+keeps its width: a rewrite or a fill inside such a paragraph develops and lands wrapped at it. The lines of
+yours after it keep their breaks; <b>Edit ▸ Rewrap Paragraph</b> (Alt+Q) evens a paragraph left ragged.</p>
 <p>By default the model develops several <b>drafts</b> side by side. The text shows the one ahead (the
 most words settled) as they develop, and the <b>Drafts</b> panel beside it shows all of them, each word
 shaded by how unsure the model still is of it; at the end they are ranked, and the text shows the one the
