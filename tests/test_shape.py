@@ -423,3 +423,20 @@ def textwrap_lines(text: str, width: int) -> list[str]:
     import textwrap
 
     return textwrap.wrap(text, width)
+
+
+def test_new_text_whose_first_word_does_not_fit_its_line_starts_the_next_one() -> None:
+    from model.edit.wrapping import rewrap
+
+    # The space before it is the document's: a line break starts the text, the space ends the line above.
+    assert rewrap("Alice waited there", 71, 68) == "\nAlice waited there"
+    assert rewrap("Alice waited there", 71, 68, in_place=True) == "Alice\nwaited there"  # a pass keeps its length
+    # The text's own space (a fill after a sentence with none) becomes the break, in place too.
+    assert rewrap(" Alice waited there", 71, 68) == "\nAlice waited there"
+    assert rewrap(" Alice waited there", 71, 68, in_place=True) == "\nAlice waited there"
+    assert rewrap("Alice", 71, 60) == "Alice"  # it fits: it stays
+    # Through a fill at the end of a wrapped line: no line runs past the width.
+    at = WRAPPED.index("\nMouse heard")
+    _, shape = shape_request(EditRequest(prefix=WRAPPED[:at] + " ", span="", suffix=WRAPPED[at:], mode="fill"))
+    document = WRAPPED[:at] + " " + shape.restore("Presently the Mouse spoke.") + WRAPPED[at:]
+    assert all(len(line.rstrip()) <= shape.wrap_width for line in document.split("\n")), document

@@ -27,6 +27,7 @@ from app.rewrite.run import RewriteRun, progress_message, time_left_ms, waiting_
 from app.rewrite.worker import PaintedPass, RewriteService
 from app.settings import Preferences
 from app.window.editor_widget import Phase, RewriteEditor
+from app.window.rewrap import left_ragged
 from model import EditRequest, EditResult, RequestError
 from model.edit.budget import COMFORTABLE_EDIT_SECONDS
 from model.edit.request import CONTEXT_CHARS_PER_TOKEN, LENGTH_FACTORS, MAX_CANVAS_TOKENS, Length, Mode
@@ -399,10 +400,13 @@ class RewriteController(QObject):
         if run.decided is not None:
             text = run.decided[0]
             self.draftShown.emit(*run.decided)  # a version of the span's, as each draft shown is
-        self.spanEnded.emit(*editor.accept_live_span(text))
+        start, end = editor.accept_live_span(text)
+        self.spanEnded.emit(start, end)
         what = "Fill" if run.mode in ("fill", "gaps") else "Rewrite"
         message = f"{what} accepted (Ctrl+Z undoes it)."
-        self.window.statusBar().showMessage(message, 3000)
+        if run.wrap_width and left_ragged(editor, end, run.wrap_width):  # the writer's lines after it kept their breaks
+            message += " Its paragraph's lines are uneven now: Alt+Q (Edit ▸ Rewrap Paragraph) evens them."
+        self.window.statusBar().showMessage(message, 8000 if run.wrap_width else 3000)
         # Until the document next changes: then the message is stale (an undo says so instead).
         self._accepted = (what, message, editor.document().availableUndoSteps())
         self.stateChanged.emit()

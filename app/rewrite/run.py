@@ -78,7 +78,7 @@ def wrapped_frame(segments: list[Segment], waiting: str, width: int, column: int
     ``paragraphs`` spaces, long lines folded at ``width`` from ``column``, the last beside ``tail``. Both keep
     the text's length, so each segment keeps its ink and its share of the text."""
     pieces = [segment.text for segment in segments] + [waiting]
-    wrapped = rewrap(as_prose("".join(pieces), paragraphs, in_place=True), width, column, tail)
+    wrapped = rewrap(as_prose("".join(pieces), paragraphs, in_place=True), width, column, tail, in_place=True)
     out, at = [], 0
     for piece in pieces:
         out.append(wrapped[at : at + len(piece)])

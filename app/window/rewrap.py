@@ -8,7 +8,7 @@ from __future__ import annotations
 from PySide6.QtGui import QTextBlock, QTextCursor
 
 from app.window.editor_widget import RewriteEditor
-from model.edit.wrapping import DEFAULT_WRAP_WIDTH, prevailing_width, refill
+from model.edit.wrapping import DEFAULT_WRAP_WIDTH, prevailing_width, refill, wrap_width
 
 
 def _is_blank(block: QTextBlock) -> bool:
@@ -26,6 +26,20 @@ def paragraph_range(editor: RewriteEditor) -> tuple[int, int]:
     while last.next().isValid() and not _is_blank(last.next()) and not _is_blank(last):
         last = last.next()
     return first.position(), last.position() + last.length() - 1
+
+
+def left_ragged(editor: RewriteEditor, position: int, width: int) -> bool:
+    """Whether the paragraph at ``position``, hand-wrapped at ``width`` before a rewrite inside it, no longer
+    passes for hand-wrapped (model.edit.wrapping) and Rewrap Paragraph would change it: a line the rewrite
+    left shorter than the others."""
+    document = editor.document()
+    first = last = document.findBlock(position)
+    while first.previous().isValid() and not _is_blank(first.previous()):
+        first = first.previous()
+    while last.next().isValid() and not _is_blank(last.next()):
+        last = last.next()
+    text = editor.text_between(first.position(), last.position() + last.length() - 1)
+    return not wrap_width(text.split("\n")) and refill(text, width) != text
 
 
 def rewrap_paragraphs(editor: RewriteEditor) -> str:

@@ -129,7 +129,7 @@ def as_prose(text: str, paragraphs: tuple[bool, ...], in_place: bool = False) ->
     return "".join(piece + gap for piece, gap in zip(joined, [*gaps, ""], strict=True))
 
 
-def rewrap(text: str, width: int, column: int = 0, tail: str = "") -> str:
+def rewrap(text: str, width: int, column: int = 0, tail: str = "", in_place: bool = False) -> str:
     """``text`` with each line longer than ``width`` wrapped at it (words are never split), its first line
     starting ``column`` characters in; shorter lines (a heading, a short paragraph) stay as they are. Only
     spaces become line breaks, one for one: the text keeps its length (:func:`fold`).
@@ -137,7 +137,14 @@ def rewrap(text: str, width: int, column: int = 0, tail: str = "") -> str:
     ``tail`` is the rest of the line after the text (the words after a selection, up to their line's end): the
     text's last line is wrapped so that it fits beside them where it can. The tail is not the text's to move,
     so where not even the text's last word fits beside it, the last line runs over as it would without one.
+
+    Where the text's first word does not fit in its line either, the text starts on a line of its own: the
+    space before it, if the text has it; else a line break before it (the space before it is the document's,
+    left at the end of the line above), unless ``in_place`` (a pass being painted) keeps the length.
     """
+    first_word = text.split(" ", 1)[0].split("\n", 1)[0]  # empty where the text starts with a space
+    if column and first_word and column + len(first_word) > width and not in_place:
+        return "\n" + rewrap(text, width, 0, tail)
     if not tail.strip() or not text.strip():
         return fold(text, width, column)
     # The tail as one unbreakable word of its length, after a space where it starts with one.
@@ -174,7 +181,8 @@ def fold(text: str, width: int, column: int = 0) -> str:
             begin = line_start  # where the wrapped line being filled starts
             for word in WORD.finditer(line):
                 start, end = line_start + word.start(), line_start + word.end()
-                if indent + end - begin > width and text[begin:start].strip():
+                # Not before the line's first word, unless the line starts with a space in its column.
+                if indent + end - begin > width and (text[begin:start].strip() or (indent and start > begin)):
                     out[start - 1] = "\n"  # the space just before the word
                     begin, indent = start, 0
         line_start, indent = line_end + 1, 0

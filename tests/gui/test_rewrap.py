@@ -84,3 +84,33 @@ def test_the_paragraph_a_draft_waits_in_is_not_rewrapped_under_it(document_windo
     assert window.statusBar().currentMessage().startswith("Already wrapped")
     qtbot.keyClick(editor, Qt.Key.Key_Escape)
     assert editor.plain_text() == DOCUMENT
+
+
+def test_an_accept_that_leaves_the_paragraph_ragged_says_how_to_even_it(document_window, qtbot) -> None:
+    from app.window.rewrap import left_ragged
+
+    document = FIRST + "\n\n" + FIRST.replace("Mouse", "Dodo") + "\n"
+    window = document_window(text=document, candidates=1, max_denoising_steps=4)
+    editor = window.editor
+    width = max(map(len, FIRST.split("\n")))
+    place_cursor(window, document.index("When the"))  # a fill in the middle of the first paragraph
+    window.fill_gap()
+    qtbot.waitUntil(lambda: window.run is not None and window.run.result is not None, timeout=SIGNAL_TIMEOUT_MS)
+    qtbot.keyClick(editor, Qt.Key.Key_Return)
+    text = editor.plain_text()
+    first = text[: text.index("\n\n")]
+    assert all(len(line) <= width or " " not in line.strip() for line in first.split("\n")), first  # wrapped
+    assert left_ragged(editor, 0, width)  # the lines after the fill kept their breaks
+    assert "Alt+Q (Edit ▸ Rewrap Paragraph) evens them" in window.statusBar().currentMessage()
+    place_cursor(window, 0)
+    window.rewrap_action.trigger()
+    assert not left_ragged(editor, 0, width) and "Alt+Q" not in window.statusBar().currentMessage()
+    # A whole paragraph rewritten comes back wrapped: nothing to even, nothing said of it.
+    second = editor.plain_text().index("\n\n") + 2
+    select(window, FIRST.replace("Mouse", "Dodo"))
+    window.rewrite_selection()
+    qtbot.waitUntil(lambda: window.run is not None and window.run.result is not None, timeout=SIGNAL_TIMEOUT_MS)
+    qtbot.keyClick(editor, Qt.Key.Key_Return)
+    assert editor.plain_text().index("\n\n") + 2 == second and not left_ragged(editor, second, width)
+    assert window.statusBar().currentMessage().startswith("Rewrite accepted")
+    assert "Alt+Q" not in window.statusBar().currentMessage()
