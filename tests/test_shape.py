@@ -410,6 +410,9 @@ def test_refill_wraps_prose_paragraphs_and_keeps_lists_indents_and_blank_lines()
     first, second = out.split("\n\n")
     assert second == listed + "\n" and first.startswith("  It turned round and swam")  # the indent kept
     assert first.split() == ragged.split() and all(len(line) <= 40 for line in first.split("\n"))
+    # A blank line's break before a paragraph stays one; the indent after it is the first line's.
+    assert refill("\n  It turned\nround.", 40) == "\n  It turned round."
+    assert refill("\n  " + " ".join(["word"] * 10), 20) == "\n  word word word\nword word word word\nword word word"
     # The commonest width of the hand-wrapped paragraphs, the wider on a tie; none: 0.
     other = "\n".join(textwrap_lines(" ".join(WRAPPED.split()), 60))
     width = max(map(len, WRAPPED.split("\n")))

@@ -8,7 +8,7 @@ from __future__ import annotations
 from PySide6.QtGui import QTextBlock, QTextCursor
 
 from app.window.editor_widget import RewriteEditor
-from model.edit.wrapping import DEFAULT_WRAP_WIDTH, prevailing_width, refill, wrap_width
+from model.edit.wrapping import BLANK_LINES, DEFAULT_WRAP_WIDTH, prevailing_width, refill, wrap_width
 
 
 def _is_blank(block: QTextBlock) -> bool:
@@ -21,6 +21,10 @@ def paragraph_range(editor: RewriteEditor) -> tuple[int, int]:
     cursor = editor.textCursor()
     first = document.findBlock(cursor.selectionStart())
     last = document.findBlock(cursor.selectionEnd())
+    while _is_blank(first) and first.blockNumber() < last.blockNumber():  # a selection from a blank line
+        first = first.next()
+    while _is_blank(last) and last.blockNumber() > first.blockNumber():
+        last = last.previous()
     while first.previous().isValid() and not _is_blank(first.previous()) and not _is_blank(first):
         first = first.previous()
     while last.next().isValid() and not _is_blank(last.next()) and not _is_blank(last):
@@ -75,6 +79,6 @@ def rewrap_paragraphs(editor: RewriteEditor) -> str:
         offset += 1
     cursor.setPosition(start + len(new[:offset].encode("utf-16-le")) // 2)
     editor.setTextCursor(cursor)
-    paragraphs = old.count("\n\n") + 1 if "\n\n" in old else 1
-    what = "paragraph" if paragraphs == 1 else f"{paragraphs} paragraphs"
-    return f"Rewrapped the {what} at {width} columns ({why}). Ctrl+Z undoes it."
+    changed = sum(a != b for a, b in zip(BLANK_LINES.split(old), BLANK_LINES.split(new), strict=False))
+    what = "the paragraph" if changed == 1 else f"{changed} paragraphs"
+    return f"Rewrapped {what} at {width} columns ({why}). Ctrl+Z undoes it."

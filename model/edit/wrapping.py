@@ -211,7 +211,8 @@ def refill(paragraphs: str, width: int) -> str:
         if not piece.strip() or any(LINE_MARKER.match(line) for line in piece.split("\n")):
             out.append(piece)
             continue
-        body = piece.lstrip(" \t")
-        indent = piece[: len(piece) - len(body)]
-        out.append(indent + fold(LINE_BREAK.sub(" ", body.rstrip()), width, len(indent)) + piece[len(piece.rstrip()) :])
+        body = piece.lstrip()  # its leading line breaks (a blank line's) stay, and its first line's indent
+        lead = piece[: len(piece) - len(body)]
+        indent = len(re.split(r"[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]", lead)[-1])
+        out.append(lead + fold(LINE_BREAK.sub(" ", body.rstrip()), width, indent) + piece[len(piece.rstrip()) :])
     return "".join(piece + gap for piece, gap in zip(out, [*gaps, ""], strict=True))

@@ -114,3 +114,15 @@ def test_an_accept_that_leaves_the_paragraph_ragged_says_how_to_even_it(document
     assert editor.plain_text().index("\n\n") + 2 == second and not left_ragged(editor, second, width)
     assert window.statusBar().currentMessage().startswith("Rewrite accepted")
     assert "Alt+Q" not in window.statusBar().currentMessage()
+
+
+def test_a_selection_from_a_blank_line_rewraps_the_paragraphs_and_keeps_every_blank_line(document_window) -> None:
+    window = document_window(text=DOCUMENT)
+    editor = window.editor
+    start = DOCUMENT.index(RAGGED) - 1  # the blank line before the ragged paragraph
+    editor.select_range(start, DOCUMENT.index("the boots"))
+    window.rewrap_action.trigger()
+    text = editor.plain_text()
+    assert text.count("\n\n") == DOCUMENT.count("\n\n") and text.split() == DOCUMENT.split()
+    assert text.startswith(DOCUMENT[: start + 1]) and text.endswith(LIST + "\n")  # the list keeps its lines
+    assert window.statusBar().currentMessage().startswith("Rewrapped the paragraph at 71 columns")
