@@ -15,13 +15,12 @@ def _is_blank(block: QTextBlock) -> bool:
     return not block.text().strip()
 
 
-def paragraph_range(editor: RewriteEditor) -> tuple[int, int]:
-    """The document positions of the paragraphs (blank lines apart) the caret or the selection is in."""
+def paragraph_range(editor: RewriteEditor, start: int, end: int) -> tuple[int, int]:
+    """The document positions of the paragraphs (blank lines apart) that [start, end] touches; blank lines at
+    its edges (a selection from one) are not theirs."""
     document = editor.document()
-    cursor = editor.textCursor()
-    first = document.findBlock(cursor.selectionStart())
-    last = document.findBlock(cursor.selectionEnd())
-    while _is_blank(first) and first.blockNumber() < last.blockNumber():  # a selection from a blank line
+    first, last = document.findBlock(start), document.findBlock(end)
+    while _is_blank(first) and first.blockNumber() < last.blockNumber():
         first = first.next()
     while _is_blank(last) and last.blockNumber() > first.blockNumber():
         last = last.previous()
@@ -36,19 +35,14 @@ def left_ragged(editor: RewriteEditor, position: int, width: int) -> bool:
     """Whether the paragraph at ``position``, hand-wrapped at ``width`` before a rewrite inside it, no longer
     passes for hand-wrapped (model.edit.wrapping) and Rewrap Paragraph would change it: a line the rewrite
     left shorter than the others."""
-    document = editor.document()
-    first = last = document.findBlock(position)
-    while first.previous().isValid() and not _is_blank(first.previous()):
-        first = first.previous()
-    while last.next().isValid() and not _is_blank(last.next()):
-        last = last.next()
-    text = editor.text_between(first.position(), last.position() + last.length() - 1)
+    text = editor.text_between(*paragraph_range(editor, position, position))
     return not wrap_width(text.split("\n")) and refill(text, width) != text
 
 
 def rewrap_paragraphs(editor: RewriteEditor) -> str:
     """Rewrap the paragraphs at the caret; what the status bar says of it."""
-    start, end = paragraph_range(editor)
+    selection = editor.textCursor()
+    start, end = paragraph_range(editor, selection.selectionStart(), selection.selectionEnd())
     old = editor.text_between(start, end)
     if not old.strip():
         return "Put the cursor in a paragraph to rewrap it."

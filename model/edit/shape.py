@@ -42,7 +42,6 @@ OPENERS = "\"'“‘«(["
 INLINE_SPACE = " \t"
 # The ending held after a fill between sentences.
 FILL_ENDING = "."
-# A line break with the spaces around it.
 # What a rewrite across lines holds as the writer's layout: each run of line breaks (a paragraph's end, a
 # blank line) with the sentence ending before it (as a single sentence's is held) and the Markdown marker
 # that starts the next line (a heading's #, a list's bullet or number, a quote's >), and such a marker at
