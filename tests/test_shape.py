@@ -3,6 +3,8 @@ ending is kept, a fill between sentences ends one; on the built-in model and a r
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -82,6 +84,23 @@ def test_restore_gives_one_ending_not_two() -> None:
     fill = Shape(before=" ", ending=". ")
     assert fill.restore("It rained.") == " It rained. "
     assert fill.restore(" It rained") == "  It rained. "  # a fill keeps the space it wrote
+
+
+def test_a_developing_fill_reads_with_the_space_and_ending_it_will_have() -> None:
+    # The trial: "table.He felt very happy|He counted" on every pass, "table. He felt very happy. He" only
+    # at the end. Each piece keeps its length (its ink is a range of the pass).
+    request = EditRequest(prefix="He sat at the table.", suffix=" He counted the steps.", mode="fill")
+    shape = shape_request(request)[1]
+    pieces = ["He felt", " \nvery", " h4ppy"]
+    developing = shape.developing(pieces)
+    assert developing == [" ", "He felt", "  very", " h4ppy", "."]
+    assert shape.restore("".join(pieces)) == " He felt very h4ppy."  # the same words, the break a space
+    assert shape.developing(["He felt happy."]) == [" ", "He felt happy.", ""]  # its own ending: not two
+    assert shape.developing(["."]) == [" ", ".", "."]  # nothing but punctuation: the held one too, as restore
+    glued = shape_request(EditRequest(prefix="It was late.", suffix="Then it rained.", mode="fill"))[1]
+    assert glued.developing(["We left."]) == [" ", "We left.", " "]  # the held ending's space stays
+    inside = shape_request(EditRequest(prefix="She opened the", suffix=" and went in.", mode="fill"))[1]
+    assert inside.developing(["old\ndoor"]) == ["", "old\ndoor", ""]  # not in a paragraph's flow: as written
 
 
 # Whitespace a selection can start or end with: spaces, tabs, line breaks (the editor hands the engine \n).
@@ -438,6 +457,11 @@ def test_new_text_whose_first_word_does_not_fit_its_line_starts_the_next_one() -
     assert rewrap(" Alice waited there", 71, 68) == "\nAlice waited there"
     assert rewrap(" Alice waited there", 71, 68, in_place=True) == "\nAlice waited there"
     assert rewrap("Alice", 71, 60) == "Alice"  # it fits: it stays
+    # A fill right after a sentence near the line's end: its line break takes the place of the space it would
+    # have started with, so the line above ends at the full stop (no space left trailing it).
+    fill = Shape(before=" ", wrap_width=71, wrap_column=68, wrapped_paragraphs=(True,), in_paragraph=True)
+    assert fill.restore("Alice waited there") == "\nAlice waited there"
+    assert replace(fill, wrap_column=40).restore("Alice waited there") == " Alice waited there"
     # Through a fill at the end of a wrapped line: no line runs past the width.
     at = WRAPPED.index("\nMouse heard")
     _, shape = shape_request(EditRequest(prefix=WRAPPED[:at] + " ", span="", suffix=WRAPPED[at:], mode="fill"))

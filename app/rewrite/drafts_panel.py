@@ -301,9 +301,10 @@ class DraftsPanel(QDockWidget):
                 frame = painted.frames[candidate] if candidate < len(painted.frames) else []
                 final = result.texts[candidate]
                 # The last pass's words (and their shading) where they are the draft's final text; else the
-                # final text, hand-wrapped paragraphs as prose (the card is narrower than their lines).
+                # final text, hand-wrapped paragraphs as prose (the card is narrower than their lines), without
+                # the space a fill starts with after a sentence (the card is no line of the document).
                 if "".join(s.text for s in frame) != final:
-                    frame = [Segment(as_prose(final, self.wrapped_paragraphs), Ink.SETTLED)]
+                    frame = [Segment(as_prose(final, self.wrapped_paragraphs).strip(), Ink.SETTLED)]
             else:
                 settled = round(100 * accepted_share(step, candidate))
                 leading = " · leading" if candidate == painted.shown else ""

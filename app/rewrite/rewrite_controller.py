@@ -23,7 +23,14 @@ from PySide6.QtGui import QKeyEvent, QTextCursor
 from PySide6.QtWidgets import QLabel, QStatusBar
 
 from app.dialogs.message_bar import MessageBar
-from app.rewrite.run import RewriteRun, progress_message, time_left_ms, waiting_original, wrapped_frame
+from app.rewrite.run import (
+    RewriteRun,
+    fill_frame,
+    progress_message,
+    time_left_ms,
+    waiting_original,
+    wrapped_frame,
+)
 from app.rewrite.worker import PaintedPass, RewriteService
 from app.settings import Preferences
 from app.window.editor_widget import Phase, RewriteEditor
@@ -163,6 +170,7 @@ class RewriteController(QObject):
         margins = (0, 0)
         wrapped: tuple[bool, ...] = ()
         wrap_width = 0
+        fill_shape = None
         if mode == "fill":
             fill_shape = shape_request(request)[1]  # in a hand-wrapped paragraph: wrapped as a rewrite is
             wrapped, wrap_width = fill_shape.wrapped_paragraphs, fill_shape.wrap_width
@@ -184,6 +192,7 @@ class RewriteController(QObject):
         self.run = RewriteRun(
             job_id, mode, instruction, max_new_tokens, regenerations=regenerations, keep=keep,
             margins=margins, asked_drafts=request.candidates, wrapped_paragraphs=wrapped, wrap_width=wrap_width,
+            fill_shape=fill_shape,
         )  # fmt: skip
         window.message_bar.hide()
         window.statusBar().showMessage("Waiting for the model…" if window.model_loading else "Developing…")
@@ -302,6 +311,8 @@ class RewriteController(QObject):
         waiting = waiting_original(span.original, painted.raw.block, painted.raw.blocks) if span else ""
         segments = painted.frames[frame]
         run = self.run
+        if run is not None and run.fill_shape is not None and not painted.veiled:
+            segments = fill_frame(segments, run.fill_shape)
         if run is not None and run.wrap_width and span is not None:
             # Wrapped as the finished text will be, with the original's words that wait below it, beside the
             # rest of its line: a hand-wrapped paragraph keeps its shape while it develops.

@@ -8,9 +8,10 @@ import re
 import time
 from dataclasses import dataclass, field, replace
 
-from app.rewrite.worker import PaintedPass, Segment
+from app.rewrite.worker import Ink, PaintedPass, Segment
 from model import EditResult
 from model.edit.request import Mode
+from model.edit.shape import Shape
 from model.edit.wrapping import as_prose, rewrap
 
 WHITESPACE = re.compile(r"\s")
@@ -38,6 +39,8 @@ class RewriteRun:
     wrapped_paragraphs: tuple[bool, ...] = ()
     # The width its new text is wrapped at (model.edit.wrapping; 0: not wrapped): its passes are wrapped so too.
     wrap_width: int = 0
+    # A fill's shape (model.edit.shape): its passes are painted with the space before and the ending it will have.
+    fill_shape: Shape | None = None
     started: float = field(default_factory=time.monotonic)
     # Drafts side by side (app/rewrite/drafts_panel.py): the draft the writer chose while they develop (the span
     # follows it instead of the leader), and the last pass painted, to show that choice at once.
@@ -84,6 +87,14 @@ def wrapped_frame(segments: list[Segment], waiting: str, width: int, column: int
         out.append(wrapped[at : at + len(piece)])
         at += len(piece)
     return [replace(segment, text=text) for segment, text in zip(segments, out, strict=False)], out[-1]
+
+
+def fill_frame(segments: list[Segment], shape: Shape) -> list[Segment]:
+    """A fill's pass as its finished text will stand (``Shape.developing``): the space before it and the ending
+    held after it, outside the canvas, painted as settled words around the model's."""
+    before, *pieces, ending = shape.developing([segment.text for segment in segments])
+    inner = [replace(segment, text=text) for segment, text in zip(segments, pieces, strict=True)]
+    return [Segment(before, Ink.SETTLED), *inner, Segment(ending, Ink.SETTLED)]
 
 
 def word_edge(text: str, at: int, otherwise: int) -> int:

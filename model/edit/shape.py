@@ -42,6 +42,8 @@ OPENERS = "\"'“‘«(["
 INLINE_SPACE = " \t"
 # The ending held after a fill between sentences.
 FILL_ENDING = "."
+# One line-break character (model.edit.wrapping.LINE_BREAK's), to be a space without changing a text's length.
+LINE_BREAK_CHAR = re.compile(r"[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]")
 # What a rewrite across lines holds as the writer's layout: each run of line breaks (a paragraph's end, a
 # blank line) with the sentence ending before it (as a single sentence's is held) and the Markdown marker
 # that starts the next line (a heading's #, a list's bullet or number, a quote's >), and such a marker at
@@ -89,7 +91,22 @@ class Shape:
             text += self.ending
         if self.wrap_width:
             text = rewrap(text, self.wrap_width, self.wrap_column, self.wrap_tail)
+            if text.startswith("\n") and not self.before.strip(INLINE_SPACE):
+                return text + self.after  # the break stands where the space would have ended the line above
         return self.before + text + self.after
+
+    def developing(self, pieces: list[str]) -> list[str]:
+        """A fill's developing pass (its text in ``pieces``, each keeping its length) as :meth:`restore` will
+        leave it: the space before and the held ending as pieces of their own at either end, and in a paragraph
+        the model's line breaks as spaces. Without these a pass reads "table.He felt" until it finishes."""
+        if self.in_paragraph:
+            pieces = [LINE_BREAK_CHAR.sub(" ", piece) for piece in pieces]
+        text = "".join(pieces).rstrip()
+        own_ending = SENTENCE_END.search(text)
+        ending = self.ending
+        if ending and own_ending and text[: own_ending.start()].strip():
+            ending = ending.removeprefix(FILL_ENDING)  # the model ended the sentence: one ending, not two
+        return [self.before, *pieces, ending]
 
     def restore_result(self, result: EditResult) -> EditResult:
         if self == Shape():

@@ -10,7 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-from gui_helpers import DOCUMENT, HAND_WRAPPED, SIGNAL_TIMEOUT_MS, PassRecorder, select
+from gui_helpers import DOCUMENT, HAND_WRAPPED, SIGNAL_TIMEOUT_MS, PassRecorder, place_cursor, select
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QTextDocumentFragment
 from PySide6.QtWidgets import QApplication
@@ -139,6 +139,17 @@ def test_a_hand_wrapped_paragraphs_cards_read_as_prose_while_the_text_keeps_its_
     changes = card_texts(window)
     assert len(changes) == len(result.texts) and not any("\n" in card for card in changes)
     assert any(HAND_WRAPPED.split()[0] in card for card in changes)  # the original's struck words, as prose
+
+
+def test_a_fills_cards_do_not_start_with_the_space_it_takes_after_a_sentence(document_window, qtbot) -> None:
+    # The trial: each finished fill's card began " He was so happy", a space indenting it past the others.
+    document = "It was late. The keeper climbed the stairs. He counted the steps.\n"
+    window = document_window(text=document, candidates=2, max_denoising_steps=4)
+    place_cursor(window, document.index(" He counted"))
+    window.fill_gap(max_new_tokens=6)
+    result = finish(qtbot, window)
+    assert all(text.startswith(" ") for text in result.texts)  # in the text: one space after "stairs."
+    assert card_texts(window) == [result.texts[c].strip() for c in result.ranking]
 
 
 def test_a_hand_wrapped_paragraph_keeps_its_width_while_it_develops(document_window, qtbot) -> None:

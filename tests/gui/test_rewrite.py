@@ -10,6 +10,7 @@ from app.rewrite.drafts import leading_candidate
 from app.rewrite.worker import Ink
 from app.window.editor_widget import Phase
 from model import EditRequest, EditResult
+from model.edit.wrapping import SENTENCE_END
 
 SPAN = "climbed the stairs"
 
@@ -109,6 +110,27 @@ def test_fill_gap_takes_the_length_the_model_chose(document_window, qtbot) -> No
     assert editor.plain_text() == DOCUMENT[:gap] + result.text + DOCUMENT[gap:]
     window.undo()
     assert editor.plain_text() == DOCUMENT
+
+
+def test_a_fill_after_a_sentence_develops_with_the_space_and_full_stop_it_will_have(document_window, qtbot) -> None:
+    # The trial: "table.He felt very happy|He counted" on every pass; the space and the full stop came only
+    # with the finished draft, so the sentence jumped as it landed.
+    prefix, suffix = "It was late. The keeper climbed the stairs.", " He counted the steps.\n"
+    window = document_window(prefix + suffix, max_denoising_steps=4)
+    editor = window.editor
+    place_cursor(window, len(prefix))
+    seen: list[str] = []
+    recorder = PassRecorder(window, lambda _job, _painted: seen.append(editor.plain_text()))
+    job_id = window.fill_gap(max_new_tokens=6)
+    result = finish(qtbot, window)
+    assert recorder.count(job_id) >= 1 and seen
+    for text in seen:
+        assert text.startswith(prefix + " ") and text.endswith(suffix), text
+        fill = text[len(prefix) : len(text) - len(suffix)]
+        assert SENTENCE_END.search(fill) and "\n" not in fill, fill  # ends a sentence, in the paragraph's flow
+    assert result.text.startswith(" ") and SENTENCE_END.search(result.text), result.text
+    qtbot.keyClick(editor, Qt.Key.Key_Return)
+    assert editor.plain_text() == prefix + result.text + suffix
 
 
 def test_cancel_mid_run_stops_within_one_pass_and_restores(document_window, qtbot) -> None:
