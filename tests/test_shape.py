@@ -236,6 +236,24 @@ def test_a_hand_wrapped_paragraph_is_rewritten_as_prose_and_wrapped_again_at_its
     assert shape.wrap_tail == " in a low" and len(rest[-1] + shape.wrap_tail) <= width
 
 
+def test_a_fill_before_a_word_breaks_at_its_own_last_space_and_evens_its_last_two_lines() -> None:
+    from model.edit.wrapping import rewrap
+
+    # The trial (Alice, a gap before "is such a dear quiet"): the fill's own last space was taken for part of
+    # the writer's words, so the tail sat alone on a 20-column line; then the fix moved every word that fit
+    # down beside it and left "table." alone above, a stub that read like a paragraph's end.
+    fill, tail = "did not go to the table. 'I have said. 'I don't a good thing in a word that ", "is such a dear quiet"
+    wrapped = rewrap(fill, 72, 52, tail)
+    assert wrapped == "did not go to the\ntable. 'I have said. 'I don't a good\nthing in a word that "
+    assert rewrap(fill, 72, 52, tail, in_place=True) == wrapped  # a pass keeps its length: the same breaks
+    lines = (wrapped + tail).split("\n")
+    assert 52 + len(lines[0]) <= 72 and all(len(line) <= 72 for line in lines[1:])
+    assert abs(len(lines[-1]) - len(lines[-2])) < 10  # the last two lines split evenly
+    # Where no word may move, its own space ends its line and the writer's words start the next: no line runs
+    # past the width (the tail's own space is the document's, so there it would run over).
+    assert rewrap("Thereupon ", 72, 58, "is such a dear quiet") == "Thereupon\n"
+
+
 def test_a_rewrapped_selections_last_line_leaves_room_for_the_words_after_it() -> None:
     import random
 

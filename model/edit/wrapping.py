@@ -135,7 +135,8 @@ def rewrap(text: str, width: int, column: int = 0, tail: str = "", in_place: boo
     spaces become line breaks, one for one: the text keeps its length (:func:`fold`).
 
     ``tail`` is the rest of the line after the text (the words after a selection, up to their line's end): the
-    text's last line is wrapped so that it fits beside them where it can. The tail is not the text's to move,
+    text's last line is wrapped so that it fits beside them where it can, the last two lines split evenly
+    where the tail would otherwise stand alone on its line. The tail is not the text's to move,
     so where not even the text's last word fits beside it, the last line runs over as it would without one.
 
     Where the text's first word does not fit in its line either, the text starts on a line of its own: the
@@ -149,19 +150,30 @@ def rewrap(text: str, width: int, column: int = 0, tail: str = "", in_place: boo
         return fold(text, width, column)
     # The tail as one unbreakable word of its length, after a space where it starts with one.
     stand_in = "\0" * len(tail.lstrip())
-    spaced = tail[:1].isspace()
-    lines = fold(text + (" " if spaced else "") + stand_in, width, column).split("\n")
-    if spaced and lines[-1] == stand_in and len(lines) > 1:
-        # Alone on a line of its own: the line before gives it the words that fit beside it, breaking at the
-        # earliest space after which they do (a word stays on that line).
+    joiner = " " if tail[:1].isspace() else ""
+    lines = fold(text + joiner + stand_in, width, column).split("\n")
+    # A space between them (the tail's, or the text's own last one: a fill before a word) is a place to break.
+    own_space = not joiner and text.endswith(" ")
+    if (joiner or own_space) and lines[-1] == stand_in and len(lines) > 1:
+        # Alone on a line of its own: the line before may give it the words that fit beside it, or (the text's
+        # own space) simply end there. Of these the most even split of the two lines is taken (the least
+        # squared room left), so neither is left a stub that reads like a paragraph's end.
         before = lines[-2]
-        fits = [at for at, char in enumerate(before) if char == " " and before[:at].strip()
-                and len(before) - at + len(stand_in) <= width]  # fmt: skip
-        if not fits:
+        indent = column if len(lines) == 2 else 0
+        splits: dict[int | None, int] = {
+            at: (width - indent - at) ** 2 + (width - len(before) + at - len(stand_in)) ** 2
+            for at, char in enumerate(before)
+            if char == " " and before[:at].strip() and len(before) - at + len(stand_in) <= width
+        }
+        if own_space:
+            splits[None] = (width - indent - len(before)) ** 2 + (width - len(stand_in)) ** 2
+        if not splits:
             return fold(text, width, column)
-        lines[-2:] = [before[: fits[0]], before[fits[0] + 1 :] + " " + stand_in]
+        at = min(splits, key=splits.__getitem__)
+        if at is not None:
+            lines[-2:] = [before[:at], before[at + 1 :] + " " + stand_in]
     wrapped = "\n".join(lines)
-    return wrapped[: len(wrapped) - len(stand_in) - spaced]
+    return wrapped[: len(wrapped) - len(stand_in) - len(joiner)]
 
 
 WORD = re.compile(r"[^ ]+")
