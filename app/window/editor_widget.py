@@ -22,7 +22,7 @@ live in ``app/window/markdown_highlighter.py``.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from enum import Enum
 
@@ -108,6 +108,7 @@ class RewriteEditor(QPlainTextEdit):
         # Where the writer's last keystroke beside a live span left the caret (and that span): the next one
         # there joins its undo step, as typing does in Qt when no rewrite is in between (see writer_edit).
         self._typed_to: tuple[LiveSpan, int] | None = None
+        self.extend_context_menu: Callable[[QMenu, QTextCursor], None] | None = None
         self.setPlaceholderText(
             "Start writing, or open a document. Select a sentence and press Ctrl+R to redraft it."
         )
@@ -463,7 +464,10 @@ class RewriteEditor(QPlainTextEdit):
 
     def contextMenuEvent(self, event: QContextMenuEvent) -> None:
         if self._span is None:
-            super().contextMenuEvent(event)
+            menu = self.createStandardContextMenu(event.pos())
+            if self.extend_context_menu is not None:  # spelling's offers (app/window/spelling.py)
+                self.extend_context_menu(menu, self.cursorForPosition(event.pos()))
+            menu.exec(event.globalPos())
             return
         # While a span develops, offer only what cannot bypass the lock.
         menu = QMenu(self)

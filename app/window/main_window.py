@@ -56,6 +56,7 @@ from app.settings import MAX_INSTRUCTION_HISTORY, Preferences, SettingsStore
 from app.window.action_states import DEMO_CANNOT_INSTRUCT, NO_MODEL, NOT_INSTRUCTION_TUNED, ActionStates
 from app.window.editor_widget import RewriteEditor
 from app.window.rewrap import rewrap_paragraphs
+from app.window.spelling import Spelling
 from app.window.theme import apply_theme, canvas_colors
 from model import EditResult
 from model.checkpoint.folders import resources_dir
@@ -283,6 +284,10 @@ class MainWindow(ActionStates):
         panel.shade_action.toggled.connect(self._shade_span)
         self.view_menu.addSeparator()
         self.view_menu.addActions([panel.toggle_action, panel.shade_action])
+        self.spelling = Spelling(self)  # View ▸ Check Spelling: underlines and right-click offers
+        self.spelling.action.toggled.connect(lambda on: self._store(check_spelling=on))
+        self.rewrites.spanEnded.connect(self.spelling.span_ended)
+        self.view_menu.addAction(self.spelling.action)
         panel.draft_menu(self.rewrite_menu)
         self.tracked_changes = TrackedChanges(self)  # Rewrite ▸ Show Changes (app/rewrite/tracked_changes.py)
         self.tracked_changes.add_to(self.rewrite_menu)

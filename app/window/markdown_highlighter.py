@@ -1,14 +1,21 @@
 """Light cues in the editor, display only, never part of the text or undo: gap marks always, Markdown's
-headings, emphasis and code only in a Markdown file (a .txt is plain: its ``*`` and ``_`` are the writer's)."""
+headings, emphasis and code only in a Markdown file (a .txt is plain: its ``*`` and ``_`` are the writer's),
+and the misspelled words' underline while View ▸ Check Spelling is on (``app/window/spelling.py``)."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 from PySide6.QtGui import QColor, QFont, QGuiApplication, QPalette, QSyntaxHighlighter, QTextCharFormat, QTextDocument
 
 from model.edit.request import GAP_MARK
+
+# A block's text and where it starts -> its misspelled words' ranges (Qt's positions in the block).
+Misspellings = Callable[[str, int], list[tuple[int, int]]]
+# The wavy underline's colour in both themes: the red every word processor uses for a misspelling.
+MISSPELLED_RED = QColor("#e0321f")
 
 MARKDOWN_SUFFIXES = frozenset({".md", ".markdown"})
 
@@ -32,6 +39,7 @@ class MarkdownHighlighter(QSyntaxHighlighter):
         super().__init__(document)
         self.heading_color = QColor("#24211d")
         self._markdown = True
+        self._misspellings: Misspellings | None = None
 
     @property
     def markdown(self) -> bool:
@@ -40,6 +48,12 @@ class MarkdownHighlighter(QSyntaxHighlighter):
     def set_markdown(self, markdown: bool) -> None:
         if markdown != self._markdown:
             self._markdown = markdown
+            self.rehighlight()
+
+    def set_misspellings(self, misspellings: Misspellings | None) -> None:
+        """Underline what ``misspellings`` finds in each block (None: nothing)."""
+        if misspellings is not self._misspellings:
+            self._misspellings = misspellings
             self.rehighlight()
 
     def gap_format(self) -> QTextCharFormat:
@@ -57,9 +71,16 @@ class MarkdownHighlighter(QSyntaxHighlighter):
     def highlightBlock(self, text: str) -> None:
         if self._markdown:
             self._markdown_block(text)
-        gap = self.gap_format()
+        gap = None  # made for a block that has a gap mark only: most have none, and a long book has many blocks
         for match in GAP_MARK.finditer(text):
+            gap = gap or self.gap_format()
             self.setFormat(match.start(), match.end() - match.start(), gap)
+        if self._misspellings is not None:
+            for start, end in self._misspellings(text, self.currentBlock().position()):
+                underlined = QTextCharFormat(self.format(start))  # over a heading's or emphasis's format
+                underlined.setUnderlineStyle(QTextCharFormat.UnderlineStyle.SpellCheckUnderline)
+                underlined.setUnderlineColor(MISSPELLED_RED)
+                self.setFormat(start, end - start, underlined)
 
     def _markdown_block(self, text: str) -> None:
         if re.match(r"#{1,6} ", text):

@@ -1,0 +1,296 @@
+"""Spelling: the words no dictionary knows get a red wavy underline, and a right-click on one offers the nearest
+words the dictionary does know, Add to Dictionary and Ignore (View ▸ Check Spelling). Display only, like the
+Markdown cues: the underline is never part of the text, its undo or the saved file. A model's draft is left
+unmarked until it is the writer's (accepted); a developing span is noise the dictionary would paint red.
+
+The words are pyspellchecker's English list (US spelling; the British -our, -ise, -tre… forms of the words it
+knows are accepted too) and the writer's own, one a line in ``words.txt`` in Redraft's data folder."""
+
+from __future__ import annotations
+
+import functools
+import re
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import QObject, Signal
+from PySide6.QtGui import QAction, QTextCursor, QTextFormat
+from PySide6.QtWidgets import QMenu
+
+from app.userdirs import user_dirs
+from app.window.live_span import utf16_length
+
+if TYPE_CHECKING:
+    from app.window.main_window import MainWindow
+
+# A word: letters, with apostrophes inside it (don't, o'clock); digits and underscores end it, so "mp3" and
+# snake_case names are not words to check.
+WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)*")
+# Not prose: links, e-mail addresses, Markdown code.
+NOT_PROSE = re.compile(r"\S+://\S+|www\.\S+|[\w.+-]+@[\w-]+\.[\w.-]+|`[^`\n]*`")
+# What glues a word into a name or a number rather than prose: a digit or an underscore beside it.
+GLUE = re.compile(r"[\d_]")
+# British spellings of words the (US) list holds: the first form is accepted where the second is known.
+BRITISH = (("our", "or"), ("isation", "ization"), ("ise", "ize"), ("ising", "izing"), ("yse", "yze"),
+           ("tre", "ter"), ("ogue", "og"), ("ence", "ense"), ("lled", "led"), ("lling", "ling"), ("ae", "e"),
+           ("oe", "e"), ("mme", "m"))  # fmt: skip
+# A character outside the Basic Multilingual Plane: two UTF-16 units in Qt's positions, one in Python's.
+ASTRAL = re.compile("[\U00010000-\U0010FFFF]")
+MAX_SUGGESTIONS = 6
+# Words longer than this get suggestions one edit away only: two edits of a long word take seconds.
+TWO_EDITS_UP_TO = 8
+PERSONAL_WORDS = "words.txt"
+
+
+_ENGLISH_LOCK = threading.Lock()
+
+
+@functools.cache
+def _english_words() -> Any:
+    from spellchecker import SpellChecker
+
+    return SpellChecker(language="en", distance=1)
+
+
+def english_words() -> Any:
+    """pyspellchecker's English list, read once a process (every window shares it, read only)."""
+    with _ENGLISH_LOCK:
+        return _english_words()
+
+
+class Dictionary:
+    """The words Redraft knows: pyspellchecker's English list (loaded by :meth:`load`, a third of a second,
+    so the window does not wait for it) and the writer's own."""
+
+    def __init__(self, personal: Path) -> None:
+        self.personal = personal
+        self._checker: Any = None
+        self._own: set[str] = set()  # added to the personal list, or ignored for this session
+        self._known: dict[str, bool] = {}
+        self.error = ""
+
+    @property
+    def ready(self) -> bool:
+        return self._checker is not None
+
+    def load(self) -> None:
+        try:
+            checker = english_words()
+        except Exception as error:  # noqa: BLE001 - a broken install loses the underlines, never the text
+            self.error = f"the English word list could not be loaded ({error})"
+            return
+        try:
+            lines = self.personal.read_text(encoding="utf-8").splitlines()
+            self._own |= {line.strip() for line in lines if line.strip()}
+        except FileNotFoundError:
+            pass
+        except (OSError, UnicodeDecodeError) as error:
+            self.error = f"your own words could not be read from {self.personal} ({error})"
+        self._checker = checker
+
+    def knows(self, word: str) -> bool:
+        """Whether ``word`` is spelled as the dictionary or the writer spells it (any case for the list's
+        words: a sentence's first word is capitalised; the writer's own exactly, or in lower case)."""
+        known = self._known.get(word)
+        if known is None:
+            if not self.ready:
+                return True
+            known = self._known[word] = (
+                word in self._own or word.lower() in self._own or self._check(word.replace("’", "'"))
+            )
+        return known
+
+    def _check(self, word: str) -> bool:
+        if len(word) == 1 or word.isupper():  # an initial, or an acronym (NATO, PDF)
+            return True
+        lower = word.lower()
+        if self._in_list(lower):
+            return True
+        if lower.endswith("'s") and self._in_list(lower[:-2]):  # Alice's
+            return True
+        return any(uk in lower and self._in_list(lower.replace(uk, us)) for uk, us in BRITISH)
+
+    def _in_list(self, lower: str) -> bool:
+        return lower in self._checker.word_frequency.dictionary
+
+    def suggestions(self, word: str) -> list[str]:
+        """The known words nearest ``word`` (one edit, else two for a short word), the commonest first, in
+        its case (Capitalised, UPPER)."""
+        if not self.ready:
+            return []
+        checker = self._checker
+        lower = word.lower().replace("’", "'")
+        found = checker.known(checker.edit_distance_1(lower))
+        if not found and len(lower) <= TWO_EDITS_UP_TO:
+            found = checker.known(checker.edit_distance_2(lower))
+        ranked = sorted(found, key=lambda w: (-checker.word_usage_frequency(w), w))[:MAX_SUGGESTIONS]
+        if word[:1].isupper():
+            ranked = [w.upper() if word.isupper() and len(word) > 1 else w[:1].upper() + w[1:] for w in ranked]
+        return ranked
+
+    def add(self, word: str) -> None:
+        """Add ``word`` to the writer's own list, kept across sessions."""
+        self._own.add(word)
+        self._known.clear()
+        self.personal.parent.mkdir(parents=True, exist_ok=True)
+        with self.personal.open("a", encoding="utf-8") as file:
+            file.write(word + "\n")
+
+    def ignore(self, word: str) -> None:
+        """Leave ``word`` unmarked until Redraft closes."""
+        self._own.add(word)
+        self._known.clear()
+
+
+def misspelled(text: str, knows: Callable[[str], bool]) -> Iterator[tuple[int, int]]:
+    """The ranges of ``text``'s words that ``knows`` does not know, leaving links, addresses, code and words
+    glued to digits or underscores ("v2", "x_1") alone. Quotes at a word's edges are not part of it (‘Would,
+    cats’). Most blocks have no unknown word: that is found from their distinct words alone, so a long
+    document is checked quickly."""
+    unknown = {word for word in set(WORD.findall(text)) if not knows(word)}
+    if not unknown:
+        return
+    hinted = "://" in text or "www." in text or "@" in text or "`" in text
+    skipped = [match.span() for match in NOT_PROSE.finditer(text)] if hinted else []
+    for match in WORD.finditer(text):
+        if match.group() not in unknown:
+            continue
+        start, end = match.span()
+        if GLUE.match(text, end) or (start and GLUE.match(text, start - 1)):
+            continue
+        if not any(a < end and start < b for a, b in skipped):
+            yield start, end
+
+
+def qt_ranges(text: str, ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """``ranges`` of ``text`` (Python's characters) in Qt's positions, which count UTF-16 units: an emoji
+    before a word is two."""
+    if text.isascii() or not ASTRAL.search(text):
+        return ranges
+    return [(utf16_length(text[:start]), utf16_length(text[:end])) for start, end in ranges]
+
+
+class Spelling(QObject):
+    """View ▸ Check Spelling: the editor's underlines (through its highlighter) and its right-click offers."""
+
+    loaded = Signal()
+
+    def __init__(self, window: MainWindow, personal: Path | None = None) -> None:
+        super().__init__(window)
+        self.window = window
+        self.dictionary = Dictionary(personal or user_dirs().data / PERSONAL_WORDS)
+        self._loading: threading.Thread | None = None
+        self.action = QAction("Check &Spelling", window)
+        self.action.setCheckable(True)
+        self.action.setChecked(window.prefs.check_spelling)
+        self.action.setStatusTip("Underline the words the dictionary does not know; right-click one for others")
+        self.action.toggled.connect(self._toggled)
+        window.editor.extend_context_menu = self.offer
+        self.loaded.connect(self._loaded)
+        if window.prefs.check_spelling:
+            self.start()
+
+    def start(self) -> None:
+        """Load the word list on a thread; the underlines appear when it is in."""
+        if self._loading is None:
+            self._loading = threading.Thread(target=self._load, name="spelling", daemon=True)
+            self._loading.start()
+
+    def _load(self) -> None:
+        self.dictionary.load()
+        self.loaded.emit()  # queued to the window's thread
+
+    def wait_loaded(self, timeout: float = 30.0) -> None:
+        """Block until the word list is in (a right-click that comes before it)."""
+        if self._loading is not None:
+            self._loading.join(timeout)
+
+    def _loaded(self) -> None:
+        if self.dictionary.error:
+            self.window.statusBar().showMessage(f"Spelling: {self.dictionary.error}.", 8000)
+        self._apply()
+
+    def _toggled(self, on: bool) -> None:
+        if on:
+            self.start()
+        self._apply()
+
+    def _apply(self) -> None:
+        on = self.action.isChecked() and self.dictionary.ready
+        self.window.editor.highlighter.set_misspellings(self.misspellings if on else None)
+
+    def misspellings(self, text: str, block_start: int) -> list[tuple[int, int]]:
+        """The misspelled words of a block's ``text`` (ranges in it, in Qt's positions), none of a rewrite's."""
+        found = qt_ranges(text, list(misspelled(text, self.dictionary.knows)))
+        if self.window.editor.live_span is None or not found:
+            return found
+        # The span's text is painted in its own inks (the writer's text has none): known by its formats, which
+        # are in place when the highlighter runs, where the span's bounds move only after a paint.
+        painted = []
+        fragments = self.window.editor.document().findBlock(block_start).begin()
+        while not fragments.atEnd():
+            fragment = fragments.fragment()
+            if fragment.charFormat().hasProperty(QTextFormat.Property.ForegroundBrush):
+                at = fragment.position() - block_start
+                painted.append((at, at + fragment.length()))
+            fragments += 1
+        return [(a, b) for a, b in found if not any(p < b and a < q for p, q in painted)]
+
+    def span_ended(self, start: int, end: int) -> None:
+        """Mark the words of a span now the writer's (accepted, or the original back)."""
+        document = self.window.editor.document()
+        block = document.findBlock(start)
+        while block.isValid() and block.position() <= end:
+            self.window.editor.highlighter.rehighlightBlock(block)
+            block = block.next()
+
+    def offer(self, menu: QMenu, cursor: QTextCursor) -> None:
+        """Put the dictionary's words for the misspelled word under the pointer at the top of ``menu``."""
+        if not self.action.isChecked():
+            return
+        self.wait_loaded()
+        block, at = cursor.block(), cursor.positionInBlock()
+        found = [(a, b) for a, b in self.misspellings(block.text(), block.position()) if a <= at <= b]
+        if not found:
+            return
+        start, end = block.position() + found[0][0], block.position() + found[0][1]
+        word = self.window.editor.text_between(start, end)
+        first = menu.actions()[0] if menu.actions() else menu.addSeparator()  # the offers go above Qt's own
+        suggestions = self.dictionary.suggestions(word)
+        for suggestion in suggestions:
+            action = QAction(suggestion, menu)
+            action.triggered.connect(lambda _=False, s=suggestion: self.replace(start, end, s))
+            menu.insertAction(first, action)
+        if not suggestions:
+            menu.insertAction(first, disabled(menu, "(no suggestions)"))
+        menu.insertSeparator(first)
+        add = QAction(f"Add “{word}” to Dictionary", menu)
+        add.triggered.connect(lambda: self._remember(word, self.dictionary.add))
+        ignore = QAction(f"Ignore “{word}”", menu)
+        ignore.triggered.connect(lambda: self._remember(word, self.dictionary.ignore))
+        menu.insertActions(first, [add, ignore])
+        menu.insertSeparator(first)
+
+    def replace(self, start: int, end: int, word: str) -> None:
+        """Put ``word`` where the misspelled one is: the writer's edit, one undo step."""
+        editor = self.window.editor
+        cursor = QTextCursor(editor.document())
+        cursor.setPosition(start)
+        cursor.setPosition(end, QTextCursor.MoveMode.KeepAnchor)
+        with editor.writer_edit():
+            cursor.insertText(word)
+
+    def _remember(self, word: str, how: Callable[[str], None]) -> None:
+        try:
+            how(word)
+        except OSError as error:
+            self.window.message_bar.show_message(f"“{word}” could not be added to your words: {error}.")
+        self.window.editor.highlighter.rehighlight()
+
+
+def disabled(menu: QMenu, text: str) -> QAction:
+    action = QAction(text, menu)
+    action.setEnabled(False)
+    return action

@@ -1,0 +1,150 @@
+"""View ▸ Check Spelling (app/window/spelling.py): the real English word list, the real highlighter's underlines
+as Qt lays them out, and the right-click offers, on a window with the tiny model."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from gui_helpers import SIGNAL_TIMEOUT_MS, PassRecorder, select
+from PySide6.QtGui import QTextCharFormat, QTextCursor
+from PySide6.QtWidgets import QMenu
+
+from app.window.spelling import Dictionary, misspelled
+
+SPELLED = QTextCharFormat.UnderlineStyle.SpellCheckUnderline
+
+
+@pytest.fixture()
+def words(tmp_path: Path) -> Dictionary:
+    dictionary = Dictionary(tmp_path / "words.txt")
+    dictionary.load()
+    assert dictionary.ready and not dictionary.error
+    return dictionary
+
+
+def flagged(text: str, dictionary: Dictionary) -> list[str]:
+    return [text[a:b] for a, b in misspelled(text, dictionary.knows)]
+
+
+def test_only_words_no_dictionary_knows_are_flagged(words: Dictionary) -> None:
+    text = (
+        "Teh keeper’s cat, ‘Dinah’, watched the harbour’s colour change; she’d recieve NATO's note at "
+        "https://exmaple.org/pgae or me@exmaple.org, run `fucntion` on mp3 and snake_caes files. It's o'clock, OK?"
+    )
+    assert flagged(text, words) == ["Teh", "recieve"]
+    # British forms of the list's words pass; a misspelling that only looks British does not.
+    assert all(words.knows(w) for w in ("organise", "centre", "catalogue", "defence", "travelling", "Colours"))
+    assert not words.knows("harbuor") and not words.knows("colourr")
+
+
+def test_suggestions_are_near_common_words_in_the_words_case(words: Dictionary) -> None:
+    assert words.suggestions("recieve")[0] == "receive"
+    assert "The" in words.suggestions("Teh") and all(s[0].isupper() for s in words.suggestions("Teh"))
+    assert words.suggestions("THIER")[0] == "THEIR"
+    assert len(words.suggestions("a" + "x" * 9)) <= 6  # a long word: one edit away only, and quickly
+
+
+def test_the_writers_own_words_are_kept_across_sessions(words: Dictionary, tmp_path: Path) -> None:
+    assert not words.knows("Quillworth")
+    words.add("Quillworth")
+    words.ignore("Brannigrove")
+    assert words.knows("Quillworth") and words.knows("Brannigrove")
+    again = Dictionary(tmp_path / "words.txt")
+    again.load()
+    assert again.knows("Quillworth") and not again.knows("Brannigrove")  # ignoring lasts the session only
+
+
+def underlined(window) -> list[str]:
+    """The words the editor shows with the spelling underline, as Qt lays the document out."""
+    editor = window.editor
+    found = []
+    block = editor.document().firstBlock()
+    while block.isValid():
+        for part in block.layout().formats():
+            if part.format.underlineStyle() == SPELLED:
+                found.append(block.text()[part.start : part.start + part.length])
+        block = block.next()
+    return found
+
+
+def spelling_window(document_window, qtbot, monkeypatch, tmp_path: Path, text: str, **overrides):
+    monkeypatch.setenv("REDRAFT_HOME", str(tmp_path / "home"))  # the writer's own words: this test's
+    window = document_window(text, **overrides)
+    window.spelling.wait_loaded()
+    qtbot.waitUntil(lambda: window.spelling.dictionary.ready and bool(underlined(window)), timeout=SIGNAL_TIMEOUT_MS)
+    return window
+
+
+def test_misspelled_words_are_underlined_and_a_right_click_mends_one_as_one_undo_step(
+    document_window, qtbot, monkeypatch, tmp_path: Path
+) -> None:
+    text = "The keeper climbd the stairs every evening.\n\n# A hedding\n\nShe wrote the lettr twice.\n"
+    window = spelling_window(document_window, qtbot, monkeypatch, tmp_path, text)
+    assert underlined(window) == ["climbd", "hedding", "lettr"]  # a Markdown heading's words too
+    editor = window.editor
+    menu = QMenu()
+    menu.addAction("Qt's own")
+    cursor = QTextCursor(editor.document())
+    cursor.setPosition(text.index("climbd") + 3)
+    window.spelling.offer(menu, cursor)
+    labels = [action.text() for action in menu.actions()]
+    assert {"climbed", "climb"} <= set(labels[:6]) and "Add “climbd” to Dictionary" in labels
+    assert labels[-1] == "Qt's own"  # spelling's offers above Qt's own
+    next(action for action in menu.actions() if action.text() == "climbed").trigger()
+    assert editor.plain_text() == text.replace("climbd", "climbed")
+    assert underlined(window) == ["hedding", "lettr"]
+    assert editor.document().isModified()  # the writer's edit, like typing it
+    window.undo()
+    assert editor.plain_text() == text  # one step back: the word as it was
+    # A right-click on a word the dictionary knows offers nothing of spelling's.
+    plain = QMenu()
+    plain.addAction("Qt's own")
+    cursor.setPosition(text.index("stairs"))
+    window.spelling.offer(plain, cursor)
+    assert [action.text() for action in plain.actions()] == ["Qt's own"]
+
+
+def test_add_to_dictionary_and_turning_spelling_off_are_remembered(
+    document_window, make_window, qtbot, monkeypatch, tmp_path: Path
+) -> None:
+    text = "Quillworth climbed the stairs. The lettr waited.\n"
+    window = spelling_window(document_window, qtbot, monkeypatch, tmp_path, text)
+    assert underlined(window) == ["Quillworth", "lettr"]
+    menu = QMenu()
+    cursor = QTextCursor(window.editor.document())
+    cursor.setPosition(2)
+    window.spelling.offer(menu, cursor)
+    next(a for a in menu.actions() if a.text() == "Add “Quillworth” to Dictionary").trigger()
+    assert underlined(window) == ["lettr"]
+    assert (tmp_path / "home" / "data" / "words.txt").read_text(encoding="utf-8") == "Quillworth\n"
+    window.spelling.action.trigger()  # View ▸ Check Spelling off
+    assert underlined(window) == []
+    again = make_window()  # the writer's next start: the same settings file
+    assert not again.spelling.action.isChecked() and again.prefs.check_spelling is False
+
+
+def test_a_developing_span_is_not_marked_and_its_words_are_once_it_ends(
+    document_window, qtbot, monkeypatch, tmp_path: Path
+) -> None:
+    text = "The keeper climbd the stairs every evening. She wrote the lettr twice.\n"
+    window = spelling_window(document_window, qtbot, monkeypatch, tmp_path, text, max_denoising_steps=4)
+    seen: list[list[str]] = []
+    recorder = PassRecorder(window, lambda _job, _painted: seen.append(underlined(window)))
+    select(window, "keeper climbd the stairs")
+    job_id = window.rewrite_selection()
+    qtbot.waitUntil(lambda: window.run is not None and window.run.result is not None, timeout=SIGNAL_TIMEOUT_MS)
+    assert recorder.count(job_id) >= 1
+    # The tiny model writes noise the dictionary would paint red: the span has none, the rest keeps its own.
+    assert seen and all(words == ["lettr"] for words in seen), seen
+    assert underlined(window) == ["lettr"]  # the draft waiting in the text: the model's, not yet the writer's
+    window.reject_rewrite()
+    assert window.editor.plain_text() == text
+    assert underlined(window) == ["climbd", "lettr"]  # the writer's words back, and marked again
+    # Accepted, the draft is the writer's text: its words are checked like any other.
+    select(window, "keeper climbd the stairs")
+    window.rewrite_selection()
+    qtbot.waitUntil(lambda: window.run is not None and window.run.result is not None, timeout=SIGNAL_TIMEOUT_MS)
+    window.accept_rewrite()
+    accepted = window.editor.plain_text()
+    assert accepted != text and underlined(window) == flagged(accepted, window.spelling.dictionary)
