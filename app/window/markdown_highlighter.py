@@ -50,6 +50,10 @@ class MarkdownHighlighter(QSyntaxHighlighter):
             self._markdown = markdown
             self.rehighlight()
 
+    @property
+    def checks_spelling(self) -> bool:
+        return self._misspellings is not None
+
     def set_misspellings(self, misspellings: Misspellings | None) -> None:
         """Underline what ``misspellings`` finds in each block (None: nothing)."""
         if misspellings is not self._misspellings:

@@ -188,6 +188,8 @@ class Spelling(QObject):
         self.action.setStatusTip("Underline the words the dictionary does not know; right-click one for others")
         self.action.toggled.connect(self._toggled)
         window.editor.extend_context_menu = self.offer
+        self._held: int | None = None  # where the caret ended a word left unmarked while it is typed
+        window.editor.cursorPositionChanged.connect(self._caret_moved)
         self.loaded.connect(self._loaded)
         if window.prefs.check_spelling:
             self.start()
@@ -224,6 +226,13 @@ class Spelling(QObject):
     def misspellings(self, text: str, block_start: int) -> list[tuple[int, int]]:
         """The misspelled words of a block's ``text`` (ranges in it, in Qt's positions), none of a rewrite's."""
         found = qt_ranges(text, list(misspelled(text, self.dictionary.knows)))
+        caret = self.window.editor.textCursor()
+        typing_at = caret.position() - block_start
+        if found and not caret.hasSelection() and any(end == typing_at for _, end in found):
+            # The word the caret ends is likely still being typed ("harb" on the way to "harbour"): marked once
+            # the caret moves on (_caret_moved), not at every letter.
+            found = [(start, end) for start, end in found if end != typing_at]
+            self._held = caret.position()
         if self.window.editor.live_span is None or not found:
             return found
         # The span's text is painted in its own inks (the writer's text has none): known by its formats, which
@@ -237,6 +246,14 @@ class Spelling(QObject):
                 painted.append((at, at + fragment.length()))
             fragments += 1
         return [(a, b) for a, b in found if not any(p < b and a < q for p, q in painted)]
+
+    def _caret_moved(self) -> None:
+        held = self._held
+        if held is not None and self.window.editor.textCursor().position() != held:
+            self._held = None
+            block = self.window.editor.document().findBlock(held)
+            if block.isValid() and self.window.editor.highlighter.checks_spelling:
+                self.window.editor.highlighter.rehighlightBlock(block)
 
     def span_ended(self, start: int, end: int) -> None:
         """Mark the words of a span now the writer's (accepted, or the original back)."""

@@ -148,3 +148,27 @@ def test_a_developing_span_is_not_marked_and_its_words_are_once_it_ends(
     window.accept_rewrite()
     accepted = window.editor.plain_text()
     assert accepted != text and underlined(window) == flagged(accepted, window.spelling.dictionary)
+
+
+def test_a_word_being_typed_is_marked_only_once_the_caret_moves_on(
+    document_window, qtbot, monkeypatch, tmp_path: Path
+) -> None:
+    from PySide6.QtCore import Qt
+
+    text = "The lettr waited.\n"
+    window = spelling_window(document_window, qtbot, monkeypatch, tmp_path, text)
+    editor = window.editor
+    editor.setFocus()
+    cursor = editor.textCursor()
+    cursor.setPosition(len("The lettr waited."))
+    editor.setTextCursor(cursor)
+    qtbot.keyClicks(editor, " The harb")
+    assert underlined(window) == ["lettr"]  # "harb", on its way to "harbour", is not red at every letter
+    qtbot.keyClicks(editor, "r")
+    assert underlined(window) == ["lettr"]
+    qtbot.keyClicks(editor, " was")
+    assert underlined(window) == ["lettr", "harbr"]  # the word is done: marked
+    qtbot.keyClicks(editor, " calmm")
+    qtbot.keyClick(editor, Qt.Key.Key_Home)  # the caret leaves the word without typing on
+    assert underlined(window) == ["lettr", "harbr", "calmm"]
+    assert editor.plain_text() == "The lettr waited. The harbr was calmm\n"
