@@ -177,10 +177,10 @@ class Spelling(QObject):
 
     loaded = Signal()
 
-    def __init__(self, window: MainWindow, personal: Path | None = None) -> None:
+    def __init__(self, window: MainWindow) -> None:
         super().__init__(window)
         self.window = window
-        self.dictionary = Dictionary(personal or user_dirs().data / PERSONAL_WORDS)
+        self.dictionary = Dictionary(user_dirs().data / PERSONAL_WORDS)
         self._loading: threading.Thread | None = None
         self.action = QAction("Check &Spelling", window)
         self.action.setCheckable(True)
@@ -223,12 +223,13 @@ class Spelling(QObject):
         on = self.action.isChecked() and self.dictionary.ready
         self.window.editor.highlighter.set_misspellings(self.misspellings if on else None)
 
-    def misspellings(self, text: str, block_start: int) -> list[tuple[int, int]]:
-        """The misspelled words of a block's ``text`` (ranges in it, in Qt's positions), none of a rewrite's."""
+    def misspellings(self, text: str, block_start: int, hold_typed: bool = True) -> list[tuple[int, int]]:
+        """The misspelled words of a block's ``text`` (ranges in it, in Qt's positions), none of a rewrite's;
+        ``hold_typed``: nor the one the caret ends."""
         found = qt_ranges(text, list(misspelled(text, self.dictionary.knows)))
         caret = self.window.editor.textCursor()
         typing_at = caret.position() - block_start
-        if found and not caret.hasSelection() and any(end == typing_at for _, end in found):
+        if hold_typed and found and not caret.hasSelection() and any(end == typing_at for _, end in found):
             # The word the caret ends is likely still being typed ("harb" on the way to "harbour"): marked once
             # the caret moves on (_caret_moved), not at every letter.
             found = [(start, end) for start, end in found if end != typing_at]
@@ -269,7 +270,9 @@ class Spelling(QObject):
             return
         self.wait_loaded()
         block, at = cursor.block(), cursor.positionInBlock()
-        found = [(a, b) for a, b in self.misspellings(block.text(), block.position()) if a <= at <= b]
+        # The word under the pointer, even the one the caret ends (a right-click does not move the caret).
+        words = self.misspellings(block.text(), block.position(), hold_typed=False)
+        found = [(a, b) for a, b in words if a <= at <= b]
         if not found:
             return
         start, end = block.position() + found[0][0], block.position() + found[0][1]

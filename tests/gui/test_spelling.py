@@ -172,3 +172,8 @@ def test_a_word_being_typed_is_marked_only_once_the_caret_moves_on(
     qtbot.keyClick(editor, Qt.Key.Key_Home)  # the caret leaves the word without typing on
     assert underlined(window) == ["lettr", "harbr", "calmm"]
     assert editor.plain_text() == "The lettr waited. The harbr was calmm\n"
+    # A right-click on the word the caret ends (it does not move the caret) still offers its mends.
+    qtbot.keyClick(editor, Qt.Key.Key_End)
+    menu = QMenu()
+    window.spelling.offer(menu, editor.textCursor())
+    assert "calm" in [action.text() for action in menu.actions()]
