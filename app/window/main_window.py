@@ -124,6 +124,7 @@ class MainWindow(ActionStates):
         document = self.editor.document()
         document.modificationChanged.connect(self.setWindowModified)
         self.editor.textChanged.connect(self._count_timer.start)
+        self.editor.selectionChanged.connect(self._count_timer.start)  # the selection's own counts
         self.editor.acceptRequested.connect(self.accept_rewrite)
         self.editor.escapeRequested.connect(self.rewrites.escape)
         self.editor.interrupted.connect(self._end_live_span)

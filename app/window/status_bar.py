@@ -80,9 +80,13 @@ class ModelStatusBar(FileCommands):
     def _update_counts(self) -> None:
         text = self.saved_text()  # a developing span counts as its original, not as its noise
         words, characters = len(text.split()), len(text)
-        self.counts_label.setText(
-            f"{words:,} word{'s' if words != 1 else ''} · {characters:,} character{'s' if characters != 1 else ''}"
-        )
+        cursor = self.editor.textCursor()
+        if cursor.hasSelection() and self.editor.live_span is None:  # "12 of 479 words": what the selection holds
+            selected = self.editor.text_between(cursor.selectionStart(), cursor.selectionEnd())
+            self.counts_label.setText(f"{len(selected.split()):,} of {counted(words, 'word')} · "
+                                      f"{len(selected):,} of {counted(characters, 'character')}")  # fmt: skip
+            return
+        self.counts_label.setText(f"{counted(words, 'word')} · {counted(characters, 'character')}")
 
     # -- the model ----------------------------------------------------------------------------------
 
@@ -175,3 +179,7 @@ class ModelStatusBar(FileCommands):
         )
         self._update_actions()
 
+
+def counted(number: int, noun: str) -> str:
+    """``number`` of ``noun``, plural but for one: "1 word", "2,496 characters"."""
+    return f"{number:,} {noun}{'s' if number != 1 else ''}"

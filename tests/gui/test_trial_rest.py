@@ -26,6 +26,12 @@ def test_counts_say_one_character_not_one_characters(document_window: Callable[.
     window.editor.setPlainText("ab cd")
     window._update_counts()
     assert window.counts_label.text() == "2 words · 5 characters"
+    window.editor.select_range(0, 2)  # a selection: its own counts beside the document's
+    window._update_counts()
+    assert window.counts_label.text() == "1 of 2 words · 2 of 5 characters"
+    window.editor.select_range(2, 2)
+    window._update_counts()
+    assert window.counts_label.text() == "2 words · 5 characters"
 
 
 def test_a_failed_save_says_could_not_save_once(document_window: Callable[..., MainWindow], tmp_path: Path) -> None:
