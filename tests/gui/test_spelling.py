@@ -30,9 +30,10 @@ def flagged(text: str, dictionary: Dictionary) -> list[str]:
 def test_only_words_no_dictionary_knows_are_flagged(words: Dictionary) -> None:
     text = (
         "Teh keeper’s cat, ‘Dinah’, watched the harbour’s colour change; she’d recieve NATO's note at "
-        "https://exmaple.org/pgae or me@exmaple.org, run `fucntion` on mp3 and snake_caes files. It's o'clock, OK?"
+        "https://exmaple.org/pgae or me@exmaple.org, run `fucntion` on mp3 and snake_caes files. It's o'clock, OK? "
+        "[The mapp](imgs/bayy.png)"
     )
-    assert flagged(text, words) == ["Teh", "recieve"]
+    assert flagged(text, words) == ["Teh", "recieve", "mapp"]  # a link's words, not its target
     # British forms of the list's words pass; a misspelling that only looks British does not.
     assert all(words.knows(w) for w in ("organise", "centre", "catalogue", "defence", "travelling", "Colours"))
     assert not words.knows("harbuor") and not words.knows("colourr")
