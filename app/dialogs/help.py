@@ -62,7 +62,8 @@ selection following an instruction, with checkpoints trained to follow them; <b>
 one-click ones (Simpler, More formal, More casual, More vivid, Shorter, Fix grammar).</p>
 <p>Words the English dictionary does not know get a red wavy underline (British spellings pass too). A
 right-click on one offers the nearest words it knows, <b>Add to Dictionary</b> (kept for your next session)
-and <b>Ignore</b>. A draft is checked once you accept it; <b>View ▸ Check Spelling</b> turns it off.</p>
+and <b>Ignore</b>; <b>F7</b> selects the next one (the menu key then offers the same). A draft is checked once
+you accept it; <b>View ▸ Check Spelling</b> (Shift+F7) turns it off.</p>
 """
 
 WELCOME = """

@@ -231,7 +231,7 @@ class MainWindow(ActionStates):
         file_menu.addActions([self.save_action, self.save_as_action])
         file_menu.addSeparator()
         file_menu.addAction(self.quit_action)
-        edit_menu = menus.addMenu("&Edit")
+        edit_menu = self.edit_menu = menus.addMenu("&Edit")
         edit_menu.addActions([self.undo_action, self.redo_action])
         edit_menu.addSeparator()
         edit_menu.addActions([self.cut_action, self.copy_action, self.paste_action, self.select_all_action])
@@ -289,6 +289,7 @@ class MainWindow(ActionStates):
         self.spelling.action.toggled.connect(lambda on: self._store(check_spelling=on))
         self.rewrites.spanEnded.connect(self.spelling.span_ended)
         self.view_menu.addAction(self.spelling.action)
+        self.edit_menu.insertAction(self.rewrap_action, self.spelling.next_action)  # Edit ▸ Next Misspelling
         panel.draft_menu(self.rewrite_menu)
         self.tracked_changes = TrackedChanges(self)  # Rewrite ▸ Show Changes (app/rewrite/tracked_changes.py)
         self.tracked_changes.add_to(self.rewrite_menu)

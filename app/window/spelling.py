@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Signal
-from PySide6.QtGui import QAction, QTextCursor, QTextFormat
+from PySide6.QtGui import QAction, QKeySequence, QTextCursor, QTextFormat
 from PySide6.QtWidgets import QMenu
 
 from app.userdirs import user_dirs
@@ -186,7 +186,12 @@ class Spelling(QObject):
         self.action.setCheckable(True)
         self.action.setChecked(window.prefs.check_spelling)
         self.action.setStatusTip("Underline the words the dictionary does not know; right-click one for others")
+        self.action.setShortcut(QKeySequence("Shift+F7"))
         self.action.toggled.connect(self._toggled)
+        self.next_action = QAction("Next &Misspelling", window)
+        self.next_action.setShortcut(QKeySequence("F7"))
+        self.next_action.setStatusTip("Select the next word the dictionary does not know (the menu key offers others)")
+        self.next_action.triggered.connect(self.select_next)
         window.editor.extend_context_menu = self.offer
         self._held: int | None = None  # where the caret ended a word left unmarked while it is typed
         window.editor.cursorPositionChanged.connect(self._caret_moved)
@@ -255,6 +260,28 @@ class Spelling(QObject):
             block = self.window.editor.document().findBlock(held)
             if block.isValid() and self.window.editor.highlighter.checks_spelling:
                 self.window.editor.highlighter.rehighlightBlock(block)
+
+    def select_next(self) -> None:
+        """Select the first misspelled word after the selection (from the top again past the end), so the
+        keyboard's menu key can offer its mends; the status bar says when there is none."""
+        editor = self.window.editor
+        if not self.action.isChecked():
+            self.action.setChecked(True)
+        self.wait_loaded()
+        document = editor.document()
+        after = editor.textCursor().selectionEnd()
+        block = document.findBlock(after)
+        for _ in range(document.blockCount() + 1):  # every block once, the caret's own twice (both halves)
+            start = block.position()
+            for a, b in self.misspellings(block.text(), start, hold_typed=False):
+                if start + a >= after:
+                    editor.select_range(start + a, start + b)
+                    editor.ensureCursorVisible()
+                    return
+            block = block.next()
+            if not block.isValid():
+                block, after = document.firstBlock(), 0
+        self.window.statusBar().showMessage("No misspelled words.", 4000)
 
     def span_ended(self, start: int, end: int) -> None:
         """Mark the words of a span now the writer's (accepted, or the original back)."""

@@ -178,3 +178,30 @@ def test_a_word_being_typed_is_marked_only_once_the_caret_moves_on(
     menu = QMenu()
     window.spelling.offer(menu, editor.textCursor())
     assert "calm" in [action.text() for action in menu.actions()]
+
+
+def test_f7_selects_each_misspelling_in_turn_and_the_help_lists_both_keys(
+    document_window, qtbot, monkeypatch, tmp_path: Path
+) -> None:
+    from PySide6.QtCore import Qt
+
+    text = "The lettr waited.\n\nThe harbr was calm, the lettr too.\n"
+    window = spelling_window(document_window, qtbot, monkeypatch, tmp_path, text)
+    editor = window.editor
+    editor.setFocus()
+    window.editor.select_range(text.index("waited"), text.index("waited"))
+    selected = []
+    for _ in range(4):
+        qtbot.keyClick(editor, Qt.Key.Key_F7)
+        cursor = editor.textCursor()
+        selected.append((cursor.selectionStart(), editor.text_between(cursor.selectionStart(), cursor.selectionEnd())))
+    second_lettr = text.index("lettr", text.index("harbr"))
+    # After the caret first, then on past the end from the top: every misspelling, in order.
+    assert selected == [(text.index("harbr"), "harbr"), (second_lettr, "lettr"), (text.index("lettr"), "lettr"),
+                        (text.index("harbr"), "harbr")]  # fmt: skip
+    editor.setPlainText("All is well.\n")
+    qtbot.keyClick(editor, Qt.Key.Key_F7)
+    assert window.statusBar().currentMessage() == "No misspelled words."
+    listed = window.show_shortcuts().browser.toPlainText()
+    assert "Next Misspelling\nF7" in listed and "Check Spelling\nShift+F7" in listed
+    assert editor.plain_text() == "All is well.\n"  # looking never edits
