@@ -13,17 +13,17 @@ import re
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QAction, QKeySequence, QTextCursor, QTextFormat
-from PySide6.QtWidgets import QMenu
+from PySide6.QtWidgets import QMenu, QStatusBar
 
+from app.dialogs.message_bar import MessageBar
+from app.settings import Preferences
 from app.userdirs import user_dirs
+from app.window.editor_widget import RewriteEditor
 from app.window.live_span import utf16_length
-
-if TYPE_CHECKING:
-    from app.window.main_window import MainWindow
 
 # A word: letters, with apostrophes inside it (don't, o'clock); digits and underscores end it, so "mp3" and
 # snake_case names are not words to check.
@@ -172,23 +172,38 @@ def qt_ranges(text: str, ranges: list[tuple[int, int]]) -> list[tuple[int, int]]
     return [(utf16_length(text[:start]), utf16_length(text[:end])) for start, end in ranges]
 
 
+class SpellingWindow(Protocol):
+    """What spelling uses of the main window."""
+
+    @property
+    def editor(self) -> RewriteEditor: ...
+
+    @property
+    def prefs(self) -> Preferences: ...
+
+    @property
+    def message_bar(self) -> MessageBar: ...
+
+    def statusBar(self) -> QStatusBar: ...
+
+
 class Spelling(QObject):
     """View ▸ Check Spelling: the editor's underlines (through its highlighter) and its right-click offers."""
 
     loaded = Signal()
 
-    def __init__(self, window: MainWindow) -> None:
-        super().__init__(window)
+    def __init__(self, window: SpellingWindow, parent: QObject) -> None:
+        super().__init__(parent)
         self.window = window
         self.dictionary = Dictionary(user_dirs().data / PERSONAL_WORDS)
         self._loading: threading.Thread | None = None
-        self.action = QAction("Check &Spelling", window)
+        self.action = QAction("Check &Spelling", parent)
         self.action.setCheckable(True)
         self.action.setChecked(window.prefs.check_spelling)
         self.action.setStatusTip("Underline the words the dictionary does not know; right-click one for others")
         self.action.setShortcut(QKeySequence("Shift+F7"))
         self.action.toggled.connect(self._toggled)
-        self.next_action = QAction("Next &Misspelling", window)
+        self.next_action = QAction("Next &Misspelling", parent)
         self.next_action.setShortcut(QKeySequence("F7"))
         self.next_action.setStatusTip("Select the next word the dictionary does not know (the menu key offers others)")
         self.next_action.triggered.connect(self.select_next)
