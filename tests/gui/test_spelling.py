@@ -39,6 +39,18 @@ def test_only_words_no_dictionary_knows_are_flagged(words: Dictionary) -> None:
     assert not words.knows("harbuor") and not words.knows("colourr")
 
 
+def test_a_paragraph_in_another_language_is_left_unmarked_and_a_typo_ridden_english_one_is_not(
+    words: Dictionary,
+) -> None:
+    french = "Le vieux gardien montait l'escalier chaque soir. Il comptait les marches comme son père."
+    german = "Der alte Wärter stieg jeden Abend die Treppe hinauf. Er zählte die Stufen wie sein Vater."
+    assert flagged(french, words) == [] and flagged(german, words) == []
+    typos = "Teh keeper climbd the stiars every evenign. The numbres for travel and equipmnet do not macth."
+    assert flagged(typos, words) == ["Teh", "climbd", "stiars", "evenign", "numbres", "equipmnet", "macth"]
+    # A short foreign phrase inside English prose is marked as any unknown word is.
+    assert flagged("She had a certain je ne sais quoi about her.", words) == ["je", "sais", "quoi"]
+
+
 def test_suggestions_are_near_common_words_in_the_words_case(words: Dictionary) -> None:
     assert words.suggestions("recieve")[0] == "receive"
     assert "The" in words.suggestions("Teh") and all(s[0].isupper() for s in words.suggestions("Teh"))
