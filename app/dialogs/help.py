@@ -61,10 +61,10 @@ exactly as it is.</p>
 selection following an instruction, with checkpoints trained to follow them; <b>Rewrite ▸ Tone</b> holds
 one-click ones (Simpler, More formal, More casual, More vivid, Shorter, Fix grammar).</p>
 <p>Words the English dictionary does not know get a red wavy underline (British spellings pass too; a
-paragraph in another language is left alone). A
-right-click on one offers the nearest words it knows, <b>Add to Dictionary</b> (kept for your next session)
-and <b>Ignore</b>; <b>F7</b> selects the next one (the menu key then offers the same). A draft is checked once
-you accept it; <b>View ▸ Check Spelling</b> (Shift+F7) turns it off.</p>
+paragraph in another language is left alone). A right-click on one offers the nearest words it knows,
+<b>Add to Dictionary</b> (kept for your next session; a right-click on a word you added offers to remove
+it) and <b>Ignore</b>. <b>F7</b> selects the next one (the menu key then offers the same). A draft is
+checked once you accept it; <b>View ▸ Check Spelling</b> (Shift+F7) turns it off.</p>
 """
 
 WELCOME = """

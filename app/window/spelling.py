@@ -78,6 +78,7 @@ class Dictionary:
         self.personal = personal
         self._checker: Any = None
         self._own: set[str] = set()  # added to the personal list, or ignored for this session
+        self.added: set[str] = set()  # the personal list's words (words.txt)
         self._known: dict[str, bool] = {}
         self.error = ""
 
@@ -93,7 +94,8 @@ class Dictionary:
             return
         try:
             lines = self.personal.read_text(encoding="utf-8").splitlines()
-            self._own |= {line.strip() for line in lines if line.strip()}
+            self.added = {line.strip() for line in lines if line.strip()}
+            self._own |= self.added
         except FileNotFoundError:
             pass
         except (OSError, UnicodeDecodeError) as error:
@@ -143,10 +145,21 @@ class Dictionary:
     def add(self, word: str) -> None:
         """Add ``word`` to the writer's own list, kept across sessions."""
         self._own.add(word)
+        self.added.add(word)
         self._known.clear()
         self.personal.parent.mkdir(parents=True, exist_ok=True)
         with self.personal.open("a", encoding="utf-8") as file:
             file.write(word + "\n")
+
+    def remove(self, word: str) -> None:
+        """Take ``word`` off the writer's own list (one added by mistake): the file is written again without
+        it, the other lines as they were."""
+        self.added.discard(word)
+        self._own.discard(word)
+        self._known.clear()
+        lines = self.personal.read_text(encoding="utf-8").splitlines()
+        kept = [line for line in lines if line.strip() != word]
+        self.personal.write_text("".join(line + "\n" for line in kept), encoding="utf-8")
 
     def ignore(self, word: str) -> None:
         """Leave ``word`` unmarked until Redraft closes."""
@@ -337,6 +350,7 @@ class Spelling(QObject):
         words = self.misspellings(block.text(), block.position(), hold_typed=False)
         found = [(a, b) for a, b in words if a <= at <= b]
         if not found:
+            self._offer_removal(menu, block.text(), at)
             return
         start, end = block.position() + found[0][0], block.position() + found[0][1]
         word = self.window.editor.text_between(start, end)
@@ -356,6 +370,19 @@ class Spelling(QObject):
         menu.insertActions(first, [add, ignore])
         menu.insertSeparator(first)
 
+    def _offer_removal(self, menu: QMenu, text: str, at: int) -> None:
+        """A word the writer added to the dictionary: offer to take it off again (an addition by mistake)."""
+        matches = list(WORD.finditer(text))
+        spans = qt_ranges(text, [match.span() for match in matches])
+        word = next((match.group() for match, (a, b) in zip(matches, spans, strict=True) if a <= at <= b), None)
+        if word is None or word not in self.dictionary.added:
+            return
+        first = menu.actions()[0] if menu.actions() else menu.addSeparator()
+        remove = QAction(f"Remove “{word}” from Dictionary", menu)
+        remove.triggered.connect(lambda: self._remember(word, self.dictionary.remove))
+        menu.insertAction(first, remove)
+        menu.insertSeparator(first)
+
     def replace(self, start: int, end: int, word: str) -> None:
         """Put ``word`` where the misspelled one is: the writer's edit, one undo step."""
         editor = self.window.editor
@@ -369,7 +396,8 @@ class Spelling(QObject):
         try:
             how(word)
         except OSError as error:
-            self.window.message_bar.show_message(f"“{word}” could not be added to your words: {error}.")
+            self.window.message_bar.show_message(f"Your words ({self.dictionary.personal}) could not be changed: "
+                                                 f"{error}.")  # fmt: skip
         self.window.editor.highlighter.rehighlight()
 
 

@@ -66,6 +66,10 @@ def test_the_writers_own_words_are_kept_across_sessions(words: Dictionary, tmp_p
     again = Dictionary(tmp_path / "words.txt")
     again.load()
     assert again.knows("Quillworth") and not again.knows("Brannigrove")  # ignoring lasts the session only
+    again.add("Ostrevant")
+    again.remove("Quillworth")  # added by mistake: off the list, the other words kept
+    assert not again.knows("Quillworth") and again.knows("Ostrevant")
+    assert (tmp_path / "words.txt").read_text(encoding="utf-8") == "Ostrevant\n"
 
 
 def underlined(window) -> list[str]:
@@ -131,6 +135,17 @@ def test_add_to_dictionary_and_turning_spelling_off_are_remembered(
     next(a for a in menu.actions() if a.text() == "Add “Quillworth” to Dictionary").trigger()
     assert underlined(window) == ["lettr"]
     assert (tmp_path / "home" / "data" / "words.txt").read_text(encoding="utf-8") == "Quillworth\n"
+    # Added by mistake: a right-click on it takes it off again.
+    again_menu = QMenu()
+    window.spelling.offer(again_menu, cursor)
+    labels = [action.text() for action in again_menu.actions()]
+    assert labels[0] == "Remove “Quillworth” from Dictionary" and "Add “Quillworth” to Dictionary" not in labels
+    again_menu.actions()[0].trigger()
+    assert underlined(window) == ["Quillworth", "lettr"]
+    assert (tmp_path / "home" / "data" / "words.txt").read_text(encoding="utf-8") == ""
+    window.spelling.dictionary.add("Quillworth")
+    window.editor.highlighter.rehighlight()
+    assert underlined(window) == ["lettr"]
     window.spelling.action.trigger()  # View ▸ Check Spelling off
     assert underlined(window) == []
     again = make_window()  # the writer's next start: the same settings file
