@@ -77,7 +77,8 @@ class MarkdownHighlighter(QSyntaxHighlighter):
             self._markdown_block(text)
         gap = None  # made for a block that has a gap mark only: most have none, and a long book has many blocks
         for match in GAP_MARK.finditer(text):
-            gap = gap or self.gap_format()
+            if gap is None:
+                gap = self.gap_format()
             self.setFormat(match.start(), match.end() - match.start(), gap)
         if self._misspellings is not None:
             for start, end in self._misspellings(text, self.currentBlock().position()):

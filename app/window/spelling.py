@@ -354,7 +354,7 @@ class Spelling(QObject):
             return
         start, end = block.position() + found[0][0], block.position() + found[0][1]
         word = self.window.editor.text_between(start, end)
-        first = menu.actions()[0] if menu.actions() else menu.addSeparator()  # the offers go above Qt's own
+        first = top_of(menu)
         suggestions = self.dictionary.suggestions(word)
         for suggestion in suggestions:
             action = QAction(suggestion, menu)
@@ -377,7 +377,7 @@ class Spelling(QObject):
         word = next((match.group() for match, (a, b) in zip(matches, spans, strict=True) if a <= at <= b), None)
         if word is None or word not in self.dictionary.added:
             return
-        first = menu.actions()[0] if menu.actions() else menu.addSeparator()
+        first = top_of(menu)
         remove = QAction(f"Remove “{word}” from Dictionary", menu)
         remove.triggered.connect(lambda: self._remember(word, self.dictionary.remove))
         menu.insertAction(first, remove)
@@ -399,6 +399,11 @@ class Spelling(QObject):
             self.window.message_bar.show_message(f"Your words ({self.dictionary.personal}) could not be changed: "
                                                  f"{error}.")  # fmt: skip
         self.window.editor.highlighter.rehighlight()
+
+
+def top_of(menu: QMenu) -> QAction:
+    """The action spelling's offers go above: Qt's own first entry."""
+    return menu.actions()[0] if menu.actions() else menu.addSeparator()
 
 
 def disabled(menu: QMenu, text: str) -> QAction:

@@ -29,6 +29,7 @@ from model.edit.wrapping import (
     SENTENCE_END,
     SENTENCE_ENDING,
     as_prose,
+    breaks_as_spaces,
     rewrap,
     wrapped_breaks,
 )
@@ -42,8 +43,6 @@ OPENERS = "\"'“‘«(["
 INLINE_SPACE = " \t"
 # The ending held after a fill between sentences.
 FILL_ENDING = "."
-# One line-break character (model.edit.wrapping.LINE_BREAK's), to be a space without changing a text's length.
-LINE_BREAK_CHAR = re.compile(r"[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]")
 # What a rewrite across lines holds as the writer's layout: each run of line breaks (a paragraph's end, a
 # blank line) with the sentence ending before it (as a single sentence's is held) and the Markdown marker
 # that starts the next line (a heading's #, a list's bullet or number, a quote's >), and such a marker at
@@ -100,7 +99,7 @@ class Shape:
         leave it: the space before and the held ending as pieces of their own at either end, and in a paragraph
         the model's line breaks as spaces. Without these a pass reads "table.He felt" until it finishes."""
         if self.in_paragraph:
-            pieces = [LINE_BREAK_CHAR.sub(" ", piece) for piece in pieces]
+            pieces = [breaks_as_spaces(piece) for piece in pieces]
         text = "".join(pieces).rstrip()
         own_ending = SENTENCE_END.search(text)
         ending = self.ending

@@ -124,9 +124,17 @@ def as_prose(text: str, paragraphs: tuple[bool, ...], in_place: bool = False) ->
         flags = list(paragraphs)
     else:
         return text
-    space = (lambda found: " " * len(found.group())) if in_place else " "
-    joined = [LINE_BREAK.sub(space, piece) if wrapped else piece for piece, wrapped in zip(pieces, flags, strict=True)]
+    def join(piece: str) -> str:
+        return breaks_as_spaces(piece) if in_place else LINE_BREAK.sub(" ", piece)
+
+    joined = [join(piece) if wrapped else piece for piece, wrapped in zip(pieces, flags, strict=True)]
     return "".join(piece + gap for piece, gap in zip(joined, [*gaps, ""], strict=True))
+
+
+def breaks_as_spaces(text: str) -> str:
+    """``text`` with each line break (and the spaces beside it) as as many spaces: it keeps its length, so a
+    developing pass's inks, which are ranges of it, stay where they were."""
+    return LINE_BREAK.sub(lambda found: " " * len(found.group()), text)
 
 
 def rewrap(text: str, width: int, column: int = 0, tail: str = "", in_place: bool = False) -> str:

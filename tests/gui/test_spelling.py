@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from gui_helpers import SIGNAL_TIMEOUT_MS, PassRecorder, select
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import QMenu
 
@@ -181,15 +182,11 @@ def test_a_developing_span_is_not_marked_and_its_words_are_once_it_ends(
 def test_a_word_being_typed_is_marked_only_once_the_caret_moves_on(
     document_window, qtbot, monkeypatch, tmp_path: Path
 ) -> None:
-    from PySide6.QtCore import Qt
-
     text = "The lettr waited.\n"
     window = spelling_window(document_window, qtbot, monkeypatch, tmp_path, text)
     editor = window.editor
     editor.setFocus()
-    cursor = editor.textCursor()
-    cursor.setPosition(len("The lettr waited."))
-    editor.setTextCursor(cursor)
+    editor.select_range(len("The lettr waited."), len("The lettr waited."))
     qtbot.keyClicks(editor, " The harb")
     assert underlined(window) == ["lettr"]  # "harb", on its way to "harbour", is not red at every letter
     qtbot.keyClicks(editor, "r")
@@ -210,13 +207,11 @@ def test_a_word_being_typed_is_marked_only_once_the_caret_moves_on(
 def test_f7_selects_each_misspelling_in_turn_and_the_help_lists_both_keys(
     document_window, qtbot, monkeypatch, tmp_path: Path
 ) -> None:
-    from PySide6.QtCore import Qt
-
     text = "The lettr waited.\n\nThe harbr was calm, the lettr too.\n"
     window = spelling_window(document_window, qtbot, monkeypatch, tmp_path, text)
     editor = window.editor
     editor.setFocus()
-    window.editor.select_range(text.index("waited"), text.index("waited"))
+    editor.select_range(text.index("waited"), text.index("waited"))
     selected = []
     for _ in range(4):
         qtbot.keyClick(editor, Qt.Key.Key_F7)
