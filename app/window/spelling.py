@@ -49,6 +49,21 @@ ENGLISH_FUNCTION_WORDS = frozenset(
     "there their what been".split()
 )
 MAX_SUGGESTIONS = 6
+# A suggestion's likelihood: its typo's weight (typo_weight) times its word's frequency to this power. Below 1,
+# so the kind of slip outweighs a frequency a few times higher: "wich" is "which" before "with".
+FREQUENCY_WEIGHT = 0.5
+LEFT_OUT = SWAPPED = SPLIT = 1.0
+# A word run together from two is offered split only where both are this common (about the 5,000 commonest).
+SPLIT_MIN_FREQUENCY = 5e-5
+DOUBLED = 0.6
+NEIGHBOUR = 0.5
+OTHER_SLIP = 0.25
+# Each letter's row and column on a QWERTY keyboard, each row set off from the one above as keys are.
+KEY_PLACES = {
+    key: (row, column + offset)
+    for row, (keys, offset) in enumerate((("qwertyuiop", 0.0), ("asdfghjkl", 0.25), ("zxcvbnm", 0.75)))
+    for column, key in enumerate(keys)
+}
 # Words longer than this get suggestions one edit away only: two edits of a long word take seconds.
 TWO_EDITS_UP_TO = 8
 PERSONAL_WORDS = "words.txt"
@@ -128,19 +143,36 @@ class Dictionary:
         return lower in self._checker.word_frequency.dictionary
 
     def suggestions(self, word: str) -> list[str]:
-        """The known words nearest ``word`` (one edit, else two for a short word), the commonest first, in
-        its case (Capitalised, UPPER)."""
+        """The known words nearest ``word`` (one edit, else two for a short word), in its case (Capitalised,
+        UPPER), the likeliest first: the likelier the typo (:func:`typo_weight`) and the commoner the word.
+        A run-together pair of words ("alot") is offered split ("a lot")."""
         if not self.ready:
             return []
         checker = self._checker
         lower = word.lower().replace("’", "'")
-        found = checker.known(checker.edit_distance_1(lower))
+        found = {w: typo_weight(lower, w) for w in checker.known(checker.edit_distance_1(lower))}
+        found |= {pair: SPLIT for pair in self._splits(lower)}
         if not found and len(lower) <= TWO_EDITS_UP_TO:
-            found = checker.known(checker.edit_distance_2(lower))
-        ranked = sorted(found, key=lambda w: (-checker.word_usage_frequency(w), w))[:MAX_SUGGESTIONS]
+            found = dict.fromkeys(checker.known(checker.edit_distance_2(lower)), 1.0)
+
+        def likelihood(candidate: str) -> float:
+            frequency = min(checker.word_usage_frequency(part) for part in candidate.split(" "))
+            return found[candidate] * frequency**FREQUENCY_WEIGHT
+
+        ranked = sorted(found, key=lambda w: (-likelihood(w), w))[:MAX_SUGGESTIONS]
         if word[:1].isupper():
             ranked = [w.upper() if word.isupper() and len(word) > 1 else w[:1].upper() + w[1:] for w in ranked]
         return ranked
+
+    def _splits(self, lower: str) -> list[str]:
+        """``lower`` as two common words run together ("alot": "a lot", "infact": "in fact"). The list also holds
+        rare fragments ("ed", "ting"): "occured" is not "occur ed"."""
+        frequency = self._checker.word_usage_frequency
+        return [
+            f"{lower[:at]} {lower[at:]}"
+            for at in range(1, len(lower))
+            if all(frequency(part) >= SPLIT_MIN_FREQUENCY for part in (lower[:at], lower[at:]))
+        ]
 
     def add(self, word: str) -> None:
         """Add ``word`` to the writer's own list, kept across sessions."""
@@ -165,6 +197,32 @@ class Dictionary:
         """Leave ``word`` unmarked until Redraft closes."""
         self._own.add(word)
         self._known.clear()
+
+
+def typo_weight(typed: str, candidate: str) -> float:
+    """How likely typing ``candidate`` gives ``typed``, by the kind of slip one edit makes (relative weights): a
+    letter left out or two swapped are the commonest, then a doubled letter ("untill") and a neighbouring key,
+    then any other letter wrong or extra. "climbd" is "climbed" before the commoner "climb"."""
+    if len(candidate) == len(typed) + 1:
+        return LEFT_OUT
+    if len(candidate) == len(typed) - 1:
+        at = next((i for i, (a, b) in enumerate(zip(typed, candidate, strict=False)) if a != b), len(candidate))
+        doubled = typed[at] in (typed[at - 1 : at] + typed[at + 1 : at + 2])
+        return DOUBLED if doubled else OTHER_SLIP
+    differ = [i for i, (a, b) in enumerate(zip(typed, candidate, strict=True)) if a != b]
+    if len(differ) == 2 and differ[1] == differ[0] + 1 and typed[differ[0]] == candidate[differ[1]]:
+        return SWAPPED
+    if len(differ) == 1 and neighbouring_keys(typed[differ[0]], candidate[differ[0]]):
+        return NEIGHBOUR
+    return OTHER_SLIP
+
+
+def neighbouring_keys(one: str, other: str) -> bool:
+    """Whether two letters' keys touch on a QWERTY keyboard (its rows staggered as they are)."""
+    first, second = KEY_PLACES.get(one), KEY_PLACES.get(other)
+    if first is None or second is None:
+        return False
+    return abs(first[0] - second[0]) <= 1 and abs(first[1] - second[1]) <= 1
 
 
 def misspelled(text: str, knows: Callable[[str], bool]) -> Iterator[tuple[int, int]]:

@@ -11,7 +11,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import QMenu
 
-from app.window.spelling import Dictionary, misspelled
+from app.window.spelling import Dictionary, misspelled, neighbouring_keys, typo_weight
 
 SPELLED = QTextCharFormat.UnderlineStyle.SpellCheckUnderline
 
@@ -57,6 +57,18 @@ def test_suggestions_are_near_common_words_in_the_words_case(words: Dictionary) 
     assert "The" in words.suggestions("Teh") and all(s[0].isupper() for s in words.suggestions("Teh"))
     assert words.suggestions("THIER")[0] == "THEIR"
     assert len(words.suggestions("a" + "x" * 9)) <= 6  # a long word: one edit away only, and quickly
+
+
+def test_suggestions_put_the_likeliest_slip_first_not_only_the_commonest_word(words: Dictionary) -> None:
+    # By frequency alone "climb" and "with" came first: a letter left out is likelier than one added or wrong.
+    assert words.suggestions("climbd")[:2] == ["climbed", "climb"]
+    assert words.suggestions("wich")[:2] == ["which", "with"]
+    assert words.suggestions("untill")[0] == "until"  # a doubled letter
+    assert typo_weight("teh", "the") > typo_weight("teh", "ten") > typo_weight("teh", "tea")  # swap, key beside
+    assert neighbouring_keys("o", "p") and neighbouring_keys("h", "n") and not neighbouring_keys("c", "t")
+    # Two common words run together are offered apart, in the word's case; the list's rare fragments are not.
+    assert words.suggestions("alot")[0] == "a lot" and words.suggestions("Infact")[0] == "In fact"
+    assert words.suggestions("occured") == ["occurred"]  # not "occur ed"
 
 
 def test_the_writers_own_words_are_kept_across_sessions(words: Dictionary, tmp_path: Path) -> None:
