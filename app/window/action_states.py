@@ -5,8 +5,8 @@ status tip, and its shortcut, pressed anyway, says it in the status bar instead 
 from __future__ import annotations
 
 from PySide6.QtCore import QEvent, QObject, Qt
-from PySide6.QtGui import QAction, QKeyEvent, QKeySequence
-from PySide6.QtWidgets import QLabel
+from PySide6.QtGui import QAction, QKeyEvent, QKeySequence, QTextCursor
+from PySide6.QtWidgets import QLabel, QMenu
 
 from app.rewrite.rewrite_controller import RewriteController
 from app.rewrite.run import RewriteRun
@@ -43,6 +43,12 @@ class ActionStates(HelpPages):
     regenerate_action: QAction
     previous_action: QAction
     next_action: QAction
+    undo_action: QAction
+    redo_action: QAction
+    cut_action: QAction
+    copy_action: QAction
+    paste_action: QAction
+    select_all_action: QAction
 
     @property
     def run(self) -> RewriteRun | None:
@@ -102,6 +108,24 @@ class ActionStates(HelpPages):
             action.setStatusTip(why)
             if action in tips:
                 action.setToolTip(why or tips[action])
+
+    def as_window_actions(self, menu: QMenu, _cursor: QTextCursor) -> None:
+        """Qt's right-click entries (Undo, Redo, Cut…) with the Edit menu's shortcuts and behaviour: Qt labels
+        Redo with its own platform's keys (Ctrl+Shift+Z beside the Edit menu's Ctrl+Y), and its Undo left the
+        caret where Qt puts it, not where the text changed. Each keeps Qt's enabled state (nothing to undo, no
+        selection to cut)."""
+        ours = {
+            "edit-undo": self.undo_action, "edit-redo": self.redo_action, "edit-cut": self.cut_action,
+            "edit-copy": self.copy_action, "edit-paste": self.paste_action, "select-all": self.select_all_action,
+        }  # fmt: skip
+        for entry in menu.actions():
+            action = ours.get(entry.objectName())
+            if action is None:
+                continue
+            keys = action.shortcut().toString(QKeySequence.SequenceFormat.NativeText)
+            entry.setText(action.text() + (f"\t{keys}" if keys else ""))
+            entry.triggered.disconnect()
+            entry.triggered.connect(action.trigger)
 
     def undo_in_place(self, undo: bool = True) -> None:
         """Undo (or redo) with the caret left where the text changed: Qt put it at the top of the document

@@ -108,7 +108,8 @@ class RewriteEditor(QPlainTextEdit):
         # Where the writer's last keystroke beside a live span left the caret (and that span): the next one
         # there joins its undo step, as typing does in Qt when no rewrite is in between (see writer_edit).
         self._typed_to: tuple[LiveSpan, int] | None = None
-        self.extend_context_menu: Callable[[QMenu, QTextCursor], None] | None = None
+        # Each adds to (or mends) the right-click menu: spelling's offers, the window's shortcuts on Qt's entries.
+        self.context_menu_extras: list[Callable[[QMenu, QTextCursor], None]] = []
         self.setPlaceholderText(
             "Start writing, or open a document. Select a sentence and press Ctrl+R to redraft it."
         )
@@ -465,8 +466,8 @@ class RewriteEditor(QPlainTextEdit):
     def contextMenuEvent(self, event: QContextMenuEvent) -> None:
         if self._span is None:
             menu = self.createStandardContextMenu(event.pos())
-            if self.extend_context_menu is not None:  # spelling's offers (app/window/spelling.py)
-                self.extend_context_menu(menu, self.cursorForPosition(event.pos()))
+            for extra in self.context_menu_extras:
+                extra(menu, self.cursorForPosition(event.pos()))
             menu.exec(event.globalPos())
             return
         # While a span develops, offer only what cannot bypass the lock.

@@ -285,6 +285,7 @@ class MainWindow(ActionStates):
         panel.shade_action.toggled.connect(self._shade_span)
         self.view_menu.addSeparator()
         self.view_menu.addActions([panel.toggle_action, panel.shade_action])
+        self.editor.context_menu_extras.append(self.as_window_actions)
         self.spelling = Spelling(self, self)  # View ▸ Check Spelling: underlines and right-click offers
         self.spelling.action.toggled.connect(lambda on: self._store(check_spelling=on))
         self.rewrites.spanEnded.connect(self.spelling.span_ended)

@@ -299,7 +299,7 @@ class Spelling(QObject):
         self.next_action.setShortcut(QKeySequence("F7"))
         self.next_action.setStatusTip("Select the next word the dictionary does not know (the menu key offers others)")
         self.next_action.triggered.connect(self.select_next)
-        window.editor.extend_context_menu = self.offer
+        window.editor.context_menu_extras.append(self.offer)
         self._held: int | None = None  # where the caret ended a word left unmarked while it is typed
         window.editor.cursorPositionChanged.connect(self._caret_moved)
         self.loaded.connect(self._loaded)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from gui_helpers import DOCUMENT, SIGNAL_TIMEOUT_MS, PassRecorder, place_cursor, select
 from PySide6.QtCore import Qt, QTimer
+from PySide6.QtGui import QContextMenuEvent, QKeySequence
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QMessageBox
 from test_rewrite import finish
@@ -158,3 +159,31 @@ def test_a_fill_after_the_last_sentence_continues_its_paragraph(document_window,
     assert filled == result.texts[result.ranking[0]] or filled in result.texts
     assert filled.startswith(" ") and not filled.startswith("  ") and "\n" not in filled, repr(filled)
     assert text.endswith(DOCUMENT[end_of_first:])  # the paragraph break and the next paragraph untouched
+
+
+def test_the_right_click_menus_undo_and_redo_are_the_edit_menus(document_window, qtbot) -> None:
+    window = document_window()
+    editor = window.editor
+    start, _ = select(window, SPAN)
+    window.rewrite_selection()
+    finish(qtbot, window)
+    QTest.keyClick(editor, Qt.Key.Key_Return)
+    assert window.run is None and editor.plain_text() != DOCUMENT
+    window.redo_action.setShortcut("Ctrl+Shift+Z")  # a platform whose Redo keys Qt lists otherwise
+    labels: list[str] = []
+
+    def in_menu() -> None:
+        menu = QApplication.activePopupWidget()
+        labels.extend(action.text() for action in menu.actions())
+        next(action for action in menu.actions() if action.objectName() == "edit-undo").trigger()
+        menu.close()
+
+    QTimer.singleShot(0, in_menu)
+    place = editor.cursorRect().center()
+    editor.contextMenuEvent(QContextMenuEvent(QContextMenuEvent.Reason.Mouse, place, editor.mapToGlobal(place)))
+    keys = QKeySequence.SequenceFormat.NativeText
+    assert f"&Redo\t{window.redo_action.shortcut().toString(keys)}" in labels
+    assert f"&Undo\t{window.undo_action.shortcut().toString(keys)}" in labels
+    # Undone as Edit ▸ Undo does it: the original back, the caret where the text changed, not at the top.
+    assert editor.plain_text() == DOCUMENT
+    assert editor.textCursor().position() >= start
