@@ -29,9 +29,11 @@ from app.rewrite.run import (
     progress_message,
     time_left_ms,
     waiting_original,
+    with_lead,
+    wrap_lead,
     wrapped_frame,
 )
-from app.rewrite.worker import PaintedPass, RewriteService
+from app.rewrite.worker import Ink, PaintedPass, RewriteService, Segment
 from app.settings import Preferences
 from app.window.editor_widget import Phase, RewriteEditor
 from app.window.rewrap import left_ragged
@@ -168,6 +170,7 @@ class RewriteController(QObject):
             window.message_bar.show_message(f"Redraft cannot start this: {error}. Your text is unchanged.")
             return None
         margins = (0, 0)
+        lead = ""
         wrapped: tuple[bool, ...] = ()
         wrap_width = 0
         fill_shape = None
@@ -182,6 +185,9 @@ class RewriteController(QObject):
             margins = (len(shape.before), len(shape.ending) + len(shape.after))
             wrapped, wrap_width = shape.wrapped_paragraphs, shape.wrap_width
             start, end = start + margins[0], end - margins[1]
+            if wrap_width:  # the spaces before the first word too: a line break may take their place
+                lead = wrap_lead(editor.text_between(start - editor.line_around(start, start)[0], start))
+                start, margins = start - len(lead), (margins[0] - len(lead), margins[1])
             bound = self._context_chars()
             request = replace(request, prefix=request.prefix[-bound:], suffix=request.suffix[:bound])
         # Before the span is painted over: its versions find it by its text (app/rewrite/versions.py).
@@ -192,7 +198,7 @@ class RewriteController(QObject):
         self.run = RewriteRun(
             job_id, mode, instruction, max_new_tokens, regenerations=regenerations, keep=keep,
             margins=margins, asked_drafts=request.candidates, wrapped_paragraphs=wrapped, wrap_width=wrap_width,
-            fill_shape=fill_shape,
+            fill_shape=fill_shape, lead=lead,
         )  # fmt: skip
         window.message_bar.hide()
         window.statusBar().showMessage("Waiting for the model…" if window.model_loading else "Developing…")
@@ -313,6 +319,8 @@ class RewriteController(QObject):
         run = self.run
         if run is not None and run.fill_shape is not None and not painted.veiled:
             segments = fill_frame(segments, run.fill_shape)
+        if run is not None and run.lead:
+            segments = [Segment(run.lead, Ink.SETTLED), *segments]
         if run is not None and run.wrap_width and span is not None:
             # Wrapped as the finished text will be, with the original's words that wait below it, beside the
             # rest of its line: a hand-wrapped paragraph keeps its shape while it develops.
@@ -332,6 +340,8 @@ class RewriteController(QObject):
         run = self._current(job_id)
         if run is None:
             return
+        if run.lead:
+            result = replace(result, texts=[with_lead(text, run.lead) for text in result.texts])
         run.result = result
         # Several candidates: the one the model rates best comes first, unless the writer chose one.
         chosen = run.pinned is not None and run.pinned < len(result.texts)

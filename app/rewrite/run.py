@@ -32,8 +32,11 @@ class RewriteRun:
     asked_drafts: int = 1  # the drafts the request asked for (the engine may develop fewer where it is slow)
     keep: tuple[tuple[int, int], ...] = ()  # kept words, offsets in the writer's selection (app/rewrite/steering.py)
     # The writer's selection around the live span: the edge whitespace and sentence ending left outside it
-    # (before, after), so Esc selects what the writer selected.
+    # (before, after; before is negative where the span took in the spaces before the selection, ``lead``), so
+    # Esc selects what the writer selected.
     margins: tuple[int, int] = (0, 0)
+    # A rewrite in a hand-wrapped paragraph: the spaces before its first word, in the live span (wrap_lead).
+    lead: str = ""
     # Which of the selection's paragraphs were wrapped by hand (model.edit.wrapping; empty: none): the Drafts
     # panel shows those drafts as prose, its cards being narrower than the writer's lines.
     wrapped_paragraphs: tuple[bool, ...] = ()
@@ -87,6 +90,21 @@ def wrapped_frame(segments: list[Segment], waiting: str, width: int, column: int
         out.append(wrapped[at : at + len(piece)])
         at += len(piece)
     return [replace(segment, text=text) for segment, text in zip(segments, out, strict=False)], out[-1]
+
+
+def wrap_lead(line_before: str) -> str:
+    """The spaces that end ``line_before`` (a rewrite's line up to its first word, in a hand-wrapped paragraph),
+    where words come before them: the live span takes them in, so that where the new first word no longer fits
+    on the line, the line break that starts the next replaces them (:func:`with_lead`) instead of leaving them
+    trailing on the line above. None at a line's start: an indent is the writer's."""
+    words = line_before.rstrip(" \t")
+    return line_before[len(words) :] if words.strip() else ""
+
+
+def with_lead(text: str, lead: str) -> str:
+    """A draft's text for a live span that starts with ``lead`` (:func:`wrap_lead`): the engine wrapped it
+    from the column after the lead, and starts it with a line break where its first word did not fit there."""
+    return text if text.startswith("\n") else lead + text
 
 
 def fill_frame(segments: list[Segment], shape: Shape) -> list[Segment]:

@@ -19,6 +19,7 @@ from app.dialogs.recovery import recover_into
 from app.dialogs.versions import VersionsDialog, choose_version
 from app.documents.recovery import RecoveryArea
 from app.rewrite.drafts import leading_candidate
+from app.rewrite.run import with_lead, wrap_lead
 from app.window.editor_widget import Phase
 from model import EditResult
 
@@ -166,6 +167,42 @@ def test_a_hand_wrapped_paragraph_keeps_its_width_while_it_develops(document_win
         # space in it is one word, which no wrapping can break)
         assert all(len(line) <= width or " " not in line.strip() for line in span.split("\n")), span
     assert any(span.count("\n") >= 2 for span in spans)
+
+
+def test_a_hand_wrapped_rewrite_whose_first_word_no_longer_fits_leaves_no_space_at_the_line_end(
+    document_window, qtbot
+) -> None:
+    window = document_window(text=HAND_WRAPPED, candidates=2, max_denoising_steps=6)
+    editor = window.editor
+    documents: list[str] = []
+    recorder = PassRecorder(window, lambda _job, _painted: documents.append(editor.plain_text()))  # noqa: F841
+    selection = "the\nMouse heard this, it turned round and swam slowly back to her"  # "the" ends a full line
+    start, end = select(window, selection)
+    window.rewrite_selection()
+    result = finish(qtbot, window)
+    # The new first word did not fit in the three columns "the" had: it starts the next line, and the break
+    # replaced the space before it instead of leaving it at the end of the line above.
+    assert all(text.startswith("\n") for text in result.texts)
+    head = HAND_WRAPPED[: start - 1]  # up to "When", without its space
+    assert all(document.startswith(head + "\n") for document in documents[-2:])  # the passes so too
+    qtbot.keyClick(editor, Qt.Key.Key_Escape)  # the original back, byte for byte, the writer's selection again
+    assert editor.plain_text() == HAND_WRAPPED
+    assert editor.textCursor().selectedText().replace("\u2029", "\n") == selection
+    window.rewrite_selection()
+    result = finish(qtbot, window)
+    qtbot.keyClick(editor, Qt.Key.Key_Return)
+    accepted = editor.plain_text()
+    assert accepted == head + result.texts[result.ranking[0]] + HAND_WRAPPED[end:]
+    assert not any(line.endswith((" ", "\t")) for line in accepted.split("\n"))
+    window.undo()  # one step, the space back with the words
+    assert editor.plain_text() == HAND_WRAPPED
+
+
+def test_a_wrapped_rewrites_lead_is_the_spaces_after_words_and_a_break_may_take_its_place() -> None:
+    assert wrap_lead("them!' When ") == " " and wrap_lead("dear!  ") == "  "
+    assert wrap_lead("    ") == "" and wrap_lead("") == ""  # an indent at the line's start is the writer's
+    assert with_lead("Mouse heard", " ") == " Mouse heard"  # the first word fitted: the space as it was
+    assert with_lead("\nMouse heard", " ") == "\nMouse heard"  # it did not: the break in the space's place
 
 
 def test_choosing_a_draft_puts_it_in_the_text_and_each_step_stays_one(document_window, qtbot) -> None:
