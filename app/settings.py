@@ -78,6 +78,7 @@ class Preferences:
     drafts_panel: bool = _setting(True, "ui/drafts_panel")  # View ▸ Drafts Panel (app/rewrite/drafts_panel.py)
     shade_span: bool = _setting(False, "ui/shade_span")  # View ▸ Shade Hesitant Words in the Text
     check_spelling: bool = _setting(True, "ui/check_spelling")  # View ▸ Check Spelling (app/window/spelling.py)
+    spelling_language: str = _setting("", "ui/spelling_language")  # View ▸ Spelling Language; "": the system's
     zoom: int = _setting(0, "ui/zoom")
     recent_files: tuple[str, ...] = _setting((), "files/recent")
     instruction_history: tuple[str, ...] = _setting((), "rewrite/instruction_history")

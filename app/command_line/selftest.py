@@ -1,14 +1,15 @@
 """``redraft --self-test``: how every frozen build is checked, and a writer's first answer to "does it work?".
 
 It loads the built-in model from the bundle, fills one gap headless, starts Qt on its offscreen platform
-(so the bundled Qt libraries and plugins load too), reads the spelling word list (bundled data), prints the
-text and the timings, and exits 0 -- or
-names the step that failed and exits 1. Needs no network, no display and no GPU.
+(so the bundled Qt libraries and plugins load too), reads the English spelling word list and finds the other
+languages' (bundled data), prints the text and the timings, and exits 0 -- or names the step that failed and
+exits 1. Needs no network, no display and no GPU.
 """
 
 from __future__ import annotations
 
 import os
+import pkgutil
 import platform
 import sys
 import time
@@ -55,13 +56,18 @@ def self_test(out: TextIO | None = None) -> int:
         qt_s = _qt_check()
         say(f"Qt: offscreen platform started in {qt_s:.2f} s")
         step = "load the spelling word list"
-        from app.window.spelling import Dictionary
+        from app.window.dictionary import LANGUAGES, Dictionary
 
         words = Dictionary(user_dirs().data / "self-test-words.txt")  # read only: never written here
         words.load()
         if words.error or not words.knows("harbour") or words.knows("climbd"):
             raise RuntimeError(words.error or "the English word list does not read as English")
-        say("spelling: the English word list is in")
+        step = "find every spelling language's word list"
+        missing = [name for code, name in LANGUAGES.items()
+                   if not pkgutil.get_data("spellchecker", f"resources/{code}.json.gz")]  # fmt: skip
+        if missing:
+            raise RuntimeError(f"no word list for {', '.join(missing)}")
+        say(f"spelling: the English word list is in, and the lists for {len(LANGUAGES) - 1} other languages")
     except Exception as error:  # every failure is a finding here: name the step and stop
         say(f"FAILED at '{step}': {type(error).__name__}: {error}")
         return 1

@@ -60,11 +60,13 @@ exactly as it is.</p>
 <p><b>Fill Gap</b> (Ctrl+Shift+G) writes new text at the cursor; <b>Instruct</b> (Ctrl+I) rewrites the
 selection following an instruction, with checkpoints trained to follow them; <b>Rewrite ▸ Tone</b> holds
 one-click ones (Simpler, More formal, More casual, More vivid, Shorter, Fix grammar).</p>
-<p>Words the English dictionary does not know get a red wavy underline (British spellings pass too; a
-paragraph in another language is left alone). A right-click on one offers the nearest words it knows,
-<b>Add to Dictionary</b> (kept for your next session; a right-click on a word you added offers to remove
-it) and <b>Ignore</b>. <b>F7</b> selects the next one (the menu key then offers the same). A draft is
-checked once you accept it; <b>View ▸ Check Spelling</b> (Shift+F7) turns it off.</p>
+<p>Words the dictionary does not know get a red wavy underline (in English, British spellings pass too; a
+paragraph in another language is left alone). <b>View ▸ Spelling Language</b> chooses English, French,
+German, Italian, Portuguese or Dutch (at first your system's). A right-click on a marked word offers the
+likeliest words it meant, <b>Add to Dictionary</b> (kept for your next session, in every language; a
+right-click on a word you added offers to remove it) and <b>Ignore</b>. <b>F7</b> selects the next one (the
+menu key then offers the same). A draft is checked once you accept it; <b>View ▸ Check Spelling</b>
+(Shift+F7) turns it off.</p>
 """
 
 WELCOME = """

@@ -289,7 +289,9 @@ class MainWindow(ActionStates):
         self.spelling = Spelling(self, self)  # View ▸ Check Spelling: underlines and right-click offers
         self.spelling.action.toggled.connect(lambda on: self._store(check_spelling=on))
         self.rewrites.spanEnded.connect(self.spelling.span_ended)
+        self.spelling.languageChosen.connect(lambda code: self._store(spelling_language=code))
         self.view_menu.addAction(self.spelling.action)
+        self.view_menu.addMenu(self.spelling.language_menu)
         self.edit_menu.insertAction(self.rewrap_action, self.spelling.next_action)  # Edit ▸ Next Misspelling
         panel.draft_menu(self.rewrite_menu)
         self.tracked_changes = TrackedChanges(self)  # Rewrite ▸ Show Changes (app/rewrite/tracked_changes.py)

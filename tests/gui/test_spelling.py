@@ -11,7 +11,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import QMenu
 
-from app.window.spelling import Dictionary, misspelled, neighbouring_keys, typo_weight
+from app.window.dictionary import Dictionary, misspelled, neighbouring_keys, typo_weight
+from app.window.spelling import language_for
 
 SPELLED = QTextCharFormat.UnderlineStyle.SpellCheckUnderline
 
@@ -25,7 +26,7 @@ def words(tmp_path: Path) -> Dictionary:
 
 
 def flagged(text: str, dictionary: Dictionary) -> list[str]:
-    return [text[a:b] for a, b in misspelled(text, dictionary.knows)]
+    return [text[a:b] for a, b in misspelled(text, dictionary.knows, dictionary.function_words)]
 
 
 def test_only_words_no_dictionary_knows_are_flagged(words: Dictionary) -> None:
@@ -71,6 +72,25 @@ def test_suggestions_put_the_likeliest_slip_first_not_only_the_commonest_word(wo
     assert words.suggestions("occured") == ["occurred"]  # not "occur ed"
 
 
+def test_other_languages_know_their_own_words_and_elisions_and_leave_english_alone(tmp_path: Path) -> None:
+    french = Dictionary(tmp_path / "words.txt", "fr")
+    french.load()
+    text = "Le vieux gardien montait l'escalier chaque soir. Il comptait les marches comme son pèr, qu'il aimait."
+    assert flagged(text, french) == ["pèr"]  # "l'escalier" and "qu'il" are two words each, both French
+    assert french.suggestions("pèr")[0] == "père"
+    assert not french.knows("qu'escalierr") and not french.knows("zz'il")
+    english = "The keeper climbed the stairs every evening and counted them as his father had done."
+    assert flagged(english, french) == []  # a paragraph in English is left unmarked, not red throughout
+    assert not french.knows("colour")  # English's British forms are English's only
+    german = Dictionary(tmp_path / "words.txt", "de")
+    german.load()
+    text = "Der alte Wärter stieg jeden Abend die Treppe hinauf. Er zählte die Stufen wie sein Vatr."
+    assert flagged(text, german) == ["Vatr"] and german.suggestions("Vatr")[0] == "Vater"
+    # The first language is the system's where it is offered.
+    assert language_for("fr_CA") == "fr" and language_for("de") == "de"
+    assert language_for("ja_JP") == "en" and language_for("C") == "en" and language_for("es_ES") == "en"
+
+
 def test_the_writers_own_words_are_kept_across_sessions(words: Dictionary, tmp_path: Path) -> None:
     assert not words.knows("Quillworth")
     words.add("Quillworth")
@@ -100,7 +120,7 @@ def underlined(window) -> list[str]:
 
 def spelling_window(document_window, qtbot, monkeypatch, tmp_path: Path, text: str, **overrides):
     monkeypatch.setenv("REDRAFT_HOME", str(tmp_path / "home"))  # the writer's own words: this test's
-    window = document_window(text, **overrides)
+    window = document_window(text, **{"spelling_language": "en", **overrides})  # whatever the system's language
     window.spelling.wait_loaded()
     qtbot.waitUntil(lambda: window.spelling.dictionary.ready and bool(underlined(window)), timeout=SIGNAL_TIMEOUT_MS)
     return window
@@ -239,3 +259,32 @@ def test_f7_selects_each_misspelling_in_turn_and_the_help_lists_both_keys(
     listed = window.show_shortcuts().browser.toPlainText()
     assert "Next Misspelling\nF7" in listed and "Check Spelling\nShift+F7" in listed
     assert editor.plain_text() == "All is well.\n"  # looking never edits
+
+
+def test_choosing_a_spelling_language_checks_the_text_in_it_and_is_remembered(
+    document_window, make_window, qtbot, monkeypatch, tmp_path: Path
+) -> None:
+    text = (
+        "The keeper climbd the stairs every evening and counted them.\n\n"
+        "Le vieux gardien montait l'escalier chaque soir. Il comptait les marches comme son pèr.\n\n"
+        "Der alte Wärter stieg jeden Abend die Treppe hinauf. Er zählte die Stufen wie sein Vatr.\n"
+    )
+    window = spelling_window(document_window, qtbot, monkeypatch, tmp_path, text)
+    assert underlined(window) == ["climbd"]  # the French and German paragraphs left alone in English
+    menu = window.spelling.language_menu
+    assert menu.menuAction() in window.view_menu.actions()
+    assert [a.text() for a in menu.actions() if a.isChecked()] == ["English"]
+    next(a for a in menu.actions() if a.text() == "Français").trigger()
+    window.spelling.wait_loaded()
+    qtbot.waitUntil(lambda: underlined(window) == ["pèr"], timeout=SIGNAL_TIMEOUT_MS)  # now English is foreign
+    assert [a.text() for a in menu.actions() if a.isChecked()] == ["Français"]
+    # Chosen with spelling off, a language turns it on.
+    window.spelling.action.setChecked(False)
+    assert underlined(window) == []
+    next(a for a in menu.actions() if a.text() == "Deutsch").trigger()
+    assert window.spelling.action.isChecked()
+    window.spelling.wait_loaded()
+    qtbot.waitUntil(lambda: underlined(window) == ["Vatr"], timeout=SIGNAL_TIMEOUT_MS)
+    again = make_window()  # the writer's next start: the same settings file
+    assert again.prefs.spelling_language == "de" and again.spelling.language == "de"
+    assert [a.text() for a in again.spelling.language_menu.actions() if a.isChecked()] == ["Deutsch"]
