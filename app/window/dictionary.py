@@ -77,7 +77,9 @@ KEY_PLACES = {
 _WORD_LISTS_LOCK = threading.Lock()
 
 
-@functools.cache
+# Two lists at most stay read (a writer going back and forth between two languages waits for neither): each
+# holds 20-90 MB, all six about 200 MB.
+@functools.lru_cache(maxsize=2)
 def _word_list(language: str) -> Any:
     from spellchecker import SpellChecker
 
@@ -85,14 +87,14 @@ def _word_list(language: str) -> Any:
 
 
 def word_list(language: str) -> Any:
-    """pyspellchecker's list for ``language``, read once a process (every window shares it, read only)."""
+    """pyspellchecker's list for ``language``, read once while in use (every window shares it, read only)."""
     if language not in LANGUAGES:
         raise ValueError(f"no word list for {language!r} (there are: {', '.join(LANGUAGES)})")
     with _WORD_LISTS_LOCK:
         return _word_list(language)
 
 
-@functools.cache
+@functools.lru_cache(maxsize=2)
 def elision_heads(language: str) -> frozenset[str]:
     """The words a language's list shows elided before another ("qu" of "qu'", "dell" of "dell'anno")."""
     return frozenset(word.split("'", 1)[0] for word in word_list(language).word_frequency.dictionary
