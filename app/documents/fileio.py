@@ -233,19 +233,20 @@ def encode_document(document: TextDocument) -> bytes:
     return data
 
 
-def _why(error: OSError, target: Path) -> str:
-    """Why a save failed and what the writer can do, in their terms (the file on disk is untouched)."""
+def _why(error: OSError, target: Path, again: str = "use Save As") -> str:
+    """Why a save failed and what the writer can do, in their terms (the file on disk is untouched); ``again``
+    is how they choose another place."""
     folder = target.parent
     reasons = {
-        errno.ENOSPC: f"the disk holding {folder} is full; free some space, or use Save As to put it elsewhere",
-        errno.EDQUOT: f"your disk quota on {folder} is used up; free some space, or use Save As elsewhere",
-        errno.EROFS: f"{folder} is on a read-only disk; use Save As to put it on another one",
-        errno.EACCES: f"you do not have permission to write in {folder}; use Save As to put it in a folder of yours",
-        errno.EPERM: f"the system does not allow writing {target.name} in {folder}; use Save As to put it elsewhere",
-        errno.ENOENT: f"the folder {folder} no longer exists; use Save As to choose where the document goes",
-        errno.ENOTDIR: f"{folder} is not a folder any more; use Save As to choose where the document goes",
+        errno.ENOSPC: f"the disk holding {folder} is full; free some space, or {again} to put it elsewhere",
+        errno.EDQUOT: f"your disk quota on {folder} is used up; free some space, or {again} elsewhere",
+        errno.EROFS: f"{folder} is on a read-only disk; {again} to put it on another one",
+        errno.EACCES: f"you do not have permission to write in {folder}; {again} to put it in a folder of yours",
+        errno.EPERM: f"the system does not allow writing {target.name} in {folder}; {again} to put it elsewhere",
+        errno.ENOENT: f"the folder {folder} no longer exists; {again} to choose where the document goes",
+        errno.ENOTDIR: f"{folder} is not a folder any more; {again} to choose where the document goes",
     }
-    return reasons.get(error.errno or 0, f"{error.strerror or error}; use Save As to try another place")
+    return reasons.get(error.errno or 0, f"{error.strerror or error}; {again} to try another place")
 
 
 TEMP_SUFFIX = ".redraft-tmp"
@@ -357,7 +358,12 @@ def save_document(path: Path, document: TextDocument) -> None:
     Whatever fails, the file on disk is the complete old text or the complete new one, and no temporary
     file is left; the FileError says why and what to do.
     """
-    data = encode_document(document)
+    save_bytes(path, encode_document(document))
+
+
+def save_bytes(path: Path, data: bytes, again: str = "use Save As") -> None:
+    """:func:`save_document`'s atomic write of any ``data`` (an exported PDF); ``again`` is how the writer
+    chooses another place, said where this one fails."""
     target = path.resolve() if path.is_symlink() else path
     folder = target.parent
     remove_stale_temporaries(target)
@@ -366,16 +372,16 @@ def save_document(path: Path, document: TextDocument) -> None:
     except FileNotFoundError:
         existing = None
     except OSError as error:
-        raise FileError(f"could not save {target.name}: {_why(error, target)}") from error
+        raise FileError(f"could not save {target.name}: {_why(error, target, again)}") from error
     if existing is not None:
         # The rename would replace the file without asking (only the folder's permission counts), taking
         # its owner, group and ACLs with it: a read-only mark (also for an administrator) and a file we may
         # not write are honoured here.
         if not existing & 0o222:
-            raise FileError(f"{target} is read-only; use Save As to save a copy, or make it writable first")
+            raise FileError(f"{target} is read-only; {again} to save a copy, or make it writable first")
         if not _may_replace(target):
             raise FileError(
-                f"you do not have permission to change {target} (it may belong to another user); use Save As "
+                f"you do not have permission to change {target} (it may belong to another user); {again} "
                 "to save a copy in a folder of yours"
             )
     try:
@@ -383,7 +389,7 @@ def save_document(path: Path, document: TextDocument) -> None:
         # old file's mode once written, so its text is never readable by more people than before.
         handle, temporary = _create_temporary(target, 0o666 if existing is None else 0o600)
     except OSError as error:
-        raise FileError(f"could not save {target.name}: {_why(error, target)}") from error
+        raise FileError(f"could not save {target.name}: {_why(error, target, again)}") from error
     try:
         with os.fdopen(handle, "wb") as stream:
             stream.write(data)
@@ -401,4 +407,4 @@ def save_document(path: Path, document: TextDocument) -> None:
                 f"could not save {target.name}: another program removed Redraft's temporary copy beside it "
                 "before it could take the file's place; your text is still here, unsaved: save again"
             ) from error
-        raise FileError(f"could not save {target.name}: {_why(error, target)}") from error
+        raise FileError(f"could not save {target.name}: {_why(error, target, again)}") from error

@@ -1,4 +1,4 @@
-"""The window's File menu: New, Open, Save, Save As, Open Recent, and "save your changes first?".
+"""The window's File menu: New, Open, Save, Save As, Export as PDF, Open Recent, and "save your changes first?".
 
 :class:`FileCommands` is the file half of :class:`app.window.main_window.MainWindow`, which inherits it: its
 state is the window's own (``path``, ``file_format``, the title that names the file), and autosave,
@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
+from PySide6.QtCore import QLocale
 from PySide6.QtWidgets import QFileDialog, QInputDialog, QMainWindow, QMenu, QMessageBox
 
 from app.dialogs.message_bar import MessageBar
@@ -27,6 +28,7 @@ from app.documents.fileio import (
 from app.settings import MAX_RECENT_FILES, Preferences
 from app.window.editor_widget import RewriteEditor
 from app.window.markdown_highlighter import is_markdown
+from app.window.pdf_export import export_pdf
 
 
 def save_failure(reason: str) -> str:
@@ -172,6 +174,24 @@ class FileCommands(QMainWindow):
             self, "Save As", folder, "Markdown (*.md);;Text (*.txt);;All files (*)"
         )
         return self.save_to(Path(name)) if name else False
+
+    def export_pdf(self) -> bool:
+        """File ▸ Export as PDF…: beside the document, named as it is, unless the writer chooses otherwise."""
+        suggested = self.path.with_suffix(".pdf") if self.path is not None else Path.home() / "Untitled.pdf"
+        name, _filter = QFileDialog.getSaveFileName(self, "Export as PDF", str(suggested), "PDF (*.pdf)")
+        if not name:
+            return False
+        return self.export_to(Path(name) if name.lower().endswith(".pdf") else Path(name + ".pdf"))
+
+    def export_to(self, path: Path) -> bool:
+        name = self.path.stem if self.path is not None else "Untitled"
+        try:
+            pages = export_pdf(self.saved_text(), is_markdown(self.path), path, name, QLocale.system().territory())
+        except FileError as error:
+            self.message_bar.show_message(f"{save_failure(str(error))}.")
+            return False
+        self.statusBar().showMessage(f"Exported {path.name} ({pages} page{'s' if pages != 1 else ''})", 5000)
+        return True
 
     def save_to(self, path: Path) -> bool:
         try:

@@ -1,0 +1,104 @@
+"""File ▸ Export as PDF… (app/window/pdf_export.py) through the window, read back with pypdf: the pages, the
+words on them, the title and the paper, what a pending rewrite exports, and a failed export in words."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pypdf import PdfReader
+from PySide6.QtCore import QLocale
+from test_rewrite import finish
+
+from app.window.editor_widget import Phase
+from app.window.pdf_export import MARGIN_MM, paper_for
+
+BODY = "The keeper counted the steps as his father had done before him, and the lights came on one by one. " * 12
+STORY = (
+    "# The Lighthouse\n\nThe keeper **climbed** the stairs *every* evening.\n\n- the lamp\n- the log\n\n"
+    "> Keep the light.\n\n" + "\n\n".join([BODY] * 8) + "\n"
+)
+
+
+def words_of(path: Path) -> tuple[PdfReader, str]:
+    """The PDF, and the words on its pages' text areas in reading order (not the page numbers below them,
+    nor what Qt leaves out of sight in a page's top margin: the line before the break, see pdf_bytes)."""
+    reader = PdfReader(path)
+    margin = MARGIN_MM / 25.4 * 72
+    lines: list[str] = []
+    for page in reader.pages:
+        top = float(page.mediabox.height) - margin
+
+        def visit(text: str, matrix: list[float], text_matrix: list[float], _font: object, _size: float,
+                  top: float = top) -> None:  # fmt: skip
+            y = text_matrix[5] * matrix[3] + matrix[5]
+            if text.strip() and margin - 1 <= y <= top + 1:
+                lines.append(" ".join(text.split()))
+
+        page.extract_text(visitor_text=visit)
+    return reader, " ".join(lines)
+
+
+def test_a_markdown_document_is_typeset_on_pages_without_its_marks(document_window, tmp_path: Path) -> None:
+    tmp_path = tmp_path / "writing"  # beside the test's settings folder
+    tmp_path.mkdir()
+    source = tmp_path / "lighthouse.md"
+    source.write_text(STORY, encoding="utf-8")
+    window = document_window()
+    assert window.open_path(source)
+    target = tmp_path / "lighthouse.pdf"
+    assert window.export_to(target)
+    reader, words = words_of(target)
+    assert len(reader.pages) >= 2 and window.statusBar().currentMessage() == (
+        f"Exported lighthouse.pdf ({len(reader.pages)} pages)"
+    )
+    assert reader.metadata.title == "The Lighthouse"  # the first heading, not the file's name
+    assert "The Lighthouse The keeper climbed the stairs every evening." in words
+    assert "the lamp" in words and "Keep the light." in words
+    assert "**" not in words and "# " not in words and "> Keep" not in words
+    assert words.count("his father had done before him") == 12 * 8  # every word of the body, over the pages
+    assert not window.editor.document().isModified() and window.path == source  # the document is still the .md
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["lighthouse.md", "lighthouse.pdf"]  # no temporary left
+
+
+def test_a_text_file_keeps_its_characters_and_its_name_is_the_title(document_window, tmp_path: Path) -> None:
+    source = tmp_path / "notes.txt"
+    source.write_text("# not a heading\nA *plain* line with **stars**.\n", encoding="utf-8")
+    window = document_window()
+    assert window.open_path(source)
+    target = tmp_path / "notes.pdf"
+    target.write_bytes(b"an older export")
+    assert window.export_to(target)
+    reader, words = words_of(target)
+    assert "# not a heading A *plain* line with **stars**." in words
+    assert reader.metadata.title == "notes" and len(reader.pages) == 1
+    assert window.statusBar().currentMessage() == "Exported notes.pdf (1 page)"
+
+
+def test_paper_is_the_countrys() -> None:
+    a4, letter = paper_for(QLocale.Country.Germany), paper_for(QLocale.Country.UnitedStates)
+    assert a4.sizePoints().toTuple() == (595, 842) and letter.sizePoints().toTuple() == (612, 792)
+    assert paper_for(QLocale.Country.Canada).sizePoints() == letter.sizePoints()
+
+
+def test_a_pending_rewrite_exports_as_its_original_and_stays_pending(document_window, qtbot, tmp_path) -> None:
+    window = document_window()
+    editor = window.editor
+    start = editor.plain_text().index("climbed the stairs")
+    editor.select_range(start, start + len("climbed the stairs"))
+    window.rewrite_selection()
+    result = finish(qtbot, window)
+    assert window.export_to(tmp_path / "draft.pdf")
+    _, words = words_of(tmp_path / "draft.pdf")
+    assert "The lighthouse keeper climbed the stairs every evening." in words  # as Save would write it
+    assert window.run is not None and editor.phase is Phase.REVIEW
+    assert result.texts[window.run.candidate] in editor.plain_text()
+
+
+def test_a_failed_export_says_why_and_leaves_nothing_behind(document_window, tmp_path: Path) -> None:
+    window = document_window()
+    folder = tmp_path / "writing" / "gone"
+    assert not window.export_to(folder / "story.pdf")
+    said = window.message_bar.label.text()
+    assert said.startswith("Could not save story.pdf: the folder") and "export again" in said, said
+    assert not window.message_bar.isHidden() and not window.statusBar().currentMessage().startswith("Exported")
+    assert not (tmp_path / "writing").exists()  # no temporary, no folder made
