@@ -12,8 +12,8 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from PySide6.QtCore import QLocale
-from PySide6.QtWidgets import QFileDialog, QInputDialog, QMainWindow, QMenu, QMessageBox
+from PySide6.QtCore import QLocale, Qt
+from PySide6.QtWidgets import QApplication, QFileDialog, QInputDialog, QMainWindow, QMenu, QMessageBox
 
 from app.dialogs.message_bar import MessageBar
 from app.documents.fileio import (
@@ -185,11 +185,14 @@ class FileCommands(QMainWindow):
 
     def export_to(self, path: Path) -> bool:
         name = self.path.stem if self.path is not None else "Untitled"
+        QApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)  # a novel takes a second or two
         try:
             pages = export_pdf(self.saved_text(), is_markdown(self.path), path, name, QLocale.system().territory())
         except FileError as error:
             self.message_bar.show_message(f"{save_failure(str(error))}.")
             return False
+        finally:
+            QApplication.restoreOverrideCursor()
         self.statusBar().showMessage(f"Exported {path.name} ({pages} page{'s' if pages != 1 else ''})", 5000)
         return True
 
