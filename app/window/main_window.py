@@ -55,6 +55,7 @@ from app.rewrite.worker import ModelInfo, RewriteService
 from app.settings import MAX_INSTRUCTION_HISTORY, Preferences, SettingsStore
 from app.window.action_states import DEMO_CANNOT_INSTRUCT, NO_MODEL, NOT_INSTRUCTION_TUNED, ActionStates
 from app.window.editor_widget import RewriteEditor
+from app.window.focus_mode import FocusMode
 from app.window.rewrap import rewrap_paragraphs
 from app.window.spelling import Spelling
 from app.window.theme import apply_theme, canvas_colors
@@ -270,6 +271,7 @@ class MainWindow(ActionStates):
         toolbar.addWidget(self.candidate_label)
         toolbar.addAction(self.cancel_action)
         self.addToolBar(toolbar)
+        self.toolbar = toolbar
 
     def _install_drafts_and_versions(self) -> None:
         """The drafts panel beside the text (rewrite/drafts_panel.py) and every span's versions (rewrite/versions)."""
@@ -293,6 +295,9 @@ class MainWindow(ActionStates):
         self.spelling.languageChosen.connect(lambda code: self._store(spelling_language=code))
         self.view_menu.addAction(self.spelling.action)
         self.view_menu.addMenu(self.spelling.language_menu)
+        self.focus_mode = FocusMode(self, self.toolbar, panel, self)  # View ▸ Focus Mode (F11)
+        self.view_menu.insertSeparator(self.view_menu.actions()[0])
+        self.view_menu.insertAction(self.view_menu.actions()[0], self.focus_mode.action)
         self.edit_menu.insertAction(self.rewrap_action, self.spelling.next_action)  # Edit ▸ Next Misspelling
         panel.draft_menu(self.rewrite_menu)
         self.tracked_changes = TrackedChanges(self)  # Rewrite ▸ Show Changes (app/rewrite/tracked_changes.py)

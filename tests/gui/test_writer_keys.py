@@ -187,3 +187,30 @@ def test_the_right_click_menus_undo_and_redo_are_the_edit_menus(document_window,
     # Undone as Edit ▸ Undo does it: the original back, the caret where the text changed, not at the top.
     assert editor.plain_text() == DOCUMENT
     assert editor.textCursor().position() >= start
+
+
+def test_focus_mode_leaves_the_text_alone_and_every_key_still_works(document_window, qtbot) -> None:
+    window = document_window()
+    editor = window.editor
+    chrome = (window.menuBar(), window.toolbar, window.drafts_panel)
+    assert all(widget.isVisible() for widget in chrome)
+    QTest.keyClick(editor, Qt.Key.Key_F11)
+    assert window.focus_mode.on and window.isFullScreen()
+    assert not any(widget.isVisible() for widget in chrome)
+    assert window.statusBar().isVisible() and "F11" in window.statusBar().currentMessage()
+    # The menus' keys work with the menu bar out of sight; Esc rejects the rewrite and stays in focus mode.
+    select(window, SPAN)
+    QTest.keyClick(editor, Qt.Key.Key_R, CTRL)
+    finish(qtbot, window)
+    QTest.keyClick(editor, Qt.Key.Key_2, Qt.KeyboardModifier.AltModifier)  # a draft chosen with its panel hidden
+    assert window.run.candidate == window.run.result.ranking[1]
+    QTest.keyClick(editor, Qt.Key.Key_Escape)
+    assert window.run is None and editor.plain_text() == DOCUMENT and window.focus_mode.on
+    QTest.keyClick(editor, Qt.Key.Key_Escape)  # no rewrite open: Esc leaves, and everything is back
+    assert not window.focus_mode.on and not window.isFullScreen()
+    assert all(widget.isVisible() for widget in chrome) and window.prefs.drafts_panel
+    # A panel the writer had closed stays closed after focus mode.
+    window.drafts_panel.toggle_action.trigger()
+    QTest.keyClick(editor, Qt.Key.Key_F11)
+    QTest.keyClick(editor, Qt.Key.Key_F11)
+    assert not window.focus_mode.on and window.menuBar().isVisible() and not window.drafts_panel.isVisible()
