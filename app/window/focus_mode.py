@@ -13,6 +13,8 @@ from PySide6.QtWidgets import QDockWidget, QMenu, QMenuBar, QStatusBar, QToolBar
 
 from app.window.editor_widget import RewriteEditor
 
+FOCUS_KEY = QKeySequence("F11")
+
 
 class FocusWindow(Protocol):
     """What focus mode uses of the main window (a QMainWindow)."""
@@ -41,7 +43,10 @@ class FocusMode(QObject):
         self.panel = panel
         self.action = QAction("&Focus Mode", parent)
         self.action.setCheckable(True)
-        self.action.setShortcut(QKeySequence(QKeySequence.StandardKey.FullScreen))
+        # F11 everywhere, and the platform's own keys for full screen where it has any: Qt lists none for X11
+        # outside KDE and GNOME, where F11 did nothing.
+        standard = QKeySequence.keyBindings(QKeySequence.StandardKey.FullScreen)
+        self.action.setShortcuts([FOCUS_KEY, *(keys for keys in standard if keys != FOCUS_KEY)])
         self.action.setStatusTip("The text alone, full screen (F11 or Esc leaves)")
         self.action.toggled.connect(self._toggled)
         self._put_aside: list[QWidget] = []
