@@ -111,9 +111,9 @@ class ActionStates(HelpPages):
 
     def as_window_actions(self, menu: QMenu, _cursor: QTextCursor) -> None:
         """Qt's right-click entries (Undo, Redo, Cut…) with the Edit menu's shortcuts and behaviour: Qt labels
-        Redo with its own platform's keys (Ctrl+Shift+Z beside the Edit menu's Ctrl+Y), and its Undo left the
-        caret where Qt puts it, not where the text changed. Each keeps Qt's enabled state (nothing to undo, no
-        selection to cut)."""
+        them with the keys it picks for the platform, which need not be the Edit menu's, and its Undo of an
+        accepted rewrite left the caret at the top of the document, not where the text changed. Each keeps
+        Qt's enabled state (nothing to undo, no selection to cut)."""
         ours = {
             "edit-undo": self.undo_action, "edit-redo": self.redo_action, "edit-cut": self.cut_action,
             "edit-copy": self.copy_action, "edit-paste": self.paste_action, "select-all": self.select_all_action,
