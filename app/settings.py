@@ -75,6 +75,7 @@ class Preferences:
     # The least time a pass stays on screen, so fast hardware still shows the text developing.
     pass_display_ms: int = _setting(35, "rewrite/pass_display_ms")
     theme: str = _setting("system", "ui/theme")
+    font_family: str = _setting("", "ui/font_family")  # the text's typeface; "": the book serifs (PROSE_FONTS)
     drafts_panel: bool = _setting(True, "ui/drafts_panel")  # View ▸ Drafts Panel (app/rewrite/drafts_panel.py)
     shade_span: bool = _setting(False, "ui/shade_span")  # View ▸ Shade Hesitant Words in the Text
     check_spelling: bool = _setting(True, "ui/check_spelling")  # View ▸ Check Spelling (app/window/spelling.py)

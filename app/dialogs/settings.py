@@ -38,6 +38,7 @@ from app.dialogs.settings_controls import (
     combo_box,
     described,
     double_box,
+    font_box,
     form_layout,
     integer_box,
     words_for,
@@ -148,6 +149,7 @@ class SettingsDialog(QDialog):
         self.pass_display.setSuffix(" ms")
         self.pass_display.setToolTip("The least time each denoising pass stays on screen")
         self.theme = combo_box(THEME_LABELS, p.theme)
+        self.font_family = font_box(p.font_family)
 
         self.use_server = QCheckBox("Edit on a team's server instead of this computer")
         self.use_server.setChecked(p.use_server)
@@ -237,6 +239,7 @@ class SettingsDialog(QDialog):
 
         look_form = form_layout()
         look_form.addRow("Theme:", self.theme)
+        look_form.addRow("Text font:", described(self.font_family, "The typeface of your text, and of its PDF."))
         look_form.addRow(
             "Show each pass for at least:",
             described(
@@ -429,6 +432,7 @@ class SettingsDialog(QDialog):
         self.random_seed.setChecked(other.random_seed.isChecked())
         self.fewer_drafts.setChecked(other.fewer_drafts.isChecked())
         self.theme.setCurrentIndex(other.theme.currentIndex())
+        self.font_family.setCurrentIndex(max(0, self.font_family.findData(other.font_family.currentData())))
         self.use_server.setChecked(other.use_server.isChecked())
         self.server_url.setText(other.server_url.text())
         self.server_model.setText(other.server_model.text())
@@ -465,6 +469,7 @@ class SettingsDialog(QDialog):
             context_budget=self.context_budget.value(),
             pass_display_ms=self.pass_display.value(),
             theme=str(self.theme.currentData()),
+            font_family=str(self.font_family.currentData()),
             use_server=self.use_server.isChecked(),
             server_url=self.server_url.text().strip(),
             server_model=self.server_model.text().strip(),

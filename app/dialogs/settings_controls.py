@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import threading
 
-from PySide6.QtCore import QObject, QSize, Signal
+from PySide6.QtCore import QObject, QSize, Qt, Signal
+from PySide6.QtGui import QFont, QFontDatabase
 from PySide6.QtWidgets import (
     QComboBox,
     QDoubleSpinBox,
@@ -18,6 +19,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+BOOK_SERIFS = "Book serif (Charter, Georgia…)"  # the text's own typefaces (app.window.theme.PROSE_FONTS)
 MODEL_SOURCES = (("Built-in model", "builtin"), ("Local folder", "folder"), ("Hugging Face Hub id", "hub"))
 DEVICE_LABELS = (
     ("Automatic (the graphics card if it can)", "auto"),
@@ -70,6 +72,22 @@ def combo_box(items: tuple[tuple[str, str], ...], current: str) -> QComboBox:
     for label, value in items:
         combo.addItem(label, value)
     combo.setCurrentIndex(max(0, combo.findData(current)))
+    return combo
+
+
+def font_box(current: str) -> QComboBox:
+    """The text's typeface: the book serifs first (""), then this computer's families, each shown in itself. A
+    saved family no longer installed stays listed, so passing through Settings keeps it."""
+    combo = QComboBox()
+    combo.addItem(BOOK_SERIFS, "")
+    families = [f for f in QFontDatabase.families() if not f.startswith(".") and not QFontDatabase.isPrivateFamily(f)]
+    if current and current not in families:
+        families.append(current)
+    for family in sorted(set(families), key=str.casefold):
+        combo.addItem(family, family)
+        combo.setItemData(combo.count() - 1, QFont(family), Qt.ItemDataRole.FontRole)
+    combo.setCurrentIndex(max(0, combo.findData(current)))
+    combo.setMaxVisibleItems(16)
     return combo
 
 

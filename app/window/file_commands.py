@@ -187,7 +187,8 @@ class FileCommands(QMainWindow):
         name = self.path.stem if self.path is not None else "Untitled"
         QApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)  # a novel takes a second or two
         try:
-            pages = export_pdf(self.saved_text(), is_markdown(self.path), path, name, QLocale.system().territory())
+            pages = export_pdf(self.saved_text(), is_markdown(self.path), path, name, QLocale.system().territory(),
+                               self.prefs.font_family)  # fmt: skip
         except FileError as error:
             self.message_bar.show_message(f"{save_failure(str(error))}.")
             return False

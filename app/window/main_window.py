@@ -140,6 +140,7 @@ class MainWindow(ActionStates):
         # At most the screen's room: a fixed 760 px plus a title bar hid the status bar on 1366x768 laptops.
         self.resize(fitted(self, QSize(1100, 760)))
         self.apply_theme()
+        self.editor.set_prose_font(self.prefs.font_family)
         self.editor.apply_zoom(self.prefs.zoom)
         hints = QGuiApplication.styleHints()
         hints.colorSchemeChanged.connect(lambda _scheme: self.apply_theme())
@@ -456,6 +457,8 @@ class MainWindow(ActionStates):
         self.settings.save(self.prefs)
         if new.theme != old.theme:
             self.apply_theme()
+        if new.font_family != old.font_family:
+            self.editor.set_prose_font(new.font_family)
         server = (new.use_server, new.server_url, new.server_model, new.server_passes)
         old_server = (old.use_server, old.server_url, old.server_model, old.server_passes)
         local = any(getattr(new, name) != getattr(old, name) for name in LOCAL_MODEL_SETTINGS)

@@ -1,7 +1,7 @@
 """File ▸ Export as PDF…: the document typeset on pages, to send or to print.
 
 A Markdown document (``is_markdown``: .md, or untitled) is rendered as Markdown, its headings, emphasis, lists
-and quotes set and its marks gone; any other is its plain text, line for line. Both in the editor's serif at a
+and quotes set and its marks gone; any other is its plain text, line for line. Both in the editor's typeface at a
 print size, on A4, or on US Letter where the system's country uses it, with margins and page numbers. The
 PDF's title is the document's first heading, else its file name.
 
@@ -29,7 +29,7 @@ from PySide6.QtGui import (
 )
 
 from app.documents.fileio import save_bytes
-from app.window.editor_widget import PROSE_FONTS
+from app.window.theme import prose_families
 
 PRINT_POINT_SIZE = 11.5  # a book's body size; the editor's is a screen's
 MARGIN_MM = 25.0
@@ -47,11 +47,12 @@ def paper_for(country: QLocale.Country) -> QPageSize:
     return QPageSize(QPageSize.PageSizeId.Letter if country in LETTER_COUNTRIES else QPageSize.PageSizeId.A4)
 
 
-def typeset(text: str, markdown: bool) -> QTextDocument:
-    """``text`` laid out for print: as Markdown (GitHub's dialect) or as plain lines, in the prose serif."""
+def typeset(text: str, markdown: bool, family: str = "") -> QTextDocument:
+    """``text`` laid out for print: as Markdown (GitHub's dialect) or as plain lines, in the text's typeface
+    (``family``, Settings ▸ Appearance; "": the book serifs)."""
     document = QTextDocument()
     font = QFont()
-    font.setFamilies(list(PROSE_FONTS))
+    font.setFamilies(prose_families(family))
     font.setStyleHint(QFont.StyleHint.Serif)
     font.setPointSizeF(PRINT_POINT_SIZE)
     document.setDefaultFont(font)
@@ -86,7 +87,7 @@ def pdf_bytes(document: QTextDocument, title: str, paper: QPageSize) -> tuple[by
     """``document`` printed to a PDF in memory, and its number of pages.
 
     Painted page by page here rather than by ``QTextDocument.print_``, for exact margins and page numbers set
-    in the text's serif, centred. Qt puts the line before a page break in the next page's text as well, out of
+    in the text's typeface, centred. Qt puts the line before a page break in the next page's text as well, out of
     sight in its top margin (print_ does the same): a PDF reader's search may find that line twice."""
     buffer = QBuffer()
     buffer.open(QIODevice.OpenModeFlag.WriteOnly)
@@ -125,9 +126,10 @@ def pdf_bytes(document: QTextDocument, title: str, paper: QPageSize) -> tuple[by
     return bytes(buffer.data().data()), pages
 
 
-def export_pdf(text: str, markdown: bool, path: Path, name: str, country: QLocale.Country) -> int:
-    """Write ``text`` to ``path`` as a PDF (see the module's docstring); the number of pages. Raises
-    ``FileError`` (in the writer's words) where it cannot be written; nothing is half-written."""
-    data, pages = pdf_bytes(typeset(text, markdown), title_of(text, markdown, name), paper_for(country))
+def export_pdf(text: str, markdown: bool, path: Path, name: str, country: QLocale.Country, family: str = "") -> int:
+    """Write ``text`` to ``path`` as a PDF (see the module's docstring) in ``family`` (the editor's typeface);
+    the number of pages. Raises ``FileError`` (in the writer's words) where it cannot be written; nothing is
+    half-written."""
+    data, pages = pdf_bytes(typeset(text, markdown, family), title_of(text, markdown, name), paper_for(country))
     save_bytes(path, data, again="export again")
     return pages

@@ -1,4 +1,5 @@
-"""Fusion with a light or dark palette that follows the system scheme unless Settings overrides it."""
+"""Fusion with a light or dark palette that follows the system scheme unless Settings overrides it, and the
+typeface the text is set in."""
 
 from __future__ import annotations
 
@@ -10,6 +11,14 @@ from PySide6.QtWidgets import QApplication
 
 Role = QPalette.ColorRole
 Group = QPalette.ColorGroup
+# The text's book serifs, the first one installed; Settings ▸ Appearance may put the writer's choice first.
+PROSE_FONTS = ("Charter", "Iowan Old Style", "Georgia", "Source Serif 4", "Noto Serif", "DejaVu Serif", "serif")
+
+
+def prose_families(family: str) -> list[str]:
+    """The font families the text is set in: the writer's choice, then the book serifs for what it lacks."""
+    return [family, *PROSE_FONTS] if family else list(PROSE_FONTS)
+
 
 _LIGHT = {
     Role.Window: "#f3f1ec",

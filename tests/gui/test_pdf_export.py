@@ -3,6 +3,7 @@ words on them, the title and the paper, what a pending rewrite exports, and a fa
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from pypdf import PdfReader
@@ -102,3 +103,19 @@ def test_a_failed_export_says_why_and_leaves_nothing_behind(document_window, tmp
     assert said.startswith("Could not save story.pdf: the folder") and "export again" in said, said
     assert not window.message_bar.isHidden() and not window.statusBar().currentMessage().startswith("Exported")
     assert not (tmp_path / "writing").exists()  # no temporary, no folder made
+
+
+def test_the_texts_typeface_is_the_editors_and_the_pdfs(document_window, tmp_path: Path) -> None:
+    window = document_window()
+    window.resize(2400, 900)  # wider than the text's column: margins beside it
+    default_width = window.editor.viewportMargins().left()
+    assert default_width > 0
+    window.apply_preferences(replace(window.prefs, font_family="DejaVu Sans Mono"))
+    assert window.editor.font().families()[:2] == ["DejaVu Sans Mono", "Charter"]  # the book serifs behind it
+    assert window.editor.viewportMargins().left() != default_width  # the column is so many of its characters
+    assert window.export_to(tmp_path / "mono.pdf")
+    fonts = {str(font["/BaseFont"]) for page in PdfReader(tmp_path / "mono.pdf").pages
+             for font in page["/Resources"]["/Font"].values()}  # fmt: skip
+    assert any("DejaVuSansMono" in name for name in fonts), fonts
+    window.apply_preferences(replace(window.prefs, font_family=""))
+    assert window.editor.font().families()[0] == "Charter"
