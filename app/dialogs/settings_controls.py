@@ -4,6 +4,7 @@ server's connection test, which runs off the GUI thread."""
 
 from __future__ import annotations
 
+import re
 import threading
 
 from PySide6.QtCore import QObject, QSize, Qt, Signal
@@ -19,6 +20,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+FOUNDRY = re.compile(r" \[[^\]]*\]$")  # Qt names a family twice installed by its foundries: "Nimbus Sans [urw]"
 BOOK_SERIFS = "Book serif (Charter, Georgia…)"  # the text's own typefaces (app.window.theme.PROSE_FONTS)
 MODEL_SOURCES = (("Built-in model", "builtin"), ("Local folder", "folder"), ("Hugging Face Hub id", "hub"))
 DEVICE_LABELS = (
@@ -80,15 +82,24 @@ def font_box(current: str) -> QComboBox:
     saved family no longer installed stays listed, so passing through Settings keeps it."""
     combo = QComboBox()
     combo.addItem(BOOK_SERIFS, "")
-    families = [f for f in QFontDatabase.families() if not f.startswith(".") and not QFontDatabase.isPrivateFamily(f)]
-    if current and current not in families:
-        families.append(current)
-    for family in sorted(set(families), key=str.casefold):
+    families = {FOUNDRY.sub("", f) for f in QFontDatabase.families() if text_family(f)}  # "Nimbus Sans [urw]"
+    if current:
+        families.add(current)
+    for family in sorted(families, key=str.casefold):
         combo.addItem(family, family)
         combo.setItemData(combo.count() - 1, QFont(family), Qt.ItemDataRole.FontRole)
     combo.setCurrentIndex(max(0, combo.findData(current)))
     combo.setMaxVisibleItems(16)
     return combo
+
+
+def text_family(family: str) -> bool:
+    """Whether a family can set prose: public, with Latin letters, not a symbol font (Dingbats' letters are
+    ornaments, and its name shown in itself is unreadable)."""
+    if family.startswith(".") or QFontDatabase.isPrivateFamily(family):
+        return False
+    systems = QFontDatabase.writingSystems(family)
+    return QFontDatabase.WritingSystem.Latin in systems and QFontDatabase.WritingSystem.Symbol not in systems
 
 
 def double_box(value: float, maximum: float, step: float, decimals: int = 2) -> QDoubleSpinBox:

@@ -10,6 +10,7 @@ from pypdf import PdfReader
 from PySide6.QtCore import QLocale
 from test_rewrite import finish
 
+from app.dialogs.settings_controls import FOUNDRY, font_box, text_family
 from app.window.editor_widget import Phase
 from app.window.pdf_export import MARGIN_MM, paper_for
 
@@ -119,3 +120,12 @@ def test_the_texts_typeface_is_the_editors_and_the_pdfs(document_window, tmp_pat
     assert any("DejaVuSansMono" in name for name in fonts), fonts
     window.apply_preferences(replace(window.prefs, font_family=""))
     assert window.editor.font().families()[0] == "Charter"
+
+
+def test_the_font_choice_lists_text_families_once_each(qtbot) -> None:
+    box = font_box("A Family Not Installed")
+    families = [box.itemData(index) for index in range(box.count())]
+    assert families[0] == "" and box.itemText(0).startswith("Book serif")  # the default first
+    assert "A Family Not Installed" in families and box.currentData() == "A Family Not Installed"
+    assert len(families) == len(set(families)) and not any(FOUNDRY.search(family) for family in families)
+    assert all(text_family(family) for family in families[1:] if family != "A Family Not Installed")
