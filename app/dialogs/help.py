@@ -62,7 +62,8 @@ selection following an instruction, with checkpoints trained to follow them; <b>
 one-click ones (Simpler, More formal, More casual, More vivid, Shorter, Fix grammar).</p>
 <p>Words the dictionary does not know get a red wavy underline (in English, British spellings pass too; a
 paragraph in another language is left alone). <b>View ▸ Spelling Language</b> chooses English, French,
-German, Italian, Portuguese or Dutch (at first your system's). A right-click on a marked word offers the
+German, Italian, Portuguese or Dutch (at first your system's); a document that plainly reads as another
+of them is checked in its own. A right-click on a marked word offers the
 likeliest words it meant, <b>Add to Dictionary</b> (kept for your next session, in every language; a
 right-click on a word you added offers to remove it) and <b>Ignore</b>. <b>F7</b> selects the next one (the
 menu key then offers the same). A draft is checked once you accept it; <b>View ▸ Check Spelling</b>

@@ -54,6 +54,13 @@ FUNCTION_WORDS = {
         "nl": "het een van niet zijn maar ook wordt wat hij zij",
     }.items()
 }
+# A document reads as one language (detect_language) from this many words on, where this share of them are
+# that language's common words and several times as many as any other's. Measured: 24-29% of English prose,
+# 7-17% of the others' (Italian's list is the shortest), next to none of any other language's.
+DETECT_MIN_WORDS = 40
+DETECT_MIN_SHARE = 0.04
+DETECT_MARGIN = 4
+DETECT_READS_CHARS = 20_000  # a document's opening is enough, and a novel is not read whole
 MAX_SUGGESTIONS = 6
 # Words longer than this get suggestions one edit away only: two edits of a long word take seconds.
 TWO_EDITS_UP_TO = 8
@@ -276,6 +283,20 @@ def misspelled(
             continue
         if not any(a < end and start < b for a, b in skipped):
             yield start, end
+
+
+def detect_language(text: str) -> str | None:
+    """The offered language (LANGUAGES) ``text`` plainly reads as, by its common words (FUNCTION_WORDS);
+    None where it is short or unclear (or in a language not offered: Spanish has none of these words)."""
+    words = [word.lower() for word in WORD.findall(text[:DETECT_READS_CHARS])]
+    if len(words) < DETECT_MIN_WORDS:
+        return None
+    counts = sorted(((sum(word in common for word in words), code) for code, common in FUNCTION_WORDS.items()),
+                    reverse=True)  # fmt: skip
+    (best, code), (second, _) = counts[0], counts[1]
+    if best < DETECT_MIN_SHARE * len(words) or best < DETECT_MARGIN * second:
+        return None
+    return code
 
 
 def reads_foreign(words: list[str], unknown: set[str], function_words: frozenset[str]) -> bool:

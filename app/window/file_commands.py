@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from PySide6.QtCore import QLocale, Qt
+from PySide6.QtCore import QLocale, Qt, Signal
 from PySide6.QtWidgets import QApplication, QFileDialog, QInputDialog, QMainWindow, QMenu, QMessageBox
 
 from app.dialogs.message_bar import MessageBar
@@ -40,6 +40,8 @@ def save_failure(reason: str) -> str:
 
 class FileCommands(QMainWindow):
     """Open and save the window's document; MainWindow sets the fields below and the two hooks."""
+
+    documentReplaced = Signal(str)  # another document's text is in the editor (new, opened, recovered)
 
     editor: RewriteEditor
     message_bar: MessageBar
@@ -100,6 +102,7 @@ class FileCommands(QMainWindow):
         self.file_format = TextDocument(text="")
         self.editor.document().setModified(False)
         self.update_title()
+        self.documentReplaced.emit("")
 
     def load_unsaved(self, text: str, path: Path | None, file_format: TextDocument) -> None:
         """Show ``text`` as an unsaved document under ``path``'s name (a recovered one): Save writes it there."""
@@ -108,6 +111,7 @@ class FileCommands(QMainWindow):
         self.file_format = replace(file_format, text="")
         self.editor.document().setModified(True)
         self.update_title()
+        self.documentReplaced.emit(text)
 
     def open_dialog(self) -> None:
         if not self.maybe_save():
@@ -147,6 +151,7 @@ class FileCommands(QMainWindow):
             self.message_bar.hide()
         self.update_title()
         self.statusBar().showMessage(f"Opened {path.name} ({loaded.encoding})", 3000)
+        self.documentReplaced.emit(loaded.text)
         return True
 
     def _ask_encoding(self, path: Path, reason: str) -> str | None:

@@ -5,8 +5,9 @@ unmarked until it is the writer's (accepted); a developing span is noise the dic
 
 The words (app/window/dictionary.py) are pyspellchecker's list for the language chosen in View ▸ Spelling
 Language (at first the system's, where it is one of them, else English) and the writer's own, one a line in
-``words.txt`` in Redraft's data folder. A paragraph in another language is left unmarked rather than painted
-red throughout."""
+``words.txt`` in Redraft's data folder. A document that plainly reads as another of the languages offered is
+checked in its own, for itself only. A paragraph in another language is left unmarked rather than painted red
+throughout."""
 
 from __future__ import annotations
 
@@ -15,14 +16,22 @@ import threading
 from collections.abc import Callable
 from typing import Protocol
 
-from PySide6.QtCore import QLocale, QObject, Signal
+from PySide6.QtCore import QLocale, QObject, Signal, SignalInstance
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence, QTextCursor, QTextFormat
 from PySide6.QtWidgets import QMenu, QStatusBar
 
 from app.dialogs.message_bar import MessageBar
 from app.settings import Preferences
 from app.userdirs import user_dirs
-from app.window.dictionary import ENGLISH, LANGUAGES, PERSONAL_WORDS, WORD, Dictionary, misspelled
+from app.window.dictionary import (
+    ENGLISH,
+    LANGUAGES,
+    PERSONAL_WORDS,
+    WORD,
+    Dictionary,
+    detect_language,
+    misspelled,
+)
 from app.window.editor_widget import RewriteEditor
 from app.window.live_span import utf16_length
 
@@ -52,6 +61,9 @@ class SpellingWindow(Protocol):
 
     def statusBar(self) -> QStatusBar: ...
 
+    @property
+    def documentReplaced(self) -> SignalInstance: ...
+
 
 class Spelling(QObject):
     """View ▸ Check Spelling: the editor's underlines (through its highlighter) and its right-click offers."""
@@ -63,7 +75,9 @@ class Spelling(QObject):
         super().__init__(parent)
         self.window = window
         chosen = window.prefs.spelling_language
-        self.language = chosen if chosen in LANGUAGES else system_language()
+        # The writer's language (View ▸ Spelling Language, else the system's), and the one checked now: a
+        # document that plainly reads as another offered language is checked in its own (document_replaced).
+        self.preferred = self.language = chosen if chosen in LANGUAGES else system_language()
         self.dictionary = Dictionary(user_dirs().data / PERSONAL_WORDS, self.language)
         self._loading: threading.Thread | None = None
         self.action = QAction("Check &Spelling", parent)
@@ -91,6 +105,7 @@ class Spelling(QObject):
         self._held: int | None = None  # where the caret ended a word left unmarked while it is typed
         window.editor.cursorPositionChanged.connect(self._caret_moved)
         self.loaded.connect(self._loaded)
+        window.documentReplaced.connect(self.document_replaced)
         if window.prefs.check_spelling:
             self.start()
 
@@ -124,15 +139,32 @@ class Spelling(QObject):
         self._apply()
 
     def choose_language(self, language: str) -> None:
-        """View ▸ Spelling Language: check the words against ``language``'s list from now on (and check them)."""
-        self.language = language
+        """View ▸ Spelling Language: the writer's language from now on, remembered (and spelling checked)."""
+        self.preferred = language
         self.languageChosen.emit(language)
+        self._use(language)
+        self.window.statusBar().showMessage(f"Spelling: {LANGUAGES[language]}.", 4000)
+
+    def document_replaced(self, text: str) -> None:
+        """Another document in the window: checked in its own language where it plainly reads as another of
+        those offered (for this document only), else in the writer's."""
+        found = detect_language(text) or self.preferred
+        if found == self.language:
+            return
+        self._use(found, turn_on=False)
+        if found != self.preferred:
+            self.window.statusBar().showMessage(
+                f"Spelling in {LANGUAGES[found]}: this document reads as {LANGUAGES[found]} (View ▸ Spelling "
+                "Language changes it).", 8000)  # fmt: skip
+
+    def _use(self, language: str, turn_on: bool = True) -> None:
+        """Check the words against ``language``'s list; ``turn_on``: turn spelling on if it was off."""
+        self.language = language
         for choice in self.language_menu.actions():
             choice.setChecked(choice.data() == language)
-        self.window.statusBar().showMessage(f"Spelling: {LANGUAGES[language]}.", 4000)
         if self.action.isChecked():
             self.start()
-        else:
+        elif turn_on:
             self.action.setChecked(True)  # choosing a language is asking for its spelling
 
     def _toggled(self, on: bool) -> None:

@@ -11,7 +11,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import QMenu
 
-from app.window.dictionary import Dictionary, misspelled, neighbouring_keys, typo_weight
+from app.window.dictionary import Dictionary, detect_language, misspelled, neighbouring_keys, typo_weight
 from app.window.spelling import language_for
 
 SPELLED = QTextCharFormat.UnderlineStyle.SpellCheckUnderline
@@ -288,3 +288,29 @@ def test_choosing_a_spelling_language_checks_the_text_in_it_and_is_remembered(
     again = make_window()  # the writer's next start: the same settings file
     assert again.prefs.spelling_language == "de" and again.spelling.language == "de"
     assert [a.text() for a in again.spelling.language_menu.actions() if a.isChecked()] == ["Deutsch"]
+
+
+FRENCH_STORY = (
+    "Le vieux gardien montait l'escalier chaque soir. Il comptait les marches comme son pèr avant lui, et les "
+    "lumières du port s'allumaient une à une. Elle avait écrit la lettre deux fois, puis elle était descendue "
+    "vers le port au lieu de la poster. Nous savions tous que la mer était dangereuse en hiver, mais personne ne "
+    "voulait le dire. Vous pouvez rester ici pour la nuit si vous le souhaitez, dit-elle avec un sourire.\n"
+)
+
+
+def test_a_document_in_another_language_is_checked_in_its_own_for_itself_only(
+    document_window, qtbot, monkeypatch, tmp_path: Path
+) -> None:
+    assert detect_language(FRENCH_STORY) == "fr" and detect_language("Too short to tell.") is None
+    window = spelling_window(document_window, qtbot, monkeypatch, tmp_path, "The keeper climbd the stairs.\n")
+    menu = window.spelling.language_menu
+    french = tmp_path / "gardien.txt"
+    french.write_text(FRENCH_STORY, encoding="utf-8")
+    assert window.open_path(french)
+    assert window.spelling.language == "fr" and "reads as Français" in window.statusBar().currentMessage()
+    window.spelling.wait_loaded()
+    qtbot.waitUntil(lambda: underlined(window) == ["pèr"], timeout=SIGNAL_TIMEOUT_MS)
+    assert [a.text() for a in menu.actions() if a.isChecked()] == ["Français"]
+    assert window.prefs.spelling_language == "en"  # the writer's language is unchanged
+    window.new_document()  # nothing to read: the writer's language again
+    assert window.spelling.language == "en" and [a.text() for a in menu.actions() if a.isChecked()] == ["English"]
