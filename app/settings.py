@@ -81,6 +81,7 @@ class Preferences:
     check_spelling: bool = _setting(True, "ui/check_spelling")  # View ▸ Check Spelling (app/window/spelling.py)
     spelling_language: str = _setting("", "ui/spelling_language")  # View ▸ Spelling Language; "": the system's
     zoom: int = _setting(0, "ui/zoom")
+    window_geometry: str = _setting("", "ui/window_geometry")  # where the window was at its last close (base64)
     recent_files: tuple[str, ...] = _setting((), "files/recent")
     instruction_history: tuple[str, ...] = _setting((), "rewrite/instruction_history")
 

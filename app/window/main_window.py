@@ -41,7 +41,7 @@ from app.dialogs.help import HelpPage, WelcomeDialog
 from app.dialogs.message_bar import MessageBar
 from app.dialogs.model_manager import install_model_manager
 from app.dialogs.popups import FillGapPopup, InstructionPopup, show_within_screen
-from app.dialogs.screen_fit import fitted
+from app.dialogs.screen_fit import place_of, restore_place
 from app.dialogs.settings import SettingsDialog
 from app.dialogs.versions import choose_version
 from app.documents.fileio import TextDocument
@@ -138,7 +138,7 @@ class MainWindow(ActionStates):
 
         self.setWindowIcon(icon("redraft"))
         # At most the screen's room: a fixed 760 px plus a title bar hid the status bar on 1366x768 laptops.
-        self.resize(fitted(self, QSize(1100, 760)))
+        restore_place(self, self.prefs.window_geometry, QSize(1100, 760))
         self.apply_theme()
         self.editor.set_prose_font(self.prefs.font_family)
         self.editor.apply_zoom(self.prefs.zoom)
@@ -488,5 +488,7 @@ class MainWindow(ActionStates):
             return
         if self.editor.live_span is not None:
             self._end_live_span()
+        self.focus_mode.action.setChecked(False)  # its menus back, and the window's own place to remember
+        self._store(window_geometry=place_of(self))
         self.service.shutdown()
         event.accept()

@@ -214,3 +214,15 @@ def test_focus_mode_leaves_the_text_alone_and_every_key_still_works(document_win
     QTest.keyClick(editor, Qt.Key.Key_F11)
     QTest.keyClick(editor, Qt.Key.Key_F11)
     assert not window.focus_mode.on and window.menuBar().isVisible() and not window.drafts_panel.isVisible()
+
+
+def test_the_window_opens_where_and_as_large_as_it_was_left_never_full_screen(make_window, qtbot) -> None:
+    window = make_window()
+    window.resize(703, 511)
+    qtbot.waitUntil(lambda: window.size().toTuple() == (703, 511))
+    window.focus_mode.action.setChecked(True)  # closed in Focus Mode
+    assert window.isFullScreen()
+    window.close()
+    again = make_window()  # the writer's next start: the same settings file
+    assert again.prefs.window_geometry and again.size().toTuple() == (703, 511)
+    assert not again.isFullScreen() and not again.focus_mode.on and again.menuBar().isVisible()
