@@ -68,6 +68,8 @@ likeliest words it meant, <b>Add to Dictionary</b> (kept for your next session, 
 right-click on a word you added offers to remove it) and <b>Ignore</b>. <b>F7</b> selects the next one (the
 menu key then offers the same). A draft is checked once you accept it; <b>View ▸ Check Spelling</b>
 (Shift+F7) turns it off.</p>
+<p><b>Edit ▸ Go to Heading…</b> (Ctrl+Shift+O) lists the document's headings (or a plain text's chapter lines);
+type a few letters of one and press Enter to go there.</p>
 <p><b>View ▸ Focus Mode</b> (F11) puts the text alone on the screen: the menus, toolbar and Drafts panel step
 aside and every key still works. F11, or Esc with no rewrite open, brings them back.</p>
 """

@@ -56,6 +56,7 @@ from app.settings import MAX_INSTRUCTION_HISTORY, Preferences, SettingsStore
 from app.window.action_states import DEMO_CANNOT_INSTRUCT, NO_MODEL, NOT_INSTRUCTION_TUNED, ActionStates
 from app.window.editor_widget import RewriteEditor
 from app.window.focus_mode import FocusMode
+from app.window.headings import GoToHeading
 from app.window.rewrap import rewrap_paragraphs
 from app.window.spelling import Spelling
 from app.window.theme import apply_theme, canvas_colors
@@ -297,6 +298,8 @@ class MainWindow(ActionStates):
         self.view_menu.addAction(self.spelling.action)
         self.view_menu.addMenu(self.spelling.language_menu)
         self.focus_mode = FocusMode(self, self.toolbar, panel, self)  # View ▸ Focus Mode (F11)
+        self.go_to_heading = GoToHeading(self, self)  # Edit ▸ Go to Heading…
+        self.edit_menu.insertAction(self.rewrap_action, self.go_to_heading.action)
         self.view_menu.insertSeparator(self.view_menu.actions()[0])
         self.view_menu.insertAction(self.view_menu.actions()[0], self.focus_mode.action)
         self.edit_menu.insertAction(self.rewrap_action, self.spelling.next_action)  # Edit ▸ Next Misspelling

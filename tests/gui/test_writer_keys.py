@@ -11,6 +11,7 @@ from PySide6.QtWidgets import QApplication, QMessageBox
 from test_rewrite import finish
 
 from app.window.editor_widget import Phase
+from app.window.headings import headings
 
 SPAN = "climbed the stairs"
 CTRL = Qt.KeyboardModifier.ControlModifier
@@ -226,3 +227,31 @@ def test_the_window_opens_where_and_as_large_as_it_was_left_never_full_screen(ma
     again = make_window()  # the writer's next start: the same settings file
     assert again.prefs.window_geometry and again.size().toTuple() == (703, 511)
     assert not again.isFullScreen() and not again.focus_mode.on and again.menuBar().isVisible()
+
+
+def test_go_to_heading_narrows_the_list_as_the_writer_types_and_jumps(document_window, qtbot) -> None:
+    body = "A paragraph of the story that goes on for a while.\n\n" * 40
+    text = f"# The Lighthouse 🗼\n\n{body}## Part one\n\n{body}```\n# not a heading\n```\n\n## Part two\n\n{body}"
+    assert [(h.level, h.title) for h in headings(text, markdown=True)] == [
+        (1, "The Lighthouse 🗼"), (2, "Part one"), (2, "Part two"),
+    ]  # fmt: skip
+    plain = "CHAPTER I. Down the Rabbit-Hole\n\nAlice was beginning.\n\nCHAPTER II. The Pool of Tears\n"
+    assert [h.title for h in headings(plain, markdown=False)] == ["CHAPTER I. Down the Rabbit-Hole",
+                                                                   "CHAPTER II. The Pool of Tears"]  # fmt: skip
+    assert headings(plain, markdown=True) == [] and headings(text, markdown=False) == []
+    window = document_window(text)  # untitled: Markdown
+    editor = window.editor
+    QTest.keyClick(editor, Qt.Key.Key_O, CTRL | Qt.KeyboardModifier.ShiftModifier)
+    popup = window.go_to_heading.popup
+    assert popup is not None and popup.isVisible() and popup.list.count() == 3
+    QTest.keyClicks(popup.filter, "two")
+    assert [popup.list.item(row).isHidden() for row in range(3)] == [True, True, False]
+    QTest.keyClick(popup.filter, Qt.Key.Key_Return)
+    assert not popup.isVisible() and editor.hasFocus()
+    block = editor.textCursor().block()
+    assert block.text() == "## Part two" and editor.textCursor().positionInBlock() == 0  # after an emoji: UTF-16
+    assert editor.viewport().rect().contains(editor.cursorRect())  # in view
+    # A document without headings says so.
+    window.editor.setPlainText("Just a paragraph.")
+    window.go_to_heading.action.trigger()
+    assert "No headings here" in window.statusBar().currentMessage()
