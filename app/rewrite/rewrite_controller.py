@@ -186,7 +186,7 @@ class RewriteController(QObject):
             wrapped, wrap_width = shape.wrapped_paragraphs, shape.wrap_width
             start, end = start + margins[0], end - margins[1]
             if wrap_width:  # the spaces before the first word too: a line break may take their place
-                lead = wrap_lead(editor.text_between(start - editor.line_around(start, start)[0], start))
+                lead = wrap_lead(request.prefix.rsplit("\n", 1)[-1])  # the shaped prefix ends where the words start
                 start, margins = start - len(lead), (margins[0] - len(lead), margins[1])
             bound = self._context_chars()
             request = replace(request, prefix=request.prefix[-bound:], suffix=request.suffix[:bound])

@@ -6,6 +6,7 @@ Project Gutenberg sets them ("CHAPTER III. A Caucus-Race", "Part Two", "BOOK I")
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from pathlib import Path
 from typing import NamedTuple, Protocol
 
@@ -42,18 +43,21 @@ class Heading(NamedTuple):
 
 def headings(text: str, markdown: bool) -> list[Heading]:
     """``text``'s headings in order: its Markdown # lines, or in plain text its chapter lines."""
-    found: list[Heading] = []
-    at = 0  # Python's position of the line's start; Qt's counts UTF-16 units
+    return list(each_heading(text, markdown))
+
+
+def each_heading(text: str, markdown: bool) -> Iterator[Heading]:
+    """:func:`headings` one by one, as far as they are wanted (a PDF's title needs the first only)."""
+    at = 0  # the line's start in Qt's positions, which count UTF-16 units
     fenced = False
     for line in text.split("\n"):
         if markdown and FENCE.match(line):
             fenced = not fenced
         elif markdown and not fenced and (heading := MARKDOWN_HEADING.match(line)):
-            found.append(Heading(utf16_length(text[:at]), len(heading.group(1)), heading.group(2)))
+            yield Heading(at, len(heading.group(1)), heading.group(2))
         elif not markdown and (chapter := CHAPTER.match(line)):
-            found.append(Heading(utf16_length(text[:at]), 1, chapter.group(1).strip()))
-        at += len(line) + 1
-    return found
+            yield Heading(at, 1, chapter.group(1).strip())
+        at += utf16_length(line) + 1
 
 
 class HeadingsWindow(Protocol):

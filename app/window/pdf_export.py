@@ -12,7 +12,6 @@ earlier PDF of the same name left as it was if anything fails.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 from PySide6.QtCore import QBuffer, QIODevice, QLocale, QMarginsF, QRectF, QSizeF, Qt
@@ -29,6 +28,7 @@ from PySide6.QtGui import (
 )
 
 from app.documents.fileio import save_bytes
+from app.window.headings import each_heading
 from app.window.theme import prose_families
 
 PRINT_POINT_SIZE = 11.5  # a book's body size; the editor's is a screen's
@@ -40,7 +40,6 @@ LETTER_COUNTRIES = frozenset({
     QLocale.Country.UnitedStates, QLocale.Country.Canada, QLocale.Country.Mexico, QLocale.Country.Philippines,
     QLocale.Country.Chile, QLocale.Country.Colombia, QLocale.Country.Venezuela, QLocale.Country.PuertoRico,
 })  # fmt: skip
-FIRST_HEADING = re.compile(r"^ {0,3}#{1,6}[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
 
 
 def paper_for(country: QLocale.Country) -> QPageSize:
@@ -79,8 +78,8 @@ def _indent_quotes(document: QTextDocument) -> None:
 
 def title_of(text: str, markdown: bool, name: str) -> str:
     """The PDF's title: a Markdown document's first heading, else ``name`` (the file's, without its suffix)."""
-    heading = FIRST_HEADING.search(text) if markdown else None
-    return heading.group(1).strip() if heading else name
+    heading = next(each_heading(text, markdown=True), None) if markdown else None
+    return heading.title.strip() if heading else name
 
 
 def pdf_bytes(document: QTextDocument, title: str, paper: QPageSize) -> tuple[bytes, int]:
