@@ -30,6 +30,7 @@ from app.rewrite.run import (
     time_left_ms,
     waiting_original,
     with_lead,
+    without_lead,
     wrap_lead,
     wrapped_frame,
 )
@@ -88,6 +89,7 @@ class RewriteController(QObject):
     stateChanged = Signal()  # a run started, finished, changed candidate or ended
     # For the drafts panel and the span's versions (app/rewrite/drafts_panel.py, app/rewrite/versions.py):
     passPainted = Signal(object)  # PaintedPass of the current run, after the span painted it
+    # A span's reports give its words: a hand-wrapped rewrite's lead (RewriteRun.lead) is left out of them.
     spanBegan = Signal(int, int, str)  # start, end, the original text
     draftShown = Signal(str, str)  # a finished draft put in the span: its text, its label
     spanEnded = Signal(int, int)  # where the span's text is after accept, reject or cancel
@@ -191,7 +193,7 @@ class RewriteController(QObject):
             bound = self._context_chars()
             request = replace(request, prefix=request.prefix[-bound:], suffix=request.suffix[:bound])
         # Before the span is painted over: its versions find it by its text (app/rewrite/versions.py).
-        self.spanBegan.emit(start, end, editor.text_between(start, end))
+        self.spanBegan.emit(start + len(lead), end, editor.text_between(start + len(lead), end))
         editor.begin_live_span(start, end)
         fit = COMFORTABLE_EDIT_SECONDS if window.prefs.fewer_drafts_when_slow else None
         job_id = window.service.submit(request, window.prefs.pass_display_ms, fit)
@@ -349,7 +351,7 @@ class RewriteController(QObject):
         self.last_result = result
         window = self.window
         window.editor.show_result(result.texts[run.candidate])
-        self.draftShown.emit(result.texts[run.candidate], run.draft_label(run.candidate))
+        self.draftShown.emit(without_lead(result.texts[run.candidate], run.lead), run.draft_label(run.candidate))
         drafts = len(result.texts)
         seconds = time.monotonic() - run.started
         # Words a writer reads; the model's own figures are for whoever hovers.
@@ -396,7 +398,7 @@ class RewriteController(QObject):
                 cursor.setPosition(start - run.margins[0])
                 cursor.setPosition(end + run.margins[1], QTextCursor.MoveMode.KeepAnchor)
                 editor.setTextCursor(cursor)
-            self.spanEnded.emit(start, end)
+            self.spanEnded.emit(start + (len(run.lead) if run is not None else 0), end)
         self.stateChanged.emit()
 
     def cancel(self) -> None:
@@ -420,9 +422,9 @@ class RewriteController(QObject):
         text = run.result.texts[run.candidate]
         if run.decided is not None:
             text = run.decided[0]
-            self.draftShown.emit(*run.decided)  # a version of the span's, as each draft shown is
+            self.draftShown.emit(without_lead(text, run.lead), run.decided[1])  # a version, as each draft is
         start, end = editor.accept_live_span(text)
-        self.spanEnded.emit(start, end)
+        self.spanEnded.emit(start + len(text) - len(without_lead(text, run.lead)), end)
         what = "Fill" if run.mode in ("fill", "gaps") else "Rewrite"
         message = f"{what} accepted (Ctrl+Z undoes it)."
         if run.wrap_width and left_ragged(editor, end, run.wrap_width):  # the writer's lines after it kept their breaks
@@ -477,5 +479,5 @@ class RewriteController(QObject):
             return
         run.candidate = candidate
         self.window.editor.show_result(run.result.texts[candidate])
-        self.draftShown.emit(run.result.texts[candidate], run.draft_label(candidate))
+        self.draftShown.emit(without_lead(run.result.texts[candidate], run.lead), run.draft_label(candidate))
         self.stateChanged.emit()

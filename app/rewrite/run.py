@@ -107,6 +107,14 @@ def with_lead(text: str, lead: str) -> str:
     return text if text.startswith("\n") else lead + text
 
 
+def without_lead(text: str, lead: str) -> str:
+    """The words of a live span's text that starts with ``lead`` or with the line break put in its place
+    (:func:`with_lead`): a span's versions are its words, so selecting them again finds the same track."""
+    if lead and text.startswith("\n"):
+        return text[1:]
+    return text[len(lead) :] if text.startswith(lead) else text
+
+
 def fill_frame(segments: list[Segment], shape: Shape) -> list[Segment]:
     """A fill's pass as its finished text will stand (``Shape.developing``): the space before it and the ending
     held after it, outside the canvas, painted as settled words around the model's."""

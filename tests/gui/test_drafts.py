@@ -19,7 +19,7 @@ from app.dialogs.recovery import recover_into
 from app.dialogs.versions import VersionsDialog, choose_version
 from app.documents.recovery import RecoveryArea
 from app.rewrite.drafts import leading_candidate
-from app.rewrite.run import with_lead, wrap_lead
+from app.rewrite.run import with_lead, without_lead, wrap_lead
 from app.window.editor_widget import Phase
 from model import EditResult
 
@@ -198,11 +198,36 @@ def test_a_hand_wrapped_rewrite_whose_first_word_no_longer_fits_leaves_no_space_
     assert editor.plain_text() == HAND_WRAPPED
 
 
+def test_rewriting_a_wrapped_rewrites_words_again_adds_to_their_versions(document_window, qtbot) -> None:
+    window = document_window(text=HAND_WRAPPED, candidates=2, max_denoising_steps=6)
+    editor = window.editor
+    start, end = select(window, "the\nMouse heard this, it turned round and swam slowly back to her")
+    window.rewrite_selection()
+    first = finish(qtbot, window)
+    qtbot.keyClick(editor, Qt.Key.Key_Return)
+    words = first.texts[first.ranking[0]].lstrip("\n")  # its first word starts the next line (test above)
+    select(window, words)  # the new words, as the writer selects them: not the break before them
+    (track,) = window.versions.tracks
+    assert [v.text for v in track.versions] == [HAND_WRAPPED[start:end], words]
+    window.rewrite_selection()
+    finish(qtbot, window)
+    assert window.versions.tracks == [track]  # the same passage's track, not a second one
+    assert [v.label for v in track.versions][:2] == ["Original", track.versions[1].label]
+    assert len(track.versions) >= 2 and all(not v.text.startswith((" ", "\n")) for v in track.versions)
+    qtbot.keyClick(editor, Qt.Key.Key_Escape)
+    pick_version("Original")
+    choose_version(window)  # the writer's own words back in place, the line break before them kept
+    assert editor.plain_text() == HAND_WRAPPED[: start - 1] + "\n" + HAND_WRAPPED[start:]
+
+
 def test_a_wrapped_rewrites_lead_is_the_spaces_after_words_and_a_break_may_take_its_place() -> None:
     assert wrap_lead("them!' When ") == " " and wrap_lead("dear!  ") == "  "
     assert wrap_lead("    ") == "" and wrap_lead("") == ""  # an indent at the line's start is the writer's
     assert with_lead("Mouse heard", " ") == " Mouse heard"  # the first word fitted: the space as it was
     assert with_lead("\nMouse heard", " ") == "\nMouse heard"  # it did not: the break in the space's place
+    for draft in ("Mouse heard", "\nMouse heard"):
+        assert without_lead(with_lead(draft, " "), " ") == "Mouse heard"  # a span's versions are its words
+    assert without_lead(" Mouse", "") == " Mouse"  # no lead: the text as it is
 
 
 def test_choosing_a_draft_puts_it_in_the_text_and_each_step_stays_one(document_window, qtbot) -> None:
