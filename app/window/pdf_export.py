@@ -12,6 +12,7 @@ earlier PDF of the same name left as it was if anything fails.
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 from PySide6.QtCore import QBuffer, QIODevice, QLocale, QMarginsF, QRectF, QSizeF, Qt
@@ -22,6 +23,7 @@ from PySide6.QtGui import (
     QPageSize,
     QPainter,
     QPdfWriter,
+    QTextBlock,
     QTextCursor,
     QTextDocument,
     QTextFormat,
@@ -35,6 +37,7 @@ PRINT_POINT_SIZE = 11.5  # a book's body size; the editor's is a screen's
 MARGIN_MM = 25.0
 QUOTE_INDENT_PT = 24.0
 LAYOUT_DPI = 96
+CLEAR = 0.01  # px: less than Qt's layout unit (1/64 px), to keep a clip off the line at its edge
 # Countries whose paper is US Letter; the rest of the world's is A4.
 LETTER_COUNTRIES = frozenset({
     QLocale.Country.UnitedStates, QLocale.Country.Canada, QLocale.Country.Mexico, QLocale.Country.Philippines,
@@ -86,8 +89,9 @@ def pdf_bytes(document: QTextDocument, title: str, paper: QPageSize) -> tuple[by
     """``document`` printed to a PDF in memory, and its number of pages.
 
     Painted page by page here rather than by ``QTextDocument.print_``, for exact margins and page numbers set
-    in the text's typeface, centred. Qt puts the line before a page break in the next page's text as well, out of
-    sight in its top margin (print_ does the same): a PDF reader's search may find that line twice."""
+    in the text's typeface, centred, and for the paragraphs a page break splits: Qt draws such a paragraph's line
+    before the break on both pages (out of sight in a margin, but in the PDF's text, so a reader's search found
+    it twice; print_ does the same). Their lines are drawn here one by one, each on its own page."""
     buffer = QBuffer()
     buffer.open(QIODevice.OpenModeFlag.WriteOnly)
     writer = QPdfWriter(buffer)
@@ -99,30 +103,79 @@ def pdf_bytes(document: QTextDocument, title: str, paper: QPageSize) -> tuple[by
     writer.setPageLayout(QPageLayout(paper, QPageLayout.Orientation.Portrait, QMarginsF()))
     page = writer.pageLayout().fullRectPixels(LAYOUT_DPI)
     margin = MARGIN_MM / 25.4 * LAYOUT_DPI
-    body = QSizeF(page.width() - 2 * margin, page.height() - 2 * margin)
-    document.documentLayout().setPaintDevice(writer)  # fonts sized for the page, not for this screen's dpi
+    # In Qt's layout units (1/64 px): its page breaks fall exactly where this loop's pages end.
+    body = QSizeF(page.width() - 2 * margin, math.floor((page.height() - 2 * margin) * 64) / 64)
+    layout = document.documentLayout()
+    layout.setPaintDevice(writer)  # fonts sized for the page, not for this screen's dpi
     document.setDocumentMargin(0)
     document.setPageSize(body)  # paginated: a line that does not fit on a page starts the next
     pages = document.pageCount()
+    split = _split_paragraphs(document, body.height())
     numbers = QFont(document.defaultFont())
     numbers.setPointSizeF(PRINT_POINT_SIZE * 0.8)
     painter = QPainter(writer)
     for index in range(pages):
         if index:
             writer.newPage()
-        top = index * body.height()
+        top, bottom = index * body.height(), (index + 1) * body.height()
         painter.save()
         painter.translate(margin, margin - top)
-        context = QAbstractTextDocumentLayout.PaintContext()
-        context.clip = QRectF(0, top, body.width(), body.height())
-        painter.setClipRect(context.clip)
-        document.documentLayout().draw(painter, context)
+        painter.setClipRect(QRectF(0, top, body.width(), body.height()))
+        painter.setPen(Qt.GlobalColor.black)
+        # In reading order: the lines of a paragraph run on from the page before, the paragraphs wholly on this
+        # page (Qt draws a block or a line that touches its clip's edge: the clip is kept off them), the lines of
+        # one that runs on to the next.
+        on_page = [block for block in split if _overlaps(_area(block), top, bottom)]
+        runs_on = [block for block in on_page if _area(block).top() < top]
+        whole_from = max([top, *(_area(block).bottom() for block in runs_on)])
+        whole_to = min([bottom, *(_area(block).top() for block in on_page if block not in runs_on)])
+        _draw_lines(painter, runs_on, top, bottom)
+        if whole_to > whole_from:
+            context = QAbstractTextDocumentLayout.PaintContext()
+            context.clip = QRectF(0, whole_from + CLEAR, body.width(), whole_to - whole_from - 2 * CLEAR)
+            layout.draw(painter, context)
+        _draw_lines(painter, [block for block in on_page if block not in runs_on], top, bottom)
         painter.restore()
         painter.setFont(numbers)
         painter.drawText(QRectF(margin, page.height() - margin, body.width(), margin / 2),
                          Qt.AlignmentFlag.AlignCenter, str(index + 1))  # fmt: skip
     painter.end()
     return bytes(buffer.data().data()), pages
+
+
+def _split_paragraphs(document: QTextDocument, page_height: float) -> list[QTextBlock]:
+    """The paragraphs (of the text itself, not of a table: those are left to Qt) that a page break splits."""
+    split = []
+    block = document.begin()
+    while block.isValid():
+        area = _area(block)
+        if math.floor(area.top() / page_height) != math.floor((area.bottom() - CLEAR) / page_height):
+            frame = QTextCursor(block).currentFrame()
+            if frame is None or frame.parentFrame() is None:
+                split.append(block)
+        block = block.next()
+    return split
+
+
+def _area(block: QTextBlock) -> QRectF:
+    """Where ``block``'s lines lie, as Qt's drawing reckons it (its layout's box; the block's bounding rect in
+    the document's layout ends short of lines that a page break moved down)."""
+    layout = block.layout()
+    return layout.boundingRect().translated(layout.position())
+
+
+def _overlaps(area: QRectF, top: float, bottom: float) -> bool:
+    return area.top() < bottom and area.bottom() > top
+
+
+def _draw_lines(painter: QPainter, blocks: list[QTextBlock], top: float, bottom: float) -> None:
+    """The lines of ``blocks`` that start on the page from ``top`` to ``bottom`` (pagination moves a line that
+    would cross a page's end to the next page, whole)."""
+    for block in blocks:
+        layout = block.layout()
+        for line in (layout.lineAt(i) for i in range(layout.lineCount())):
+            if top <= layout.position().y() + line.y() < bottom:
+                line.draw(painter, layout.position())
 
 
 def export_pdf(text: str, markdown: bool, path: Path, name: str, country: QLocale.Country, family: str = "") -> int:
