@@ -72,6 +72,9 @@ menu key then offers the same). A draft is checked once you accept it; <b>View �
 type a few letters of one and press Enter to go there.</p>
 <p><b>View ▸ Focus Mode</b> (F11) puts the text alone on the screen: the menus, toolbar and Drafts panel step
 aside and every key still works. F11, or Esc with no rewrite open, brings them back.</p>
+<p><b>File ▸ Export as PDF…</b> sets the document on pages to send or print; <b>File ▸ Export as Word
+Document…</b> writes a .docx for an editor or a publisher, a Markdown document's headings, lists, quotes and
+tables as Word's own. Both export what Save would write: a rewrite still open goes as its original.</p>
 """
 
 WELCOME = """

@@ -1,4 +1,5 @@
-"""The window's File menu: New, Open, Save, Save As, Export as PDF, Open Recent, and "save your changes first?".
+"""The window's File menu: New, Open, Save, Save As, Export as PDF or Word Document, Open Recent, and "save your
+changes first?".
 
 :class:`FileCommands` is the file half of :class:`app.window.main_window.MainWindow`, which inherits it: its
 state is the window's own (``path``, ``file_format``, the title that names the file), and autosave,
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
+from typing import Protocol
 
 from PySide6.QtCore import QLocale, Qt, Signal
 from PySide6.QtWidgets import QApplication, QFileDialog, QInputDialog, QMainWindow, QMenu, QMessageBox
@@ -26,6 +28,7 @@ from app.documents.fileio import (
     save_document,
 )
 from app.settings import MAX_RECENT_FILES, Preferences
+from app.window.docx_export import export_docx
 from app.window.editor_widget import RewriteEditor
 from app.window.markdown_highlighter import is_markdown
 from app.window.pdf_export import export_pdf
@@ -38,6 +41,10 @@ def save_failure(reason: str) -> str:
     return f"Could not save: {reason}"
 
 
+class TextLanguage(Protocol):
+    language: str  # the code of the language the text is checked in (View ▸ Spelling Language, or detected)
+
+
 class FileCommands(QMainWindow):
     """Open and save the window's document; MainWindow sets the fields below and the two hooks."""
 
@@ -47,6 +54,7 @@ class FileCommands(QMainWindow):
     message_bar: MessageBar
     prefs: Preferences
     recent_menu: QMenu
+    spelling: TextLanguage
     path: Path | None
     file_format: TextDocument  # how the file was written (encoding, BOM, line breaks), its text left empty
     unreloaded: str | None = None  # set by the disk watcher when theirs could not be reloaded: Save refuses
@@ -182,24 +190,37 @@ class FileCommands(QMainWindow):
 
     def export_pdf(self) -> bool:
         """File ▸ Export as PDF…: beside the document, named as it is, unless the writer chooses otherwise."""
-        suggested = self.path.with_suffix(".pdf") if self.path is not None else Path.home() / "Untitled.pdf"
-        name, _filter = QFileDialog.getSaveFileName(self, "Export as PDF", str(suggested), "PDF (*.pdf)")
+        return self._export("Export as PDF", ".pdf", "PDF (*.pdf)")
+
+    def export_word(self) -> bool:
+        """File ▸ Export as Word Document…: as Export as PDF, a .docx."""
+        return self._export("Export as Word Document", ".docx", "Word document (*.docx)")
+
+    def _export(self, title: str, suffix: str, kind: str) -> bool:
+        suggested = self.path.with_suffix(suffix) if self.path is not None else Path.home() / f"Untitled{suffix}"
+        name, _filter = QFileDialog.getSaveFileName(self, title, str(suggested), kind)
         if not name:
             return False
-        return self.export_to(Path(name) if name.lower().endswith(".pdf") else Path(name + ".pdf"))
+        return self.export_to(Path(name) if name.lower().endswith(suffix) else Path(name + suffix))
 
     def export_to(self, path: Path) -> bool:
+        """The document exported to ``path``: a Word document for a .docx, else a PDF."""
         name = self.path.stem if self.path is not None else "Untitled"
+        text, markdown, country = self.saved_text(), is_markdown(self.path), QLocale.system().territory()
         QApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)  # a novel takes a second or two
         try:
-            pages = export_pdf(self.saved_text(), is_markdown(self.path), path, name, QLocale.system().territory(),
-                               self.prefs.font_family)  # fmt: skip
+            if path.suffix.lower() == ".docx":
+                export_docx(text, markdown, path, name, country, self.prefs.font_family, self.spelling.language)
+                done = f"Exported {path.name}"
+            else:
+                pages = export_pdf(text, markdown, path, name, country, self.prefs.font_family)
+                done = f"Exported {path.name} ({pages} page{'s' if pages != 1 else ''})"
         except FileError as error:
             self.message_bar.show_message(f"{save_failure(str(error))}.")
             return False
         finally:
             QApplication.restoreOverrideCursor()
-        self.statusBar().showMessage(f"Exported {path.name} ({pages} page{'s' if pages != 1 else ''})", 5000)
+        self.statusBar().showMessage(done, 5000)
         return True
 
     def save_to(self, path: Path) -> bool:

@@ -13,6 +13,7 @@ earlier PDF of the same name left as it was if anything fails.
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 
 from PySide6.QtCore import QBuffer, QIODevice, QLocale, QMarginsF, QRectF, QSizeF, Qt
@@ -37,6 +38,7 @@ PRINT_POINT_SIZE = 11.5  # a book's body size; the editor's is a screen's
 MARGIN_MM = 25.0
 QUOTE_INDENT_PT = 24.0
 LAYOUT_DPI = 96
+HTML_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 CLEAR = 0.01  # px: less than Qt's layout unit (1/64 px), to keep a clip off the line at its edge
 # Countries whose paper is US Letter; the rest of the world's is A4.
 LETTER_COUNTRIES = frozenset({
@@ -59,11 +61,19 @@ def typeset(text: str, markdown: bool, family: str = "") -> QTextDocument:
     font.setPointSizeF(PRINT_POINT_SIZE)
     document.setDefaultFont(font)
     if markdown:
-        document.setMarkdown(text, QTextDocument.MarkdownFeature.MarkdownDialectGitHub)
+        read_markdown(document, text)
         _indent_quotes(document)
     else:
         document.setPlainText(text)
     return document
+
+
+def read_markdown(document: QTextDocument, text: str) -> None:
+    """``text`` into ``document`` as GitHub's Markdown, with any HTML in it as the words it is: Qt's reader let a
+    tag it did not know (a writer's "<angle>") swallow the rest of the document. HTML comments, notes to self that
+    Markdown never shows, are left out."""
+    features = QTextDocument.MarkdownFeature.MarkdownDialectGitHub | QTextDocument.MarkdownFeature.MarkdownNoHTML
+    document.setMarkdown(HTML_COMMENT.sub("", text), features)
 
 
 def _indent_quotes(document: QTextDocument) -> None:

@@ -92,6 +92,16 @@ def test_a_text_file_keeps_its_characters_and_its_name_is_the_title(document_win
     assert window.statusBar().currentMessage() == "Exported notes.pdf (1 page)"
 
 
+def test_html_in_markdown_is_printed_as_written_and_loses_nothing(document_window, tmp_path: Path) -> None:
+    source = tmp_path / "angles.md"
+    source.write_text("He wrote <angle> & <em>this</em> here.\n\n<!-- a note to self -->\n\nThe end.\n", "utf-8")
+    window = document_window()
+    assert window.open_path(source)
+    assert window.export_to(tmp_path / "angles.pdf")
+    _, words = words_of(tmp_path / "angles.pdf")
+    assert words == "He wrote <angle> & <em>this</em> here. The end."  # Qt's reader dropped all after "<angle>"
+
+
 def test_paper_is_the_countrys() -> None:
     a4, letter = paper_for(QLocale.Country.Germany), paper_for(QLocale.Country.UnitedStates)
     assert a4.sizePoints().toTuple() == (595, 842) and letter.sizePoints().toTuple() == (612, 792)

@@ -1,0 +1,445 @@
+"""File ▸ Export as Word Document…: the document as a .docx, the file editors, agents and publishers ask for.
+
+A Markdown document (``is_markdown``) keeps its structure as Word's own: headings in Word's Heading styles (its
+navigation pane lists them), emphasis, strike-through and code as run formats, links as hyperlinks, bulleted and
+numbered lists as Word lists (each numbered list counting from its own start), quotes set in, code blocks in a
+fixed-pitch face, rules as a paragraph's border, tables as tables. Qt's Markdown reader (the PDF export's too)
+reads the text. Any other file is paragraphs: a blank line ends one; a hand-wrapped paragraph's lines are joined
+(Word wraps them itself), any other keeps its line breaks (verse, an address).
+
+The page is the PDF's: A4, or US Letter where the system's country uses it, 25 mm margins, the page number
+centred below. The text is set at 12 pt in the writer's typeface (Settings ▸ Appearance), else Georgia, which
+every Windows and Mac has. The file is an Office Open XML package written here (a zip of a few XML parts), whole
+or not at all, as a save is.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+import zipfile
+from dataclasses import dataclass, field
+from io import BytesIO
+from pathlib import Path
+from xml.sax.saxutils import escape, quoteattr
+
+from PySide6.QtCore import QLocale
+from PySide6.QtGui import (
+    QFont,
+    QTextBlock,
+    QTextBlockFormat,
+    QTextCharFormat,
+    QTextCursor,
+    QTextDocument,
+    QTextFormat,
+    QTextListFormat,
+    QTextTableCell,
+)
+
+from app.documents.fileio import save_bytes
+from app.window.pdf_export import MARGIN_MM, paper_for, read_markdown, title_of
+from model.edit.wrapping import wrap_width
+
+BODY_POINT_SIZE = 12  # the manuscript size
+DEFAULT_FAMILY = "Georgia"
+CODE_FAMILY = "Courier New"
+TWIPS_PER_MM = 1440 / 25.4
+W = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
+R = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
+PACKAGE_RELS = "http://schemas.openxmlformats.org/package/2006/relationships"
+# Characters XML 1.0 cannot hold (a stray control character in a pasted text): left out rather than a broken file.
+NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
+NUMBERED_STYLES = frozenset({
+    QTextListFormat.Style.ListDecimal, QTextListFormat.Style.ListLowerAlpha, QTextListFormat.Style.ListUpperAlpha,
+    QTextListFormat.Style.ListLowerRoman, QTextListFormat.Style.ListUpperRoman,
+})  # fmt: skip
+CODE = "SourceCode"  # the code block's paragraph style
+PARAGRAPH_SPACING = '<w:spacing w:after="160"/>'
+CELL_SPACING = '<w:spacing w:before="40" w:after="40"/>'
+HEADING_SIZES = {1: 36, 2: 30, 3: 26, 4: 24, 5: 24, 6: 24}  # half-points
+
+
+@dataclass
+class Run:
+    text: str
+    bold: bool = False
+    italic: bool = False
+    strike: bool = False
+    code: bool = False
+    link: str = ""  # a hyperlink's address
+
+
+@dataclass
+class Paragraph:
+    runs: list[Run] = field(default_factory=list)
+    style: str = ""  # a paragraph style of styles.xml's, "" for Normal
+    list_id: int = 0  # numbering.xml's num, 0 for none
+    list_level: int = 0
+    quote_level: int = 0
+    rule: bool = False  # a horizontal rule: the paragraph's bottom border
+
+
+@dataclass
+class Table:
+    rows: list[list[list[Paragraph]]]  # rows of cells of paragraphs
+    header_rows: int = 0
+
+
+@dataclass
+class Lists:
+    """The numbered lists met so far: Word restarts a list's count only in a numbering instance of its own."""
+
+    starts: list[tuple[int, int]] = field(default_factory=list)  # (level, first number) of each, numId - 2 order
+
+    def numbered(self, level: int, start: int) -> int:
+        self.starts.append((level, start))
+        return len(self.starts) + 1  # numId 1 is the bullets'
+
+
+def plain_paragraphs(text: str) -> list[Paragraph]:
+    """A plain text's paragraphs (blank lines apart): a hand-wrapped one's lines joined, another's kept."""
+    paragraphs = []
+    for chunk in re.split(r"\n[ \t]*\n", text.replace("\r\n", "\n").strip("\n")):
+        lines = chunk.split("\n")
+        joined = " ".join(line.strip() for line in lines) if wrap_width(lines) else chunk
+        paragraphs.append(Paragraph([Run(joined)]))
+    return paragraphs
+
+
+def markdown_body(document: QTextDocument, lists: Lists) -> list[Paragraph | Table]:
+    """A document Qt read as Markdown, as paragraphs and tables."""
+    body: list[Paragraph | Table] = []
+    numbering: dict[int, int] = {}  # QTextList's object number → its numId
+    block = document.begin()
+    done_tables: set[int] = set()
+    while block.isValid():
+        table = QTextCursor(block).currentTable()
+        if table is not None:
+            if table.objectIndex() not in done_tables:
+                done_tables.add(table.objectIndex())
+                rows = [
+                    [_cell_paragraphs(document, table.cellAt(row, column), numbering, lists)
+                     for column in range(table.columns())]
+                    for row in range(table.rows())
+                ]  # fmt: skip
+                body.append(Table(rows, header_rows=1))  # a Markdown table's first row is its header
+        else:
+            paragraph = _paragraph(block, numbering, lists)
+            if paragraph.runs or paragraph.rule:  # Qt's empty blocks between parts are not the writer's
+                body.append(paragraph)
+        block = block.next()
+    return body
+
+
+def _cell_paragraphs(
+    document: QTextDocument, cell: QTextTableCell, numbering: dict[int, int], lists: Lists
+) -> list[Paragraph]:
+    first, last = cell.firstPosition(), cell.lastPosition()
+    block, paragraphs = document.findBlock(first), []
+    while block.isValid() and block.position() <= last:
+        paragraphs.append(_paragraph(block, numbering, lists))
+        block = block.next()
+    written = [paragraph for paragraph in paragraphs if paragraph.runs]  # Qt starts a table with an empty block
+    return written or [Paragraph()]  # a cell holds a paragraph, if an empty one
+
+
+def _paragraph(block: QTextBlock, numbering: dict[int, int], lists: Lists) -> Paragraph:
+    form = block.blockFormat()
+    paragraph = Paragraph(_runs(block))
+    if form.headingLevel():
+        paragraph.style = f"Heading{min(form.headingLevel(), 6)}"
+    elif form.hasProperty(QTextFormat.Property.BlockCodeFence):
+        paragraph.style = CODE
+    paragraph.quote_level = form.intProperty(QTextFormat.Property.BlockQuoteLevel)
+    paragraph.rule = form.hasProperty(QTextFormat.Property.BlockTrailingHorizontalRulerWidth)
+    listed = block.textList()
+    if listed is not None:
+        list_format = listed.format()
+        paragraph.list_level = max(0, min(list_format.indent() - 1, 8))
+        if list_format.style() in NUMBERED_STYLES:
+            key = listed.objectIndex()
+            if key not in numbering:
+                numbering[key] = lists.numbered(paragraph.list_level, list_format.start())
+            paragraph.list_id = numbering[key]
+        else:
+            paragraph.list_id = 1
+            box = {QTextBlockFormat.MarkerType.Checked: "☑ ", QTextBlockFormat.MarkerType.Unchecked: "☐ "}
+            if form.marker() in box:  # a task list's item (Qt's marker is only read on list items)
+                paragraph.runs.insert(0, Run(box[form.marker()]))
+        paragraph.style = paragraph.style or "ListParagraph"
+    return paragraph
+
+
+def _runs(block: QTextBlock) -> list[Run]:
+    runs = []
+    fragments = block.begin()
+    while not fragments.atEnd():
+        fragment = fragments.fragment()
+        form: QTextCharFormat = fragment.charFormat()
+        text = fragment.text().replace("\ufffc", "")  # an image's place: the picture is not carried over
+        if text:
+            runs.append(Run(
+                text, bold=form.fontWeight() >= QFont.Weight.DemiBold, italic=form.fontItalic(),
+                strike=form.fontStrikeOut(), code=form.fontFixedPitch() or "monospace" in (form.fontFamilies() or []),
+                link=form.anchorHref() if form.isAnchor() and not form.anchorHref().startswith("#") else "",
+            ))  # fmt: skip
+        fragments += 1
+    return runs
+
+
+class _Writer:
+    """document.xml's body, and the hyperlinks it refers to (word/_rels)."""
+
+    def __init__(self) -> None:
+        self.links: list[str] = []
+
+    def body(self, parts: list[Paragraph | Table]) -> str:
+        xml = []
+        for part, following in zip(parts, [*parts[1:], None], strict=True):
+            if isinstance(part, Table):
+                xml.append(self.table(part) + "<w:p/>")  # a line's space after it; Word ends a body on a paragraph
+                continue
+            # A code block's lines sit close; its last keeps a paragraph's space after.
+            last_of_code = part.style == CODE and not (isinstance(following, Paragraph) and following.style == CODE)
+            xml.append(self.paragraph(part, spacing=PARAGRAPH_SPACING if last_of_code else ""))
+        return "".join(xml) or "<w:p/>"
+
+    def table(self, table: Table) -> str:
+        columns = max((len(row) for row in table.rows), default=1)
+        rows = []
+        for index, row in enumerate(table.rows):
+            header = index < table.header_rows
+            cells = "".join(
+                "<w:tc><w:tcPr><w:tcW w:w=\"0\" w:type=\"auto\"/></w:tcPr>"
+                + "".join(self.paragraph(p, bold=header, spacing=CELL_SPACING) for p in cell) + "</w:tc>"
+                for cell in row
+            )  # fmt: skip
+            rows.append(f"<w:tr>{'<w:trPr><w:tblHeader/></w:trPr>' if header else ''}{cells}</w:tr>")
+        borders = "".join(f'<w:{side} w:val="single" w:sz="4" w:space="0" w:color="808080"/>'
+                          for side in ("top", "left", "bottom", "right", "insideH", "insideV"))  # fmt: skip
+        grid = "<w:gridCol/>" * columns
+        return (f'<w:tbl><w:tblPr><w:tblW w:w="0" w:type="auto"/><w:tblBorders>{borders}</w:tblBorders>'
+                f'</w:tblPr><w:tblGrid>{grid}</w:tblGrid>{"".join(rows)}</w:tbl>')  # fmt: skip
+
+    def paragraph(self, paragraph: Paragraph, bold: bool = False, spacing: str = "") -> str:
+        properties = ""
+        if paragraph.style:
+            properties += f'<w:pStyle w:val="{paragraph.style}"/>'
+        if paragraph.list_id:
+            level, number = paragraph.list_level, paragraph.list_id
+            properties += f'<w:numPr><w:ilvl w:val="{level}"/><w:numId w:val="{number}"/></w:numPr>'
+        if paragraph.rule:
+            properties += '<w:pBdr><w:bottom w:val="single" w:sz="6" w:space="1" w:color="808080"/></w:pBdr>'
+        properties += spacing
+        if paragraph.quote_level:
+            indent = 720 * paragraph.quote_level
+            properties += f'<w:ind w:left="{indent}" w:right="720"/>'
+        runs = "".join(self.run(run, bold) for run in paragraph.runs)
+        return f"<w:p>{f'<w:pPr>{properties}</w:pPr>' if properties else ''}{runs}</w:p>"
+
+    def run(self, run: Run, bold: bool = False) -> str:
+        properties = '<w:rStyle w:val="Hyperlink"/>' if run.link else ""
+        properties += "<w:b/>" if run.bold or bold else ""
+        properties += "<w:i/>" if run.italic else ""
+        properties += "<w:strike/>" if run.strike else ""
+        if run.code:
+            properties += f'<w:rFonts w:ascii="{CODE_FAMILY}" w:hAnsi="{CODE_FAMILY}" w:cs="{CODE_FAMILY}"/>'
+        pieces = []
+        for index, line in enumerate(NOT_XML.sub("", run.text).replace("\u2028", "\n").split("\n")):
+            if index:
+                pieces.append("<w:br/>")
+            for column, part in enumerate(line.split("\t")):
+                if column:
+                    pieces.append("<w:tab/>")
+                if part:
+                    pieces.append(f'<w:t xml:space="preserve">{escape(part)}</w:t>')
+        xml = f"<w:r>{f'<w:rPr>{properties}</w:rPr>' if properties else ''}{''.join(pieces)}</w:r>"
+        if not run.link:
+            return xml
+        self.links.append(run.link)
+        return f'<w:hyperlink r:id="rLink{len(self.links)}">{xml}</w:hyperlink>'
+
+
+def docx_bytes(body: list[Paragraph | Table], lists: Lists, title: str, paper_twips: tuple[int, int],
+               family: str, language: str) -> bytes:  # fmt: skip
+    """The .docx package of ``body``: document, styles, numbering, footer and properties."""
+    writer = _Writer()
+    content = writer.body(body)
+    width, height = paper_twips
+    margin = round(MARGIN_MM * TWIPS_PER_MM)
+    document = (
+        f'<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n<w:document xmlns:w="{W}" xmlns:r="{R}">'
+        f"<w:body>{content}<w:sectPr><w:footerReference w:type=\"default\" r:id=\"rFooter\"/>"
+        f'<w:pgSz w:w="{width}" w:h="{height}"/><w:pgMar w:top="{margin}" w:right="{margin}" w:bottom="{margin}"'
+        f' w:left="{margin}" w:header="708" w:footer="{margin // 2}" w:gutter="0"/></w:sectPr></w:body></w:document>'
+    )
+    links = "".join(
+        f'<Relationship Id="rLink{index}" Type="{R}/hyperlink" Target={quoteattr(NOT_XML.sub("", address))}'
+        ' TargetMode="External"/>'
+        for index, address in enumerate(writer.links, start=1)
+    )
+    parts = {
+        "[Content_Types].xml": _content_types(),
+        "_rels/.rels": _relationships(
+            f'<Relationship Id="rDocument" Type="{R}/officeDocument" Target="word/document.xml"/>'
+            f'<Relationship Id="rCore" Type="{PACKAGE_RELS}/metadata/core-properties" Target="docProps/core.xml"/>'
+            f'<Relationship Id="rApp" Type="{R}/extended-properties" Target="docProps/app.xml"/>'
+        ),
+        "word/document.xml": document,
+        "word/_rels/document.xml.rels": _relationships(
+            f'<Relationship Id="rStyles" Type="{R}/styles" Target="styles.xml"/>'
+            f'<Relationship Id="rNumbering" Type="{R}/numbering" Target="numbering.xml"/>'
+            f'<Relationship Id="rFooter" Type="{R}/footer" Target="footer1.xml"/>' + links
+        ),
+        "word/styles.xml": _styles(family, language),
+        "word/numbering.xml": _numbering(lists),
+        "word/footer1.xml": _footer(),
+        "docProps/core.xml": _core(title),
+        "docProps/app.xml": (
+            '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n<Properties xmlns='
+            '"http://schemas.openxmlformats.org/officeDocument/2006/extended-properties">'
+            "<Application>Redraft</Application></Properties>"
+        ),
+    }
+    buffer = BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as package:
+        for name, xml in parts.items():  # [Content_Types].xml first, as Office writes it
+            package.writestr(name, xml.encode("utf-8"))
+    return buffer.getvalue()
+
+
+def _relationships(inner: str) -> str:
+    head = '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n'
+    return f'{head}<Relationships xmlns="{PACKAGE_RELS}">{inner}</Relationships>'
+
+
+def _content_types() -> str:
+    office = "application/vnd.openxmlformats-officedocument"
+    overrides = {
+        "/word/document.xml": f"{office}.wordprocessingml.document.main+xml",
+        "/word/styles.xml": f"{office}.wordprocessingml.styles+xml",
+        "/word/numbering.xml": f"{office}.wordprocessingml.numbering+xml",
+        "/word/footer1.xml": f"{office}.wordprocessingml.footer+xml",
+        "/docProps/core.xml": "application/vnd.openxmlformats-package.core-properties+xml",
+        "/docProps/app.xml": f"{office}.extended-properties+xml",
+    }
+    return (
+        '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n'
+        '<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">'
+        '<Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/>'
+        '<Default Extension="xml" ContentType="application/xml"/>'
+        + "".join(f'<Override PartName="{name}" ContentType="{kind}"/>' for name, kind in overrides.items())
+        + "</Types>"
+    )
+
+
+def _styles(family: str, language: str) -> str:
+    font = quoteattr(family)
+    fonts = f"<w:rFonts w:ascii={font} w:hAnsi={font} w:eastAsia={font} w:cs={font}/>"
+    size = BODY_POINT_SIZE * 2
+    headings = "".join(
+        f'<w:style w:type="paragraph" w:styleId="Heading{level}"><w:name w:val="heading {level}"/>'
+        '<w:basedOn w:val="Normal"/><w:next w:val="Normal"/><w:uiPriority w:val="9"/><w:qFormat/>'
+        f'<w:pPr><w:keepNext/><w:keepLines/><w:spacing w:before="{360 if level < 3 else 240}" w:after="120"/>'
+        f'<w:outlineLvl w:val="{level - 1}"/></w:pPr><w:rPr><w:b/>{"<w:i/>" if level > 4 else ""}'
+        f'<w:sz w:val="{half_points}"/><w:szCs w:val="{half_points}"/></w:rPr></w:style>'
+        for level, half_points in HEADING_SIZES.items()
+    )
+    code = f'<w:rFonts w:ascii="{CODE_FAMILY}" w:hAnsi="{CODE_FAMILY}" w:cs="{CODE_FAMILY}"/>'
+    return (
+        f'<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n<w:styles xmlns:w="{W}">'
+        f'<w:docDefaults><w:rPrDefault><w:rPr>{fonts}<w:sz w:val="{size}"/><w:szCs w:val="{size}"/>'
+        f"<w:lang w:val={quoteattr(language)}/></w:rPr></w:rPrDefault>"
+        '<w:pPrDefault><w:pPr><w:spacing w:after="160" w:line="276" w:lineRule="auto"/></w:pPr></w:pPrDefault>'
+        "</w:docDefaults>"
+        '<w:style w:type="paragraph" w:default="1" w:styleId="Normal"><w:name w:val="Normal"/><w:qFormat/></w:style>'
+        f"{headings}"
+        '<w:style w:type="paragraph" w:styleId="ListParagraph"><w:name w:val="List Paragraph"/>'
+        '<w:basedOn w:val="Normal"/><w:pPr><w:spacing w:after="60"/><w:contextualSpacing/></w:pPr></w:style>'
+        '<w:style w:type="paragraph" w:styleId="SourceCode"><w:name w:val="Source Code"/><w:basedOn w:val="Normal"/>'
+        f'<w:pPr><w:spacing w:after="0" w:line="240" w:lineRule="auto"/></w:pPr><w:rPr>{code}'
+        '<w:sz w:val="20"/></w:rPr></w:style>'
+        '<w:style w:type="paragraph" w:styleId="Footer"><w:name w:val="footer"/><w:basedOn w:val="Normal"/>'
+        '<w:pPr><w:jc w:val="center"/><w:spacing w:after="0"/></w:pPr><w:rPr><w:sz w:val="19"/></w:rPr></w:style>'
+        '<w:style w:type="character" w:styleId="Hyperlink"><w:name w:val="Hyperlink"/>'
+        '<w:rPr><w:color w:val="0563C1"/><w:u w:val="single"/></w:rPr></w:style>'
+        "</w:styles>"
+    )
+
+
+MULTI = "hybridMultilevel"
+
+
+def _numbering(lists: Lists) -> str:
+    def levels(numbered: bool) -> str:
+        return "".join(
+            f'<w:lvl w:ilvl="{level}"><w:start w:val="1"/>'
+            + (f'<w:numFmt w:val="decimal"/><w:lvlText w:val="%{level + 1}."/>' if numbered
+               else f'<w:numFmt w:val="bullet"/><w:lvlText w:val="{"•◦▪"[level % 3]}"/>')
+            + f'<w:lvlJc w:val="left"/><w:pPr><w:ind w:left="{360 * (level + 2)}" w:hanging="360"/></w:pPr></w:lvl>'
+            for level in range(9)
+        )  # fmt: skip
+
+    numbers = "".join(
+        f'<w:num w:numId="{num_id}"><w:abstractNumId w:val="1"/><w:lvlOverride w:ilvl="{level}">'
+        f'<w:startOverride w:val="{start}"/></w:lvlOverride></w:num>'
+        for num_id, (level, start) in enumerate(lists.starts, start=2)
+    )
+    return (
+        f'<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n<w:numbering xmlns:w="{W}">'
+        f'<w:abstractNum w:abstractNumId="0"><w:multiLevelType w:val="{MULTI}"/>{levels(False)}</w:abstractNum>'
+        f'<w:abstractNum w:abstractNumId="1"><w:multiLevelType w:val="{MULTI}"/>{levels(True)}</w:abstractNum>'
+        f'<w:num w:numId="1"><w:abstractNumId w:val="0"/></w:num>{numbers}</w:numbering>'
+    )
+
+
+def _footer() -> str:
+    field_char = '<w:r><w:fldChar w:fldCharType="{}"/></w:r>'
+    return (
+        f'<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n<w:ftr xmlns:w="{W}" xmlns:r="{R}">'
+        '<w:p><w:pPr><w:pStyle w:val="Footer"/></w:pPr>'
+        + field_char.format("begin")
+        + '<w:r><w:instrText xml:space="preserve"> PAGE </w:instrText></w:r>'
+        + field_char.format("separate")
+        + "<w:r><w:t>1</w:t></w:r>"
+        + field_char.format("end")
+        + "</w:p></w:ftr>"
+    )
+
+
+def _core(title: str) -> str:
+    now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    return (
+        '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n<cp:coreProperties xmlns:cp='
+        '"http://schemas.openxmlformats.org/package/2006/metadata/core-properties" '
+        'xmlns:dc="http://purl.org/dc/elements/1.1/" xmlns:dcterms="http://purl.org/dc/terms/" '
+        'xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance">'
+        f"<dc:title>{escape(NOT_XML.sub('', title))}</dc:title>"
+        f'<dcterms:created xsi:type="dcterms:W3CDTF">{now}</dcterms:created>'
+        f'<dcterms:modified xsi:type="dcterms:W3CDTF">{now}</dcterms:modified>'
+        "</cp:coreProperties>"
+    )
+
+
+def paper_twips(country: QLocale.Country) -> tuple[int, int]:
+    size = paper_for(country).size(paper_for(country).Unit.Millimeter)
+    return round(size.width() * TWIPS_PER_MM), round(size.height() * TWIPS_PER_MM)
+
+
+def export_docx(text: str, markdown: bool, path: Path, name: str, country: QLocale.Country, family: str = "",
+                language: str = "") -> None:  # fmt: skip
+    """Write ``text`` to ``path`` as a Word document (see the module's docstring): ``family`` is the writer's
+    typeface ("": Georgia), ``language`` its language's code ("": the system's). Raises ``FileError`` (in the
+    writer's words) where it cannot be written; nothing is half-written."""
+    lists = Lists()
+    body: list[Paragraph | Table]
+    if markdown:
+        document = QTextDocument()
+        read_markdown(document, text)
+        body = markdown_body(document, lists)
+    else:
+        body = [*plain_paragraphs(text)]
+    tag = QLocale(language).bcp47Name() if language else QLocale.system().bcp47Name()
+    data = docx_bytes(body, lists, title_of(text, markdown, name), paper_twips(country), family or DEFAULT_FAMILY,
+                      QLocale(tag).name().replace("_", "-"))  # fmt: skip
+    save_bytes(path, data, again="export again")

@@ -1,0 +1,172 @@
+"""File ▸ Export as Word Document… in a real window: the .docx read back with python-docx, an independent reader
+of the format (its paragraphs and their styles, runs, lists, links, tables, page and properties)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import docx
+import pytest
+from docx.document import Document
+from docx.oxml.ns import qn
+from PySide6.QtCore import QLocale
+from PySide6.QtWidgets import QFileDialog
+
+from app.window.docx_export import DEFAULT_FAMILY, paper_twips
+
+STORY = """# The Lighthouse
+
+The keeper **climbed** the stairs *every* evening, ~~twice~~, with `the key` and [the log](https://example.org/log?a=1&b=2).
+He wrote <angle> & "more" — café 🌊.
+
+## Things to carry
+
+1. the lamp
+2. the log
+   - a pencil
+
+- [ ] oil
+- [x] wick
+
+> Keep the light.
+
+<!-- a note to self -->
+
+```
+code line
+  indented
+```
+
+| Tool | Use |
+|------|-----|
+| lamp | *light* |
+
+3. three
+4. four
+"""
+
+WRAPPED = (
+    "It was a dark and stormy night; the rain fell in torrents, except at\n"
+    "occasional intervals, when it was checked by a violent gust of wind which\n"
+    "swept up the streets (for it is in London that our scene lies), rattling\n"
+    "along the housetops.\n\nRoses are red,\nViolets are blue.\n\nBell\x07 & <b>\n"
+)
+
+FRENCH = (
+    "Le gardien montait les marches chaque soir, et il allumait la lampe avant que la nuit ne tombe sur la mer. "
+    "Il écrivait dans son journal ce que le vent avait fait pendant la journée, puis il regardait les bateaux qui "
+    "rentraient au port. Sa fille lui apportait du pain et des nouvelles du village, et ils parlaient longtemps "
+    "de la tempête qui venait.\n"
+)
+
+
+def numbering_of(paragraph: docx.text.paragraph.Paragraph) -> tuple[int, int] | None:
+    """(numId, level) of a list item, else None."""
+    properties = paragraph._p.pPr
+    if properties is None or properties.numPr is None:
+        return None
+    return int(properties.numPr.numId.val), int(properties.numPr.ilvl.val)
+
+
+def export(window, tmp_path: Path, name: str, text: str) -> Document:
+    source = tmp_path / name
+    source.write_text(text, encoding="utf-8")
+    assert window.open_path(source)
+    target = source.with_suffix(".docx")
+    assert window.export_to(target)
+    assert window.statusBar().currentMessage() == f"Exported {target.name}"
+    assert not window.editor.document().isModified() and window.path == source  # still the writer's file
+    return docx.Document(str(target))
+
+
+def test_a_markdown_document_keeps_its_structure_as_words(document_window, tmp_path: Path) -> None:
+    tmp_path = tmp_path / "writing"  # beside the test's settings folder
+    tmp_path.mkdir()
+    document = export(document_window(), tmp_path, "lighthouse.md", STORY)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["lighthouse.docx", "lighthouse.md"]  # no temporary left
+    assert document.core_properties.title == "The Lighthouse"
+    paragraphs = document.paragraphs
+    texts = [p.text for p in paragraphs]
+    assert [(p.style.name, p.text) for p in paragraphs if p.style.name.startswith("Heading")] == [
+        ("Heading 1", "The Lighthouse"), ("Heading 2", "Things to carry"),
+    ]  # fmt: skip
+    body = paragraphs[1]
+    formats = {run.text: (run.bold, run.italic, run.font.strike, run.font.name) for run in body.runs}
+    assert formats["climbed"][0] and formats["every"][1] and formats["twice"][2]
+    assert formats["the key"][3] == "Courier New"
+    assert [(link.text, link.address) for link in body.hyperlinks] == [("the log", "https://example.org/log?a=1&b=2")]
+    # Markdown joins a paragraph's lines; HTML stays the writer's words (Qt's reader lost the rest at "<angle>").
+    assert body.text.endswith('. He wrote <angle> & "more" — café 🌊.')
+    assert "a note to self" not in "".join(texts)
+    items = {p.text: numbering_of(p) for p in paragraphs if numbering_of(p) is not None}
+    assert items["the lamp"] == items["the log"] and items["the lamp"][1] == 0
+    assert items["a pencil"] == (1, 1)  # bullets, one level in
+    assert items["☐ oil"] == items["☑ wick"] == (1, 0)  # a task list's boxes as characters
+    assert items["three"] == items["four"] != items["the lamp"]  # a list of its own: Word counts it from its start
+    starts = document.part.numbering_part.element.findall(qn("w:num"))
+    start_of = {
+        int(num.get(qn("w:numId"))): int(num.find(f"{qn('w:lvlOverride')}/{qn('w:startOverride')}").get(qn("w:val")))
+        for num in starts
+        if num.find(qn("w:lvlOverride")) is not None
+    }
+    assert start_of[items["the lamp"][0]] == 1 and start_of[items["three"][0]] == 3
+    quote = next(p for p in paragraphs if p.text == "Keep the light.")
+    assert quote.paragraph_format.left_indent.twips == 720  # set in, as the PDF sets it
+    code = [p for p in paragraphs if p.style.name == "Source Code"]
+    assert [p.text for p in code] == ["code line", "  indented"]
+    (table,) = document.tables
+    assert [[cell.text for cell in row.cells] for row in table.rows] == [["Tool", "Use"], ["lamp", "light"]]
+    assert all(run.bold for cell in table.rows[0].cells for run in cell.paragraphs[0].runs)  # the header row
+    assert table.rows[1].cells[1].paragraphs[0].runs[0].italic
+
+
+def test_a_plain_texts_paragraphs_are_joined_where_hand_wrapped(document_window, tmp_path: Path) -> None:
+    document = export(document_window(), tmp_path, "night.txt", WRAPPED)
+    texts = [p.text for p in document.paragraphs]
+    assert texts[0].startswith("It was a dark and stormy night; the rain fell in torrents, except at occasional")
+    assert texts[0].endswith("rattling along the housetops.")  # Word wraps it itself
+    assert texts[1] == "Roses are red,\nViolets are blue."  # not hand-wrapped: its lines kept
+    assert texts[2] == "Bell & <b>" and len(texts) == 3  # a control character XML cannot hold is left out
+    assert document.core_properties.title == "night"  # a text file's name
+    styles = document.styles.element
+    fonts = styles.find(f"{qn('w:docDefaults')}/{qn('w:rPrDefault')}/{qn('w:rPr')}")
+    assert fonts.find(qn("w:rFonts")).get(qn("w:ascii")) == DEFAULT_FAMILY
+    assert fonts.find(qn("w:sz")).get(qn("w:val")) == "24"  # 12 pt
+
+
+def test_the_text_is_marked_in_its_language_for_words_spelling(document_window, tmp_path: Path) -> None:
+    window = document_window()
+    document = export(window, tmp_path, "lettre.txt", FRENCH)
+    assert window.spelling.language == "fr"  # read as French when it opened (app/window/spelling.py)
+    defaults = document.styles.element.find(f"{qn('w:docDefaults')}/{qn('w:rPrDefault')}/{qn('w:rPr')}")
+    assert defaults.find(qn("w:lang")).get(qn("w:val")) == "fr-FR"
+
+
+def test_the_page_is_the_countrys_and_the_typeface_the_writers(document_window, tmp_path: Path) -> None:
+    letter, a4 = paper_twips(QLocale.Country.UnitedStates), paper_twips(QLocale.Country.France)
+    assert letter == (12240, 15840) and a4 == (11906, 16838)
+    window = document_window()
+    window.apply_preferences(replace(window.prefs, font_family="DejaVu Sans"))
+    document = export(window, tmp_path, "plain.txt", "One line.\n")
+    section = document.sections[0]
+    assert (section.page_width.twips, section.page_height.twips) in (letter, a4)
+    assert section.left_margin.mm == pytest.approx(25, abs=0.1) == section.bottom_margin.mm
+    footer = section.footer.paragraphs[0]._p.xml
+    assert "PAGE" in footer  # the page number, centred below
+    defaults = document.styles.element.find(f"{qn('w:docDefaults')}/{qn('w:rPrDefault')}/{qn('w:rPr')}")
+    assert defaults.find(qn("w:rFonts")).get(qn("w:ascii")) == "DejaVu Sans"
+
+
+def test_the_file_menu_names_a_docx_and_a_failure_says_why(document_window, tmp_path: Path, monkeypatch) -> None:
+    window = document_window()
+    assert window.export_word_action in window.menuBar().actions()[0].menu().actions()
+    chosen = tmp_path / "for the editor"  # the writer typed no suffix
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *_args: (str(chosen), ""))
+    assert window.export_word()
+    assert docx.Document(str(chosen.with_suffix(".docx"))).paragraphs[0].text.startswith("The lighthouse keeper")
+    gone = tmp_path / "gone" / "story.docx"
+    assert not window.export_to(gone)
+    said = window.message_bar.label.text()
+    assert said.startswith("Could not save story.docx: the folder") and "export again" in said, said
+    assert not gone.parent.exists()
