@@ -190,8 +190,9 @@ def _runs(block: QTextBlock) -> list[Run]:
 class _Writer:
     """document.xml's body, and the hyperlinks it refers to (word/_rels)."""
 
-    def __init__(self) -> None:
+    def __init__(self, text_width: int) -> None:
         self.links: list[str] = []
+        self.text_width = text_width  # twips between the margins: a table's columns share it
 
     def body(self, parts: list[Paragraph | Table]) -> str:
         xml = []
@@ -206,6 +207,7 @@ class _Writer:
 
     def table(self, table: Table) -> str:
         columns = max((len(row) for row in table.rows), default=1)
+        column_width = self.text_width // columns
         rows = []
         for index, row in enumerate(table.rows):
             header = index < table.header_rows
@@ -217,7 +219,7 @@ class _Writer:
             rows.append(f"<w:tr>{'<w:trPr><w:tblHeader/></w:trPr>' if header else ''}{cells}</w:tr>")
         borders = "".join(f'<w:{side} w:val="single" w:sz="4" w:space="0" w:color="808080"/>'
                           for side in ("top", "left", "bottom", "right", "insideH", "insideV"))  # fmt: skip
-        grid = "<w:gridCol/>" * columns
+        grid = f'<w:gridCol w:w="{column_width}"/>' * columns
         return (f'<w:tbl><w:tblPr><w:tblW w:w="0" w:type="auto"/><w:tblBorders>{borders}</w:tblBorders>'
                 f'</w:tblPr><w:tblGrid>{grid}</w:tblGrid>{"".join(rows)}</w:tbl>')  # fmt: skip
 
@@ -238,12 +240,13 @@ class _Writer:
         return f"<w:p>{f'<w:pPr>{properties}</w:pPr>' if properties else ''}{runs}</w:p>"
 
     def run(self, run: Run, bold: bool = False) -> str:
+        # In the schema's order, which Word holds a file to (LibreOffice and python-docx do not).
         properties = '<w:rStyle w:val="Hyperlink"/>' if run.link else ""
+        if run.code:
+            properties += f'<w:rFonts w:ascii="{CODE_FAMILY}" w:hAnsi="{CODE_FAMILY}" w:cs="{CODE_FAMILY}"/>'
         properties += "<w:b/>" if run.bold or bold else ""
         properties += "<w:i/>" if run.italic else ""
         properties += "<w:strike/>" if run.strike else ""
-        if run.code:
-            properties += f'<w:rFonts w:ascii="{CODE_FAMILY}" w:hAnsi="{CODE_FAMILY}" w:cs="{CODE_FAMILY}"/>'
         pieces = []
         for index, line in enumerate(NOT_XML.sub("", run.text).replace("\u2028", "\n").split("\n")):
             if index:
@@ -263,10 +266,10 @@ class _Writer:
 def docx_bytes(body: list[Paragraph | Table], lists: Lists, title: str, paper_twips: tuple[int, int],
                family: str, language: str) -> bytes:  # fmt: skip
     """The .docx package of ``body``: document, styles, numbering, footer and properties."""
-    writer = _Writer()
-    content = writer.body(body)
     width, height = paper_twips
     margin = round(MARGIN_MM * TWIPS_PER_MM)
+    writer = _Writer(width - 2 * margin)
+    content = writer.body(body)
     document = (
         f'<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n<w:document xmlns:w="{W}" xmlns:r="{R}">'
         f"<w:body>{content}<w:sectPr><w:footerReference w:type=\"default\" r:id=\"rFooter\"/>"
@@ -360,7 +363,7 @@ def _styles(family: str, language: str) -> str:
         f'<w:pPr><w:spacing w:after="0" w:line="240" w:lineRule="auto"/></w:pPr><w:rPr>{code}'
         '<w:sz w:val="20"/></w:rPr></w:style>'
         '<w:style w:type="paragraph" w:styleId="Footer"><w:name w:val="footer"/><w:basedOn w:val="Normal"/>'
-        '<w:pPr><w:jc w:val="center"/><w:spacing w:after="0"/></w:pPr><w:rPr><w:sz w:val="19"/></w:rPr></w:style>'
+        '<w:pPr><w:spacing w:after="0"/><w:jc w:val="center"/></w:pPr><w:rPr><w:sz w:val="19"/></w:rPr></w:style>'
         '<w:style w:type="character" w:styleId="Hyperlink"><w:name w:val="Hyperlink"/>'
         '<w:rPr><w:color w:val="0563C1"/><w:u w:val="single"/></w:rPr></w:style>'
         "</w:styles>"
