@@ -72,6 +72,8 @@ menu key then offers the same). A draft is checked once you accept it; <b>View �
 type a few letters of one and press Enter to go there.</p>
 <p><b>View ▸ Focus Mode</b> (F11) puts the text alone on the screen: the menus, toolbar and Drafts panel step
 aside and every key still works. F11, or Esc with no rewrite open, brings them back.</p>
+<p>Each time you save, Redraft keeps a copy of what the file held: <b>File ▸ Saved Versions…</b> lists them
+with a preview, and Restore puts one back in the editor (Ctrl+Z undoes it; Save keeps it).</p>
 <p><b>File ▸ Export as PDF…</b> sets the document on pages to send or print; <b>File ▸ Export as Word
 Document…</b> writes a .docx for an editor or a publisher, a Markdown document's headings, lists, quotes and
 tables as Word's own. Both export what Save would write: a rewrite still open goes as its original.</p>
@@ -128,6 +130,8 @@ def files_html(dirs: UserDirs) -> str:
     rows = [
         ("Recovery files", dirs.recovery, "unsaved text, kept while Redraft runs and offered back after a crash"),
         ("Logs", dirs.logs, "what went wrong, in detail (redraft.log); attach it to a bug report"),
+        ("Your words and saved versions", dirs.data, "the words you added to the dictionary (words.txt) and, in "
+         "“saved versions”, what each save wrote (File ▸ Saved Versions…: a file's last 30 saves, then one a day)"),
         ("Settings", dirs.settings, "your preferences"),
         ("Models", dirs.models, "models you add"),
     ]

@@ -1,5 +1,5 @@
-"""The window's File menu: New, Open, Save, Save As, Export as PDF or Word Document, Open Recent, and "save your
-changes first?".
+"""The window's File menu: New, Open, Save, Save As, Saved Versions, Export as PDF or Word Document, Open Recent,
+and "save your changes first?".
 
 :class:`FileCommands` is the file half of :class:`app.window.main_window.MainWindow`, which inherits it: its
 state is the window's own (``path``, ``file_format``, the title that names the file), and autosave,
@@ -10,14 +10,18 @@ other programs is :mod:`app.documents.disk_watch`'s.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
+from datetime import datetime
 from pathlib import Path
 from typing import Protocol
 
 from PySide6.QtCore import QLocale, Qt, Signal
-from PySide6.QtWidgets import QApplication, QFileDialog, QInputDialog, QMainWindow, QMenu, QMessageBox
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import QApplication, QFileDialog, QInputDialog, QMainWindow, QMenu, QMenuBar, QMessageBox
 
 from app.dialogs.message_bar import MessageBar
+from app.dialogs.saved_versions import choose_saved_version
 from app.documents.fileio import (
     FALLBACK_ENCODINGS,
     BinaryFileError,
@@ -27,7 +31,9 @@ from app.documents.fileio import (
     read_document,
     save_document,
 )
+from app.documents.saved_versions import SavedVersions
 from app.settings import MAX_RECENT_FILES, Preferences
+from app.userdirs import user_dirs
 from app.window.docx_export import export_docx
 from app.window.editor_widget import RewriteEditor
 from app.window.markdown_highlighter import is_markdown
@@ -39,6 +45,9 @@ def save_failure(reason: str) -> str:
     if reason.lower().startswith("could not save"):
         return reason[0].upper() + reason[1:]
     return f"Could not save: {reason}"
+
+
+StandardKey = QKeySequence.StandardKey
 
 
 class TextLanguage(Protocol):
@@ -58,6 +67,28 @@ class FileCommands(QMainWindow):
     path: Path | None
     file_format: TextDocument  # how the file was written (encoding, BOM, line breaks), its text left empty
     unreloaded: str | None = None  # set by the disk watcher when theirs could not be reloaded: Save refuses
+
+    def _build_file_menu(self, menus: QMenuBar, action: Callable[..., QAction]) -> None:
+        """The File menu, its actions made by the window's ``action`` (text, slot, keys)."""
+        self.new_action = action("&New", self.new_document, StandardKey.New)
+        self.open_action = action("&Open…", self.open_dialog, StandardKey.Open)
+        self.save_action = action("&Save", self.save, StandardKey.Save)
+        self.save_as_action = action("Save &As…", self.save_as, StandardKey.SaveAs)
+        self.saved_versions_action = action("Saved &Versions…", lambda: choose_saved_version(self))
+        self.saved_versions_action.setStatusTip("Every version of this file Redraft saved: one back in the editor")
+        self.export_action = action("&Export as PDF…", self.export_pdf)
+        self.export_word_action = action("Export as &Word Document…", self.export_word)
+        self.quit_action = action("&Quit", self.close, StandardKey.Quit)
+        file_menu = menus.addMenu("&File")
+        file_menu.addActions([self.new_action, self.open_action])
+        self.recent_menu = file_menu.addMenu("Open &Recent")
+        self.recent_menu.aboutToShow.connect(self._fill_recent_menu)
+        file_menu.addSeparator()
+        file_menu.addActions([self.save_action, self.save_as_action, self.saved_versions_action])
+        file_menu.addSeparator()
+        file_menu.addActions([self.export_action, self.export_word_action])
+        file_menu.addSeparator()
+        file_menu.addAction(self.quit_action)
 
     def _store(self, **changes: object) -> None:
         """Save changed preferences (MainWindow's)."""
@@ -223,9 +254,16 @@ class FileCommands(QMainWindow):
         self.statusBar().showMessage(done, 5000)
         return True
 
+    @property
+    def saved_versions(self) -> SavedVersions:
+        """Where saves are kept (File ▸ Saved Versions…), under the data folder."""
+        return SavedVersions(user_dirs().data)
+
     def save_to(self, path: Path) -> bool:
+        text = self.saved_text()
+        unkept = self._keep_what_is_there(path)
         try:
-            save_document(path, replace(self.file_format, text=self.saved_text()))
+            save_document(path, replace(self.file_format, text=text))
         except FileError as error:
             self.message_bar.show_message(f"{save_failure(str(error))}.")
             return False
@@ -233,8 +271,30 @@ class FileCommands(QMainWindow):
         self.editor.mark_saved()
         self._remember_recent(path)
         self.update_title()
-        self.statusBar().showMessage(f"Saved {path.name}", 3000)
+        try:
+            self.saved_versions.keep(path, text)
+        except OSError as error:
+            unkept = unkept or str(error.strerror or error)
+        if unkept:  # the save stands; the safety net's hole is said, not hidden
+            self.statusBar().showMessage(f"Saved {path.name}, but no copy went to Saved Versions: {unkept}", 10000)
+        else:
+            self.statusBar().showMessage(f"Saved {path.name}", 3000)
         return True
+
+    def _keep_what_is_there(self, path: Path) -> str:
+        """Before a save replaces ``path``: keep the text it holds unless it is kept already (a file written
+        elsewhere, saved over for the first time, or changed by another program). Why not, or ""."""
+        if not path.is_file():
+            return ""
+        try:
+            there = read_document(path, self.file_format.encoding if path == self.path else None)
+        except FileError:
+            return ""  # not a text Redraft can read (Save As over another kind of file): nothing to keep
+        try:
+            self.saved_versions.keep(path, there.text, datetime.fromtimestamp(path.stat().st_mtime))
+        except OSError as error:
+            return str(error.strerror or error)
+        return ""
 
     def _remember_recent(self, path: Path) -> None:
         entry = str(path.resolve())

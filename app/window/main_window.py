@@ -169,13 +169,6 @@ class MainWindow(ActionStates):
 
     def _build_actions(self) -> None:
         a = self._action
-        self.new_action = a("&New", self.new_document, StandardKey.New)
-        self.open_action = a("&Open…", self.open_dialog, StandardKey.Open)
-        self.save_action = a("&Save", self.save, StandardKey.Save)
-        self.save_as_action = a("Save &As…", self.save_as, StandardKey.SaveAs)
-        self.export_action = a("&Export as PDF…", self.export_pdf)
-        self.export_word_action = a("Export as &Word Document…", self.export_word)
-        self.quit_action = a("&Quit", self.close, StandardKey.Quit)
         self.undo_action = a("&Undo", self.undo, StandardKey.Undo)
         self.redo_action = a("&Redo", self.redo, StandardKey.Redo)
         self.cut_action = a("Cu&t", self.editor.cut, StandardKey.Cut)
@@ -228,14 +221,7 @@ class MainWindow(ActionStates):
 
     def _build_menus_and_toolbar(self) -> None:
         menus = self.menuBar()
-        file_menu = menus.addMenu("&File")
-        file_menu.addActions([self.new_action, self.open_action])
-        self.recent_menu = file_menu.addMenu("Open &Recent")
-        self.recent_menu.aboutToShow.connect(self._fill_recent_menu)
-        file_menu.addSeparator()
-        file_menu.addActions([self.save_action, self.save_as_action, self.export_action, self.export_word_action])
-        file_menu.addSeparator()
-        file_menu.addAction(self.quit_action)
+        self._build_file_menu(menus, self._action)  # app/window/file_commands.py
         edit_menu = self.edit_menu = menus.addMenu("&Edit")
         edit_menu.addActions([self.undo_action, self.redo_action])
         edit_menu.addSeparator()

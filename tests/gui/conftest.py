@@ -73,6 +73,13 @@ def document_window(make_window: Callable[..., MainWindow]) -> Iterator[Callable
     yield make
 
 
+@pytest.fixture(autouse=True)
+def own_user_folders(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test's data, logs and recovery in a folder of its own (app.userdirs), never the machine's: a window's
+    saves keep their versions in the data folder (File ▸ Saved Versions…). A test may move it again."""
+    monkeypatch.setenv("REDRAFT_HOME", str(tmp_path_factory.mktemp("home")))
+
+
 @pytest.fixture(scope="session", autouse=True)
 def model_threads_finish_before_the_end() -> Iterator[None]:
     """A window's model thread that outlived its test (a load on a slow machine, app.rewrite.outliving) is

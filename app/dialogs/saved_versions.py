@@ -1,0 +1,191 @@
+"""File ▸ Saved Versions…: the versions of this file that Redraft kept when it saved (app/documents/saved_versions.py),
+newest first, each read in a preview; Restore puts one in the editor as one undo step, to keep with Save."""
+
+from __future__ import annotations
+
+from datetime import date, datetime, timedelta
+from pathlib import Path
+from typing import Protocol
+
+from PySide6.QtCore import QSize
+from PySide6.QtGui import QFont, QTextCursor
+from PySide6.QtWidgets import (
+    QDialog,
+    QDialogButtonBox,
+    QLabel,
+    QListWidget,
+    QListWidgetItem,
+    QPlainTextEdit,
+    QStatusBar,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.dialogs.screen_fit import fitted
+from app.documents.saved_versions import SavedVersion, SavedVersions, digest_of, word_count
+from app.window.editor_widget import RewriteEditor
+
+PREFERRED_SIZE = QSize(640, 520)
+PREVIEW_SCALE = 0.8
+
+
+def when_saved(at: datetime, today: date | None = None) -> str:
+    """"Today 14:05", "Yesterday 09:12", "Mon 23 Nov 18:40", or with the year when it is not this year's."""
+    today = today or date.today()
+    clock = at.strftime("%H:%M")
+    if at.date() == today:
+        return f"Today {clock}"
+    if at.date() == today - timedelta(days=1):
+        return f"Yesterday {clock}"
+    day = f"{at.strftime('%a')} {at.day} {at.strftime('%b')}"
+    return f"{day} {clock}" if at.year == today.year else f"{day} {at.year} {clock}"
+
+
+def first_difference(one: str, other: str) -> int:
+    """The index of the first character where ``one`` and ``other`` differ (the shorter's length if one starts the
+    other), at the start of its line."""
+    common = next((i for i, (a, b) in enumerate(zip(one, other, strict=False)) if a != b), min(len(one), len(other)))
+    return one.rfind("\n", 0, common) + 1
+
+
+def utf16_length(text: str) -> int:
+    return len(text.encode("utf-16-le")) // 2
+
+
+def _against(version: SavedVersion, now: str, current: str) -> str:
+    """How a version compares with the editor's text (``current``, whose digest is ``now``)."""
+    if version.digest == now:
+        return "what the editor holds now"
+    change = version.words - word_count(current)
+    if not change:
+        return "as many words as now, not the same"
+    return f"{abs(change):,} {'more' if change > 0 else 'fewer'} word{'s' if abs(change) != 1 else ''} than now"
+
+
+class SavedVersionsDialog(QDialog):
+    """The versions, newest first; Enter or Restore chooses one (``chosen``, its text ``chosen_text``)."""
+
+    def __init__(
+        self, name: str, versions: list[SavedVersion], current: str, font: QFont, parent: QWidget | None = None
+    ) -> None:
+        super().__init__(parent)
+        self.setWindowTitle(f"Saved versions of {name}")
+        self.versions = versions
+        self.current = current
+        self.chosen: SavedVersion | None = None
+        self.chosen_text = ""
+        self._texts: dict[int, str | None] = {}  # read when first shown: a long history of a novel is not read whole
+        self.list = QListWidget()
+        self.list.setAlternatingRowColors(True)
+        now = digest_of(current)
+        for version in versions:
+            compared = _against(version, now, current)
+            item = QListWidgetItem(f"{when_saved(version.at)} · {version.words:,} words · {compared}")
+            item.setToolTip(version.at.strftime("Saved %A %d %B %Y at %H:%M:%S"))
+            self.list.addItem(item)
+        self.preview = QPlainTextEdit()
+        self.preview.setReadOnly(True)
+        preview_font = QFont(font)  # the text's face, a size down: a hand-wrapped line fits the preview's width
+        preview_font.setPointSizeF(max(9.0, font.pointSizeF() * PREVIEW_SCALE))
+        self.preview.setFont(preview_font)
+        self.list.currentRowChanged.connect(self._show_preview)
+        self.list.itemActivated.connect(lambda _item: self._choose())
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Cancel)
+        self.restore_button = buttons.addButton("Restore", QDialogButtonBox.ButtonRole.AcceptRole)
+        self.restore_button.setDefault(True)
+        self.restore_button.clicked.connect(self._choose)
+        buttons.rejected.connect(self.reject)
+        layout = QVBoxLayout(self)
+        explanation = QLabel(
+            "Redraft keeps what each save wrote, and what the file held before it first saved over it. Restore puts a "
+            "version in the editor as one step for Ctrl+Z; the file changes when you save."
+        )
+        explanation.setWordWrap(True)
+        layout.addWidget(explanation)
+        layout.addWidget(self.list, 1)
+        layout.addWidget(self.preview, 2)
+        layout.addWidget(buttons)
+        self.resize(fitted(self, PREFERRED_SIZE))
+        # The newest that differs from the editor's text: the newest is often what was just saved.
+        self.list.setCurrentRow(next((row for row, v in enumerate(versions) if v.digest != now), 0))
+        self.list.setFocus()
+
+    def text_of(self, row: int) -> str | None:
+        if row not in self._texts:
+            try:
+                self._texts[row] = self.versions[row].text()
+            except (OSError, ValueError, EOFError):
+                self._texts[row] = None  # damaged: shown as such, never restored
+        return self._texts[row]
+
+    def _show_preview(self, row: int) -> None:
+        if not 0 <= row < len(self.versions):
+            self.preview.setPlainText("")
+            return
+        text = self.text_of(row)
+        self.preview.setPlainText("(This version could not be read.)" if text is None else text)
+        if text is not None:  # shown where it first differs from the editor's text: what a writer looks for
+            cursor = self.preview.textCursor()
+            cursor.setPosition(utf16_length(text[: first_difference(text, self.current)]))
+            self.preview.setTextCursor(cursor)
+            self.preview.centerCursor()
+        self.restore_button.setEnabled(text is not None and text != self.current)
+        self.restore_button.setToolTip("" if text != self.current else "The editor holds this version already.")
+
+    def _choose(self) -> None:
+        row = self.list.currentRow()
+        text = self.text_of(row) if 0 <= row < len(self.versions) else None
+        if text is not None and text != self.current:
+            self.chosen, self.chosen_text = self.versions[row], text
+            self.accept()
+
+
+class SavedVersionsWindow(Protocol):
+    """What File ▸ Saved Versions… needs of the window (``MainWindow``)."""
+
+    editor: RewriteEditor
+    path: Path | None
+
+    @property
+    def saved_versions(self) -> SavedVersions: ...
+
+    def saved_text(self) -> str: ...
+
+    def _end_live_span(self, select_original: bool = True) -> None: ...
+
+    def statusBar(self) -> QStatusBar: ...
+
+
+def choose_saved_version(window: SavedVersionsWindow) -> SavedVersionsDialog | None:
+    """List the file's saved versions and put the chosen one in the editor, one undo step (a rewrite still open
+    ends first, its original back)."""
+    if window.path is None:
+        window.statusBar().showMessage("No saved versions yet: Redraft keeps one each time you save.", 6000)
+        return None
+    versions = window.saved_versions.versions(window.path)
+    if not versions:
+        window.statusBar().showMessage(
+            f"No saved versions of {window.path.name} yet: Redraft keeps one each time you save it.", 6000
+        )
+        return None
+    editor = window.editor
+    dialog = SavedVersionsDialog(window.path.name, versions, window.saved_text(), editor.font(), editor)
+    if dialog.exec() != QDialog.DialogCode.Accepted or dialog.chosen is None:
+        return dialog
+    window._end_live_span(select_original=False)
+    caret = editor.textCursor().position()
+    cursor = QTextCursor(editor.document())
+    cursor.beginEditBlock()
+    cursor.select(QTextCursor.SelectionType.Document)
+    cursor.insertText(dialog.chosen_text)
+    cursor.endEditBlock()
+    cursor.setPosition(min(caret, editor.document().characterCount() - 1))
+    editor.setTextCursor(cursor)
+    editor.ensureCursorVisible()
+    day, clock = when_saved(dialog.chosen.at).rsplit(" ", 1)
+    day = day.lower() if day in ("Today", "Yesterday") else f"on {day}"
+    window.statusBar().showMessage(
+        f"The version saved {day} at {clock} is in the editor: Save keeps it, Ctrl+Z undoes it.", 8000
+    )
+    return dialog
+

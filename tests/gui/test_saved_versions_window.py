@@ -1,0 +1,125 @@
+"""File ▸ Saved Versions… in a real window: what each save keeps, and a version back in the editor as one undo
+step, the file itself untouched until the writer saves."""
+
+from __future__ import annotations
+
+import os
+from datetime import date, datetime
+from pathlib import Path
+
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QApplication, QFileDialog
+
+from app.dialogs.saved_versions import SavedVersionsDialog, first_difference, utf16_length, when_saved
+from app.userdirs import user_dirs
+
+WRITTEN_ELSEWHERE = "The keeper climbed the stairs.\nThe lamp was lit.\n"
+
+
+def answer_versions(choose_row: int, seen: list[SavedVersionsDialog]) -> None:
+    """When the dialog opens: note it, pick ``choose_row`` (newest first) and Restore."""
+
+    def answer() -> None:
+        dialog = QApplication.activeModalWidget()
+        if not isinstance(dialog, SavedVersionsDialog):
+            QTimer.singleShot(10, answer)
+            return
+        seen.append(dialog)
+        dialog.opened_at_row = dialog.list.currentRow()
+        dialog.opened_at_position = dialog.preview.textCursor().position()
+        dialog.list.setCurrentRow(choose_row)
+        dialog.restore_button.click()
+
+    QTimer.singleShot(0, answer)
+
+
+def type_at_end(window, words: str) -> None:
+    cursor = window.editor.textCursor()
+    cursor.movePosition(cursor.MoveOperation.End)
+    window.editor.setTextCursor(cursor)
+    window.editor.insertPlainText(words)
+
+
+def test_each_save_is_kept_and_one_comes_back_as_one_undo_step(document_window, tmp_path: Path) -> None:
+    story = tmp_path / "story.txt"
+    story.write_text(WRITTEN_ELSEWHERE, encoding="utf-8")
+    os.utime(story, (1_700_000_000, 1_700_000_000))  # written by another program, long ago
+    window = document_window()
+    assert window.open_path(story)
+    type_at_end(window, "The sea was calm.\n")
+    assert window.save()
+    type_at_end(window, "Then the storm came.\n")
+    assert window.save()
+    saved = story.read_text("utf-8")
+    versions = window.saved_versions.versions(story)
+    # The file as another program left it (first saved over now), then each save, newest first.
+    assert [v.text() for v in versions] == [saved, WRITTEN_ELSEWHERE + "The sea was calm.\n", WRITTEN_ELSEWHERE]
+    assert versions[-1].at.timestamp() == 1_700_000_000
+    assert versions[0].file.is_relative_to(user_dirs().data / "saved versions")
+    seen: list[SavedVersionsDialog] = []
+    answer_versions(2, seen)
+    window.saved_versions_action.trigger()
+    (dialog,) = seen
+    assert dialog.list.count() == 3 and dialog.list.item(0).text().startswith(when_saved(versions[0].at))
+    assert dialog.opened_at_row == 1  # the newest that is not the editor's text
+    assert dialog.list.item(0).text().endswith("· 17 words · what the editor holds now")
+    assert dialog.list.item(2).text().endswith("· 9 words · 8 fewer words than now")
+    assert window.editor.plain_text() == WRITTEN_ELSEWHERE  # in the editor
+    assert story.read_text("utf-8") == saved and window.editor.document().isModified()  # the file: not yet
+    assert window.statusBar().currentMessage().endswith("is in the editor: Save keeps it, Ctrl+Z undoes it.")
+    window.undo()
+    assert window.editor.plain_text() == saved  # one step
+    assert not window.editor.document().isModified()
+
+
+def test_a_versions_day_reads_as_a_writer_says_it() -> None:
+    today = date(2026, 11, 28)
+    assert when_saved(datetime(2026, 11, 28, 14, 5), today) == "Today 14:05"
+    assert when_saved(datetime(2026, 11, 27, 9, 12), today) == "Yesterday 09:12"
+    assert when_saved(datetime(2026, 11, 23, 18, 40), today) == "Mon 23 Nov 18:40"
+    assert when_saved(datetime(2024, 11, 28, 8, 0), today) == "Thu 28 Nov 2024 08:00"
+
+
+def test_a_preview_opens_where_the_version_differs() -> None:
+    now = "One.\nTwo 🌊 two.\nThree.\n"
+    assert first_difference("One.\nTwo 🌊 too.\nThree.\n", now) == len("One.\n")  # its line's start
+    assert first_difference(now, now + "Four.\n") == len(now) and first_difference("", now) == 0
+    assert utf16_length("Two 🌊") == 6  # Qt's positions: the wave is two units
+
+
+def test_save_as_over_another_text_keeps_that_text(document_window, tmp_path: Path, monkeypatch) -> None:
+    other = tmp_path / "other.md"
+    other.write_text("Someone else's chapter.\n", encoding="utf-8")
+    window = document_window()
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *_args: (str(other), ""))
+    assert window.save_as()
+    assert [v.text() for v in window.saved_versions.versions(other)] == [
+        window.editor.plain_text(), "Someone else's chapter.\n",
+    ]  # fmt: skip
+
+
+def test_a_save_stands_where_no_copy_can_be_kept_and_says_so(document_window, tmp_path: Path, monkeypatch) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "data").write_text("a file where the data folder should be")
+    monkeypatch.setenv("REDRAFT_HOME", str(home))
+    story = tmp_path / "story.txt"
+    story.write_text(WRITTEN_ELSEWHERE, encoding="utf-8")
+    window = document_window()
+    assert window.open_path(story)
+    type_at_end(window, "More.\n")
+    assert window.save()
+    assert story.read_text("utf-8") == WRITTEN_ELSEWHERE + "More.\n"
+    said = window.statusBar().currentMessage()
+    assert said.startswith("Saved story.txt, but no copy went to Saved Versions: "), said
+
+
+def test_with_nothing_kept_the_menu_says_why(document_window, tmp_path: Path) -> None:
+    window = document_window()
+    window.saved_versions_action.trigger()  # untitled
+    assert window.statusBar().currentMessage().startswith("No saved versions yet: Redraft keeps one each time")
+    story = tmp_path / "new.txt"
+    story.write_text("Fresh.\n", encoding="utf-8")
+    assert window.open_path(story)
+    window.saved_versions_action.trigger()
+    assert window.statusBar().currentMessage().startswith("No saved versions of new.txt yet")
