@@ -125,7 +125,8 @@ def markdown_body(document: QTextDocument, lists: Lists) -> list[Paragraph | Tab
                 body.append(Table(rows, header_rows=1))  # a Markdown table's first row is its header
         else:
             paragraph = _paragraph(block, numbering, lists)
-            if paragraph.runs or paragraph.rule:  # Qt's empty blocks between parts are not the writer's
+            # Qt's empty blocks between parts are not the writer's; a code block's blank line is.
+            if paragraph.runs or paragraph.rule or paragraph.style == CODE:
                 body.append(paragraph)
         block = block.next()
     return body

@@ -35,6 +35,7 @@ He wrote <angle> & "more" — café 🌊.
 
 ```
 code line
+
   indented
 ```
 
@@ -114,7 +115,7 @@ def test_a_markdown_document_keeps_its_structure_as_words(document_window, tmp_p
     quote = next(p for p in paragraphs if p.text == "Keep the light.")
     assert quote.paragraph_format.left_indent.twips == 720  # set in, as the PDF sets it
     code = [p for p in paragraphs if p.style.name == "Source Code"]
-    assert [p.text for p in code] == ["code line", "  indented"]
+    assert [p.text for p in code] == ["code line", "", "  indented"]  # its blank line kept
     (table,) = document.tables
     assert [[cell.text for cell in row.cells] for row in table.rows] == [["Tool", "Use"], ["lamp", "light"]]
     assert all(run.bold for cell in table.rows[0].cells for run in cell.paragraphs[0].runs)  # the header row
