@@ -23,6 +23,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from model.edit.request import EditRequest
+from model.edit.typography import QuoteStyle, quote_style, with_quotes
 from model.edit.wrapping import (
     LINE_BREAK,
     LINE_MARKER_PATTERN,
@@ -41,6 +42,8 @@ if TYPE_CHECKING:
 OPENERS = "\"'“‘«(["
 # Spaces and tabs (not line breaks) between a gap and the text around it.
 INLINE_SPACE = " \t"
+# How much of the text either side of an edit says which quotation marks the document uses.
+QUOTE_CONTEXT_CHARS = 4000
 # The ending held after a fill between sentences.
 FILL_ENDING = "."
 # What a rewrite across lines holds as the writer's layout: each run of line breaks (a paragraph's end, a
@@ -72,9 +75,14 @@ class Shape:
     wrap_column: int = 0
     wrapped_paragraphs: tuple[bool, ...] = ()
     wrap_tail: str = ""  # the rest of the line the selection ends in, which the new text's last line sits beside
+    # The quotation marks the document around the edit uses (model.edit.typography), and the character before
+    # the new text, which turns a mark at its start: the new text's marks are made the document's kind.
+    quotes: QuoteStyle = ""
+    quote_before: str = ""
 
     def restore(self, text: str) -> str:
-        """A candidate's new text with the edges and the ending put back."""
+        """A candidate's new text with the edges and the ending put back, its quotation marks the document's."""
+        text = with_quotes(text, self.quotes, self.quote_before)
         if self.strip:
             text = text.strip()
         if self.in_paragraph:
@@ -115,6 +123,14 @@ class Shape:
 
 def shape_request(request: EditRequest) -> tuple[EditRequest, Shape]:
     """The request the canvas is laid out for, and what :meth:`Shape.restore` puts back around its text."""
+    inner, shape = _shape_edges(request)
+    if request.mode == "gaps":  # the text around the gaps is the writer's, marks and all
+        return inner, shape
+    quotes = quote_style(request.prefix[-QUOTE_CONTEXT_CHARS:] + request.suffix[:QUOTE_CONTEXT_CHARS])
+    return inner, replace(shape, quotes=quotes, quote_before=inner.prefix[-1:]) if quotes else shape
+
+
+def _shape_edges(request: EditRequest) -> tuple[EditRequest, Shape]:
     if request.mode == "fill":
         return _shape_fill(request)
     span = request.span or ""

@@ -1,0 +1,57 @@
+"""Quotation marks as the document has them: curly (‘ ’ “ ”) or straight (' ").
+
+A model writes whichever its training text had; a writer's document has one kind. :func:`quote_style` reads the
+kind from the text around an edit (only where it is plain: two marks or more, all of one kind), and
+:func:`with_quotes` gives new text that kind, each straight mark turned by what stands either side of it:
+opening after a space, a line's start, an opening bracket or dash; closing after a word or punctuation; an
+apostrophe inside a word (don’t) or before a year ('90s → ’90s). Nothing here needs torch or Qt.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+QuoteStyle = Literal["curly", "straight", ""]
+CURLY = "‘’“”"
+STRAIGHT = "'\""
+TO_STRAIGHT = str.maketrans("‘’“”", "''\"\"")
+MIN_MARKS = 2  # fewer says nothing about the document
+OPENS_AFTER = " \t\n\r\u00a0\u2028\u2029([{<—–-‘“/"  # after these a mark opens a quotation
+
+
+def quote_style(context: str) -> QuoteStyle:
+    """The kind of quotation marks ``context`` uses, or "" where it uses both or too few to tell."""
+    curly = sum(context.count(mark) for mark in CURLY)
+    straight = sum(context.count(mark) for mark in STRAIGHT)
+    if curly >= MIN_MARKS and not straight:
+        return "curly"
+    if straight >= MIN_MARKS and not curly:
+        return "straight"
+    return ""
+
+
+def curly_mark(mark: str, before: str, after: str) -> str:
+    """The curly mark a straight ``mark`` (' or ") stands for between the characters ``before`` and ``after``
+    ("" at the text's edges)."""
+    opening = not before or before in OPENS_AFTER
+    if mark == '"':
+        return "“" if opening else "”"
+    if opening and not after[:1].isdigit():  # '90s: an elision, not a quotation
+        return "‘"
+    return "’"
+
+
+def with_quotes(text: str, style: QuoteStyle, before: str = "") -> str:
+    """``text`` with its quotation marks in ``style`` ("" leaves them); ``before`` is the character just before
+    it in the document, which decides whether a mark at its start opens or closes."""
+    if style == "straight":
+        return text.translate(TO_STRAIGHT)
+    if style != "curly" or not any(mark in text for mark in STRAIGHT):
+        return text
+    out = []
+    for index, character in enumerate(text):
+        if character in STRAIGHT:
+            previous = text[index - 1] if index else before[-1:]
+            character = curly_mark(character, previous, text[index + 1 : index + 2])
+        out.append(character)
+    return "".join(out)

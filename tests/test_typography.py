@@ -1,0 +1,57 @@
+"""Quotation marks as the document has them (model/edit/typography.py), and a rewrite's drafts given them
+(model/edit/shape.py): curly in a document of curly marks, straight in one of straight marks."""
+
+from __future__ import annotations
+
+import pytest
+
+from model import EditRequest
+from model.edit.shape import shape_request
+from model.edit.typography import quote_style, with_quotes
+
+
+@pytest.mark.parametrize(
+    ("straight", "curly"),
+    [
+        ('"Hello," she said. "Don\'t go."', "“Hello,” she said. “Don’t go.”"),
+        ("'Yes,' he said, 'it's the '90s.'", "‘Yes,’ he said, ‘it’s the ’90s.’"),
+        ('He wrote ("fine") and left.', "He wrote (“fine”) and left."),
+        ("the dogs' bowls\n'Here.'", "the dogs’ bowls\n‘Here.’"),
+        ('—"Now," said Alice.', "—“Now,” said Alice."),
+    ],
+)
+def test_straight_marks_turn_by_what_stands_beside_them(straight: str, curly: str) -> None:
+    assert with_quotes(straight, "curly") == curly
+    assert with_quotes(curly, "straight") == straight  # and back, character for character
+    assert with_quotes(straight, "") == straight
+
+
+def test_a_mark_at_the_start_turns_by_the_documents_character_before_it() -> None:
+    assert with_quotes('" she said.', "curly", before="!") == "” she said."  # closes a quotation
+    assert with_quotes('"Go," she said.', "curly", before=" ") == "“Go,” she said."
+    assert with_quotes('"Go."', "curly", before="") == "“Go.”"  # the document's start
+
+
+def test_the_style_is_read_only_where_it_is_plain() -> None:
+    assert quote_style("‘Oh dear!’ she said. ‘I shall be late!’") == "curly"
+    assert quote_style('"Oh dear!" she said.') == "straight"
+    assert quote_style('‘Oh dear!’ she said. "Late!"') == ""  # both kinds: left as the model wrote them
+    assert quote_style("Alice’s cat.") == ""  # one mark says nothing
+    assert quote_style("No quotation at all.") == ""
+
+
+@pytest.mark.parametrize("mode", ["rewrite", "fill"])
+def test_a_drafts_quotes_are_the_documents(mode: str) -> None:
+    curly_document = "‘Oh dear!’ said the Rabbit, ‘I shall be late!’ "
+    span = "He ran off" if mode == "rewrite" else None
+    request = EditRequest(mode=mode, prefix=curly_document, suffix=" ‘Wait!’ called Alice.", span=span)
+    _inner, shape = shape_request(request)
+    assert "“Late,” he said, “don’t wait" in shape.restore('"Late," he said, "don\'t wait."')
+    straight = EditRequest(mode=mode, prefix='"Oh dear!" said the Rabbit. ', suffix=' "Wait!"', span=span)
+    assert "’" not in shape_request(straight)[1].restore("‘Late,’ he said, “don’t wait.”")
+
+
+def test_filling_gaps_leaves_the_writers_own_marks_alone() -> None:
+    request = EditRequest(mode="gaps", prefix="‘Oh dear!’ ‘Late!’ ", suffix="", span='He said "[...]" twice.')
+    _inner, shape = shape_request(request)
+    assert shape.quotes == ""
