@@ -72,6 +72,8 @@ menu key then offers the same). A draft is checked once you accept it; <b>View �
 type a few letters of one and press Enter to go there.</p>
 <p><b>View ▸ Focus Mode</b> (F11) puts the text alone on the screen: the menus, toolbar and Drafts panel step
 aside and every key still works. F11, or Esc with no rewrite open, brings them back.</p>
+<p>In a text whose quotation marks are curly (‘ ’ “ ”), the ' and " keys type curly ones, and drafts use them
+too; in a text of straight marks they stay straight.</p>
 <p>Each time you save, Redraft keeps a copy of what the file held: <b>File ▸ Saved Versions…</b> lists them
 with a preview, and Restore puts one back in the editor (Ctrl+Z undoes it; Save keeps it).</p>
 <p><b>File ▸ Export as PDF…</b> sets the document on pages to send or print; <b>File ▸ Export as Word

@@ -60,6 +60,7 @@ from app.window.headings import GoToHeading
 from app.window.rewrap import rewrap_paragraphs
 from app.window.spelling import Spelling
 from app.window.theme import apply_theme, canvas_colors
+from app.window.typed_quotes import TypedQuotes
 from model import EditResult
 from model.checkpoint.folders import resources_dir
 
@@ -286,6 +287,7 @@ class MainWindow(ActionStates):
         self.view_menu.addMenu(self.spelling.language_menu)
         self.focus_mode = FocusMode(self, self.toolbar, panel, self)  # View ▸ Focus Mode (F11)
         self.go_to_heading = GoToHeading(self, self)  # Edit ▸ Go to Heading…
+        self.typed_quotes = TypedQuotes(self.editor)  # ' and " type curly marks in a text of curly marks
         self.edit_menu.insertAction(self.rewrap_action, self.go_to_heading.action)
         self.view_menu.insertSeparator(self.view_menu.actions()[0])
         self.view_menu.insertAction(self.view_menu.actions()[0], self.focus_mode.action)

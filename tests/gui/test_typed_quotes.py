@@ -1,0 +1,57 @@
+"""Quotation marks typed as the document has them (app/window/typed_quotes.py), with real key presses."""
+
+from __future__ import annotations
+
+from gui_helpers import place_cursor, select
+from PySide6.QtCore import Qt
+
+from app.window.editor_widget import Phase
+
+CURLY = "‘Oh dear! Oh dear! I shall be late!’ said the Rabbit.\n\n“Where?” asked Alice.\n\n"
+STRAIGHT = "'Oh dear! Oh dear! I shall be late!' said the Rabbit.\n\n\"Where?\" asked Alice.\n\n"
+
+
+def type_at_end(qtbot, window, keys: str) -> str:
+    """Type ``keys`` at the end of the text; what they added."""
+    before = window.editor.plain_text()
+    place_cursor(window, len(before))
+    qtbot.keyClicks(window.editor, keys)
+    return window.editor.plain_text()[len(before) :]
+
+
+def test_in_a_text_of_curly_marks_the_keys_type_curly_ones(document_window, qtbot) -> None:
+    window = document_window(text=CURLY)
+    typed = type_at_end(qtbot, window, "\"Don't,\" she said, 'it's the dogs' bowl.' (\"Fine.\")")
+    assert typed == "“Don’t,” she said, ‘it’s the dogs’ bowl.’ (“Fine.”)"
+    window.undo()  # typing, marks and all, undoes as typing does
+    assert window.editor.plain_text() == CURLY
+
+
+def test_a_straight_or_new_text_keeps_what_the_keys_type(document_window, qtbot) -> None:
+    window = document_window(text=STRAIGHT)
+    assert type_at_end(qtbot, window, "\"Don't.\"") == "\"Don't.\""
+    empty = document_window(text="")
+    assert type_at_end(qtbot, empty, "'No.'") == "'No.'"
+
+
+def test_a_typed_mark_replaces_a_selection_and_turns_by_its_neighbours(document_window, qtbot) -> None:
+    window = document_window(text=CURLY)
+    start, _end = select(window, "the Rabbit")
+    qtbot.keyClick(window.editor, Qt.Key.Key_QuoteDbl, Qt.KeyboardModifier.ShiftModifier)
+    assert window.editor.plain_text() == CURLY.replace("the Rabbit", "“")  # the selection went; after a space: opens
+    assert window.editor.textCursor().position() == start + 1
+    select(window, "Alice")
+    qtbot.keyClick(window.editor, Qt.Key.Key_Apostrophe)
+    assert window.editor.plain_text().endswith("asked ‘.\n\n")
+
+
+def test_a_mark_typed_into_a_developing_rewrite_is_refused_as_any_key(document_window, qtbot) -> None:
+    window = document_window(text=CURLY)
+    start, end = select(window, "said the Rabbit")
+    window.rewrite_selection()
+    qtbot.waitUntil(lambda: window.editor.live_span is not None)
+    place_cursor(window, start + 4)
+    qtbot.keyClicks(window.editor, '"')
+    assert '"' not in window.editor.plain_text() and "“" not in window.editor.plain_text()[start:end]
+    window.cancel_rewrite()
+    assert window.editor.plain_text() == CURLY and window.editor.phase is Phase.IDLE
