@@ -10,17 +10,20 @@ least likely tokens re-developed) and :mod:`ranking` (candidates scored) → :mo
 
 Around it, :mod:`shape` keeps the writer's layout: whitespace at the span's edges stays outside the canvas,
 and a sentence's ending is held after the new text (:mod:`wrapping`: a hand-wrapped paragraph is rewritten
-as prose and wrapped again); :mod:`changes` turns a finished draft into word-level
+as prose and wrapped again; :mod:`typography`: the new text's quotation marks are the document's kind);
+:mod:`changes` turns a finished draft into word-level
 hunks against the original span, each for the writer to take or leave.
 
 The model calls themselves live in :mod:`model.runtime`; the weights come from :mod:`model.checkpoint`.
 :mod:`budget` prices an edit by the engine's measured pass: what would take too long is refused, and where
 the editor asks, fewer drafts are developed.
 
-Modules outside ``model/`` use ``request``, ``passes``, ``shape``, ``changes``, ``engine`` and ``budget`` (the
-editor's limit for its drafts), and two pieces for benches: ``canvas``, laid out the same for another
-library's sampler (``bench/peers.py``), and ``sampling``, whose stopping rule ``bench/stop_tuning.py`` records;
-the rest are the loop's own pieces.
+Modules outside ``model/`` use ``request``, ``passes``, ``shape``, ``changes``, ``engine``, ``budget`` (the
+editor's limit for its drafts) and ``typography`` (the editor types marks as drafts get them), and two
+pieces for benches: ``canvas``, laid out the same for another library's sampler (``bench/peers.py``), and
+``sampling``, whose stopping rule ``bench/stop_tuning.py`` records; the rest are the loop's own pieces.
 """
 
-__all__ = ["budget", "canvas", "changes", "engine", "passes", "request", "sampling", "shape", "wrapping"]
+__all__ = [
+    "budget", "canvas", "changes", "engine", "passes", "request", "sampling", "shape", "typography", "wrapping",
+]  # fmt: skip
