@@ -37,6 +37,7 @@ def test_the_style_is_read_only_where_it_is_plain() -> None:
     assert quote_style('"Oh dear!" she said.') == "straight"
     assert quote_style('‘Oh dear!’ she said. "Late!"') == ""  # both kinds: left as the model wrote them
     assert quote_style("Alice’s cat.") == ""  # one mark says nothing
+    assert quote_style("# Alice's Adventures\n\n‘Oh dear!’ ‘I shall be late!’") == "curly"  # a stray one aside
     assert quote_style("No quotation at all.") == ""
 
 

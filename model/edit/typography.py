@@ -1,7 +1,7 @@
 """Quotation marks as the document has them: curly (‘ ’ “ ”) or straight (' ").
 
 A model writes whichever its training text had; a writer's document has one kind. :func:`quote_style` reads the
-kind from the text around an edit (only where it is plain: two marks or more, all of one kind), and
+kind from the text around an edit (only where it is plain: two marks or more, nearly all of one kind), and
 :func:`with_quotes` gives new text that kind, each straight mark turned by what stands either side of it:
 opening after a space, a line's start, an opening bracket or dash; closing after a word or punctuation; an
 apostrophe inside a word (don’t) or before a year ('90s → ’90s). Nothing here needs torch or Qt.
@@ -16,16 +16,19 @@ CURLY = "‘’“”"
 STRAIGHT = "'\""
 TO_STRAIGHT = str.maketrans("‘’“”", "''\"\"")
 MIN_MARKS = 2  # fewer says nothing about the document
+# A kind is the document's where it outnumbers the other four to one: a stray straight apostrophe pasted into
+# a text of curly marks does not make it mixed.
+DOMINANCE = 4
 OPENS_AFTER = " \t\n\r\u00a0\u2028\u2029([{<—–-‘“/"  # after these a mark opens a quotation
 
 
 def quote_style(context: str) -> QuoteStyle:
-    """The kind of quotation marks ``context`` uses, or "" where it uses both or too few to tell."""
+    """The kind of quotation marks ``context`` uses, or "" where it mixes both or has too few to tell."""
     curly = sum(context.count(mark) for mark in CURLY)
     straight = sum(context.count(mark) for mark in STRAIGHT)
-    if curly >= MIN_MARKS and not straight:
+    if curly >= MIN_MARKS and curly >= DOMINANCE * straight:
         return "curly"
-    if straight >= MIN_MARKS and not curly:
+    if straight >= MIN_MARKS and straight >= DOMINANCE * curly:
         return "straight"
     return ""
 
