@@ -8,11 +8,15 @@ from __future__ import annotations
 
 import json
 import logging
+import os
+import shutil
 from dataclasses import MISSING, asdict, dataclass, field, fields, replace
+from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QSettings
 
+from app.userdirs import user_dirs
 from model import DenoiseOptions
 from model.edit.request import LENGTH_FACTORS, MAX_POLISH_ROUNDS
 
@@ -20,6 +24,7 @@ log = logging.getLogger(__name__)
 
 ORGANIZATION = "Redraft"
 APPLICATION = "Redraft"
+SETTINGS_FILE = "Redraft.ini"
 THEMES = ("system", "light", "dark")
 DEVICES = ("auto", "cpu", "cuda")
 SERVER_PASSES = ("one-request", "per-pass")  # model.server.SERVER_PASSES, without importing it here
@@ -124,7 +129,21 @@ class Preferences:
 
 
 def default_qsettings() -> QSettings:
-    return QSettings(QSettings.Format.IniFormat, QSettings.Scope.UserScope, ORGANIZATION, APPLICATION)
+    """The writer's settings file, in the settings folder app.userdirs names (and Help ▸ Where Your Files Are
+    shows): ``REDRAFT_HOME`` moves it with the rest, which Qt's own place for it ignored. On Linux and Windows
+    the two places are one; where they differ (a Mac's), a file in Qt's, where Redraft kept it before, is taken
+    over once, so no writer's settings are left behind."""
+    path = user_dirs().settings / SETTINGS_FILE
+    if not path.exists() and not os.environ.get("REDRAFT_HOME"):
+        qt_place = QSettings(QSettings.Format.IniFormat, QSettings.Scope.UserScope, ORGANIZATION, APPLICATION)
+        earlier = Path(qt_place.fileName())
+        if earlier.is_file() and earlier.resolve() != path.resolve():
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(earlier, path)
+            except OSError as error:  # the defaults, then: a start is never refused over settings
+                log.warning("could not take over the settings in %s: %s", earlier, error)
+    return QSettings(str(path), QSettings.Format.IniFormat)
 
 
 class SettingsStore:

@@ -4,7 +4,7 @@ Installed builds put nothing of the writer's beside the program: /opt/redraft an
 replaced on every update and removed on uninstall, while these folders stay.
 
     Linux                              Windows
-    settings   ~/.config/Redraft          %APPDATA%\\Redraft   (QSettings, app/settings.py)
+    settings   ~/.config/Redraft          %APPDATA%\\Redraft   (Redraft.ini, app/settings.py)
     logs       ~/.local/state/Redraft/log %LOCALAPPDATA%\\Redraft\\Logs
     models     ~/.local/share/Redraft/models
     recovery   ~/.local/state/Redraft/recovery
@@ -53,7 +53,8 @@ def user_dirs() -> UserDirs:
     data = Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
     state = Path(platformdirs.user_state_dir(APP_NAME, appauthor=False))
     return UserDirs(
-        settings=Path(platformdirs.user_config_dir(APP_NAME, appauthor=False)),
+        # roaming: Windows keeps a user's settings in %APPDATA% (where Qt's own place for them is, too).
+        settings=Path(platformdirs.user_config_dir(APP_NAME, appauthor=False, roaming=True)),
         logs=Path(platformdirs.user_log_dir(APP_NAME, appauthor=False)),
         models=data / "models",
         recovery=state / "recovery",
