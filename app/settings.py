@@ -84,6 +84,7 @@ class Preferences:
     drafts_panel: bool = _setting(True, "ui/drafts_panel")  # View ▸ Drafts Panel (app/rewrite/drafts_panel.py)
     shade_span: bool = _setting(False, "ui/shade_span")  # View ▸ Shade Hesitant Words in the Text
     check_spelling: bool = _setting(True, "ui/check_spelling")  # View ▸ Check Spelling (app/window/spelling.py)
+    typewriter_scrolling: bool = _setting(False, "ui/typewriter_scrolling")  # View ▸ Typewriter Scrolling
     spelling_language: str = _setting("", "ui/spelling_language")  # View ▸ Spelling Language; "": the system's
     zoom: int = _setting(0, "ui/zoom")
     window_geometry: str = _setting("", "ui/window_geometry")  # where the window was at its last close (base64)

@@ -71,7 +71,8 @@ menu key then offers the same). A draft is checked once you accept it; <b>View �
 <p><b>Edit ▸ Go to Heading…</b> (Ctrl+Shift+O) lists the document's headings (or a plain text's chapter lines);
 type a few letters of one and press Enter to go there.</p>
 <p><b>View ▸ Focus Mode</b> (F11) puts the text alone on the screen: the menus, toolbar and Drafts panel step
-aside and every key still works. F11, or Esc with no rewrite open, brings them back.</p>
+aside and every key still works. F11, or Esc with no rewrite open, brings them back. <b>View ▸ Typewriter
+Scrolling</b> keeps the line you are writing at the middle of the view.</p>
 <p>In a text whose quotation marks are curly (‘ ’ “ ”), the ' and " keys type curly ones, and drafts use them
 too; in a text of straight marks they stay straight.</p>
 <p>Each time you save, Redraft keeps a copy of what the file held: <b>File ▸ Saved Versions…</b> lists them

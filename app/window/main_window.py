@@ -61,6 +61,7 @@ from app.window.rewrap import rewrap_paragraphs
 from app.window.spelling import Spelling
 from app.window.theme import apply_theme, canvas_colors
 from app.window.typed_quotes import TypedQuotes
+from app.window.typewriter import Typewriter
 from model import EditResult
 from model.checkpoint.folders import resources_dir
 
@@ -286,11 +287,14 @@ class MainWindow(ActionStates):
         self.view_menu.addAction(self.spelling.action)
         self.view_menu.addMenu(self.spelling.language_menu)
         self.focus_mode = FocusMode(self, self.toolbar, panel, self)  # View ▸ Focus Mode (F11)
+        self.typewriter = Typewriter(self.editor, self.prefs.typewriter_scrolling, self)  # View ▸ Typewriter Scrolling
+        self.typewriter.action.toggled.connect(lambda on: self._store(typewriter_scrolling=on))
         self.go_to_heading = GoToHeading(self, self)  # Edit ▸ Go to Heading…
         self.typed_quotes = TypedQuotes(self.editor)  # ' and " type curly marks in a text of curly marks
         self.edit_menu.insertAction(self.rewrap_action, self.go_to_heading.action)
         self.view_menu.insertSeparator(self.view_menu.actions()[0])
         self.view_menu.insertAction(self.view_menu.actions()[0], self.focus_mode.action)
+        self.view_menu.insertAction(self.view_menu.actions()[1], self.typewriter.action)
         self.edit_menu.insertAction(self.rewrap_action, self.spelling.next_action)  # Edit ▸ Next Misspelling
         panel.draft_menu(self.rewrite_menu)
         self.tracked_changes = TrackedChanges(self)  # Rewrite ▸ Show Changes (app/rewrite/tracked_changes.py)
