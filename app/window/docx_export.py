@@ -430,6 +430,13 @@ def paper_twips(country: QLocale.Country) -> tuple[int, int]:
     return round(size.width() * TWIPS_PER_MM), round(size.height() * TWIPS_PER_MM)
 
 
+def word_language(language: str, system: QLocale) -> str:
+    """The language tag Word checks the text in: ``language``'s (a code, "" for the system's) in the system's
+    country where the system speaks it (en-GB for a British writer, not Qt's en-US), else its usual one."""
+    same = not language or system.name().split("_")[0] == language
+    return (system if same else QLocale(language)).name().replace("_", "-")
+
+
 def export_docx(text: str, markdown: bool, path: Path, name: str, country: QLocale.Country, family: str = "",
                 language: str = "") -> None:  # fmt: skip
     """Write ``text`` to ``path`` as a Word document (see the module's docstring): ``family`` is the writer's
@@ -443,7 +450,6 @@ def export_docx(text: str, markdown: bool, path: Path, name: str, country: QLoca
         body = markdown_body(document, lists)
     else:
         body = [*plain_paragraphs(text)]
-    tag = QLocale(language).bcp47Name() if language else QLocale.system().bcp47Name()
     data = docx_bytes(body, lists, title_of(text, markdown, name), paper_twips(country), family or DEFAULT_FAMILY,
-                      QLocale(tag).name().replace("_", "-"))  # fmt: skip
+                      word_language(language, QLocale.system()))  # fmt: skip
     save_bytes(path, data, again="export again")

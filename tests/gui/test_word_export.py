@@ -13,7 +13,7 @@ from docx.oxml.ns import qn
 from PySide6.QtCore import QLocale
 from PySide6.QtWidgets import QFileDialog
 
-from app.window.docx_export import DEFAULT_FAMILY, paper_twips
+from app.window.docx_export import DEFAULT_FAMILY, paper_twips, word_language
 
 STORY = """# The Lighthouse
 
@@ -142,6 +142,13 @@ def test_the_text_is_marked_in_its_language_for_words_spelling(document_window, 
     assert window.spelling.language == "fr"  # read as French when it opened (app/window/spelling.py)
     defaults = document.styles.element.find(f"{qn('w:docDefaults')}/{qn('w:rPrDefault')}/{qn('w:rPr')}")
     assert defaults.find(qn("w:lang")).get(qn("w:val")) == "fr-FR"
+
+
+def test_the_language_is_in_the_writers_own_country_where_it_can_be() -> None:
+    british = QLocale(QLocale.Language.English, QLocale.Country.UnitedKingdom)
+    assert word_language("en", british) == word_language("", british) == "en-GB"
+    assert word_language("fr", british) == "fr-FR"  # a French text on a British computer
+    assert word_language("de", QLocale(QLocale.Language.German, QLocale.Country.Austria)) == "de-AT"
 
 
 def test_the_page_is_the_countrys_and_the_typeface_the_writers(document_window, tmp_path: Path) -> None:
