@@ -7,7 +7,7 @@ import pytest
 
 from model import EditRequest
 from model.edit.shape import shape_request
-from model.edit.typography import quote_style, with_quotes
+from model.edit.typography import dash_style, quote_style, with_dashes, with_quotes
 
 
 @pytest.mark.parametrize(
@@ -56,3 +56,16 @@ def test_filling_gaps_leaves_the_writers_own_marks_alone() -> None:
     request = EditRequest(mode="gaps", prefix="‘Oh dear!’ ‘Late!’ ", suffix="", span='He said "[...]" twice.')
     _inner, shape = shape_request(request)
     assert shape.quotes == ""
+
+
+def test_dashes_are_written_as_the_document_writes_them() -> None:
+    assert dash_style("late—very late—and") == "em" and dash_style("late--very late--and") == "hyphens"
+    assert dash_style("one—two--three") == "" and dash_style("a—b") == ""
+    assert dash_style("---\n---\nno dashes") == ""  # Markdown rules are not dashes
+    assert with_dashes("late--so late -- and---", "em") == "late—so late — and---"
+    assert with_dashes("late—so", "hyphens") == "late--so" and with_dashes("a--b", "") == "a--b"
+
+
+def test_a_drafts_dashes_are_the_documents() -> None:
+    request = EditRequest(mode="fill", prefix="It was late—very late—and dark. ", suffix=" The end—at last.")
+    assert "ran—and" in shape_request(request)[1].restore("He ran--and ran.")

@@ -60,7 +60,7 @@ from app.window.headings import GoToHeading
 from app.window.rewrap import rewrap_paragraphs
 from app.window.spelling import Spelling
 from app.window.theme import apply_theme, canvas_colors
-from app.window.typed_quotes import TypedQuotes
+from app.window.typed_marks import TypedMarks
 from app.window.typewriter import Typewriter
 from model import EditResult
 from model.checkpoint.folders import resources_dir
@@ -290,7 +290,7 @@ class MainWindow(ActionStates):
         self.typewriter = Typewriter(self.editor, self.prefs.typewriter_scrolling, self)  # View ▸ Typewriter Scrolling
         self.typewriter.action.toggled.connect(lambda on: self._store(typewriter_scrolling=on))
         self.go_to_heading = GoToHeading(self, self)  # Edit ▸ Go to Heading…
-        self.typed_quotes = TypedQuotes(self.editor)  # ' and " type curly marks in a text of curly marks
+        self.typed_marks = TypedMarks(self.editor)  # ' " and -- typed as the text has them: ‘ ’ “ ” —
         self.edit_menu.insertAction(self.rewrap_action, self.go_to_heading.action)
         self.view_menu.insertSeparator(self.view_menu.actions()[0])
         self.view_menu.insertAction(self.view_menu.actions()[0], self.focus_mode.action)

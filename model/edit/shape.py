@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from model.edit.request import EditRequest
-from model.edit.typography import QuoteStyle, quote_style, with_quotes
+from model.edit.typography import DashStyle, QuoteStyle, dash_style, quote_style, with_dashes, with_quotes
 from model.edit.wrapping import (
     LINE_BREAK,
     LINE_MARKER_PATTERN,
@@ -79,10 +79,12 @@ class Shape:
     # the new text, which turns a mark at its start: the new text's marks are made the document's kind.
     quotes: QuoteStyle = ""
     quote_before: str = ""
+    dashes: DashStyle = ""  # and how it writes a dash: — or --
 
     def restore(self, text: str) -> str:
-        """A candidate's new text with the edges and the ending put back, its quotation marks the document's."""
-        text = with_quotes(text, self.quotes, self.quote_before)
+        """A candidate's new text with the edges and the ending put back, its quotation marks and dashes the
+        document's."""
+        text = with_dashes(with_quotes(text, self.quotes, self.quote_before), self.dashes)
         if self.strip:
             text = text.strip()
         if self.in_paragraph:
@@ -126,8 +128,11 @@ def shape_request(request: EditRequest) -> tuple[EditRequest, Shape]:
     inner, shape = _shape_edges(request)
     if request.mode == "gaps":  # the text around the gaps is the writer's, marks and all
         return inner, shape
-    quotes = quote_style(request.prefix[-QUOTE_CONTEXT_CHARS:] + request.suffix[:QUOTE_CONTEXT_CHARS])
-    return inner, replace(shape, quotes=quotes, quote_before=inner.prefix[-1:]) if quotes else shape
+    context = request.prefix[-QUOTE_CONTEXT_CHARS:] + request.suffix[:QUOTE_CONTEXT_CHARS]
+    quotes, dashes = quote_style(context), dash_style(context)
+    if not quotes and not dashes:
+        return inner, shape
+    return inner, replace(shape, quotes=quotes, quote_before=inner.prefix[-1:], dashes=dashes)
 
 
 def _shape_edges(request: EditRequest) -> tuple[EditRequest, Shape]:

@@ -1,17 +1,24 @@
-"""Quotation marks as the document has them: curly (‘ ’ “ ”) or straight (' ").
+"""Quotation marks and dashes as the document has them: curly (‘ ’ “ ”) or straight (' ") marks, and a dash
+written as one character (—) or as two hyphens (--), as typewritten and Project Gutenberg texts have it.
 
 A model writes whichever its training text had; a writer's document has one kind. :func:`quote_style` reads the
 kind from the text around an edit (only where it is plain: two marks or more, nearly all of one kind), and
 :func:`with_quotes` gives new text that kind, each straight mark turned by what stands either side of it:
 opening after a space, a line's start, an opening bracket or dash; closing after a word or punctuation; an
-apostrophe inside a word (don’t) or before a year ('90s → ’90s). Nothing here needs torch or Qt.
+apostrophe inside a word (don’t) or before a year ('90s → ’90s). :func:`dash_style` and :func:`with_dashes` do
+the same for dashes. Nothing here needs torch or Qt.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Literal
 
 QuoteStyle = Literal["curly", "straight", ""]
+DashStyle = Literal["em", "hyphens", ""]
+EM_DASH = "—"
+HYPHENS = "--"
+TWO_HYPHENS = re.compile(r"(?<!-)--(?!-)")  # not a Markdown rule's three
 CURLY = "‘’“”"
 STRAIGHT = "'\""
 TO_STRAIGHT = str.maketrans("‘’“”", "''\"\"")
@@ -58,3 +65,23 @@ def with_quotes(text: str, style: QuoteStyle, before: str = "") -> str:
             character = curly_mark(character, previous, text[index + 1 : index + 2])
         out.append(character)
     return "".join(out)
+
+
+def dash_style(context: str) -> DashStyle:
+    """How ``context`` writes a dash: as "em" (—), as two "hyphens" (--), or "" where it mixes both or has too few
+    to tell (the same four to one as the quotation marks)."""
+    em, hyphens = context.count(EM_DASH), len(TWO_HYPHENS.findall(context))
+    if em >= MIN_MARKS and em >= DOMINANCE * hyphens:
+        return "em"
+    if hyphens >= MIN_MARKS and hyphens >= DOMINANCE * em:
+        return "hyphens"
+    return ""
+
+
+def with_dashes(text: str, style: DashStyle) -> str:
+    """``text`` with its dashes written in ``style`` ("" leaves them)."""
+    if style == "em":
+        return TWO_HYPHENS.sub(EM_DASH, text)
+    if style == "hyphens":
+        return text.replace(EM_DASH, HYPHENS)
+    return text

@@ -1,4 +1,5 @@
-"""Quotation marks typed as the document has them (app/window/typed_quotes.py), with real key presses."""
+"""Quotation marks and dashes typed as the document has them (app/window/typed_marks.py), with real key
+presses."""
 
 from __future__ import annotations
 
@@ -55,3 +56,16 @@ def test_a_mark_typed_into_a_developing_rewrite_is_refused_as_any_key(document_w
     assert '"' not in window.editor.plain_text() and "“" not in window.editor.plain_text()[start:end]
     window.cancel_rewrite()
     assert window.editor.plain_text() == CURLY and window.editor.phase is Phase.IDLE
+
+
+EM_DASHED = "It was late—very late—and the Rabbit ran.\n\nAlice followed—of course.\n\n"
+
+
+def test_in_a_text_of_em_dashes_two_hyphens_type_one(document_window, qtbot) -> None:
+    window = document_window(text=EM_DASHED)
+    assert type_at_end(qtbot, window, "She stopped--then ran.") == "She stopped—then ran."
+    qtbot.keyClick(window.editor, Qt.Key.Key_Return)
+    assert type_at_end(qtbot, window, "--- x") == "--- x"  # at a line's start: a Markdown rule stays
+    assert type_at_end(qtbot, window, "a---b") == "a—-b"  # a third hyphen is a hyphen
+    hyphenated = document_window(text=EM_DASHED.replace("—", "--"))
+    assert type_at_end(qtbot, hyphenated, "late--so") == "late--so"  # a text of -- dashes keeps them

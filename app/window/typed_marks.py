@@ -1,0 +1,78 @@
+"""Quotation marks and dashes typed as the document has them. In a text of curly marks (‘ ’ “ ”), ' and " type
+curly ones; in a text whose dashes are em dashes (—), a second hyphen typed after a word's makes one.
+
+Nothing to set: the kinds are read from the text around the caret (model.edit.typography, the same reading that
+gives a draft the document's marks and dashes), so a document of straight marks or of -- dashes, one that mixes
+both and a new one keep what the keys type. Each quotation mark is turned by what stands beside it: “ after a
+space, ” after a word, ’ inside one. Two hyphens at a line's start stay (a Markdown list or rule begins so). The
+writer's own key presses only: a paste, a rewrite's passes and the shortcuts are left alone, and a key that
+would touch a developing rewrite goes on to the editor, which refuses it as it refuses any.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QEvent, QObject, Qt
+from PySide6.QtGui import QKeyEvent
+
+from app.window.editor_widget import RewriteEditor
+from model.edit.typography import EM_DASH, STRAIGHT, curly_mark, dash_style, quote_style
+
+CONTEXT_CHARS = 4000  # either side of the caret: enough to tell the kind, little to read on every key
+COMMAND_KEYS = Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.AltModifier | Qt.KeyboardModifier.MetaModifier
+
+
+class TypedMarks(QObject):
+    """Curls the quotation marks typed into ``editor`` where its text has curly ones, and makes a typed -- an em
+    dash where its text has those (an event filter)."""
+
+    def __init__(self, editor: RewriteEditor) -> None:
+        super().__init__(editor)
+        self.editor = editor
+        editor.installEventFilter(self)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if watched is not self.editor or event.type() != QEvent.Type.KeyPress:
+            return False
+        assert isinstance(event, QKeyEvent)
+        mark = event.text()
+        if mark not in (*STRAIGHT, "-") or event.modifiers() & COMMAND_KEYS or self.editor.isReadOnly():
+            return False
+        cursor = self.editor.textCursor()
+        first, last = cursor.selectionStart(), cursor.selectionEnd()
+        live = self.editor.live_range()
+        reach = first - 1 if mark == "-" else first  # a dash replaces the hyphen before it
+        if live is not None and reach <= live[1] and last >= live[0]:
+            return False  # the editor's to refuse
+        document = self.editor.document()
+        before = document.characterAt(first - 1) if first > 0 else ""
+        if mark == "-":
+            # A second hyphen after a word's (not a line's start, not a third): the two are one em dash.
+            two_back = document.characterAt(first - 2) if first > 1 else "\u2029"
+            if before != "-" or first != last or two_back in "-\u2029" or dash_style(self.around(first, last)) != "em":
+                return False
+            cursor.deletePreviousChar()
+            cursor.insertText(EM_DASH)
+        elif quote_style(self.around(first, last)) == "curly":
+            cursor.insertText(curly_mark(mark, before, document.characterAt(last)))
+        else:
+            return False
+        self.editor.setTextCursor(cursor)
+        self.editor.ensureCursorVisible()
+        return True
+
+    def around(self, first: int, last: int) -> str:
+        """Up to ``CONTEXT_CHARS`` of the text either side of the selection, whole paragraphs at a time."""
+        document = self.editor.document()
+        parts: list[str] = []
+        block, gathered = document.findBlock(first), 0
+        while block.isValid() and gathered < CONTEXT_CHARS:
+            parts.insert(0, block.text())
+            gathered += block.length()
+            block = block.previous()
+        block, gathered = document.findBlock(last).next(), 0
+        while block.isValid() and gathered < CONTEXT_CHARS:
+            parts.append(block.text())
+            gathered += block.length()
+            block = block.next()
+        return "\n".join(parts)
+
