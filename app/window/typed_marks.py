@@ -50,8 +50,10 @@ class TypedMarks(QObject):
             two_back = document.characterAt(first - 2) if first > 1 else "\u2029"
             if before != "-" or first != last or two_back in "-\u2029" or dash_style(self.around(first, last)) != "em":
                 return False
+            cursor.beginEditBlock()  # one step: Ctrl+Z gives the hyphen back, as a word processor's does
             cursor.deletePreviousChar()
             cursor.insertText(EM_DASH)
+            cursor.endEditBlock()
         elif quote_style(self.around(first, last)) == "curly":
             cursor.insertText(curly_mark(mark, before, document.characterAt(last)))
         else:

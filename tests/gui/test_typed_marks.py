@@ -64,6 +64,9 @@ EM_DASHED = "It was late—very late—and the Rabbit ran.\n\nAlice followed—o
 def test_in_a_text_of_em_dashes_two_hyphens_type_one(document_window, qtbot) -> None:
     window = document_window(text=EM_DASHED)
     assert type_at_end(qtbot, window, "She stopped--then ran.") == "She stopped—then ran."
+    assert type_at_end(qtbot, window, "Wait--") == "Wait—"
+    window.undo()  # the dash was one step: the hyphen typed before it comes back
+    assert window.editor.plain_text().endswith("ran.Wait-")
     qtbot.keyClick(window.editor, Qt.Key.Key_Return)
     assert type_at_end(qtbot, window, "--- x") == "--- x"  # at a line's start: a Markdown rule stays
     assert type_at_end(qtbot, window, "a---b") == "a—-b"  # a third hyphen is a hyphen
