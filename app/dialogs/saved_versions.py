@@ -52,11 +52,11 @@ def utf16_length(text: str) -> int:
     return len(text.encode("utf-16-le")) // 2
 
 
-def _against(version: SavedVersion, now: str, current: str) -> str:
-    """How a version compares with the editor's text (``current``, whose digest is ``now``)."""
+def _against(version: SavedVersion, now: str, words_now: int) -> str:
+    """How a version compares with the editor's text (whose digest is ``now``, and which holds ``words_now``)."""
     if version.digest == now:
         return "what the editor holds now"
-    change = version.words - word_count(current)
+    change = version.words - words_now
     if not change:
         return "as many words as now, not the same"
     return f"{abs(change):,} {'more' if change > 0 else 'fewer'} word{'s' if abs(change) != 1 else ''} than now"
@@ -77,9 +77,9 @@ class SavedVersionsDialog(QDialog):
         self._texts: dict[int, str | None] = {}  # read when first shown: a long history of a novel is not read whole
         self.list = QListWidget()
         self.list.setAlternatingRowColors(True)
-        now = digest_of(current)
+        now, words_now = digest_of(current), word_count(current)  # once, not for every version listed
         for version in versions:
-            compared = _against(version, now, current)
+            compared = _against(version, now, words_now)
             item = QListWidgetItem(f"{when_saved(version.at)} · {version.words:,} words · {compared}")
             item.setToolTip(version.at.strftime("Saved %A %d %B %Y at %H:%M:%S"))
             self.list.addItem(item)
