@@ -112,6 +112,11 @@ def test_dry_run_adapts_the_transplant_and_the_next_session_resumes_it(dry_run: 
         assert abs(norms["fused"]["loss"] - norms["own"]["loss"]) < 1e-4 * norms["own"]["loss"]
         assert norms["own"]["ms_per_step"] > 0 and norms["fused"]["ms_per_step"] > 0
         assert session["recipe"]["fused_norms"] == norms["fused_norms"]
+        # cuDNN's attention against PyTorch's other kernels, the same way: here one kernel timed twice, so the
+        # losses agree and the choice stands as the timing fell; the run trained with the flag as chosen.
+        attention = session["attention_choice"]
+        assert abs(attention["without_cudnn"]["loss"] - attention["cudnn"]["loss"]) < 1e-4 * attention["cudnn"]["loss"]
+        assert session["trained"]["cudnn_attention"] == attention["cudnn_attention"]
 
 
 def test_a_fresh_checkout_resumes_from_the_pieces_kept_in_mains_history(dry_run: tuple[Path, dict]) -> None:
@@ -220,6 +225,11 @@ def test_dry_run_26b_step_runs_the_host_placements_with_the_same_logits(dry_run:
     # On CPU host and device are the same memory: the placements' logits are the device's exactly.
     assert data["host_logits"]["max_abs_diff"] == {"host-stream": 0.0, "host-compute": 0.0}
     assert data["host_logits"]["identical"]
+    # The noise floor a GPU's differences read against: the fused kernel's logits beside the dequantized ones
+    # (here through Triton's interpreter). Not zero, so the other kernel really ran; and even this toy's
+    # random router turns their rounding into differences of the logits' own order, as the H200's were.
+    floor = data["host_logits"]["noise_floor_fused_vs_dequantize"]
+    assert floor is not None and 0 < floor < 2 * data["host_logits"]["max_abs_reference"]
 
 
 def test_dry_run_training_resumes_from_carried_pieces_and_exports(dry_run: tuple[Path, dict]) -> None:

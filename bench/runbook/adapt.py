@@ -60,6 +60,16 @@ MAX_BATCH = 512  # a resumed session starts from the batch the last one chose
 # batch's loss agrees with the model's own norms to this relative tolerance (bf16 autocast rounds both).
 MIN_NORMS_GAIN = 1.03
 NORMS_LOSS_TOLERANCE = 1e-2
+# The same rule for leaving cuDNN's attention (PyTorch then takes its memory-efficient kernel): the second
+# lent session's profile gave cuDNN's backward ~5 ms of host time a call, a third of a step, while the GPU
+# itself was busy 24 ms of a 230 ms step.
+MIN_ATTENTION_GAIN = 1.03
+# Trials compare like with like: every trial step has the longest prefix the run draws (the run's shapes at
+# their largest, so its peak memory too), timed after TRIAL_WARMUP steps. The second lent session's trials
+# drew prefix lengths at random, and a shape cuDNN had not seen costs a plan of its own (hundreds of ms): its
+# batch of 64 timed 2.7 times its 32, and the run kept 32 canvases a step on a GPU ~90 % idle.
+TRIAL_WARMUP = 2
+TRIAL_TIMED = 3
 # The device's recipe: the CPU comparison's (README, "The transplant"), at a GPU's batch.
 GPU_RECIPE = {"lr": 3e-4, "warmup_steps": 100, "max_steps": 30_000, "batch_size": 32, "canvas": 64,
               "distill": 0.0, "anneal_steps": 0, "max_prefix": 128}  # fmt: skip
@@ -265,6 +275,10 @@ def step_adapt(out: Path, dry_run: bool, budget_s: float, carry: Path, work: Pat
     recipe = replace(recipe, fused_norms=norms["fused_norms"])
     say(f"fused norms: {norms['fused_norms']} ({norms['own'].get('ms_per_step')} ms a step with the model's own, "
         f"{norms['fused'].get('ms_per_step', norms['fused'].get('error'))} fused)")
+    attention = pick_attention(model, [pools["ts"], pools["tb"]], recipe, device)
+    report["attention_choice"] = attention
+    say(f"cuDNN attention: {attention['cudnn_attention']} ({attention['cudnn'].get('ms_per_step')} ms a step with "
+        f"it, {attention['without_cudnn'].get('ms_per_step', attention['without_cudnn'].get('error'))} without)")
     choice = pick_batch_size(model, [pools["ts"], pools["tb"]], recipe, device, BATCH_GROWTH if cuda else (1, 2))
     report["batch_choice"] = choice
     recipe = replace(recipe, batch_size=choice["batch_size"])
@@ -281,7 +295,8 @@ def step_adapt(out: Path, dry_run: bool, budget_s: float, carry: Path, work: Pat
                 eval_every=200 if cuda else 10, max_minutes=minutes, checkpoint_minutes=1e9, device=device,
                 bf16=cuda, stop_at_step=None if cuda else (blob["resume"]["state"]["step"] if blob["resume"]
                                                           else 0) + 12)  # fmt: skip
-    report["trained"] = {"steps": state.step, "tokens": state.tokens, "seconds": round(time.monotonic() - started)}
+    report["trained"] = {"steps": state.step, "tokens": state.tokens, "seconds": round(time.monotonic() - started),
+                         "cudnn_attention": torch.backends.cuda.cudnn_sdp_enabled()}  # fmt: skip
     report["log"] = state.log
     checkpoint = torch.load(run_dir / "checkpoint.pt", weights_only=False, map_location="cpu")
     back = {k: v for k, v in checkpoint.items() if k not in ("weights", "optimizer")}
@@ -315,7 +330,10 @@ def _throwaway_steps(model: Any, pools: list[Any], recipe: Any, device: str) -> 
         fuse_norms(copied)
     params = trainable(copied, recipe)
     optimizer = optimizer_for(params, recipe)
-    sampler = ExampleSampler(pools, [0.5, 0.5], recipe.canvas, recipe.batch_size, mix_for(recipe), seed=999)
+    mix = mix_for(recipe)
+    # Every step the same shapes: the longest prefix the run draws (TRIAL_WARMUP's comment says why).
+    longest = replace(mix, prefix_lengths=(max(mix.prefix_lengths),), prefix_weights=(1.0,))
+    sampler = ExampleSampler(pools, [0.5, 0.5], recipe.canvas, recipe.batch_size, longest, seed=999)
     generator = torch.Generator().manual_seed(999)
 
     def step(mark: Any = lambda: None) -> dict[str, float]:
@@ -338,39 +356,62 @@ def _synchronize(device: str) -> None:
 
 
 def _timed_steps(step: Any, device: str) -> tuple[float, dict[str, float]]:
-    """Seconds a step of ``_throwaway_steps`` takes, two timed after one (kernels compiled, allocator warm),
-    and what the first one's loss was made of (the untrained copy's, on the first batch and noise)."""
+    """Seconds a step of ``_throwaway_steps`` takes, ``TRIAL_TIMED`` timed after ``TRIAL_WARMUP`` (kernels
+    compiled, attention planned, allocator warm), and what the first one's loss was made of (the untrained
+    copy's, on the first batch and noise)."""
     first = step()
+    for _ in range(TRIAL_WARMUP - 1):
+        step()
     _synchronize(device)
     started = time.perf_counter()
-    step()
-    step()
+    for _ in range(TRIAL_TIMED):
+        step()
     _synchronize(device)
-    return (time.perf_counter() - started) / 2, first
+    return (time.perf_counter() - started) / TRIAL_TIMED, first
+
+
+def _trial(model: Any, pools: list[Any], recipe: Any, device: str, fallible: bool) -> dict[str, Any]:
+    """One variant's row: ms a step and the first batch's loss, or (if ``fallible``) the error it raised."""
+    try:
+        seconds, first = _timed_steps(_throwaway_steps(model, pools, recipe, device), device)
+        return {"ms_per_step": round(seconds * 1000, 1), "loss": first["ce"]}
+    except Exception as error:  # noqa: BLE001 - a candidate that fails in any way is simply not taken
+        if not fallible:
+            raise
+        return {"error": f"{type(error).__name__}: {error}"[:300]}
+    finally:
+        _empty_cache(device)
+
+
+def _takes(own: dict[str, Any], candidate: dict[str, Any], gain: float) -> bool:
+    """A candidate is taken only if it ran, a step is ``gain`` times faster, and its first loss agrees with the
+    baseline's within ``NORMS_LOSS_TOLERANCE`` (a kernel that computes something else is never taken)."""
+    agrees = "loss" in candidate and abs(candidate["loss"] - own["loss"]) <= NORMS_LOSS_TOLERANCE * abs(own["loss"])
+    return bool(agrees and "ms_per_step" in candidate and candidate["ms_per_step"] * gain <= own["ms_per_step"])
 
 
 def pick_norms(model: Any, pools: list[Any], recipe: Any, device: str) -> dict[str, Any]:
-    """Whether the run fuses its norms (``lean_step.fuse_norms``): only if a step is at least
-    ``MIN_NORMS_GAIN`` faster here with them, and the first batch's loss agrees with the model's own norms
-    within ``NORMS_LOSS_TOLERANCE`` (a kernel that computes something else is never taken). An error in the
-    fused path leaves the model's own norms."""
-    rows: dict[str, Any] = {}
-    for fused in (False, True):
-        trial = replace(recipe, fused_norms=fused)
-        name = "fused" if fused else "own"
-        try:
-            seconds, first = _timed_steps(_throwaway_steps(model, pools, trial, device), device)
-            rows[name] = {"ms_per_step": round(seconds * 1000, 1), "loss": first["ce"]}
-        except Exception as error:  # noqa: BLE001 - any failure of the fused path means: not taken
-            if not fused:
-                raise
-            rows[name] = {"error": f"{type(error).__name__}: {error}"[:300]}
-        finally:
-            _empty_cache(device)
-    own, fused_row = rows["own"], rows["fused"]
-    agrees = "loss" in fused_row and abs(fused_row["loss"] - own["loss"]) <= NORMS_LOSS_TOLERANCE * abs(own["loss"])
-    faster = "ms_per_step" in fused_row and fused_row["ms_per_step"] * MIN_NORMS_GAIN <= own["ms_per_step"]
-    return {**rows, "fused_norms": bool(agrees and faster)}
+    """Whether the run fuses its norms (``lean_step.fuse_norms``): only if ``_takes`` them at
+    ``MIN_NORMS_GAIN``. An error in the fused path leaves the model's own norms."""
+    own = _trial(model, pools, replace(recipe, fused_norms=False), device, fallible=False)
+    fused = _trial(model, pools, replace(recipe, fused_norms=True), device, fallible=True)
+    return {"own": own, "fused": fused, "fused_norms": _takes(own, fused, MIN_NORMS_GAIN)}
+
+
+def pick_attention(model: Any, pools: list[Any], recipe: Any, device: str) -> dict[str, Any]:
+    """Whether the run keeps cuDNN's attention kernel, PyTorch's first choice on a Hopper GPU, or leaves it
+    (``torch.backends.cuda.enable_cudnn_sdp``, process-wide, so the run that follows trains as chosen): left
+    only if ``_takes`` that at ``MIN_ATTENTION_GAIN``. On the CPU the flag changes nothing, so the dry run times
+    the same kernel twice and proves the choosing, not the kernel."""
+    import torch
+
+    torch.backends.cuda.enable_cudnn_sdp(True)
+    cudnn = _trial(model, pools, recipe, device, fallible=False)
+    torch.backends.cuda.enable_cudnn_sdp(False)
+    other = _trial(model, pools, recipe, device, fallible=True)
+    keep = not _takes(cudnn, other, MIN_ATTENTION_GAIN)
+    torch.backends.cuda.enable_cudnn_sdp(keep)
+    return {"cudnn": cudnn, "without_cudnn": other, "cudnn_attention": keep}
 
 
 def _empty_cache(device: str) -> None:

@@ -81,7 +81,8 @@ def transplant_sessions(out: Path, tmp: Path, carry: Path, summary: dict[str, An
         sessions.append({"packed": packed, "steps": steps, "trained": report["trained"], "log": report["log"],
                          "scheme_back": report["scheme_back"], "fill": fill,
                          "profile": report["profile"], "batch_choice": report["batch_choice"],
-                         "norms_choice": report["norms_choice"], "recipe": report["recipe"]})  # fmt: skip
+                         "norms_choice": report["norms_choice"], "attention_choice": report["attention_choice"],
+                         "recipe": report["recipe"]})  # fmt: skip
         summary["steps"].update({f"s{session}-{k}": v for k, v in steps.items()})
         if session == 1:
             # The next session's checkout is fresh: only main's history carries the pieces over (history.py).
