@@ -477,8 +477,37 @@ def test_readme_table_is_filled_from_the_steps_json(tmp_path: Path) -> None:
     assert "17.1 GiB" in line  # the estimate stays
     assert text.count("Measured with `bench/gpu_runbook.py bench26b` on NVIDIA H100") == 1
     assert rb.write_readme_table(data, readme).count("Measured with") == 1  # idempotent
-    # No host rows in the data: the host table stays as it was (measured or not).
+    # No host rows in the data: the host table and its note stay as they were (measured or not).
     assert host_table(text) == host_table((ROOT / "README.md").read_text())
+    host_note = next(line for line in readme_lines() if line.startswith("Host placements measured with"))
+    assert host_note in text.splitlines()
+
+
+def readme_lines() -> list[str]:
+    return (ROOT / "README.md").read_text().splitlines()
+
+
+def test_readme_table_says_which_rows_an_earlier_run_measured_and_where(tmp_path: Path) -> None:
+    readme = tmp_path / "README.md"
+    gib = 2**30
+    bf16 = "| bf16 | 45.6 GiB | 51.5 GiB | 47.8 / 48.3 / 51.2 GiB | 76 / 76 / 76 ms |"
+    text = (ROOT / "README.md").read_text()
+    row = next(line for line in text.splitlines() if line.startswith("| bf16 |"))
+    readme.write_text(text.replace(row, bf16))
+    four_bit = [{"precision": "4bit", "expert_kernel": "dequantize", "weights_bytes": 14 * gib, "prefix": p,
+                 "ms_per_pass": 300, "peak_bytes": 15 * gib} for p in (0, 2048, 8192)]  # fmt: skip
+    rb.write_readme_table({"device": "card A", "canvas": 256, "rows": four_bit}, readme)
+    bf16_rows = [{"precision": "bf16", "expert_kernel": "none", "weights_bytes": 45 * gib, "prefix": p,
+                  "ms_per_pass": 70, "peak_bytes": 48 * gib} for p in (0, 2048, 8192)]  # fmt: skip
+    rb.write_readme_table({"device": "card B", "canvas": 256, "rows": bf16_rows}, readme)
+    # Card B measured bf16 alone: its note says the 4-bit row is card A's, and the bf16 row is card B's own.
+    text = rb.write_readme_table({"device": "card C", "canvas": 256, "rows": four_bit}, readme)
+    note = next(line for line in text.splitlines() if line.startswith("Measured with"))
+    assert note == ("Measured with `bench/gpu_runbook.py bench26b` on card C (random weights, canvas 256; "
+                    "the bf16 row from an earlier run on card B).")  # fmt: skip
+    # Run again, nothing new: the same note, not a nested one.
+    again = rb.write_readme_table({"device": "card C", "canvas": 256, "rows": four_bit}, readme)
+    assert [line for line in again.splitlines() if line.startswith("Measured with")] == [note]
 
 
 def host_table(text: str) -> dict[str, list[str]]:

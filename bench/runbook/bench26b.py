@@ -455,23 +455,31 @@ MEASURED = "Measured with `bench/gpu_runbook.py bench26b`"
 HOST_MEASURED = "Host placements measured with `bench/gpu_runbook.py bench26b`"
 
 
-def fill_table(text: str, head: str, lines: list[str], kept: int) -> str:
+def fill_table(text: str, head: str, lines: list[str], kept: int) -> tuple[str, list[str]]:
     """Replace the rows of the table under ``head`` that ``lines`` name (by their first cell), keeping each
-    row's first ``kept`` cells as the README has them; rows no line names stay as they are."""
+    row's first ``kept`` cells as the README has them; rows no line names stay as they are. Also returns
+    the first cells of the rows left with figures of an earlier run (not only "not measured")."""
     if head not in text:
         raise SystemExit(f"README has no table headed {head!r} (its header changed?)")
     start = text.index(head)
     end = text.find("\n\n", start)
     end = len(text) if end < 0 else end
     table = text[start:end]
+    replaced: set[str] = set()
     for line in lines:
         cells = line.split("|")[1:-1]
         match = re.search(rf"^\| {re.escape(cells[0].strip())} \|[^\n]*$", table, flags=re.M)
         if match is None:
             continue
+        replaced.add(cells[0].strip())
         old = match.group(0).split("|")[1:-1]
         table = table[: match.start()] + "|" + "|".join(old[:kept] + cells[kept:]) + "|" + table[match.end() :]
-    return text[:start] + table + text[end:]
+    earlier = []
+    for row in table.splitlines()[2:]:
+        cells = [c.strip() for c in row.split("|")[1:-1]]
+        if cells and cells[0] not in replaced and any(c not in ("not measured", "—") for c in cells[kept:]):
+            earlier.append(cells[0])
+    return text[:start] + table + text[end:], earlier
 
 
 def note_after(text: str, head: str, note: str) -> str:
@@ -479,24 +487,43 @@ def note_after(text: str, head: str, note: str) -> str:
     return text[:end] + note + "\n\n" + text[end:]
 
 
+def earlier_runs(text: str, note: str, rows: list[str]) -> str:
+    """The clause that says which of ``rows`` a run did not measure and on which device they were: read from
+    the note the README had under the table (a row an even earlier run measured keeps that run's device)."""
+    if not rows:
+        return ""
+    found = re.search(rf"^{re.escape(note)} on (.+?) \((?:random weights)[^\n]*$", text, flags=re.M)
+    if found is None:
+        return f"; not measured in this run, from an earlier one: {', '.join(rows)}"
+    line, device = found.group(0), found.group(1)
+    devices = dict(re.findall(r"the (.+?) row from an earlier run on (.+?)(?=; the |\)\.?$)", line))
+    return "".join(f"; the {row} row from an earlier run on {devices.get(row, device)}" for row in rows)
+
+
 def write_readme_table(data: dict[str, Any], readme: Path) -> str:
     """Replace the measured cells of the README's 26B table (each precision's row keeps its estimate) and of
-    its host-placement table (rows with no measurement keep "not measured")."""
+    its host-placement table (rows with no measurement keep "not measured"). A row this run did not measure
+    keeps its figures, and the note under the table says which earlier run's device they came from."""
     from model.checkpoint.doctor import GIB
 
     text = readme.read_text(encoding="utf-8")
-    text = fill_table(text, README_TABLE_HEAD, precision_rows(data), kept=3)
+    text, earlier = fill_table(text, README_TABLE_HEAD, precision_rows(data), kept=3)
+    measured_before = earlier_runs(text, MEASURED, earlier)
     hosted = host_rows(data)
-    text = fill_table(text, HOST_TABLE_HEAD, hosted, kept=1)
+    text, earlier_hosted = fill_table(text, HOST_TABLE_HEAD, hosted, kept=1)
+    hosted_before = earlier_runs(text, HOST_MEASURED, earlier_hosted)
     device = data.get("device", "?")
-    text = re.sub(rf"^(?:{re.escape(MEASURED)}|{re.escape(HOST_MEASURED)})[^\n]*\n\n", "", text, flags=re.M)
-    text = note_after(text, README_TABLE_HEAD, f"{MEASURED} on {device} (random weights, canvas {data.get('canvas')}).")
+    # A run without host rows leaves the host table's note as it was.
+    notes = [MEASURED, HOST_MEASURED] if hosted else [MEASURED]
+    text = re.sub(rf"^(?:{'|'.join(map(re.escape, notes))})[^\n]*\n\n", "", text, flags=re.M)
+    text = note_after(text, README_TABLE_HEAD, f"{MEASURED} on {device} (random weights, canvas {data.get('canvas')}"
+                      f"{measured_before}).")  # fmt: skip
     if hosted:
         copied = [r["bytes_copied_per_pass"] for r in data.get("rows", [])
                   if r.get("placement") == "host-stream" and r.get("bytes_copied_per_pass")]  # fmt: skip
         streamed = f"; host-stream copied {max(copied) / GIB:.1f} GiB a pass" if copied else ""
         text = note_after(text, HOST_TABLE_HEAD, f"{HOST_MEASURED} on {device} (random weights, canvas "
                           f"{data.get('canvas')}; the cap limits PyTorch's allocations, the CUDA context comes on top"
-                          f"{streamed}).")  # fmt: skip
+                          f"{streamed}{hosted_before}).")  # fmt: skip
     readme.write_text(text, encoding="utf-8")
     return text
