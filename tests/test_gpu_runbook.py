@@ -625,6 +625,15 @@ def test_on_the_device_the_carried_wheels_are_installed_once_and_the_step_re_exe
     with pytest.raises(_Exec):
         rb.use_carried_wheels(carry, needs_bitsandbytes=False)
     assert len(commands) == 1
+    # An image whose transformers has DiffusionGemma but is not the pinned one: the carried one still wins.
+    image = types.ModuleType("transformers")
+    image.DiffusionGemmaForBlockDiffusion = object  # type: ignore[attr-defined]
+    image.__version__ = "5.17.0"  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "transformers", image)
+    with pytest.raises(_Exec):
+        rb.use_carried_wheels(carry, needs_bitsandbytes=False)
+    image.__version__ = "5.24.0"  # type: ignore[attr-defined]
+    rb.use_carried_wheels(carry, needs_bitsandbytes=False)  # the pinned one in the image: used as it is
     # Re-executed (or with the libraries in place): nothing more to do.
     monkeypatch.setenv(rb.SITE_ENV, str(site))
     rb.use_carried_wheels(carry, needs_bitsandbytes=False)

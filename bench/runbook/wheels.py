@@ -140,18 +140,24 @@ def use_carried_wheels(carry: Path, needs_bitsandbytes: bool) -> None:
     os.environ.setdefault(T0_ENV, str(time.time()))
     if os.environ.get(SITE_ENV):
         return
+    wheels = sorted((carry / "wheels").glob("*.whl"))
+    site = Path(tempfile.gettempdir()) / "redraft-site"
+    # The transformers our lock pins, carried or installed by an earlier call: the image's own is used only
+    # if it is that one. The 2026-11-28 H200's image had 5.17 with DiffusionGemma in it, and the adaptation
+    # trained under it, not under the 5.24 everything here is built and tested with.
+    pinned = {p.name.split("-")[1] for p in [*wheels, *site.glob("transformers-*.dist-info")]
+              if p.name.startswith("transformers-")}  # fmt: skip
     try:
         import transformers
 
-        ready = hasattr(transformers, "DiffusionGemmaForBlockDiffusion")
+        ready = hasattr(transformers, "DiffusionGemmaForBlockDiffusion") and (
+            not pinned or getattr(transformers, "__version__", None) in pinned)
         if needs_bitsandbytes:
             import bitsandbytes  # noqa: F401
     except ImportError:
         ready = False
     if ready:
         return
-    wheels = sorted((carry / "wheels").glob("*.whl"))
-    site = Path(tempfile.gettempdir()) / "redraft-site"
     # A later call on a machine still warm: the session's first call installed them (the 15-minute plan
     # carries the wheels once, and the transplant's parts in the room they would take).
     wheels_installed = any(site.glob("transformers-*.dist-info"))
