@@ -7,7 +7,7 @@ import pytest
 
 from model import EditRequest
 from model.edit.shape import shape_request
-from model.edit.typography import dash_style, quote_style, with_dashes, with_quotes
+from model.edit.typography import dash_style, elided_opening, quote_style, with_dashes, with_quotes
 
 
 @pytest.mark.parametrize(
@@ -69,3 +69,22 @@ def test_dashes_are_written_as_the_document_writes_them() -> None:
 def test_a_drafts_dashes_are_the_documents() -> None:
     request = EditRequest(mode="fill", prefix="It was late—very late—and dark. ", suffix=" The end—at last.")
     assert "ran—and" in shape_request(request)[1].restore("He ran--and ran.")
+
+
+@pytest.mark.parametrize(
+    ("straight", "curly"),
+    [
+        ("'Tis the season, 'twas said.", "’Tis the season, ’twas said."),
+        ("rock 'n' roll, give 'em a hand", "rock ’n’ roll, give ’em a hand"),
+        ("'emeralds,' she said; 'tisane.'", "‘emeralds,’ she said; ‘tisane.’"),  # a word that only begins so
+    ],
+)
+def test_an_apostrophe_that_shortens_a_word_is_not_an_opening_mark(straight: str, curly: str) -> None:
+    assert with_quotes(straight, "curly") == curly
+
+
+def test_the_word_typed_after_an_opening_mark_says_whether_it_was_an_apostrophe() -> None:
+    assert elided_opening("‘Tis") == 0 and elided_opening("it was ‘twas") == 7 and elided_opening("(‘em") == 1
+    assert elided_opening("the ‘90s") == 4 and elided_opening("‘n’") == 0
+    for typed in ("‘emerald", "‘tisane", "x‘tis", "‘123", "‘Yes", "'tis"):
+        assert elided_opening(typed) is None, typed

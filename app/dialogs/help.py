@@ -74,8 +74,8 @@ type a few letters of one and press Enter to go there.</p>
 aside and every key still works. F11, or Esc with no rewrite open, brings them back. <b>View ▸ Typewriter
 Scrolling</b> keeps the line you are writing at the middle of the view.</p>
 <p>In a text whose quotation marks are curly (‘ ’ “ ”), the ' and " keys type curly ones, and drafts use them
-too; in a text of straight marks they stay straight. In a text of em dashes (—), two hyphens after a word
-make one.</p>
+too; in a text of straight marks they stay straight. An apostrophe that starts a shortened word (’Tis, ’em,
+’90s) turns the right way as the word ends. In a text of em dashes (—), two hyphens after a word make one.</p>
 <p>Each time you save, Redraft keeps a copy of what the file held: <b>File ▸ Saved Versions…</b> lists them
 with a preview, and Restore puts one back in the editor (Ctrl+Z undoes it; Save keeps it).</p>
 <p><b>File ▸ Export as PDF…</b> sets the document on pages to send or print; <b>File ▸ Export as Word

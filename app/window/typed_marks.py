@@ -1,5 +1,7 @@
 """Quotation marks and dashes typed as the document has them. In a text of curly marks (‘ ’ “ ”), ' and " type
 curly ones; in a text whose dashes are em dashes (—), a second hyphen typed after a word's makes one.
+A ‘ typed before a word it shortens ('Tis, 'twas, 'em, 'n', '90s) becomes ’ as the word ends, as a word
+processor's autocorrect does; Ctrl+Z after the space gives back the ‘ before the space itself.
 
 Nothing to set: the kinds are read from the text around the caret (model.edit.typography, the same reading that
 gives a draft the document's marks and dashes), so a document of straight marks or of -- dashes, one that mixes
@@ -12,10 +14,10 @@ would touch a developing rewrite goes on to the editor, which refuses it as it r
 from __future__ import annotations
 
 from PySide6.QtCore import QEvent, QObject, Qt
-from PySide6.QtGui import QKeyEvent
+from PySide6.QtGui import QKeyEvent, QTextCursor
 
 from app.window.editor_widget import RewriteEditor
-from model.edit.typography import EM_DASH, STRAIGHT, curly_mark, dash_style, quote_style
+from model.edit.typography import EM_DASH, STRAIGHT, curly_mark, dash_style, elided_opening, quote_style
 
 CONTEXT_CHARS = 4000  # either side of the caret: enough to tell the kind, little to read on every key
 COMMAND_KEYS = Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.AltModifier | Qt.KeyboardModifier.MetaModifier
@@ -35,7 +37,11 @@ class TypedMarks(QObject):
             return False
         assert isinstance(event, QKeyEvent)
         mark = event.text()
-        if mark not in (*STRAIGHT, "-") or event.modifiers() & COMMAND_KEYS or self.editor.isReadOnly():
+        if event.modifiers() & COMMAND_KEYS or self.editor.isReadOnly():
+            return False
+        if len(mark) == 1 and not mark.isalnum() and mark not in STRAIGHT:
+            self.turn_elision()  # a word ends here (the key itself goes on below)
+        if mark not in (*STRAIGHT, "-"):
             return False
         cursor = self.editor.textCursor()
         first, last = cursor.selectionStart(), cursor.selectionEnd()
@@ -61,6 +67,24 @@ class TypedMarks(QObject):
         self.editor.setTextCursor(cursor)
         self.editor.ensureCursorVisible()
         return True
+
+    def turn_elision(self) -> None:
+        """The ‘ before the word the caret ends made ’ where the word is one it shortens (its own undo step)."""
+        cursor = self.editor.textCursor()
+        if cursor.hasSelection():
+            return
+        block = cursor.block()
+        index = elided_opening(block.text()[: cursor.positionInBlock()])
+        if index is None:
+            return
+        position = block.position() + index
+        live = self.editor.live_range()
+        if live is not None and live[0] <= position < live[1]:
+            return  # a developing rewrite's text is the rewrite's
+        mark = QTextCursor(self.editor.document())
+        mark.setPosition(position)
+        mark.setPosition(position + 1, QTextCursor.MoveMode.KeepAnchor)
+        mark.insertText("’")  # same length: the writer's caret stays where it was
 
     def around(self, first: int, last: int) -> str:
         """Up to ``CONTEXT_CHARS`` of the text either side of the selection, whole paragraphs at a time."""

@@ -5,7 +5,8 @@ A model writes whichever its training text had; a writer's document has one kind
 kind from the text around an edit (only where it is plain: two marks or more, nearly all of one kind), and
 :func:`with_quotes` gives new text that kind, each straight mark turned by what stands either side of it:
 opening after a space, a line's start, an opening bracket or dash; closing after a word or punctuation; an
-apostrophe inside a word (don’t) or before a year ('90s → ’90s). :func:`dash_style` and :func:`with_dashes` do
+apostrophe inside a word (don’t), before a year ('90s → ’90s) or opening a word it shortens ('Tis → ’Tis,
+rock 'n' roll → rock ’n’ roll). :func:`dash_style` and :func:`with_dashes` do
 the same for dashes. Nothing here needs torch or Qt.
 """
 
@@ -27,6 +28,12 @@ MIN_MARKS = 2  # fewer says nothing about the document
 # a text of curly marks does not make it mixed.
 DOMINANCE = 4
 OPENS_AFTER = " \t\n\r\u00a0\u2028\u2029([{<—–-‘“/"  # after these a mark opens a quotation
+# Words whose first letters an apostrophe stands for: after a space it is still ’, not an opening ‘. Only
+# those no quotation is likely to begin with ('em, not 'round or 'cause: "'round the bend,' she said").
+ELIDED = re.compile(r"(?:tis|twas|twere|twill|twould|twixt|em|n['’])(?![^\W\d_])", re.IGNORECASE)
+# A word typed after a ‘ it turns out to shorten, checked as the word ends: 'tis, 'twas, 'em, 'n', '90s, '99.
+TYPED_ELISION = re.compile(r"(?:^|(?<=[" + re.escape(OPENS_AFTER) + r"]))‘(?=(?:" + ELIDED.pattern
+                           + r"|\d\d(?:s)?)$)", re.IGNORECASE)  # fmt: skip
 
 
 def quote_style(context: str) -> QuoteStyle:
@@ -41,14 +48,21 @@ def quote_style(context: str) -> QuoteStyle:
 
 
 def curly_mark(mark: str, before: str, after: str) -> str:
-    """The curly mark a straight ``mark`` (' or ") stands for between the characters ``before`` and ``after``
-    ("" at the text's edges)."""
+    """The curly mark a straight ``mark`` (' or ") stands for between the character ``before`` and the text
+    ``after`` ("" at the text's edges; a few characters are enough)."""
     opening = not before or before in OPENS_AFTER
     if mark == '"':
         return "“" if opening else "”"
-    if opening and not after[:1].isdigit():  # '90s: an elision, not a quotation
+    if opening and not after[:1].isdigit() and not ELIDED.match(after):  # '90s, 'Tis: elisions, not quotations
         return "‘"
     return "’"
+
+
+def elided_opening(typed: str) -> int | None:
+    """Where, in ``typed`` (the text before the caret, up to a word's end), an opening ‘ stands for letters
+    or a century the word just typed leaves out ('Tis, '90s): the index of the ‘ to make ’, or None."""
+    found = TYPED_ELISION.search(typed[-12:])
+    return None if found is None else len(typed) - len(typed[-12:]) + found.start()
 
 
 def with_quotes(text: str, style: QuoteStyle, before: str = "") -> str:
@@ -62,7 +76,7 @@ def with_quotes(text: str, style: QuoteStyle, before: str = "") -> str:
     for index, character in enumerate(text):
         if character in STRAIGHT:
             previous = text[index - 1] if index else before[-1:]
-            character = curly_mark(character, previous, text[index + 1 : index + 2])
+            character = curly_mark(character, previous, text[index + 1 : index + 9])
         out.append(character)
     return "".join(out)
 

@@ -72,3 +72,19 @@ def test_in_a_text_of_em_dashes_two_hyphens_type_one(document_window, qtbot) -> 
     assert type_at_end(qtbot, window, "a---b") == "a—-b"  # a third hyphen is a hyphen
     hyphenated = document_window(text=EM_DASHED.replace("—", "--"))
     assert type_at_end(qtbot, hyphenated, "late--so") == "late--so"  # a text of -- dashes keeps them
+
+
+def test_an_apostrophe_before_a_word_it_shortens_turns_as_the_word_ends(document_window, qtbot) -> None:
+    window = document_window(text=CURLY)
+    typed = type_at_end(qtbot, window, "'Tis the '90s, 'twas said; rock 'n' roll, give 'em 'emeralds.'")
+    assert typed == "’Tis the ’90s, ’twas said; rock ’n’ roll, give ’em ‘emeralds.’"
+    # Only the writer's caret's word, and only a ‘ that opens it: a straight text keeps its straight marks.
+    straight = document_window(text=STRAIGHT)
+    assert type_at_end(qtbot, straight, "'Tis ") == "'Tis "
+    # The turn is a step of its own: Ctrl+Z after the space gives the space back, then the ‘.
+    window = document_window(text=CURLY)
+    type_at_end(qtbot, window, "'em ")
+    window.undo()
+    assert window.editor.plain_text().endswith("’em")
+    window.undo()
+    assert window.editor.plain_text().endswith("‘em")
