@@ -16,6 +16,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from model.edit.typography import ELIDED
+
 # The word lists offered, by code, each named in its own language (View ▸ Spelling Language). pyspellchecker
 # ships more, not offered: its Spanish list lacks the commonest imperfect forms ("había", "tenía", "contaba")
 # and its Russian one has 20,000 words for a language of many endings, so both would mark right words wrong;
@@ -281,6 +283,8 @@ def misspelled(
         start, end = match.span()
         if GLUE.match(text, end) or (start and GLUE.match(text, start - 1)):
             continue
+        if start and text[start - 1] in "'’" and ELIDED.fullmatch(match.group()):
+            continue  # ’Tis, ’twas: the apostrophe stands for the letters no list has the word without
         if not any(a < end and start < b for a, b in skipped):
             yield start, end
 

@@ -39,6 +39,8 @@ def test_only_words_no_dictionary_knows_are_flagged(words: Dictionary) -> None:
     # British forms of the list's words pass; a misspelling that only looks British does not.
     assert all(words.knows(w) for w in ("organise", "centre", "catalogue", "defence", "travelling", "Colours"))
     assert not words.knows("harbuor") and not words.knows("colourr")
+    # A word an apostrophe shortens at its start is spelled so; the same letters without one are not.
+    assert flagged("’Tis true, 'twere best to tell ’em. Tis true.", words) == ["Tis"]
 
 
 def test_a_paragraph_in_another_language_is_left_unmarked_and_a_typo_ridden_english_one_is_not(
