@@ -3,7 +3,8 @@
 A Markdown document (``is_markdown``) keeps its structure as Word's own: headings in Word's Heading styles (its
 navigation pane lists them), emphasis, strike-through and code as run formats, links as hyperlinks, bulleted and
 numbered lists as Word lists (each numbered list counting from its own start), quotes set in, code blocks in a
-fixed-pitch face, rules as a paragraph's border, tables as tables. Qt's Markdown reader (the PDF export's too)
+fixed-pitch face, rules as a paragraph's border, tables as tables, pictures in line (docx_pictures). Qt's
+Markdown reader (the PDF export's too)
 reads the text. Any other file is paragraphs: a blank line ends one; a hand-wrapped paragraph's lines are joined
 (Word wraps them itself), any other keeps its line breaks (verse, an address).
 
@@ -37,6 +38,7 @@ from PySide6.QtGui import (
 )
 
 from app.documents.fileio import save_bytes
+from app.window.docx_pictures import Pictures
 from app.window.pdf_export import MARGIN_MM, paper_for, read_markdown, title_of
 from model.edit.wrapping import wrap_width
 
@@ -47,6 +49,7 @@ TWIPS_PER_MM = 1440 / 25.4
 W = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
 R = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
 PACKAGE_RELS = "http://schemas.openxmlformats.org/package/2006/relationships"
+WP = "http://schemas.openxmlformats.org/drawingml/2006/wordprocessingDrawing"
 # Characters XML 1.0 cannot hold (a stray control character in a pasted text): left out rather than a broken file.
 NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
 NUMBERED_STYLES = frozenset({
@@ -67,6 +70,7 @@ class Run:
     strike: bool = False
     code: bool = False
     link: str = ""  # a hyperlink's address
+    picture: str = ""  # a picture's file name, as the Markdown gives it (the run has no text)
 
 
 @dataclass
@@ -177,7 +181,9 @@ def _runs(block: QTextBlock) -> list[Run]:
     while not fragments.atEnd():
         fragment = fragments.fragment()
         form: QTextCharFormat = fragment.charFormat()
-        text = fragment.text().replace("\ufffc", "")  # an image's place: the picture is not carried over
+        text = fragment.text().replace("\ufffc", "")  # an image's place
+        if form.isImageFormat():
+            runs.append(Run("", picture=form.toImageFormat().name()))
         if text:
             runs.append(Run(
                 text, bold=form.fontWeight() >= QFont.Weight.DemiBold, italic=form.fontItalic(),
@@ -191,9 +197,10 @@ def _runs(block: QTextBlock) -> list[Run]:
 class _Writer:
     """document.xml's body, and the hyperlinks it refers to (word/_rels)."""
 
-    def __init__(self, text_width: int) -> None:
+    def __init__(self, text_width: int, pictures: Pictures) -> None:
         self.links: list[str] = []
         self.text_width = text_width  # twips between the margins: a table's columns share it
+        self.pictures = pictures
 
     def body(self, parts: list[Paragraph | Table]) -> str:
         xml = []
@@ -241,6 +248,8 @@ class _Writer:
         return f"<w:p>{f'<w:pPr>{properties}</w:pPr>' if properties else ''}{runs}</w:p>"
 
     def run(self, run: Run, bold: bool = False) -> str:
+        if run.picture:  # in line; where it cannot be read, its name in brackets marks the place
+            return self.pictures.run_xml(run.picture) or self.run(Run(f"[{run.picture}]", italic=True))
         # In the schema's order, which Word holds a file to (LibreOffice and python-docx do not).
         properties = '<w:rStyle w:val="Hyperlink"/>' if run.link else ""
         if run.code:
@@ -265,14 +274,17 @@ class _Writer:
 
 
 def docx_bytes(body: list[Paragraph | Table], lists: Lists, title: str, paper_twips: tuple[int, int],
-               family: str, language: str) -> bytes:  # fmt: skip
-    """The .docx package of ``body``: document, styles, numbering, footer and properties."""
+               family: str, language: str, folder: Path | None = None) -> tuple[bytes, list[str]]:  # fmt: skip
+    """The .docx package of ``body`` (document, styles, numbering, footer, properties and the pictures read from
+    ``folder``), and the pictures it could not carry."""
     width, height = paper_twips
     margin = round(MARGIN_MM * TWIPS_PER_MM)
-    writer = _Writer(width - 2 * margin)
+    pictures = Pictures(folder, width - 2 * margin)
+    writer = _Writer(width - 2 * margin, pictures)
     content = writer.body(body)
     document = (
-        f'<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n<w:document xmlns:w="{W}" xmlns:r="{R}">'
+        f'<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n<w:document xmlns:w="{W}" xmlns:r="{R}"'
+        f' xmlns:wp="{WP}">'
         f"<w:body>{content}<w:sectPr><w:footerReference w:type=\"default\" r:id=\"rFooter\"/>"
         f'<w:pgSz w:w="{width}" w:h="{height}"/><w:pgMar w:top="{margin}" w:right="{margin}" w:bottom="{margin}"'
         f' w:left="{margin}" w:header="708" w:footer="{margin // 2}" w:gutter="0"/></w:sectPr></w:body></w:document>'
@@ -283,7 +295,7 @@ def docx_bytes(body: list[Paragraph | Table], lists: Lists, title: str, paper_tw
         for index, address in enumerate(writer.links, start=1)
     )
     parts = {
-        "[Content_Types].xml": _content_types(),
+        "[Content_Types].xml": _content_types(pictures.content_types()),
         "_rels/.rels": _relationships(
             f'<Relationship Id="rDocument" Type="{R}/officeDocument" Target="word/document.xml"/>'
             f'<Relationship Id="rCore" Type="{PACKAGE_RELS}/metadata/core-properties" Target="docProps/core.xml"/>'
@@ -293,7 +305,7 @@ def docx_bytes(body: list[Paragraph | Table], lists: Lists, title: str, paper_tw
         "word/_rels/document.xml.rels": _relationships(
             f'<Relationship Id="rStyles" Type="{R}/styles" Target="styles.xml"/>'
             f'<Relationship Id="rNumbering" Type="{R}/numbering" Target="numbering.xml"/>'
-            f'<Relationship Id="rFooter" Type="{R}/footer" Target="footer1.xml"/>' + links
+            f'<Relationship Id="rFooter" Type="{R}/footer" Target="footer1.xml"/>' + links + pictures.relationships()
         ),
         "word/styles.xml": _styles(family, language),
         "word/numbering.xml": _numbering(lists),
@@ -309,7 +321,9 @@ def docx_bytes(body: list[Paragraph | Table], lists: Lists, title: str, paper_tw
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as package:
         for name, xml in parts.items():  # [Content_Types].xml first, as Office writes it
             package.writestr(name, xml.encode("utf-8"))
-    return buffer.getvalue()
+        for name, data in pictures.parts().items():
+            package.writestr(name, data)
+    return buffer.getvalue(), pictures.missing
 
 
 def _relationships(inner: str) -> str:
@@ -317,7 +331,7 @@ def _relationships(inner: str) -> str:
     return f'{head}<Relationships xmlns="{PACKAGE_RELS}">{inner}</Relationships>'
 
 
-def _content_types() -> str:
+def _content_types(pictures: str = "") -> str:
     office = "application/vnd.openxmlformats-officedocument"
     overrides = {
         "/word/document.xml": f"{office}.wordprocessingml.document.main+xml",
@@ -331,7 +345,7 @@ def _content_types() -> str:
         '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n'
         '<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">'
         '<Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/>'
-        '<Default Extension="xml" ContentType="application/xml"/>'
+        '<Default Extension="xml" ContentType="application/xml"/>' + pictures
         + "".join(f'<Override PartName="{name}" ContentType="{kind}"/>' for name, kind in overrides.items())
         + "</Types>"
     )
@@ -438,9 +452,10 @@ def word_language(language: str, system: QLocale) -> str:
 
 
 def export_docx(text: str, markdown: bool, path: Path, name: str, country: QLocale.Country, family: str = "",
-                language: str = "") -> None:  # fmt: skip
+                language: str = "", folder: Path | None = None) -> list[str]:  # fmt: skip
     """Write ``text`` to ``path`` as a Word document (see the module's docstring): ``family`` is the writer's
-    typeface ("": Georgia), ``language`` its language's code ("": the system's). Raises ``FileError`` (in the
+    typeface ("": Georgia), ``language`` its language's code ("": the system's), ``folder`` where the document is
+    (its pictures are read from there). Returns the pictures it could not carry. Raises ``FileError`` (in the
     writer's words) where it cannot be written; nothing is half-written."""
     lists = Lists()
     body: list[Paragraph | Table]
@@ -450,6 +465,7 @@ def export_docx(text: str, markdown: bool, path: Path, name: str, country: QLoca
         body = markdown_body(document, lists)
     else:
         body = [*plain_paragraphs(text)]
-    data = docx_bytes(body, lists, title_of(text, markdown, name), paper_twips(country), family or DEFAULT_FAMILY,
-                      word_language(language, QLocale.system()))  # fmt: skip
+    data, missing = docx_bytes(body, lists, title_of(text, markdown, name), paper_twips(country),
+                               family or DEFAULT_FAMILY, word_language(language, QLocale.system()), folder)  # fmt: skip
     save_bytes(path, data, again="export again")
+    return missing

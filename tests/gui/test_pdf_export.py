@@ -155,3 +155,16 @@ def test_the_font_choice_lists_text_families_once_each(qtbot) -> None:
     assert "A Family Not Installed" in families and box.currentData() == "A Family Not Installed"
     assert len(families) == len(set(families)) and not any(FOUNDRY.search(family) for family in families)
     assert all(text_family(family) for family in families[1:] if family != "A Family Not Installed")
+
+
+def test_a_pdf_of_a_document_with_pictures_says_it_leaves_them_out(document_window, tmp_path: Path) -> None:
+    window = document_window()
+    for name, text, told in (("notes.md", "A map: ![the map](map.png)\n", True),
+                             ("plain.md", "No picture, only [a link](map.png) and !bang.\n", False),
+                             ("plain.txt", "![the map](map.png) in a text file is only words.\n", False)):  # fmt: skip
+        window.message_bar.hide()
+        source = tmp_path / name
+        source.write_text(text, encoding="utf-8")
+        assert window.open_path(source) and window.export_to(source.with_suffix(".pdf"))
+        said = window.message_bar.label.text() if window.message_bar.isVisibleTo(window) else ""
+        assert ("without its pictures" in said) is told, (name, said)

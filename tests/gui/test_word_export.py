@@ -178,3 +178,45 @@ def test_the_file_menu_names_a_docx_and_a_failure_says_why(document_window, tmp_
     said = window.message_bar.label.text()
     assert said.startswith("Could not save story.docx: the folder") and "export again" in said, said
     assert not gone.parent.exists()
+
+
+def test_pictures_beside_the_document_go_in_and_missing_ones_are_named(document_window, tmp_path: Path) -> None:
+    from PySide6.QtGui import QColor, QImage
+
+    folder = tmp_path / "images"
+    folder.mkdir()
+
+    def picture(name: str, width: int, height: int, kind: str) -> bytes:
+        image = QImage(width, height, QImage.Format.Format_RGB32)
+        image.fill(QColor("teal"))
+        assert image.save(str(folder / name), kind)
+        return (folder / name).read_bytes()
+
+    small, wide = picture("map.png", 200, 100, "PNG"), picture("wide.jpg", 3000, 1500, "JPEG")
+    picture("old.bmp", 40, 40, "BMP")
+    text = ("# Pictures\n\nThe map: ![the map](images/map.png) beside the words.\n\n![wide](images/wide.jpg)\n\n"
+            "![old](images/old.bmp)\n\n![gone](images/gone.png) and ![web](https://example.org/x.png)\n")  # fmt: skip
+    window = document_window()
+    source = tmp_path / "story.md"
+    source.write_text(text, encoding="utf-8")
+    assert window.open_path(source)
+    target = tmp_path / "out" / "story.docx"
+    target.parent.mkdir()
+    assert window.export_to(target)
+    document = docx.Document(str(target))
+    shapes = document.inline_shapes
+    assert len(shapes) == 3
+    # At its own size (a screen's 96 dpi, as Qt saved it), in the paragraph it stood in; the wide one scaled down
+    # to the text's width, its shape kept; the BMP as a PNG, which Word shows.
+    assert abs(shapes[0].width - 200 * 9525) < 2 * 9525 and abs(shapes[0].height - 100 * 9525) < 2 * 9525
+    section = document.sections[0]
+    room = section.page_width - section.left_margin - section.right_margin
+    assert abs(shapes[1].width - room) <= 635 and abs(shapes[1].height * 2 - shapes[1].width) <= 2 * 635
+    parts = [document.part.related_parts[shape._inline.graphic.graphicData.pic.blipFill.blip.embed] for shape in shapes]
+    assert parts[0].blob == small and parts[1].blob == wide
+    assert [part.content_type for part in parts] == ["image/png", "image/jpeg", "image/png"]
+    assert document.paragraphs[1].text.startswith("The map: ") and "beside the words" in document.paragraphs[1].text
+    # The two it could not carry: their names mark their places, and the writer is told which.
+    assert document.paragraphs[-1].text == "[images/gone.png] and [https://example.org/x.png]"
+    said = window.message_bar.label.text()
+    assert "without 2 pictures it could not read (images/gone.png, https://example.org/x.png)" in said, said

@@ -1,0 +1,114 @@
+"""A Markdown document's pictures (``![a caption](images/map.png)``) carried into its Word export: each file read
+from beside the document, kept as it is where Word shows it (PNG, JPEG, GIF) or as PNG where Qt can read it
+(BMP, WebP, SVG…), and placed in line at its own size, scaled down to fit between the margins. A picture that
+cannot be found or read is named in the text where it stood, and the export says which ones it missed: the
+writer learns of it before an editor does. Pictures on the web are not fetched (Redraft reads nothing from the
+network for an export); their place is named the same way.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from xml.sax.saxutils import quoteattr
+
+from PySide6.QtCore import QBuffer, QIODevice, QUrl
+from PySide6.QtGui import QImage
+
+R = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
+DRAWING = "http://schemas.openxmlformats.org/drawingml/2006/main"
+PICTURE = "http://schemas.openxmlformats.org/drawingml/2006/picture"
+EMU_PER_INCH = 914400
+EMU_PER_TWIP = 635
+SCREEN_DPI = 96  # a picture that does not say its resolution is sized as a screen shows it
+MAX_PICTURE_BYTES = 64 * 1024 * 1024  # past this a "picture" is not one a manuscript holds
+# Word shows these as they are; anything else Qt reads goes in as PNG.
+KEPT = {b"\x89PNG": ("png", "image/png"), b"\xff\xd8\xff": ("jpeg", "image/jpeg"), b"GIF8": ("gif", "image/gif")}
+
+
+@dataclass
+class Picture:
+    data: bytes
+    extension: str
+    content_type: str
+    width_emu: int
+    height_emu: int
+
+
+@dataclass
+class Pictures:
+    """The pictures one export embeds (word/media) and the ones it could not."""
+
+    folder: Path | None  # where the document is: a picture's relative name is read from there
+    text_width_twips: int
+    embedded: list[Picture] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)
+
+    def run_xml(self, name: str) -> str | None:
+        """A run holding the picture ``name`` in line, or None (and ``name`` in ``missing``) where it cannot."""
+        picture = self._read(name)
+        if picture is None:
+            if name not in self.missing:
+                self.missing.append(name)
+            return None
+        self.embedded.append(picture)
+        number = len(self.embedded)
+        width, height = picture.width_emu, picture.height_emu
+        room = self.text_width_twips * EMU_PER_TWIP
+        if width > room:  # scaled down to the text's width, its shape kept
+            width, height = room, round(height * room / width)
+        label = quoteattr(Path(QUrl(name).path() or name).name)
+        extent = f'cx="{width}" cy="{height}"'
+        return (
+            f'<w:r><w:drawing><wp:inline distT="0" distB="0" distL="0" distR="0"><wp:extent {extent}/>'
+            f'<wp:docPr id="{number}" name="Picture {number}" descr={label}/>'
+            f'<wp:cNvGraphicFramePr><a:graphicFrameLocks xmlns:a="{DRAWING}" noChangeAspect="1"/>'
+            f'</wp:cNvGraphicFramePr><a:graphic xmlns:a="{DRAWING}"><a:graphicData uri="{PICTURE}">'
+            f'<pic:pic xmlns:pic="{PICTURE}"><pic:nvPicPr><pic:cNvPr id="{number}" name={label}/><pic:cNvPicPr/>'
+            f'</pic:nvPicPr><pic:blipFill><a:blip r:embed="rPicture{number}"/><a:stretch><a:fillRect/></a:stretch>'
+            f'</pic:blipFill><pic:spPr><a:xfrm><a:off x="0" y="0"/><a:ext {extent}/></a:xfrm>'
+            '<a:prstGeom prst="rect"><a:avLst/></a:prstGeom></pic:spPr></pic:pic></a:graphicData></a:graphic>'
+            "</wp:inline></w:drawing></w:r>"
+        )
+
+    def _read(self, name: str) -> Picture | None:
+        url = QUrl(name)
+        if url.scheme() and not url.isLocalFile():  # http(s): not fetched
+            return None
+        path = Path(url.toLocalFile() if url.isLocalFile() else url.path() or name).expanduser()
+        if not path.is_absolute():
+            if self.folder is None:  # an untitled document has no beside
+                return None
+            path = self.folder / path
+        try:
+            if not path.is_file() or path.stat().st_size > MAX_PICTURE_BYTES:
+                return None
+            data = path.read_bytes()
+        except OSError:
+            return None
+        image = QImage.fromData(data)
+        if image.isNull():
+            return None
+        kind = next((kept for magic, kept in KEPT.items() if data.startswith(magic)), None)
+        if kind is None:
+            buffer = QBuffer()
+            buffer.open(QIODevice.OpenModeFlag.WriteOnly)
+            image.save(buffer, "PNG")  # type: ignore[call-overload]  # PySide takes str; its stubs say bytes
+            data, kind = bytes(buffer.data().data()), KEPT[b"\x89PNG"]
+        dots_per_inch_x = image.dotsPerMeterX() * 0.0254 or SCREEN_DPI
+        dots_per_inch_y = image.dotsPerMeterY() * 0.0254 or SCREEN_DPI
+        return Picture(data, kind[0], kind[1], round(image.width() * EMU_PER_INCH / dots_per_inch_x),
+                       round(image.height() * EMU_PER_INCH / dots_per_inch_y))  # fmt: skip
+
+    def parts(self) -> dict[str, bytes]:
+        return {f"word/media/picture{n}.{p.extension}": p.data for n, p in enumerate(self.embedded, start=1)}
+
+    def relationships(self) -> str:
+        return "".join(
+            f'<Relationship Id="rPicture{n}" Type="{R}/image" Target="media/picture{n}.{p.extension}"/>'
+            for n, p in enumerate(self.embedded, start=1)
+        )
+
+    def content_types(self) -> str:
+        kinds = {p.extension: p.content_type for p in self.embedded}
+        return "".join(f'<Default Extension="{ext}" ContentType="{kind}"/>' for ext, kind in sorted(kinds.items()))
