@@ -80,9 +80,9 @@ too; in a text of straight marks they stay straight. An apostrophe that starts a
 with a preview, and Restore puts one back in the editor (Ctrl+Z undoes it; Save keeps it).</p>
 <p><b>File ▸ Export as PDF…</b> sets the document on pages to send or print; <b>File ▸ Export as Word
 Document…</b> writes a .docx for an editor or a publisher, a Markdown document's headings, lists, quotes and
-tables as Word's own, and its pictures (<code>![a caption](images/map.png)</code>, read from beside the document)
-in line. A PDF leaves pictures out, and says so. Both export what Save would write: a rewrite still open goes as
-its original.</p>
+tables as Word's own. Both carry a Markdown document's pictures (<code>![a caption](images/map.png)</code>,
+read from beside the document), scaled to fit the page, and tell you of any they could not read. Both export what
+Save would write: a rewrite still open goes as its original.</p>
 """
 
 WELCOME = """

@@ -3,7 +3,7 @@
 A Markdown document (``is_markdown``) keeps its structure as Word's own: headings in Word's Heading styles (its
 navigation pane lists them), emphasis, strike-through and code as run formats, links as hyperlinks, bulleted and
 numbered lists as Word lists (each numbered list counting from its own start), quotes set in, code blocks in a
-fixed-pitch face, rules as a paragraph's border, tables as tables, pictures in line (docx_pictures). Qt's
+fixed-pitch face, rules as a paragraph's border, tables as tables, pictures in line (export_pictures). Qt's
 Markdown reader (the PDF export's too)
 reads the text. Any other file is paragraphs: a blank line ends one; a hand-wrapped paragraph's lines are joined
 (Word wraps them itself), any other keeps its line breaks (verse, an address).
@@ -38,7 +38,7 @@ from PySide6.QtGui import (
 )
 
 from app.documents.fileio import save_bytes
-from app.window.docx_pictures import Pictures
+from app.window.export_pictures import Pictures
 from app.window.pdf_export import MARGIN_MM, paper_for, read_markdown, title_of
 from model.edit.wrapping import wrap_width
 

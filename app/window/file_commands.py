@@ -10,7 +10,6 @@ other programs is :mod:`app.documents.disk_watch`'s.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime
@@ -39,8 +38,6 @@ from app.window.docx_export import export_docx
 from app.window.editor_widget import RewriteEditor
 from app.window.markdown_highlighter import is_markdown
 from app.window.pdf_export import export_pdf
-
-MARKDOWN_PICTURE = re.compile(r"!\[[^\]\n]*\]\([^)\n]+\)")  # ![a caption](images/map.png)
 
 
 def save_failure(reason: str) -> str:
@@ -243,25 +240,20 @@ class FileCommands(QMainWindow):
         text, markdown, country = self.saved_text(), is_markdown(self.path), QLocale.system().territory()
         QApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)  # a novel takes a second or two
         try:
+            folder = self.path.parent if self.path is not None else None
             if path.suffix.lower() == ".docx":
-                folder = self.path.parent if self.path is not None else None
                 missing = export_docx(text, markdown, path, name, country, self.prefs.font_family,
                                       self.spelling.language, folder)  # fmt: skip
                 done = f"Exported {path.name}"
-                if missing:  # said where it stays until read: an editor should not be the one to notice
-                    some = ", ".join(missing[:3]) + (f" and {len(missing) - 3} more" if len(missing) > 3 else "")
-                    self.message_bar.show_message(
-                        f"Exported {path.name} without {len(missing)} picture{'s' if len(missing) > 1 else ''} "
-                        f"it could not read ({some}); their names mark their places."
-                    )
             else:
-                pages = export_pdf(text, markdown, path, name, country, self.prefs.font_family)
+                pages, missing = export_pdf(text, markdown, path, name, country, self.prefs.font_family, folder)
                 done = f"Exported {path.name} ({pages} page{'s' if pages != 1 else ''})"
-                if markdown and MARKDOWN_PICTURE.search(text):
-                    self.message_bar.show_message(
-                        f"Exported {path.name} without its pictures: a PDF does not carry them yet. "
-                        "File ▸ Export as Word Document… does."
-                    )
+            if missing:  # said where it stays until read: an editor should not be the one to notice
+                some = ", ".join(missing[:3]) + (f" and {len(missing) - 3} more" if len(missing) > 3 else "")
+                self.message_bar.show_message(
+                    f"Exported {path.name} without {len(missing)} picture{'s' if len(missing) > 1 else ''} "
+                    f"it could not read ({some}); their names mark their places."
+                )
         except FileError as error:
             self.message_bar.show_message(f"{save_failure(str(error))}.")
             return False

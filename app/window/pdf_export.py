@@ -1,7 +1,8 @@
 """File ▸ Export as PDF…: the document typeset on pages, to send or to print.
 
 A Markdown document (``is_markdown``: .md, or untitled) is rendered as Markdown, its headings, emphasis, lists
-and quotes set and its marks gone; any other is its plain text, line for line. Both in the editor's typeface at a
+and quotes set and its marks gone, its pictures read from beside it (export_pictures); any other is its plain text,
+line for line. Both in the editor's typeface at a
 print size, on A4, or on US Letter where the system's country uses it, with margins and page numbers. The
 PDF's title is the document's first heading, else its file name.
 
@@ -16,7 +17,7 @@ import math
 import re
 from pathlib import Path
 
-from PySide6.QtCore import QBuffer, QIODevice, QLocale, QMarginsF, QRectF, QSizeF, Qt
+from PySide6.QtCore import QBuffer, QIODevice, QLocale, QMarginsF, QRectF, QSizeF, Qt, QUrl
 from PySide6.QtGui import (
     QAbstractTextDocumentLayout,
     QFont,
@@ -25,12 +26,15 @@ from PySide6.QtGui import (
     QPainter,
     QPdfWriter,
     QTextBlock,
+    QTextCharFormat,
     QTextCursor,
     QTextDocument,
     QTextFormat,
+    QTextImageFormat,
 )
 
 from app.documents.fileio import save_bytes
+from app.window.export_pictures import EMU_PER_INCH, read_picture
 from app.window.headings import each_heading
 from app.window.theme import prose_families
 
@@ -95,8 +99,48 @@ def title_of(text: str, markdown: bool, name: str) -> str:
     return heading.title.strip() if heading else name
 
 
-def pdf_bytes(document: QTextDocument, title: str, paper: QPageSize) -> tuple[bytes, int]:
-    """``document`` printed to a PDF in memory, and its number of pages.
+def place_pictures(document: QTextDocument, folder: Path | None, room: QSizeF) -> list[str]:
+    """Each picture ``document``'s Markdown names, read from ``folder``, at its size on the page and never wider
+    or taller than ``room``; where one cannot be read, its name in brackets in its place. The names it could not
+    read."""
+    found: list[tuple[int, QTextImageFormat]] = []
+    block = document.begin()
+    while block.isValid():
+        fragments = block.begin()
+        while not fragments.atEnd():
+            fragment = fragments.fragment()
+            if fragment.charFormat().isImageFormat():
+                form = fragment.charFormat().toImageFormat()
+                found += [(fragment.position() + i, form) for i in range(fragment.length())]
+            fragments += 1
+        block = block.next()
+    missing: list[str] = []
+    for position, form in reversed(found):  # from the end, so the positions before stay where they were
+        cursor = QTextCursor(document)
+        cursor.setPosition(position)
+        cursor.setPosition(position + 1, QTextCursor.MoveMode.KeepAnchor)
+        picture = read_picture(form.name(), folder)
+        if picture is None:
+            missing.insert(0, form.name())
+            named = QTextCharFormat()
+            named.setFontItalic(True)
+            cursor.insertText(f"[{form.name()}]", named)
+            continue
+        document.addResource(QTextDocument.ResourceType.ImageResource.value, QUrl(form.name()), picture.image)
+        width = picture.width_emu / EMU_PER_INCH * LAYOUT_DPI
+        height = picture.height_emu / EMU_PER_INCH * LAYOUT_DPI
+        scale = min(1.0, room.width() / width, room.height() * 0.95 / height)  # a line's room left below it
+        sized = QTextImageFormat(form)
+        sized.setWidth(width * scale)
+        sized.setHeight(height * scale)
+        cursor.setCharFormat(sized)
+    return list(dict.fromkeys(missing))
+
+
+def pdf_bytes(document: QTextDocument, title: str, paper: QPageSize,
+              folder: Path | None = None) -> tuple[bytes, int, list[str]]:  # fmt: skip
+    """``document`` printed to a PDF in memory (its pictures read from ``folder``), its number of pages, and the
+    pictures it could not read.
 
     Painted page by page here rather than by ``QTextDocument.print_``, for exact margins and page numbers set
     in the text's typeface, centred, and for the paragraphs a page break splits: Qt draws such a paragraph's line
@@ -118,6 +162,7 @@ def pdf_bytes(document: QTextDocument, title: str, paper: QPageSize) -> tuple[by
     layout = document.documentLayout()
     layout.setPaintDevice(writer)  # fonts sized for the page, not for this screen's dpi
     document.setDocumentMargin(0)
+    missing = place_pictures(document, folder, body)
     document.setPageSize(body)  # paginated: a line that does not fit on a page starts the next
     pages = document.pageCount()
     split = _split_paragraphs(document, body.height())
@@ -150,7 +195,7 @@ def pdf_bytes(document: QTextDocument, title: str, paper: QPageSize) -> tuple[by
         painter.drawText(QRectF(margin, page.height() - margin, body.width(), margin / 2),
                          Qt.AlignmentFlag.AlignCenter, str(index + 1))  # fmt: skip
     painter.end()
-    return bytes(buffer.data().data()), pages
+    return bytes(buffer.data().data()), pages, missing
 
 
 def _split_paragraphs(document: QTextDocument, page_height: float) -> list[QTextBlock]:
@@ -188,10 +233,12 @@ def _draw_lines(painter: QPainter, blocks: list[QTextBlock], top: float, bottom:
                 line.draw(painter, layout.position())
 
 
-def export_pdf(text: str, markdown: bool, path: Path, name: str, country: QLocale.Country, family: str = "") -> int:
-    """Write ``text`` to ``path`` as a PDF (see the module's docstring) in ``family`` (the editor's typeface);
-    the number of pages. Raises ``FileError`` (in the writer's words) where it cannot be written; nothing is
-    half-written."""
-    data, pages = pdf_bytes(typeset(text, markdown, family), title_of(text, markdown, name), paper_for(country))
+def export_pdf(text: str, markdown: bool, path: Path, name: str, country: QLocale.Country, family: str = "",
+               folder: Path | None = None) -> tuple[int, list[str]]:  # fmt: skip
+    """Write ``text`` to ``path`` as a PDF (see the module's docstring) in ``family`` (the editor's typeface), a
+    Markdown document's pictures read from ``folder``; the number of pages and the pictures it could not read.
+    Raises ``FileError`` (in the writer's words) where it cannot be written; nothing is half-written."""
+    data, pages, missing = pdf_bytes(typeset(text, markdown, family), title_of(text, markdown, name),
+                                     paper_for(country), folder)  # fmt: skip
     save_bytes(path, data, again="export again")
-    return pages
+    return pages, missing

@@ -1,9 +1,9 @@
-"""A Markdown document's pictures (``![a caption](images/map.png)``) carried into its Word export: each file read
+"""A Markdown document's pictures (``![a caption](images/map.png)``) carried into its exports: each file read
 from beside the document, kept as it is where Word shows it (PNG, JPEG, GIF) or as PNG where Qt can read it
-(BMP, WebP, SVG…), and placed in line at its own size, scaled down to fit between the margins. A picture that
-cannot be found or read is named in the text where it stood, and the export says which ones it missed: the
-writer learns of it before an editor does. Pictures on the web are not fetched (Redraft reads nothing from the
-network for an export); their place is named the same way.
+(BMP, WebP, SVG…), and placed in line at its own size, scaled down to fit between the margins (and, in a PDF,
+within a page). A picture that cannot be found or read is named in the text where it stood, and the export says
+which ones it missed: the writer learns of it before an editor does. Pictures on the web are not fetched
+(Redraft reads nothing from the network for an export); their place is named the same way.
 """
 
 from __future__ import annotations
@@ -33,6 +33,39 @@ class Picture:
     content_type: str
     width_emu: int
     height_emu: int
+    image: QImage  # decoded: the PDF export draws it
+
+
+def read_picture(name: str, folder: Path | None) -> Picture | None:
+    """The picture a Markdown document names (``![…](name)``), read from beside it (``folder``), with its size
+    on the page; None where it is on the web, missing, too large or not a picture Qt can read."""
+    url = QUrl(name)
+    if url.scheme() and not url.isLocalFile():  # http(s): not fetched
+        return None
+    path = Path(url.toLocalFile() if url.isLocalFile() else url.path() or name).expanduser()
+    if not path.is_absolute():
+        if folder is None:  # an untitled document has no beside
+            return None
+        path = folder / path
+    try:
+        if not path.is_file() or path.stat().st_size > MAX_PICTURE_BYTES:
+            return None
+        data = path.read_bytes()
+    except OSError:
+        return None
+    image = QImage.fromData(data)
+    if image.isNull():
+        return None
+    kind = next((kept for magic, kept in KEPT.items() if data.startswith(magic)), None)
+    if kind is None:
+        buffer = QBuffer()
+        buffer.open(QIODevice.OpenModeFlag.WriteOnly)
+        image.save(buffer, "PNG")  # type: ignore[call-overload]  # PySide takes str; its stubs say bytes
+        data, kind = bytes(buffer.data().data()), KEPT[b"\x89PNG"]
+    dots_per_inch_x = image.dotsPerMeterX() * 0.0254 or SCREEN_DPI
+    dots_per_inch_y = image.dotsPerMeterY() * 0.0254 or SCREEN_DPI
+    return Picture(data, kind[0], kind[1], round(image.width() * EMU_PER_INCH / dots_per_inch_x),
+                   round(image.height() * EMU_PER_INCH / dots_per_inch_y), image)  # fmt: skip
 
 
 @dataclass
@@ -46,7 +79,7 @@ class Pictures:
 
     def run_xml(self, name: str) -> str | None:
         """A run holding the picture ``name`` in line, or None (and ``name`` in ``missing``) where it cannot."""
-        picture = self._read(name)
+        picture = read_picture(name, self.folder)
         if picture is None:
             if name not in self.missing:
                 self.missing.append(name)
@@ -70,35 +103,6 @@ class Pictures:
             '<a:prstGeom prst="rect"><a:avLst/></a:prstGeom></pic:spPr></pic:pic></a:graphicData></a:graphic>'
             "</wp:inline></w:drawing></w:r>"
         )
-
-    def _read(self, name: str) -> Picture | None:
-        url = QUrl(name)
-        if url.scheme() and not url.isLocalFile():  # http(s): not fetched
-            return None
-        path = Path(url.toLocalFile() if url.isLocalFile() else url.path() or name).expanduser()
-        if not path.is_absolute():
-            if self.folder is None:  # an untitled document has no beside
-                return None
-            path = self.folder / path
-        try:
-            if not path.is_file() or path.stat().st_size > MAX_PICTURE_BYTES:
-                return None
-            data = path.read_bytes()
-        except OSError:
-            return None
-        image = QImage.fromData(data)
-        if image.isNull():
-            return None
-        kind = next((kept for magic, kept in KEPT.items() if data.startswith(magic)), None)
-        if kind is None:
-            buffer = QBuffer()
-            buffer.open(QIODevice.OpenModeFlag.WriteOnly)
-            image.save(buffer, "PNG")  # type: ignore[call-overload]  # PySide takes str; its stubs say bytes
-            data, kind = bytes(buffer.data().data()), KEPT[b"\x89PNG"]
-        dots_per_inch_x = image.dotsPerMeterX() * 0.0254 or SCREEN_DPI
-        dots_per_inch_y = image.dotsPerMeterY() * 0.0254 or SCREEN_DPI
-        return Picture(data, kind[0], kind[1], round(image.width() * EMU_PER_INCH / dots_per_inch_x),
-                       round(image.height() * EMU_PER_INCH / dots_per_inch_y))  # fmt: skip
 
     def parts(self) -> dict[str, bytes]:
         return {f"word/media/picture{n}.{p.extension}": p.data for n, p in enumerate(self.embedded, start=1)}
