@@ -11,6 +11,7 @@ throughout."""
 
 from __future__ import annotations
 
+import contextlib
 import re
 import threading
 from collections.abc import Callable
@@ -121,7 +122,9 @@ class Spelling(QObject):
 
     def _load(self, language: str) -> None:
         self.dictionary.load(language)
-        self.loaded.emit()  # queued to the window's thread
+        # RuntimeError: the window closed while the list loaded (Qt deleted this), so nobody is left to tell.
+        with contextlib.suppress(RuntimeError):
+            self.loaded.emit()  # queued to the window's thread
 
     def wait_loaded(self, timeout: float = 30.0) -> None:
         """Block until the chosen language's list is in (a right-click or F7 that comes before it)."""

@@ -316,3 +316,13 @@ def test_a_document_in_another_language_is_checked_in_its_own_for_itself_only(
     assert window.prefs.spelling_language == "en"  # the writer's language is unchanged
     window.new_document()  # nothing to read: the writer's language again
     assert window.spelling.language == "en" and [a.text() for a in menu.actions() if a.isChecked()] == ["English"]
+
+
+def test_a_word_list_that_finishes_loading_after_its_window_closed_tells_nobody(make_window) -> None:
+    import shiboken6
+
+    window = make_window()
+    spelling = window.spelling
+    shiboken6.delete(spelling)  # as closing the window does, while the list's thread still reads
+    spelling._load(spelling.language)  # the thread's last step: before, "Signal source has been deleted"
+    assert not shiboken6.isValid(spelling)
