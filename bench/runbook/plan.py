@@ -50,7 +50,9 @@ CALLS = (
                "small for the calls; a branch or an ignored folder is gone by the next session)"),
     DeviceCall("bench26b", (".gpu-carry/wheels",), 240,
                "only if `status` says at least 240 s of device time are left; then `python bench/gpu_runbook.py "
-               "readme-table FILES_AT/bench26b.json --write` and commit the README table"),
+               "readme-table FILES_AT/bench26b.json --write` (its notes name the card of any row this run did not "
+               "measure), bring the prose under the tables in line with what it now holds (it compares 4-bit with "
+               "bf16 on one card), and commit"),
 )  # fmt: skip
 MIN_BENCH26B_S = 240
 # Steps outside the 15-minute plan keep their own budgets (a longer lent session can still run them).
