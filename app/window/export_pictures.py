@@ -40,9 +40,10 @@ def read_picture(name: str, folder: Path | None) -> Picture | None:
     """The picture a Markdown document names (``![…](name)``), read from beside it (``folder``), with its size
     on the page; None where it is on the web, missing, too large or not a picture Qt can read."""
     url = QUrl(name)
-    if url.scheme() and not url.isLocalFile():  # http(s): not fetched
+    drive = len(url.scheme()) == 1  # C:\Pictures\map.png, as a Windows writer may give it: a path, not a URL
+    if url.scheme() and not drive and not url.isLocalFile():  # http(s): not fetched
         return None
-    path = Path(url.toLocalFile() if url.isLocalFile() else url.path() or name).expanduser()
+    path = Path(name if drive else url.toLocalFile() if url.isLocalFile() else url.path() or name).expanduser()
     if not path.is_absolute():
         if folder is None:  # an untitled document has no beside
             return None

@@ -220,3 +220,17 @@ def test_pictures_beside_the_document_go_in_and_missing_ones_are_named(document_
     assert document.paragraphs[-1].text == "[images/gone.png] and [https://example.org/x.png]"
     said = window.message_bar.label.text()
     assert "without 2 pictures it could not read (images/gone.png, https://example.org/x.png)" in said, said
+
+
+def test_a_picture_named_by_a_windows_path_is_read_as_a_file_not_a_web_address(qapp, tmp_path: Path) -> None:
+    from PySide6.QtGui import QColor, QImage
+
+    from app.window.export_pictures import read_picture
+
+    image = QImage(30, 20, QImage.Format.Format_RGB32)
+    image.fill(QColor("teal"))
+    name = "C:\\Pictures\\map.png"  # here a file's name (backslashes and all); on Windows its absolute path
+    assert image.save(str(tmp_path / name), "PNG")
+    picture = read_picture(name, tmp_path)
+    assert picture is not None and picture.extension == "png"
+    assert read_picture("https://example.org/map.png", tmp_path) is None  # the web: never fetched
