@@ -4,9 +4,9 @@ A Markdown document (``is_markdown``) keeps its structure as Word's own: heading
 navigation pane lists them), emphasis, strike-through and code as run formats, links as hyperlinks, bulleted and
 numbered lists as Word lists (each numbered list counting from its own start), quotes set in, code blocks in a
 fixed-pitch face, rules as a paragraph's border, tables as tables, pictures in line (export_pictures). Qt's
-Markdown reader (the PDF export's too)
-reads the text. Any other file is paragraphs: a blank line ends one; a hand-wrapped paragraph's lines are joined
-(Word wraps them itself), any other keeps its line breaks (verse, an address).
+Markdown reader (the PDF export's too) reads the text. Any other file is paragraphs: a blank line ends one; a
+hand-wrapped paragraph's lines are joined (Word wraps them itself), any other keeps its line breaks (verse, an
+address).
 
 The page is the PDF's: A4, or US Letter where the system's country uses it, 25 mm margins, the page number
 centred below. The text is set at 12 pt in the writer's typeface (Settings ▸ Appearance), else Georgia, which

@@ -31,8 +31,8 @@ class Picture:
     data: bytes
     extension: str
     content_type: str
-    width_emu: int
-    height_emu: int
+    width_inches: float  # its size on paper, by its own resolution (a screen's where it gives none)
+    height_inches: float
     image: QImage  # decoded: the PDF export draws it
 
 
@@ -65,8 +65,7 @@ def read_picture(name: str, folder: Path | None) -> Picture | None:
         data, kind = bytes(buffer.data().data()), KEPT[b"\x89PNG"]
     dots_per_inch_x = image.dotsPerMeterX() * 0.0254 or SCREEN_DPI
     dots_per_inch_y = image.dotsPerMeterY() * 0.0254 or SCREEN_DPI
-    return Picture(data, kind[0], kind[1], round(image.width() * EMU_PER_INCH / dots_per_inch_x),
-                   round(image.height() * EMU_PER_INCH / dots_per_inch_y), image)  # fmt: skip
+    return Picture(data, kind[0], kind[1], image.width() / dots_per_inch_x, image.height() / dots_per_inch_y, image)
 
 
 @dataclass
@@ -77,17 +76,25 @@ class Pictures:
     text_width_twips: int
     embedded: list[Picture] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)
+    media: dict[str, int] = field(default_factory=dict)  # name -> its number in word/media: read and stored once
+    drawings: int = 0  # every placement needs an id of its own, a picture named twice too
 
     def run_xml(self, name: str) -> str | None:
         """A run holding the picture ``name`` in line, or None (and ``name`` in ``missing``) where it cannot."""
-        picture = read_picture(name, self.folder)
-        if picture is None:
-            if name not in self.missing:
-                self.missing.append(name)
+        if name in self.missing:
             return None
-        self.embedded.append(picture)
-        number = len(self.embedded)
-        width, height = picture.width_emu, picture.height_emu
+        if name not in self.media:
+            read = read_picture(name, self.folder)
+            if read is None:
+                self.missing.append(name)
+                return None
+            self.embedded.append(read)
+            self.media[name] = len(self.embedded)
+        media = self.media[name]
+        picture = self.embedded[media - 1]
+        self.drawings += 1
+        number = self.drawings
+        width, height = round(picture.width_inches * EMU_PER_INCH), round(picture.height_inches * EMU_PER_INCH)
         room = self.text_width_twips * EMU_PER_TWIP
         if width > room:  # scaled down to the text's width, its shape kept
             width, height = room, round(height * room / width)
@@ -99,7 +106,7 @@ class Pictures:
             f'<wp:cNvGraphicFramePr><a:graphicFrameLocks xmlns:a="{DRAWING}" noChangeAspect="1"/>'
             f'</wp:cNvGraphicFramePr><a:graphic xmlns:a="{DRAWING}"><a:graphicData uri="{PICTURE}">'
             f'<pic:pic xmlns:pic="{PICTURE}"><pic:nvPicPr><pic:cNvPr id="{number}" name={label}/><pic:cNvPicPr/>'
-            f'</pic:nvPicPr><pic:blipFill><a:blip r:embed="rPicture{number}"/><a:stretch><a:fillRect/></a:stretch>'
+            f'</pic:nvPicPr><pic:blipFill><a:blip r:embed="rPicture{media}"/><a:stretch><a:fillRect/></a:stretch>'
             f'</pic:blipFill><pic:spPr><a:xfrm><a:off x="0" y="0"/><a:ext {extent}/></a:xfrm>'
             '<a:prstGeom prst="rect"><a:avLst/></a:prstGeom></pic:spPr></pic:pic></a:graphicData></a:graphic>'
             "</wp:inline></w:drawing></w:r>"

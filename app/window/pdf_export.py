@@ -1,10 +1,10 @@
 """File ▸ Export as PDF…: the document typeset on pages, to send or to print.
 
 A Markdown document (``is_markdown``: .md, or untitled) is rendered as Markdown, its headings, emphasis, lists
-and quotes set and its marks gone, its pictures read from beside it (export_pictures); any other is its plain text,
-line for line. Both in the editor's typeface at a
-print size, on A4, or on US Letter where the system's country uses it, with margins and page numbers. The
-PDF's title is the document's first heading, else its file name.
+and quotes set and its marks gone, its pictures read from beside it (export_pictures); any other is its plain
+text, line for line. Both in the editor's typeface at a print size, on A4, or on US Letter where the system's
+country uses it, with margins and page numbers. The PDF's title is the document's first heading, else its file
+name.
 
 What is exported is what Save would write: a rewrite still developing or waiting for Accept is exported as its
 original. The file is written as a save is (``app.documents.fileio.save_bytes``): whole or not at all, an
@@ -34,7 +34,7 @@ from PySide6.QtGui import (
 )
 
 from app.documents.fileio import save_bytes
-from app.window.export_pictures import EMU_PER_INCH, read_picture
+from app.window.export_pictures import Picture, read_picture
 from app.window.headings import each_heading
 from app.window.theme import prose_families
 
@@ -114,27 +114,27 @@ def place_pictures(document: QTextDocument, folder: Path | None, room: QSizeF) -
                 found += [(fragment.position() + i, form) for i in range(fragment.length())]
             fragments += 1
         block = block.next()
-    missing: list[str] = []
+    read: dict[str, Picture | None] = {}  # a picture named twice is read once
     for position, form in reversed(found):  # from the end, so the positions before stay where they were
         cursor = QTextCursor(document)
         cursor.setPosition(position)
         cursor.setPosition(position + 1, QTextCursor.MoveMode.KeepAnchor)
-        picture = read_picture(form.name(), folder)
+        if form.name() not in read:
+            read[form.name()] = read_picture(form.name(), folder)
+        picture = read[form.name()]
         if picture is None:
-            missing.insert(0, form.name())
             named = QTextCharFormat()
             named.setFontItalic(True)
             cursor.insertText(f"[{form.name()}]", named)
             continue
         document.addResource(QTextDocument.ResourceType.ImageResource.value, QUrl(form.name()), picture.image)
-        width = picture.width_emu / EMU_PER_INCH * LAYOUT_DPI
-        height = picture.height_emu / EMU_PER_INCH * LAYOUT_DPI
+        width, height = picture.width_inches * LAYOUT_DPI, picture.height_inches * LAYOUT_DPI
         scale = min(1.0, room.width() / width, room.height() * 0.95 / height)  # a line's room left below it
         sized = QTextImageFormat(form)
         sized.setWidth(width * scale)
         sized.setHeight(height * scale)
         cursor.setCharFormat(sized)
-    return list(dict.fromkeys(missing))
+    return [name for name in dict.fromkeys(form.name() for _, form in found) if read[name] is None]
 
 
 def pdf_bytes(document: QTextDocument, title: str, paper: QPageSize,
