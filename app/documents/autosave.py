@@ -41,6 +41,8 @@ class AutosavedWindow(Protocol):
 
     def saved_text(self) -> str: ...
 
+    def document_name(self) -> str: ...
+
     def versions_record(self) -> list[dict[str, Any]]: ...
 
 
@@ -96,7 +98,7 @@ class Autosaver(QObject):
         if not window.editor.document().isModified():
             self._submit(self.area.remove, self.document_id)
             return
-        title = window.path.name if window.path is not None else "Untitled"
+        title = window.document_name()  # a recovered document is offered under the name the writer knew it by
         form = window.file_format
         self._submit(
             self.area.write, self.document_id, window.saved_text(), path=window.path, title=title,

@@ -32,6 +32,7 @@ from app.documents.fileio import (
     save_document,
 )
 from app.documents.saved_versions import SavedVersions
+from app.documents.word_import import is_word_file, read_word_document
 from app.settings import MAX_RECENT_FILES, Preferences
 from app.userdirs import user_dirs
 from app.window.docx_export import export_docx
@@ -41,7 +42,7 @@ from app.window.pdf_export import export_pdf
 
 
 def save_failure(reason: str) -> str:
-    """"Could not save: <reason>", once: fileio's errors already begin with "could not save <name>"."""
+    """ "Could not save: <reason>", once: fileio's errors already begin with "could not save <name>"."""
     if reason.lower().startswith("could not save"):
         return reason[0].upper() + reason[1:]
     return f"Could not save: {reason}"
@@ -67,6 +68,9 @@ class FileCommands(QMainWindow):
     path: Path | None
     file_format: TextDocument  # how the file was written (encoding, BOM, line breaks), its text left empty
     unreloaded: str | None = None  # set by the disk watcher when theirs could not be reloaded: Save refuses
+    # The Word document the text was read from while it has no file of its own: Save never writes Markdown
+    # over it (it asks for a name, the .docx's as .md), and titles and exports are named after it.
+    imported_from: Path | None = None
 
     def _build_file_menu(self, menus: QMenuBar, action: Callable[..., QAction]) -> None:
         """The File menu, its actions made by the window's ``action`` (text, slot, keys)."""
@@ -98,8 +102,18 @@ class FileCommands(QMainWindow):
         """Stop any rewrite and put its original back before the text is replaced (MainWindow's)."""
         raise NotImplementedError
 
+    def document_name(self) -> str:
+        """The name the writer knows the document by: its file's, else the Word document's it came from."""
+        if self.path is not None:
+            return self.path.name
+        return f"{self.imported_from.name} (imported)" if self.imported_from is not None else "Untitled"
+
+    def named_after(self) -> Path | None:
+        """The file exports and Save As are named after and placed beside."""
+        return self.path if self.path is not None else self.imported_from
+
     def update_title(self) -> None:
-        name = self.path.name if self.path is not None else "Untitled"
+        name = self.document_name()
         self.setWindowTitle(f"{name}[*] — Redraft")
         self.setWindowModified(self.editor.document().isModified())
         self.editor.highlighter.set_markdown(is_markdown(self.path))  # a .txt's * and _ are plain characters
@@ -118,14 +132,12 @@ class FileCommands(QMainWindow):
         """Whether it is fine to discard the document now (asking the writer if it has changes)."""
         if not self.editor.has_unsaved_changes():
             return True
-        name = self.path.name if self.path is not None else "Untitled"
+        name = self.document_name()
         answer = QMessageBox.warning(
             self,
             "Unsaved changes",
             f"“{name}” has unsaved changes. Save them before closing?",
-            QMessageBox.StandardButton.Save
-            | QMessageBox.StandardButton.Discard
-            | QMessageBox.StandardButton.Cancel,
+            QMessageBox.StandardButton.Save | QMessageBox.StandardButton.Discard | QMessageBox.StandardButton.Cancel,
             QMessageBox.StandardButton.Save,
         )
         if answer == QMessageBox.StandardButton.Save:
@@ -137,7 +149,7 @@ class FileCommands(QMainWindow):
             return
         self._end_live_span()
         self.editor.setPlainText("")
-        self.path = None
+        self.path = self.imported_from = None
         self.file_format = TextDocument(text="")
         self.editor.document().setModified(False)
         self.update_title()
@@ -146,7 +158,7 @@ class FileCommands(QMainWindow):
     def load_unsaved(self, text: str, path: Path | None, file_format: TextDocument) -> None:
         """Show ``text`` as an unsaved document under ``path``'s name (a recovered one): Save writes it there."""
         self.editor.setPlainText(text)
-        self.path = path
+        self.path, self.imported_from = path, None
         self.file_format = replace(file_format, text="")
         self.editor.document().setModified(True)
         self.update_title()
@@ -157,13 +169,19 @@ class FileCommands(QMainWindow):
             return
         folder = str(self.path.parent) if self.path is not None else str(Path.home())
         name, _filter = QFileDialog.getOpenFileName(
-            self, "Open", folder, "Text and Markdown (*.txt *.md *.markdown *.text);;All files (*)"
+            self,
+            "Open",
+            folder,
+            "Text, Markdown and Word (*.txt *.md *.markdown *.text *.docx);;Text and Markdown "
+            "(*.txt *.md *.markdown *.text);;Word documents (*.docx);;All files (*)",
         )
         if name:
             self.open_path(Path(name), ask_encoding=True)
 
     def open_path(self, path: Path, encoding: str | None = None, ask_encoding: bool = False) -> bool:
         """Load ``path`` into the editor; on any problem show why and leave the current document alone."""
+        if is_word_file(path):
+            return self.import_word(path)
         try:
             loaded = read_document(path, encoding)
         except UnknownEncodingError as error:
@@ -181,7 +199,7 @@ class FileCommands(QMainWindow):
         self._end_live_span()
         self.editor.setPlainText(loaded.text)
         self.editor.document().setModified(False)
-        self.path = path
+        self.path, self.imported_from = path, None
         self.file_format = replace(loaded, text="")
         self._remember_recent(path)
         if loaded.notes:  # told once, before any save: what saving will not keep byte for byte
@@ -191,6 +209,31 @@ class FileCommands(QMainWindow):
         self.update_title()
         self.statusBar().showMessage(f"Opened {path.name} ({loaded.encoding})", 3000)
         self.documentReplaced.emit(loaded.text)
+        return True
+
+    def import_word(self, path: Path) -> bool:
+        """A Word document's words in the editor as Markdown, as a document of its own: the .docx is never
+        written over (Save asks for a name; Export as Word Document writes a .docx)."""
+        try:
+            imported = read_word_document(path)
+        except FileError as error:
+            self.message_bar.show_message(f"Could not open {path.name}: {error}.")
+            return False
+        self._end_live_span()
+        self.editor.setPlainText(imported.text)
+        self.editor.document().setModified(False)  # nothing to lose yet: the words are still in the .docx
+        self.path, self.imported_from = None, path
+        self.file_format = TextDocument(text="")
+        self._remember_recent(path)
+        left = f" Not brought over: {'; '.join(imported.notes)}." if imported.notes else ""
+        self.message_bar.show_message(
+            f"{path.name} opened from Word as Markdown. Save keeps it as {path.with_suffix('.md').name}; "
+            f"Export as Word Document writes a .docx again.{left}",
+            "info",
+        )
+        self.update_title()
+        self.statusBar().showMessage(f"Opened {path.name} (Word)", 3000)
+        self.documentReplaced.emit(imported.text)
         return True
 
     def _ask_encoding(self, path: Path, reason: str) -> str | None:
@@ -213,7 +256,12 @@ class FileCommands(QMainWindow):
         return self.save_to(self.path)
 
     def save_as(self) -> bool:
-        folder = str(self.path) if self.path is not None else str(Path.home() / "Untitled.md")
+        if self.path is not None:
+            folder = str(self.path)
+        elif self.imported_from is not None:  # beside the Word document, named as it is
+            folder = str(self.imported_from.with_suffix(".md"))
+        else:
+            folder = str(Path.home() / "Untitled.md")
         name, _filter = QFileDialog.getSaveFileName(
             self, "Save As", folder, "Markdown (*.md);;Text (*.txt);;All files (*)"
         )
@@ -228,7 +276,8 @@ class FileCommands(QMainWindow):
         return self._export("Export as Word Document", ".docx", "Word document (*.docx)")
 
     def _export(self, title: str, suffix: str, kind: str) -> bool:
-        suggested = self.path.with_suffix(suffix) if self.path is not None else Path.home() / f"Untitled{suffix}"
+        after = self.named_after()
+        suggested = after.with_suffix(suffix) if after is not None else Path.home() / f"Untitled{suffix}"
         name, _filter = QFileDialog.getSaveFileName(self, title, str(suggested), kind)
         if not name:
             return False
@@ -236,11 +285,12 @@ class FileCommands(QMainWindow):
 
     def export_to(self, path: Path) -> bool:
         """The document exported to ``path``: a Word document for a .docx, else a PDF."""
-        name = self.path.stem if self.path is not None else "Untitled"
+        after = self.named_after()
+        name = after.stem if after is not None else "Untitled"
         text, markdown, country = self.saved_text(), is_markdown(self.path), QLocale.system().territory()
         QApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)  # a novel takes a second or two
         try:
-            folder = self.path.parent if self.path is not None else None
+            folder = after.parent if after is not None else None
             if path.suffix.lower() == ".docx":
                 missing = export_docx(text, markdown, path, name, country, self.prefs.font_family,
                                       self.spelling.language, folder)  # fmt: skip
@@ -275,7 +325,7 @@ class FileCommands(QMainWindow):
         except FileError as error:
             self.message_bar.show_message(f"{save_failure(str(error))}.")
             return False
-        self.path = path
+        self.path, self.imported_from = path, None
         self.editor.mark_saved()
         self._remember_recent(path)
         self.update_title()

@@ -1,0 +1,102 @@
+"""File ▸ Open on a Word document in a real window: its words come in as Markdown, the .docx is never written
+over, and Export as Word Document gives the same structure back."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import docx
+from PySide6.QtWidgets import QFileDialog
+
+STORY = """# The Lighthouse
+
+The keeper **climbed** the stairs *every* evening, with [the log](https://example.org/log).
+
+## Things to carry
+
+1. the lamp
+2. the log
+   - a pencil
+
+> Keep the light.
+
+| Tool | Use |
+|---|---|
+| lamp | *light* |
+"""
+
+
+def structure(path: Path) -> list[tuple[str, str]]:
+    """A .docx's paragraphs as Word shows them: (style, text), read by python-docx."""
+    return [(paragraph.style.name, paragraph.text) for paragraph in docx.Document(str(path)).paragraphs]
+
+
+def test_a_word_document_opens_as_markdown_and_is_never_saved_over(document_window, tmp_path, monkeypatch) -> None:
+    window = document_window()
+    source = tmp_path / "lighthouse.md"
+    source.write_text(STORY, encoding="utf-8")
+    assert window.open_path(source)
+    word = tmp_path / "from the agent.docx"
+    assert window.export_to(word)
+    exported = word.read_bytes()
+
+    assert window.open_path(word)
+
+    assert window.editor.plain_text() == STORY  # what was exported comes back as it was written
+    assert window.path is None and window.imported_from == word
+    assert window.windowTitle() == "from the agent.docx (imported)[*] — Redraft"
+    said = window.message_bar.label.text()
+    assert window.message_bar.isVisible() and "opened from Word as Markdown" in said
+    assert "from the agent.md" in said  # where Save will put it
+    asked: list[str] = []
+
+    def save_dialog(_parent, _title, suggested, _filters):
+        asked.append(suggested)
+        return suggested, ""
+
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", save_dialog)
+    cursor = window.editor.textCursor()
+    cursor.movePosition(cursor.MoveOperation.End)
+    cursor.insertText("\nA new line.\n")
+    assert window.save()
+    assert asked == [str(tmp_path / "from the agent.md")]  # beside the .docx, named as it is
+    assert word.read_bytes() == exported  # the Word document untouched
+    assert (tmp_path / "from the agent.md").read_text(encoding="utf-8") == STORY + "\nA new line.\n"
+    assert window.path == tmp_path / "from the agent.md" and window.imported_from is None
+
+    again = tmp_path / "again.docx"
+    assert window.export_to(again)
+    assert structure(again)[:-1] == structure(word)  # the same headings, lists, quote and table; one more line
+    assert structure(again)[-1] == ("Normal", "A new line.")
+
+
+def test_exports_of_an_imported_document_are_named_after_it(document_window, tmp_path, monkeypatch) -> None:
+    window = document_window()
+    word = tmp_path / "chapter.docx"
+    document = docx.Document()
+    document.add_heading("Chapter One", level=1)
+    document.add_paragraph("It begins.")
+    document.save(str(word))
+    assert window.open_path(word)
+    assert window.editor.plain_text() == "# Chapter One\n\nIt begins.\n"
+    offered: list[str] = []
+
+    def export_dialog(_parent, _title, suggested, _filters):
+        offered.append(suggested)
+        return "", ""
+
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", export_dialog)
+    window.export_pdf()
+    window.export_word()
+    assert offered == [str(tmp_path / "chapter.pdf"), str(tmp_path / "chapter.docx")]  # the dialog confirms overwrite
+
+
+def test_a_damaged_word_document_leaves_the_open_text_alone(document_window, tmp_path) -> None:
+    window = document_window()
+    before = window.editor.plain_text()
+    broken = tmp_path / "broken.docx"
+    broken.write_bytes(b"PK\x03\x04 not really a zip")
+    assert not window.open_path(broken)
+    said = window.message_bar.label.text()
+    assert said.startswith("Could not open broken.docx: the Word document is damaged")
+    assert window.editor.plain_text() == before and window.path is None and window.imported_from is None
