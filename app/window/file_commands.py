@@ -37,6 +37,7 @@ from app.settings import MAX_RECENT_FILES, Preferences
 from app.userdirs import user_dirs
 from app.window.docx_export import export_docx
 from app.window.editor_widget import RewriteEditor
+from app.window.file_drops import FileDrops
 from app.window.markdown_highlighter import is_markdown
 from app.window.pdf_export import export_pdf
 
@@ -93,6 +94,8 @@ class FileCommands(QMainWindow):
         file_menu.addActions([self.export_action, self.export_word_action])
         file_menu.addSeparator()
         file_menu.addAction(self.quit_action)
+        self.file_drops = FileDrops(self.open_dropped, self)  # a file dragged onto the text opens
+        self.editor.viewport().installEventFilter(self.file_drops)
 
     def _store(self, **changes: object) -> None:
         """Save changed preferences (MainWindow's)."""
@@ -177,6 +180,10 @@ class FileCommands(QMainWindow):
         )
         if name:
             self.open_path(Path(name), ask_encoding=True)
+
+    def open_dropped(self, path: Path) -> bool:
+        """A file dropped on the editor: opened as File ▸ Open would (unsaved changes first)."""
+        return self.maybe_save() and self.open_path(path, ask_encoding=True)
 
     def open_path(self, path: Path, encoding: str | None = None, ask_encoding: bool = False) -> bool:
         """Load ``path`` into the editor; on any problem show why and leave the current document alone."""

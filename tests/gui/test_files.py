@@ -110,3 +110,36 @@ def read_document_bytes(data: bytes) -> TextDocument:
     from app.documents.fileio import decode_document
 
     return decode_document(data)
+
+
+def drop_on_editor(window, mime) -> bool:
+    """A drag of ``mime`` entering the editor and dropped on it, as a desktop sends it; whether it was taken."""
+    from PySide6.QtCore import QPoint, QPointF, Qt
+    from PySide6.QtGui import QDragEnterEvent, QDropEvent
+    from PySide6.QtWidgets import QApplication
+
+    viewport = window.editor.viewport()
+    action, buttons = Qt.DropAction.CopyAction, Qt.MouseButton.LeftButton
+    enter = QDragEnterEvent(QPoint(5, 5), action, mime, buttons, Qt.KeyboardModifier.NoModifier)
+    QApplication.sendEvent(viewport, enter)
+    drop = QDropEvent(QPointF(5, 5), action, mime, buttons, Qt.KeyboardModifier.NoModifier)
+    QApplication.sendEvent(viewport, drop)
+    return drop.isAccepted()
+
+
+def test_a_file_dropped_on_the_text_opens_and_dropped_words_stay_words(document_window, tmp_path: Path) -> None:
+    from PySide6.QtCore import QMimeData, QUrl
+
+    window = document_window("Kept words.\n")
+    notes = tmp_path / "notes.md"
+    notes.write_text("# Notes\n\nDropped in.\n", encoding="utf-8")
+    files = QMimeData()
+    files.setUrls([QUrl.fromLocalFile(str(tmp_path)), QUrl.fromLocalFile(str(notes))])  # a folder is skipped
+    files.setText(QUrl.fromLocalFile(str(notes)).toString())  # what a file manager also offers
+    assert drop_on_editor(window, files)
+    assert window.path == notes and window.editor.plain_text() == "# Notes\n\nDropped in.\n"  # not its address
+
+    words = QMimeData()
+    words.setText("more ")
+    drop_on_editor(window, words)
+    assert "more " in window.editor.plain_text() and window.path == notes  # text still drops as text
