@@ -81,3 +81,37 @@ def test_keeping_prunes_the_files_themselves(tmp_path: Path) -> None:
     assert len(versions) == KEEP_RECENT + 1  # the recent ones, and the day's last before them
     assert versions[0].text() == f"version {KEEP_RECENT + 4}" and versions[-1].text() == "version 4"
     assert len(list(store.folder_of(document).glob("*.gz"))) == KEEP_RECENT + 1
+
+
+def test_save_as_carries_the_history_to_the_new_name_and_never_mixes_two(tmp_path: Path) -> None:
+    store = SavedVersions(tmp_path / "data")
+    draft, final, other = tmp_path / "draft.md", tmp_path / "final.md", tmp_path / "other.md"
+    store.keep(draft, "First.", NOON)
+    store.keep(draft, "Second.", NOON + timedelta(minutes=1))
+    assert store.carry(draft, final) == 2
+    assert [v.text() for v in store.versions(final)] == ["Second.", "First."]
+    assert [v.text() for v in store.versions(draft)] == ["Second.", "First."]  # the old name keeps its own
+    assert (store.folder_of(final) / "document.txt").read_text("utf-8").strip() == str(final.resolve())
+    store.keep(other, "Another text.", NOON)
+    assert store.carry(draft, other) == 0  # a file saved over keeps its own history alone
+    assert [v.text() for v in store.versions(other)] == ["Another text."]
+    assert store.carry(tmp_path / "never-saved.md", tmp_path / "new.md") == 0
+    assert store.carry(draft, draft) == 0
+
+
+def test_a_file_renamed_outside_finds_its_history_by_its_text(tmp_path: Path) -> None:
+    store = SavedVersions(tmp_path / "data")
+    old, new = tmp_path / "chapter.md", tmp_path / "chapter one.md"
+    store.keep(old, "Old words.", NOON)
+    store.keep(old, "Last saved words.", NOON + timedelta(minutes=1))
+    old.write_text("Last saved words.")
+    copy = tmp_path / "copy.md"
+    assert not store.adopt(copy, "Last saved words.")  # a copy: the original is still there with its history
+    old.rename(new)
+    assert not store.adopt(new, "Edited since, elsewhere.")  # not the text last saved: not knowably the same file
+    store.folder_of(new).mkdir(parents=True)  # a folder without versions is no history
+    assert store.adopt(new, "Last saved words.")
+    assert [v.text() for v in store.versions(new)] == ["Last saved words.", "Old words."]
+    assert store.versions(old) == [] and not store.adopt(new, "Last saved words.")  # once
+    assert (store.folder_of(new) / "document.txt").read_text("utf-8").strip() == str(new.resolve())
+    assert not SavedVersions(tmp_path / "nothing yet").adopt(new, "Last saved words.")

@@ -9,6 +9,8 @@ words it holds and a digest of its text (so a listing knows both without reading
 
 A history that grew without end would fill a disk with a novel saved every few minutes, so a file keeps its
 newest ``KEEP_RECENT`` versions and, before those, the last of each day for ``KEEP_DAILY`` more days' worth.
+A history follows its file: Save As carries it to the new name (which goes on from it; a file saved over
+keeps its own), and a file renamed or moved outside Redraft finds it again when opened, by its text.
 Keeping is a safety net, never a reason a save fails: errors are raised as ``OSError`` for the caller to report.
 """
 
@@ -17,6 +19,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import re
+import shutil
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from pathlib import Path
@@ -63,7 +66,10 @@ class SavedVersions:
 
     def versions(self, path: Path) -> list[SavedVersion]:
         """``path``'s kept versions, newest first (none for a file never saved by Redraft)."""
-        folder = self.folder_of(path)
+        return self._listed(self.folder_of(path))
+
+    @staticmethod
+    def _listed(folder: Path) -> list[SavedVersion]:
         found = []
         for file in folder.glob("*.txt.gz") if folder.is_dir() else ():
             match = NAME.match(file.name)
@@ -83,7 +89,7 @@ class SavedVersions:
             when = existing[0].at + timedelta(microseconds=1)
         folder = self.folder_of(path)
         folder.mkdir(parents=True, exist_ok=True)
-        (folder / "document.txt").write_text(str(path.resolve()) + "\n", encoding="utf-8", errors="surrogateescape")
+        self._name(folder, path)
         target = folder / f"{when.strftime(STAMP)}.w{word_count(text)}.{digest}.txt.gz"
         partial = target.with_name(target.name + ".partial")
         with gzip.open(partial, "wt", encoding="utf-8", newline="", compresslevel=6) as stream:
@@ -93,6 +99,47 @@ class SavedVersions:
         for version in pruned([kept, *existing]):
             version.file.unlink(missing_ok=True)
         return kept
+
+    def carry(self, source: Path, target: Path) -> int:
+        """Save As: ``source``'s versions copied to ``target``, which goes on from them, unless ``target`` has a
+        history of its own (never mixed). ``source`` keeps its own. How many were copied; ``OSError`` as keep."""
+        if self.folder_of(source) == self.folder_of(target) or self.versions(target):
+            return 0
+        versions = self.versions(source)
+        if not versions:
+            return 0
+        folder = self.folder_of(target)
+        folder.mkdir(parents=True, exist_ok=True)
+        for version in versions:
+            shutil.copyfile(version.file, folder / version.file.name)
+        self._name(folder, target)
+        return len(versions)
+
+    def adopt(self, path: Path, text: str) -> bool:
+        """A file renamed or moved outside Redraft finds its history again: where ``path`` has none, the history
+        whose newest version is ``text`` and whose file is gone becomes ``path``'s. Whether one did."""
+        if self.versions(path) or not self.root.is_dir():
+            return False
+        digest = digest_of(text)
+        for candidate in sorted({kept.parent for kept in self.root.glob(f"*/*.{digest}.txt.gz")}):
+            named = candidate / "document.txt"
+            try:
+                was = Path(named.read_text(encoding="utf-8", errors="surrogateescape").strip())
+            except OSError:
+                continue
+            newest = next(iter(self._listed(candidate)), None)
+            if was.exists() or newest is None or newest.digest != digest:
+                continue  # its file is still there (this is a copy), or it has been saved since
+            if self.folder_of(path).exists():  # a folder without versions (its document.txt at most)
+                shutil.rmtree(self.folder_of(path))
+            candidate.rename(self.folder_of(path))
+            self._name(self.folder_of(path), path)
+            return True
+        return False
+
+    @staticmethod
+    def _name(folder: Path, path: Path) -> None:
+        (folder / "document.txt").write_text(str(path.resolve()) + "\n", encoding="utf-8", errors="surrogateescape")
 
 
 def pruned(versions: list[SavedVersion]) -> list[SavedVersion]:

@@ -10,6 +10,7 @@ other programs is :mod:`app.documents.disk_watch`'s.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime
@@ -209,6 +210,8 @@ class FileCommands(QMainWindow):
         self.path, self.imported_from = path, None
         self.file_format = replace(loaded, text="")
         self._remember_recent(path)
+        with contextlib.suppress(OSError):  # renamed or moved outside Redraft: its saved versions found again
+            self.saved_versions.adopt(path, loaded.text)
         if loaded.notes:  # told once, before any save: what saving will not keep byte for byte
             self.message_bar.show_message(f"{path.name}: {'; '.join(loaded.notes)}.", "info")
         else:
@@ -327,6 +330,7 @@ class FileCommands(QMainWindow):
     def save_to(self, path: Path) -> bool:
         text = self.saved_text()
         unkept = self._keep_what_is_there(path)
+        before = self.path
         try:
             save_document(path, replace(self.file_format, text=text))
         except FileError as error:
@@ -337,6 +341,8 @@ class FileCommands(QMainWindow):
         self._remember_recent(path)
         self.update_title()
         try:
+            if before is not None and before != path:  # Save As: the new file's history goes on from the old's
+                self.saved_versions.carry(before, path)
             self.saved_versions.keep(path, text)
         except OSError as error:
             unkept = unkept or str(error.strerror or error)

@@ -123,3 +123,29 @@ def test_with_nothing_kept_the_menu_says_why(document_window, tmp_path: Path) ->
     assert window.open_path(story)
     window.saved_versions_action.trigger()
     assert window.statusBar().currentMessage().startswith("No saved versions of new.txt yet")
+
+
+def test_a_history_follows_its_file_through_save_as_and_a_rename(document_window, tmp_path: Path, monkeypatch) -> None:
+    draft = tmp_path / "draft.md"
+    draft.write_text("The first line.\n", encoding="utf-8")
+    window = document_window()
+    assert window.open_path(draft)
+    type_at_end(window, "A second.\n")
+    assert window.save()
+    final = tmp_path / "final.md"
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *_args: (str(final), ""))
+    type_at_end(window, "A third.\n")
+    assert window.save_as()
+    texts = [v.text() for v in window.saved_versions.versions(final)]
+    assert texts == [final.read_text("utf-8"), draft.read_text("utf-8"), "The first line.\n"]  # goes on from draft's
+    assert window.statusBar().currentMessage() == "Saved final.md"
+
+    renamed = tmp_path / "final, renamed in the file manager.md"
+    final.rename(renamed)
+    assert window.open_path(renamed)
+    assert [v.text() for v in window.saved_versions.versions(renamed)] == texts  # found again by its text
+    seen: list[SavedVersionsDialog] = []
+    answer_versions(2, seen)
+    window.saved_versions_action.trigger()
+    assert seen and seen[0].list.count() == 3
+    assert window.editor.plain_text() == "The first line.\n"
