@@ -93,17 +93,19 @@ def test_tracked_changes_read_accepted_and_what_is_left_out_is_counted(tmp_path:
     footnotes = (f'<w:footnotes xmlns:w="{W_NS}"><w:footnote w:type="separator" w:id="-1">{p(r("—"))}'
                  f'</w:footnote><w:footnote w:id="2">{p(r("A note"))}{p(r("in two parts."))}</w:footnote>'
                  "</w:footnotes>")  # fmt: skip
-    comments = f'<w:comments xmlns:w="{W_NS}"><w:comment w:id="0">{p(r("Why?"))}</w:comment>' \
-               f'<w:comment w:id="1">{p(r("Cut"))}</w:comment></w:comments>'  # fmt: skip
+    comments = f'<w:comments xmlns:w="{W_NS}"><w:comment w:id="0" w:author="Ed">{p(r("Why -- here?"))}' \
+               f'</w:comment><w:comment w:id="1">{p(r("Cut"))}</w:comment></w:comments>'  # fmt: skip
 
     imported = read_word_document(package(tmp_path / "edited.docx", body, footnotes=footnotes, comments=comments))
 
     assert imported.text == (
-        "Kept added end.\n\nPage 7 of 9\n\nSeen and noted[^1].\n\nA picture: there.\n\n[^1]: A note in two parts.\n"
+        "Kept added end.\n\nPage 7 of 9\n\nSeen and noted[^1].\n\nA picture: there.<!-- Ed: Why – here? -->\n\n"
+        "[^1]: A note in two parts.\n"
     )
     assert imported.notes == (
         "its tracked changes are shown accepted (1 insertion, 1 deletion)",
-        "2 comments, 1 picture left out",
+        "1 comment kept where it was made, as <!-- … --> notes that exports leave out",
+        "1 comment, 1 picture left out",  # a comment the text does not refer to
     )
 
 
@@ -219,3 +221,18 @@ def test_which_files_are_read_as_word_documents(tmp_path: Path) -> None:
     text = tmp_path / "notes.md"
     text.write_text("# Notes\n")
     assert not is_word_file(other_zip) and not is_word_file(text)
+
+
+def test_an_editors_comment_stays_where_it_was_made(tmp_path: Path) -> None:
+    document = docx.Document()
+    paragraph = document.add_paragraph("The keeper climbed the stairs ")
+    commented = paragraph.add_run("every evening")
+    paragraph.add_run(".")
+    document.add_comment(commented, text="Every single one?", author="Maya Editor", initials="ME")
+    path = tmp_path / "returned.docx"
+    document.save(str(path))
+
+    imported = read_word_document(path)
+
+    assert imported.text == "The keeper climbed the stairs every evening<!-- Maya Editor: Every single one? -->.\n"
+    assert imported.notes == ("1 comment kept where it was made, as <!-- … --> notes that exports leave out",)

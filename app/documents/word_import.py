@@ -6,7 +6,8 @@ Heading styles, or any paragraph with an outline level) as ``#``, quotes as ``>`
 (numbering.xml's formats, nested by level), bold, italic and strike-through runs, links, tables as pipe tables,
 footnotes and endnotes as ``[^n]`` with their text at the end, code paragraphs as a fenced block. Tracked
 changes are read as they would stand accepted (insertions in, deletions out); fields show their result;
-hidden text, comments, pictures and text boxes are left out. Whatever was left or settled is counted in
+comments stay where they were made, as ``<!-- Ed: the comment -->`` (Markdown's notes to self, which both
+exports leave out); hidden text, pictures and text boxes are left out. Whatever was left or settled is counted in
 ``WordDocument.notes``, so the writer hears it once, on open. Page layout, fonts and colours are Word's and
 stay in the .docx, which Redraft never writes over (Save asks for a Markdown file's name).
 
@@ -101,6 +102,7 @@ class WordReader:
         self.counts: Counter[str] = Counter()
         self.notes_text: dict[str, str] = {}  # footnote and endnote marks → their text, in order of reference
         self.note_parts: dict[str, dict[str, ElementTree.Element]] = {}
+        self.comments: dict[str, str] = {}  # read with the document (document())
         self.main = self._main_part()
         self.styles = Styles(self._part("word/styles.xml"))
         self.numbering = Numbering(self._part("word/numbering.xml"))
@@ -111,6 +113,7 @@ class WordReader:
         root = self._part(self.main)
         if root is None:
             raise WordFileError("it has no document part (word/document.xml): not a Word document")
+        self.comments = self._comments()
         for kind in ("footnotes", "endnotes"):  # read as the body refers to them
             part = self._part(f"word/{kind}.xml")
             self.note_parts[kind] = {} if part is None else {n.get(f"{W}id", ""): n for n in part}
@@ -119,9 +122,7 @@ class WordReader:
         text = join_blocks(blocks)
         if self.notes_text:  # made while reading the body: their text after it, in order of reference
             text += "\n\n" + "\n".join(f"[^{mark}]: {words}" for mark, words in self.notes_text.items())
-        comments = self._part("word/comments.xml")
-        if comments is not None:
-            self.counts["comment"] = len(comments.findall(f"{W}comment"))
+        self.counts["comment"] = max(0, len(self.comments) - self.counts["comment kept"])  # ones nothing refers to
         return WordDocument(text.strip("\n") + "\n" if text.strip() else "", self.notes())
 
     def notes(self) -> tuple[str, ...]:
@@ -130,6 +131,10 @@ class WordReader:
         if inserted or deleted:
             said.append(f"its tracked changes are shown accepted ({plural(inserted, 'insertion')}, "
                         f"{plural(deleted, 'deletion')})")  # fmt: skip
+        if self.counts["comment kept"]:
+            kept = self.counts["comment kept"]
+            said.append(f"{plural(kept, 'comment')} kept where {'it was' if kept == 1 else 'they were'} made, "
+                        "as <!-- … --> notes that exports leave out")  # fmt: skip
         left = [plural(self.counts[kind], kind) for kind in ("comment", "picture", "text box", "equation")
                 if self.counts[kind]]  # fmt: skip
         if left:
@@ -154,6 +159,18 @@ class WordReader:
             return ElementTree.fromstring(data)
         except ElementTree.ParseError as error:
             raise WordFileError(f"the Word document is damaged ({name}: {error})") from error
+
+    def _comments(self) -> dict[str, str]:
+        """Each comment's words by id, as the note that stands for it ("Ed: Why?")."""
+        part = self._part("word/comments.xml")
+        found = {}
+        for comment in part.findall(f"{W}comment") if part is not None else ():
+            words = " ".join(tidy(self.inline(p, code=True)) for p in comment.iter(f"{W}p")).strip()
+            author = comment.get(f"{W}author", "").strip()
+            note = f"{author}: {words}" if author else words
+            # A note ends at the first "-->", and "--" inside one is not CommonMark everywhere.
+            found[comment.get(f"{W}id", "")] = re.sub(r"-{2,}", "–", note.replace("\n", " "))
+        return found
 
     def _main_part(self) -> str:
         rels = self._part("_rels/.rels")
@@ -308,6 +325,9 @@ class WordReader:
             if text:
                 plain = code or style[3] or tag != f"{W}t"  # code keeps its characters; a break is a mark
                 pieces.append((text if plain else escape_inline(text), style))
+            elif text is None and tag == f"{W}commentReference" and child.get(f"{W}id", "") in self.comments:
+                self.counts["comment kept"] += 1
+                pieces.append((f"<!-- {self.comments[child.get(f'{W}id', '')]} -->", PLAIN))
             elif text is None and tag in (f"{W}footnoteReference", f"{W}endnoteReference"):
                 mark = self._note(child, "footnotes" if tag == f"{W}footnoteReference" else "endnotes")
                 pieces.append((f"[^{mark}]", PLAIN))

@@ -235,10 +235,10 @@ class FileCommands(QMainWindow):
         self.path, self.imported_from = None, path
         self.file_format = TextDocument(text="")
         self._remember_recent(path)
-        left = f" Not brought over: {'; '.join(imported.notes)}." if imported.notes else ""
+        how = f": {'; '.join(imported.notes)}" if imported.notes else ""
         self.message_bar.show_message(
-            f"{path.name} opened from Word as Markdown. Save keeps it as {path.with_suffix('.md').name}; "
-            f"Export as Word Document writes a .docx again.{left}",
+            f"{path.name} opened from Word as Markdown{how}. Save keeps it as {path.with_suffix('.md').name}; "
+            "Export as Word Document writes a .docx again.",
             "info",
         )
         self.update_title()
