@@ -33,6 +33,8 @@ class MarkdownHighlighter(QSyntaxHighlighter):
         (re.compile(r"\*\*[^*\n]+\*\*|(?<!_)__[^_\n]+__(?!_)"), "bold"),
         (re.compile(r"(?<![*\w])\*[^*\n]+\*(?!\*)|(?<![_\w])_[^_\n]+_(?![_\w])"), "italic"),
         (re.compile(r"`[^`\n]+`"), "code"),
+        # A note to self (and a Word comment brought in as one): quiet, as exports leave it out.
+        (re.compile(r"<!--.*?-->"), "note"),
     )
 
     def __init__(self, document: QTextDocument) -> None:
@@ -101,6 +103,9 @@ class MarkdownHighlighter(QSyntaxHighlighter):
                     text_format.setFontWeight(QFont.Weight.Bold)
                 elif style == "italic":
                     text_format.setFontItalic(True)
+                elif style == "note":
+                    text_format.setFontItalic(True)
+                    text_format.setForeground(QGuiApplication.palette().color(QPalette.ColorRole.PlaceholderText))
                 else:
                     text_format.setFontFamilies(["DejaVu Sans Mono", "monospace"])
                 self.setFormat(match.start(), match.end() - match.start(), text_format)

@@ -105,6 +105,16 @@ def test_markdown_cues_only_in_markdown_files_and_gap_marks_are_never_bold(
     assert _bold(_formats(window, 0)) == []
 
 
+def test_a_note_to_self_is_quiet_in_markdown(make_window: Callable[..., MainWindow], tmp_path: Path) -> None:
+    window = make_window(wait_for_model=False)
+    (tmp_path / "returned.md").write_text("Every evening<!-- Ed: every one? --> he climbed.\n")
+    assert window.open_path(tmp_path / "returned.md")
+    runs = dict(_formats(window, 0))
+    note = runs["<!-- Ed: every one? -->"]
+    assert note.fontItalic() and note.foreground().color() == window.palette().color(QPalette.ColorRole.PlaceholderText)
+    assert "Every evening" not in runs  # the words around it as they are
+
+
 def test_the_canonical_gap_marker_is_read_and_the_old_ones_still_are() -> None:
     from model.edit.request import GAP_MARK, GAP_MARKER
 
