@@ -13,8 +13,9 @@ from xml.sax.saxutils import escape
 import docx
 import pytest
 
-from app.documents import word_import
-from app.documents.word_import import WordFileError, is_word_file, read_word_document
+from app.documents import markdown_blocks
+from app.documents.markdown_blocks import UnreadableDocument
+from app.documents.word_import import is_word_file, read_word_document
 
 W_NS = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
 R_NS = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
@@ -186,27 +187,27 @@ def test_lists_count_from_their_own_start_and_nest_under_their_parents_text(tmp_
 def test_files_that_are_not_a_docx_say_what_they_are(tmp_path: Path, content: bytes, said: str) -> None:
     path = tmp_path / "manuscript.docx"
     path.write_bytes(content)
-    with pytest.raises(WordFileError, match=said):
+    with pytest.raises(UnreadableDocument, match=said):
         read_word_document(path)
 
 
 def test_damaged_and_hostile_packages_are_refused_with_the_reason(tmp_path: Path, monkeypatch) -> None:
     broken = package(tmp_path / "broken.docx", "<w:p><w:r><w:t>unclosed</w:r></w:p>")
-    with pytest.raises(WordFileError, match=r"damaged \(word/document.xml"):
+    with pytest.raises(UnreadableDocument, match=r"damaged \(word/document.xml"):
         read_word_document(broken)
     with zipfile.ZipFile(tmp_path / "empty.docx", "w") as zf:
         zf.writestr("_rels/.rels", PACKAGE_RELS)
-    with pytest.raises(WordFileError, match="no document part"):
+    with pytest.raises(UnreadableDocument, match="no document part"):
         read_word_document(tmp_path / "empty.docx")
     laughs = '<!DOCTYPE w:document [<!ENTITY a "ha"><!ENTITY b "&a;&a;&a;">]>'
     with zipfile.ZipFile(tmp_path / "laughs.docx", "w") as zf:
         zf.writestr("word/document.xml", f'{laughs}<w:document xmlns:w="{W_NS}"><w:body><w:p><w:r><w:t>&b;'
                                          "</w:t></w:r></w:p></w:body></w:document>")  # fmt: skip
-    with pytest.raises(WordFileError, match="declares entities"):
+    with pytest.raises(UnreadableDocument, match="declares entities"):
         read_word_document(tmp_path / "laughs.docx")
     big = package(tmp_path / "big.docx", p(r("word " * 2000)))
-    monkeypatch.setattr(word_import, "MAX_PART_BYTES", 4096)  # a bomb's part, to scale
-    with pytest.raises(WordFileError, match="too large to open"):
+    monkeypatch.setattr(markdown_blocks, "MAX_PART_BYTES", 4096)  # a bomb's part, to scale
+    with pytest.raises(UnreadableDocument, match="too large to open"):
         read_word_document(big)
 
 

@@ -8,7 +8,7 @@ footnotes and endnotes as ``[^n]`` with their text at the end, code paragraphs a
 changes are read as they would stand accepted (insertions in, deletions out); fields show their result;
 comments stay where they were made, as ``<!-- Ed: the comment -->`` (Markdown's notes to self, which both
 exports leave out); hidden text, pictures and text boxes are left out. Whatever was left or settled is counted in
-``WordDocument.notes``, so the writer hears it once, on open. Page layout, fonts and colours are Word's and
+``ImportedDocument.notes``, so the writer hears it once, on open. Page layout, fonts and colours are Word's and
 stay in the .docx, which Redraft never writes over (Save asks for a Markdown file's name).
 
 A .docx is a zip of XML parts: read here with the standard library, each part capped in size (a zip bomb is
@@ -21,37 +21,36 @@ import posixpath
 import re
 import zipfile
 from collections import Counter
-from dataclasses import dataclass, field
 from pathlib import Path
 from xml.etree import ElementTree
 
 from app.documents.fileio import FileError
-from app.documents.word_styles import PLAIN, Format, Numbering, Styles, W, on
+from app.documents.markdown_blocks import (
+    PLAIN,
+    ZIP_MAGIC,
+    Block,
+    Format,
+    ImportedDocument,
+    UnreadableDocument,
+    emphasised,
+    escape_block_start,
+    escape_inline,
+    join_blocks,
+    paragraph_block,
+    plural,
+    read_xml_part,
+    tidy,
+)
+from app.documents.word_styles import Numbering, Styles, W, on
 
 R_ID = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}id"
 PACKAGE_REL = "{http://schemas.openxmlformats.org/package/2006/relationships}Relationship"
 MC = "{http://schemas.openxmlformats.org/markup-compatibility/2006}"
 OFFICE_DOCUMENT = "/officeDocument"
-MAX_PART_BYTES = 256 * 1024 * 1024  # a long novel's document.xml is tens of MB; a bomb unpacks to far more
-ZIP_MAGIC = b"PK\x03\x04"
 OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"  # an old .doc, or a password-protected .docx
 WORD_SUFFIXES = frozenset({".docx", ".docm", ".dotx", ".dotm"})
 QUOTE_STYLES = frozenset({"quote", "intense quote", "block text", "quotations"})  # Word's, LibreOffice's
 CODE_STYLES = frozenset({"source code", "sourcecode", "html preformatted", "macro text"})
-# A paragraph that only marks a scene break ("* * *", "***", "---") stays one: Markdown reads it as a rule.
-SCENE_BREAK = re.compile(r"^(\\\*\s*){3,}$|^(-\s*){3,}$")  # as escape_inline left it
-BLOCK_START = re.compile(r"^(#{1,6}(?=\s|$)|[>+-](?=\s|$)|\d{1,9}(?=[.)](?:\s|$)))")
-INLINE_SPECIAL = re.compile(r"([\\*`]|<(?=[A-Za-z/!?]))")
-
-
-class WordFileError(FileError):
-    """The file is not a Word document Redraft can read; the message says why and what to do."""
-
-
-@dataclass(frozen=True)
-class WordDocument:
-    text: str  # Markdown, "\n" line endings
-    notes: tuple[str, ...] = field(default=())  # what did not come across as it is in Word, in words
 
 
 def is_word_file(path: Path) -> bool:
@@ -72,23 +71,23 @@ def is_word_file(path: Path) -> bool:
         return False
 
 
-def read_word_document(path: Path) -> WordDocument:
-    """``path``'s text as Markdown; ``WordFileError`` (a ``FileError``) with the reason if it cannot be read."""
+def read_word_document(path: Path) -> ImportedDocument:
+    """``path``'s text as Markdown; ``UnreadableDocument`` (a ``FileError``) with the reason if it cannot be read."""
     try:
         with path.open("rb") as stream:
             head = stream.read(8)
     except OSError as error:
         raise FileError(str(error.strerror or error)) from error
     if head == OLE_MAGIC:
-        raise WordFileError("it is an old-format Word document (.doc) or a password-protected one; in Word, save it "
-                            "as a Word Document (.docx) without a password, then open that")  # fmt: skip
+        raise UnreadableDocument("it is an old-format Word document (.doc) or a password-protected one; in Word, "
+                                 "save it as a Word Document (.docx) without a password, then open that")  # fmt: skip
     if not head.startswith(ZIP_MAGIC):
-        raise WordFileError("it is not a Word document (a .docx is a zip of XML parts; this file is not one)")
+        raise UnreadableDocument("it is not a Word document (a .docx is a zip of XML parts; this file is not one)")
     try:
         with zipfile.ZipFile(path) as package:
             return WordReader(package).document()
     except zipfile.BadZipFile as error:
-        raise WordFileError(f"the Word document is damaged ({error})") from error
+        raise UnreadableDocument(f"the Word document is damaged ({error})") from error
     except OSError as error:
         raise FileError(str(error.strerror or error)) from error
 
@@ -109,10 +108,10 @@ class WordReader:
         self.links = self._relationships(self.main)
         self.list_counters: dict[tuple[str, int], int] = {}
 
-    def document(self) -> WordDocument:
+    def document(self) -> ImportedDocument:
         root = self._part(self.main)
         if root is None:
-            raise WordFileError("it has no document part (word/document.xml): not a Word document")
+            raise UnreadableDocument("it has no document part (word/document.xml): not a Word document")
         self.comments = self._comments()
         for kind in ("footnotes", "endnotes"):  # read as the body refers to them
             part = self._part(f"word/{kind}.xml")
@@ -123,7 +122,7 @@ class WordReader:
         if self.notes_text:  # made while reading the body: their text after it, in order of reference
             text += "\n\n" + "\n".join(f"[^{mark}]: {words}" for mark, words in self.notes_text.items())
         self.counts["comment"] = max(0, len(self.comments) - self.counts["comment kept"])  # ones nothing refers to
-        return WordDocument(text.strip("\n") + "\n" if text.strip() else "", self.notes())
+        return ImportedDocument(text.strip("\n") + "\n" if text.strip() else "", self.notes())
 
     def notes(self) -> tuple[str, ...]:
         said = []
@@ -144,21 +143,7 @@ class WordReader:
     # -- parts ---------------------------------------------------------------------------------------
 
     def _part(self, name: str) -> ElementTree.Element | None:
-        if name not in self.names:
-            return None
-        info = self.package.getinfo(name)
-        if info.file_size > MAX_PART_BYTES:
-            raise WordFileError(f"its part {name} would unpack to {info.file_size // 2**20} MB: too large to open")
-        with self.package.open(info) as stream:
-            data = stream.read(MAX_PART_BYTES + 1)
-        if len(data) > MAX_PART_BYTES:
-            raise WordFileError(f"its part {name} is too large to open")
-        if b"<!DOCTYPE" in data[:4096] or b"<!ENTITY" in data:
-            raise WordFileError(f"its part {name} declares entities, which Word never writes: not opened")
-        try:
-            return ElementTree.fromstring(data)
-        except ElementTree.ParseError as error:
-            raise WordFileError(f"the Word document is damaged ({name}: {error})") from error
+        return read_xml_part(self.package, name)
 
     def _comments(self) -> dict[str, str]:
         """Each comment's words by id, as the note that stands for it ("Ed: Why?")."""
@@ -229,9 +214,7 @@ class WordReader:
         quoted = self.styles.quote_depth(style, properties, name in QUOTE_STYLES)
         if quoted:
             return Block("quote", "> " * quoted + escape_block_start(text))
-        if SCENE_BREAK.match(text):
-            return Block("paragraph", text.replace("\\*", "*"))
-        return Block("paragraph", escape_block_start(text))
+        return paragraph_block(text)
 
     def _reset_deeper(self, num_id: str, depth: int) -> None:
         for key in [k for k in self.list_counters if k[0] == num_id and k[1] > depth]:
@@ -354,97 +337,3 @@ class WordReader:
         words = " ".join(tidy(self.inline(p)) for p in note.iter(f"{W}p")) if note is not None else ""
         self.notes_text[number] = words.strip()
         return number
-
-
-@dataclass
-class Block:
-    kind: str  # heading, paragraph, quote, item, code, table
-    text: str
-    depth: int = 0
-    marker: str = ""
-    list_id: str = ""
-
-
-def join_blocks(blocks: list[Block]) -> str:
-    """Blocks as Markdown: a blank line between blocks, none inside a list or a code block; nested items set
-    in under their parent's text, as CommonMark nests them."""
-    lines: list[str] = []
-    previous: Block | None = None
-    indents: list[int] = []  # where each open list level's text begins
-    top_list = ""  # the list of the last item at the outer level: an outer item of another starts a new list
-    for block in blocks:
-        joined = previous is not None and previous.kind == block.kind and block.kind in ("item", "code")
-        if joined and block.kind == "item" and block.depth == 0:
-            joined = block.list_id == top_list  # another list: Word counts it from its own start
-        if previous is not None and not joined:
-            lines.append("```" if previous.kind == "code" else "")
-            if previous.kind == "code":
-                lines.append("")
-        if block.kind == "code" and not joined:
-            lines.append("```")
-        if block.kind == "item":
-            top_list = block.list_id if block.depth == 0 else top_list
-            indents = indents[: block.depth] if joined else []
-            indent = indents[-1] if indents else 0
-            while len(indents) < block.depth:  # a level skipped in Word: set in as far as its parent's text
-                indents.append(indent)
-            text_starts = indent + len(block.marker) + 1
-            lines.append(" " * indent + f"{block.marker} " + block.text.replace("\\\n", "\\\n" + " " * text_starts))
-            indents.append(text_starts)
-        else:
-            lines.append(block.text)
-        previous = block
-    if previous is not None and previous.kind == "code":
-        lines.append("```")
-    return "\n".join(lines)
-
-
-def escape_inline(text: str) -> str:
-    """The writer's characters kept as characters where Markdown would read them as marks."""
-    return INLINE_SPECIAL.sub(r"\\\1", text.replace("\u00ad", ""))
-
-
-def escape_block_start(text: str) -> str:
-    """A paragraph that begins like a heading, quote or list item ("#1 priority", "- sure") kept a paragraph."""
-    match = BLOCK_START.match(text)
-    if match is None:
-        return text
-    start = match.group(1)
-    return "\\" + text if not start[0].isdigit() else start + "\\" + text[len(start) :]
-
-
-def tidy(text: str) -> str:
-    """A paragraph's text without the spaces and tabs at its ends (a first-line tab is layout, not words)."""
-    return text.strip(" \t")
-
-
-def emphasised(pieces: list[tuple[str, Format]]) -> str:
-    """Pieces of text with their formats as Markdown: neighbours of one format joined, its marks around them
-    and the spaces at their ends left outside (``** bold**`` would not be bold)."""
-    merged: list[tuple[str, Format]] = []
-    for text, style in pieces:
-        if merged and merged[-1][1] == style:
-            merged[-1] = (merged[-1][0] + text, style)
-        else:
-            merged.append((text, style))
-    return "".join(_marked(text, style) for text, style in merged)
-
-
-def _marked(text: str, style: Format) -> str:
-    """One format's text with its marks, line by line (a mark cannot span a hard line break)."""
-    if "\\\n" in text:
-        return "\\\n".join(_marked(line, style) for line in text.split("\\\n"))
-    core = text.strip(" ")
-    if not core or not any(style):
-        return text
-    if style[3]:  # code: fenced by more backticks than it holds, its other formats dropped (Markdown has none)
-        fence = "`" * (max((len(run) for run in re.findall("`+", core)), default=0) + 1)
-        padded = f" {core} " if core.startswith("`") or core.endswith("`") else core
-        return f"{text[: len(text) - len(text.lstrip(' '))]}{fence}{padded}{fence}{text[len(text.rstrip(' ')) :]}"
-    opening = [mark for mark, wanted in zip(("**", "*", "~~"), style[:3], strict=True) if wanted]
-    lead, trail = text[: len(text) - len(text.lstrip(" "))], text[len(text.rstrip(" ")) :]
-    return f"{lead}{''.join(opening)}{core}{''.join(reversed(opening))}{trail}"
-
-
-def plural(count: int, word: str) -> str:
-    return f"{count} {word}{'' if count == 1 else 'es' if word.endswith('x') else 's'}"

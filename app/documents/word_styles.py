@@ -6,9 +6,9 @@ from __future__ import annotations
 import re
 from xml.etree import ElementTree
 
+from app.documents.markdown_blocks import Format
+
 W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
-Format = tuple[bool, bool, bool, bool]  # a run's bold, italic, struck, code
-PLAIN: Format = (False, False, False, False)
 TWIPS_A_QUOTE_LEVEL = 720  # half an inch: Word's indent step, and Export as Word Document's for each level
 # Fixed-pitch faces a run is set in to mark code (Export as Word Document sets inline code in Courier New).
 MONOSPACE = frozenset({"courier new", "courier", "consolas", "menlo", "monaco", "lucida console", "source code pro",

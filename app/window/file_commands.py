@@ -32,6 +32,7 @@ from app.documents.fileio import (
     read_document,
     save_document,
 )
+from app.documents.odf_import import is_odf_text, read_odf_text
 from app.documents.saved_versions import SavedVersions
 from app.documents.word_import import is_word_file, read_word_document
 from app.settings import MAX_RECENT_FILES, Preferences
@@ -176,8 +177,8 @@ class FileCommands(QMainWindow):
             self,
             "Open",
             folder,
-            "Text, Markdown and Word (*.txt *.md *.markdown *.text *.docx);;Text and Markdown "
-            "(*.txt *.md *.markdown *.text);;Word documents (*.docx);;All files (*)",
+            "Documents (*.txt *.md *.markdown *.text *.docx *.odt);;Text and Markdown (*.txt *.md *.markdown "
+            "*.text);;Word documents (*.docx);;OpenDocument texts (*.odt);;All files (*)",
         )
         if name:
             self.open_path(Path(name), ask_encoding=True)
@@ -188,8 +189,10 @@ class FileCommands(QMainWindow):
 
     def open_path(self, path: Path, encoding: str | None = None, ask_encoding: bool = False) -> bool:
         """Load ``path`` into the editor; on any problem show why and leave the current document alone."""
+        if is_odf_text(path):
+            return self.import_document(path, "OpenDocument")
         if is_word_file(path):
-            return self.import_word(path)
+            return self.import_document(path, "Word")
         try:
             loaded = read_document(path, encoding)
         except UnknownEncodingError as error:
@@ -221,28 +224,28 @@ class FileCommands(QMainWindow):
         self.documentReplaced.emit(loaded.text)
         return True
 
-    def import_word(self, path: Path) -> bool:
-        """A Word document's words in the editor as Markdown, as a document of its own: the .docx is never
-        written over (Save asks for a name; Export as Word Document writes a .docx)."""
+    def import_document(self, path: Path, kind: str) -> bool:
+        """A Word document's or OpenDocument text's words in the editor as Markdown, as a document of its own:
+        the file is never written over (Save asks for a name; Export as Word Document writes a .docx)."""
         try:
-            imported = read_word_document(path)
+            imported = read_word_document(path) if kind == "Word" else read_odf_text(path)
         except FileError as error:
             self.message_bar.show_message(f"Could not open {path.name}: {error}.")
             return False
         self._end_live_span()
         self.editor.setPlainText(imported.text)
-        self.editor.document().setModified(False)  # nothing to lose yet: the words are still in the .docx
+        self.editor.document().setModified(False)  # nothing to lose yet: the words are still in the file
         self.path, self.imported_from = None, path
         self.file_format = TextDocument(text="")
         self._remember_recent(path)
         how = f": {'; '.join(imported.notes)}" if imported.notes else ""
         self.message_bar.show_message(
-            f"{path.name} opened from Word as Markdown{how}. Save keeps it as {path.with_suffix('.md').name}; "
-            "Export as Word Document writes a .docx again.",
+            f"{path.name} opened from {kind} as Markdown{how}. Save keeps it as {path.with_suffix('.md').name}, "
+            f"and {path.name} stays as it is; Export as Word Document writes a .docx.",
             "info",
         )
         self.update_title()
-        self.statusBar().showMessage(f"Opened {path.name} (Word)", 3000)
+        self.statusBar().showMessage(f"Opened {path.name} ({kind})", 3000)
         self.documentReplaced.emit(imported.text)
         return True
 

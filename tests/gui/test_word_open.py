@@ -100,3 +100,16 @@ def test_a_damaged_word_document_leaves_the_open_text_alone(document_window, tmp
     said = window.message_bar.label.text()
     assert said.startswith("Could not open broken.docx: the Word document is damaged")
     assert window.editor.plain_text() == before and window.path is None and window.imported_from is None
+
+
+def test_a_libreoffice_document_opens_the_same_way(document_window, tmp_path, monkeypatch) -> None:
+    window = document_window()
+    odt = tmp_path / "lighthouse.odt"
+    odt.write_bytes((Path(__file__).parents[1] / "fixtures" / "lighthouse-libreoffice.odt").read_bytes())
+    assert window.open_path(odt)
+    assert window.editor.plain_text().startswith("# The Lighthouse\n\nThe keeper **climbed** the stairs *every*")
+    assert window.windowTitle() == "lighthouse.odt (imported)[*] — Redraft"
+    assert "lighthouse.odt opened from OpenDocument as Markdown" in window.message_bar.label.text()
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda _p, _t, suggested, _f: (suggested, ""))
+    assert window.save()
+    assert (tmp_path / "lighthouse.md").read_text(encoding="utf-8") == window.editor.plain_text()

@@ -1,0 +1,153 @@
+"""What the Word and OpenDocument readers share: a document's blocks and runs written as Markdown, and their
+XML parts read safely. Nothing here needs Qt."""
+
+from __future__ import annotations
+
+import re
+import zipfile
+from dataclasses import dataclass, field
+from xml.etree import ElementTree
+
+from app.documents.fileio import FileError
+
+MAX_PART_BYTES = 256 * 1024 * 1024  # a long novel's XML is tens of MB; a zip bomb unpacks to far more
+ZIP_MAGIC = b"PK\x03\x04"
+Format = tuple[bool, bool, bool, bool]  # a run's bold, italic, struck, code
+PLAIN: Format = (False, False, False, False)
+# A paragraph that only marks a scene break ("* * *", "***", "---") stays one: Markdown reads it as a rule.
+SCENE_BREAK = re.compile(r"^(\\\*\s*){3,}$|^(-\s*){3,}$")  # as escape_inline left it
+BLOCK_START = re.compile(r"^(#{1,6}(?=\s|$)|[>+-](?=\s|$)|\d{1,9}(?=[.)](?:\s|$)))")
+INLINE_SPECIAL = re.compile(r"([\\*`]|<(?=[A-Za-z/!?]))")
+
+
+class UnreadableDocument(FileError):
+    """A Word or OpenDocument file Redraft cannot read; the message says why and what to do."""
+
+
+@dataclass(frozen=True)
+class ImportedDocument:
+    text: str  # Markdown, "\n" line endings
+    notes: tuple[str, ...] = field(default=())  # what did not come across as it was, in words
+
+
+def read_xml_part(package: zipfile.ZipFile, name: str) -> ElementTree.Element | None:
+    """A package's XML part, or None where it has none. Refused with the reason: a part that would unpack
+    past ``MAX_PART_BYTES`` (a zip bomb), one declaring a DTD (entity expansion; office suites never write
+    one), one that is not well-formed."""
+    try:
+        info = package.getinfo(name)
+    except KeyError:
+        return None
+    if info.file_size > MAX_PART_BYTES:
+        raise UnreadableDocument(f"its part {name} would unpack to {info.file_size // 2**20} MB: too large to open")
+    with package.open(info) as stream:
+        data = stream.read(MAX_PART_BYTES + 1)
+    if len(data) > MAX_PART_BYTES:
+        raise UnreadableDocument(f"its part {name} is too large to open")
+    if b"<!DOCTYPE" in data[:4096] or b"<!ENTITY" in data:
+        raise UnreadableDocument(f"its part {name} declares entities, which office suites never write: not opened")
+    try:
+        return ElementTree.fromstring(data)
+    except ElementTree.ParseError as error:
+        raise UnreadableDocument(f"the document is damaged ({name}: {error})") from error
+
+
+def paragraph_block(text: str) -> Block:
+    """A body paragraph: a scene break stays one, and a start Markdown would read as a mark is escaped."""
+    if SCENE_BREAK.match(text):
+        return Block("paragraph", text.replace("\\*", "*"))
+    return Block("paragraph", escape_block_start(text))
+
+
+@dataclass
+class Block:
+    kind: str  # heading, paragraph, quote, item, code, table
+    text: str
+    depth: int = 0
+    marker: str = ""
+    list_id: str = ""
+
+
+def join_blocks(blocks: list[Block]) -> str:
+    """Blocks as Markdown: a blank line between blocks, none inside a list or a code block; nested items set
+    in under their parent's text, as CommonMark nests them."""
+    lines: list[str] = []
+    previous: Block | None = None
+    indents: list[int] = []  # where each open list level's text begins
+    top_list = ""  # the list of the last item at the outer level: an outer item of another starts a new list
+    for block in blocks:
+        joined = previous is not None and previous.kind == block.kind and block.kind in ("item", "code")
+        if joined and block.kind == "item" and block.depth == 0:
+            joined = block.list_id == top_list  # another list: Word counts it from its own start
+        if previous is not None and not joined:
+            lines.append("```" if previous.kind == "code" else "")
+            if previous.kind == "code":
+                lines.append("")
+        if block.kind == "code" and not joined:
+            lines.append("```")
+        if block.kind == "item":
+            top_list = block.list_id if block.depth == 0 else top_list
+            indents = indents[: block.depth] if joined else []
+            indent = indents[-1] if indents else 0
+            while len(indents) < block.depth:  # a level skipped in Word: set in as far as its parent's text
+                indents.append(indent)
+            text_starts = indent + len(block.marker) + 1
+            lines.append(" " * indent + f"{block.marker} " + block.text.replace("\\\n", "\\\n" + " " * text_starts))
+            indents.append(text_starts)
+        else:
+            lines.append(block.text)
+        previous = block
+    if previous is not None and previous.kind == "code":
+        lines.append("```")
+    return "\n".join(lines)
+
+
+def escape_inline(text: str) -> str:
+    """The writer's characters kept as characters where Markdown would read them as marks."""
+    return INLINE_SPECIAL.sub(r"\\\1", text.replace("\u00ad", ""))
+
+
+def escape_block_start(text: str) -> str:
+    """A paragraph that begins like a heading, quote or list item ("#1 priority", "- sure") kept a paragraph."""
+    match = BLOCK_START.match(text)
+    if match is None:
+        return text
+    start = match.group(1)
+    return "\\" + text if not start[0].isdigit() else start + "\\" + text[len(start) :]
+
+
+def tidy(text: str) -> str:
+    """A paragraph's text without the spaces and tabs at its ends (a first-line tab is layout, not words)."""
+    return text.strip(" \t")
+
+
+def emphasised(pieces: list[tuple[str, Format]]) -> str:
+    """Pieces of text with their formats as Markdown: neighbours of one format joined, its marks around them
+    and the spaces at their ends left outside (``** bold**`` would not be bold)."""
+    merged: list[tuple[str, Format]] = []
+    for text, style in pieces:
+        if merged and merged[-1][1] == style:
+            merged[-1] = (merged[-1][0] + text, style)
+        else:
+            merged.append((text, style))
+    return "".join(_marked(text, style) for text, style in merged)
+
+
+def _marked(text: str, style: Format) -> str:
+    """One format's text with its marks, line by line (a mark cannot span a hard line break)."""
+    if "\\\n" in text:
+        return "\\\n".join(_marked(line, style) for line in text.split("\\\n"))
+    core = text.strip(" ")
+    if not core or not any(style):
+        return text
+    if style[3]:  # code: fenced by more backticks than it holds, its other formats dropped (Markdown has none)
+        fence = "`" * (max((len(run) for run in re.findall("`+", core)), default=0) + 1)
+        padded = f" {core} " if core.startswith("`") or core.endswith("`") else core
+        return f"{text[: len(text) - len(text.lstrip(' '))]}{fence}{padded}{fence}{text[len(text.rstrip(' ')) :]}"
+    opening = [mark for mark, wanted in zip(("**", "*", "~~"), style[:3], strict=True) if wanted]
+    lead, trail = text[: len(text) - len(text.lstrip(" "))], text[len(text.rstrip(" ")) :]
+    return f"{lead}{''.join(opening)}{core}{''.join(reversed(opening))}{trail}"
+
+
+def plural(count: int, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 'es' if word.endswith('x') else 's'}"
