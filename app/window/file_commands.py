@@ -333,7 +333,7 @@ class FileCommands(QMainWindow):
     def save_to(self, path: Path) -> bool:
         text = self.saved_text()
         unkept = self._keep_what_is_there(path)
-        before = self.path
+        before, imported = self.path, self.imported_from is not None
         try:
             save_document(path, replace(self.file_format, text=text))
         except FileError as error:
@@ -341,6 +341,8 @@ class FileCommands(QMainWindow):
             return False
         self.path, self.imported_from = path, None
         self.editor.mark_saved()
+        if imported:  # what the import said of Save has happened: the message is done
+            self.message_bar.hide()
         self._remember_recent(path)
         self.update_title()
         try:

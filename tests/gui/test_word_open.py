@@ -63,6 +63,7 @@ def test_a_word_document_opens_as_markdown_and_is_never_saved_over(document_wind
     assert word.read_bytes() == exported  # the Word document untouched
     assert (tmp_path / "from the agent.md").read_text(encoding="utf-8") == STORY + "\nA new line.\n"
     assert window.path == tmp_path / "from the agent.md" and window.imported_from is None
+    assert not window.message_bar.isVisible()  # what it said of Save is done
 
     again = tmp_path / "again.docx"
     assert window.export_to(again)
