@@ -101,7 +101,7 @@ def read_odf_text(path: Path) -> ImportedDocument:
 
 def _name(element: ElementTree.Element) -> str:
     """A style's name as the writer sees it, in lower case ("Text_20_body" is "text body")."""
-    shown = element.get(f"{STYLE}display-name") or element.get(f"{STYLE}name", "")
+    shown = element.get(f"{STYLE}display-name") or element.get(f"{STYLE}name") or ""
     return re.sub(r"_([0-9a-f]{2})_", lambda m: chr(int(m[1], 16)), shown).lower()
 
 
@@ -190,10 +190,11 @@ class OdfStyles:
 
 class OdfReader:
     def __init__(self, package: zipfile.ZipFile) -> None:
-        self.content = read_xml_part(package, "content.xml")
-        if self.content is None:
+        content = read_xml_part(package, "content.xml")
+        if content is None:
             raise UnreadableDocument("it has no content part (content.xml): not an OpenDocument text")
-        self.styles = OdfStyles(read_xml_part(package, "styles.xml"), self.content)
+        self.content: ElementTree.Element = content
+        self.styles = OdfStyles(read_xml_part(package, "styles.xml"), content)
         self.counts: Counter[str] = Counter()
         self.notes_text: dict[str, str] = {}
         self.pending_comments: dict[str, str] = {}  # a comment's note, waiting for the end of what it is about
