@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import zipfile
+from collections import Counter
 from dataclasses import dataclass, field
 from xml.etree import ElementTree
 
@@ -50,6 +51,52 @@ def read_xml_part(package: zipfile.ZipFile, name: str) -> ElementTree.Element | 
         return ElementTree.fromstring(data)
     except ElementTree.ParseError as error:
         raise UnreadableDocument(f"the document is damaged ({name}: {error})") from error
+
+
+def pipe_table(rows: list[list[str]]) -> str:
+    """Rows of cells (Markdown already, ``|`` escaped) as a pipe table, the first row its header, every row as
+    wide as the widest."""
+    if not rows:
+        return ""
+    width = max(len(row) for row in rows)
+    rows = [row + [""] * (width - len(row)) for row in rows]
+    lines = [f"| {' | '.join(rows[0])} |", f"|{'|'.join(['---'] * width)}|"]
+    return "\n".join(lines + [f"| {' | '.join(row)} |" for row in rows[1:]])
+
+
+def import_notes(counts: Counter[str], left_kinds: tuple[str, ...]) -> tuple[str, ...]:
+    """What an import settled, kept differently or left out, from its ``counts`` ("insertion", "deletion",
+    "comment kept", and each of ``left_kinds``), in the writer's words."""
+    said = []
+    inserted, deleted = counts["insertion"], counts["deletion"]
+    if inserted or deleted:
+        said.append(f"its tracked changes are shown accepted ({plural(inserted, 'insertion')}, "
+                    f"{plural(deleted, 'deletion')})")  # fmt: skip
+    kept = counts["comment kept"]
+    if kept:
+        said.append(f"{plural(kept, 'comment')} kept where {'it was' if kept == 1 else 'they were'} made, "
+                    "as <!-- … --> notes that exports leave out")  # fmt: skip
+    left = [plural(counts[kind], kind) for kind in left_kinds if counts[kind]]
+    if left:
+        said.append(f"{', '.join(left)} left out")
+    return tuple(said)
+
+
+def linked(pieces: list[tuple[str, Format]], target: str) -> list[tuple[str, Format]]:
+    """A link's text pieces as one Markdown link to ``target`` (its text, if the text is the address); the
+    pieces as they are where there is no target or no text."""
+    words = emphasised(pieces)
+    if not target or not words:
+        return pieces
+    link = f"<{target}>" if words == target else f"[{words}]({target.replace(')', '%29')})"
+    return [(link, PLAIN)]
+
+
+def comment_note(author: str, words: str) -> str:
+    """A comment as the note that stands for it ("Ed: Why?"): one line, and no "--" (a note ends at the first
+    "-->", and "--" inside one is not CommonMark everywhere)."""
+    note = f"{author}: {words}" if author else words
+    return re.sub(r"-{2,}", "–", note.replace("\n", " "))
 
 
 def paragraph_block(text: str) -> Block:

@@ -27,12 +27,15 @@ from app.documents.markdown_blocks import (
     Format,
     ImportedDocument,
     UnreadableDocument,
+    comment_note,
     emphasised,
     escape_block_start,
     escape_inline,
+    import_notes,
     join_blocks,
+    linked,
     paragraph_block,
-    plural,
+    pipe_table,
     read_xml_part,
     tidy,
 )
@@ -209,19 +212,7 @@ class OdfReader:
         return ImportedDocument(text.strip("\n") + "\n" if text.strip() else "", self.notes())
 
     def notes(self) -> tuple[str, ...]:
-        said = []
-        inserted, deleted = self.counts["insertion"], self.counts["deletion"]
-        if inserted or deleted:
-            said.append(f"its tracked changes are shown accepted ({plural(inserted, 'insertion')}, "
-                        f"{plural(deleted, 'deletion')})")  # fmt: skip
-        kept = self.counts["comment kept"]
-        if kept:
-            said.append(f"{plural(kept, 'comment')} kept where {'it was' if kept == 1 else 'they were'} made, "
-                        "as <!-- … --> notes that exports leave out")  # fmt: skip
-        left = [plural(self.counts[kind], kind) for kind in ("picture", "text box") if self.counts[kind]]
-        if left:
-            said.append(f"{', '.join(left)} left out")
-        return tuple(said)
+        return import_notes(self.counts, ("picture", "text box"))
 
     def blocks(self, container: ElementTree.Element) -> list[Block]:
         found: list[Block] = []
@@ -295,12 +286,7 @@ class OdfReader:
                     words = " ".join(tidy(self.inline(p, bold=bool(rows))) for p in cell.iter(f"{TEXT}p"))
                     cells.append(words.strip().replace("|", "\\|"))
             rows.append(cells)
-        if not rows:
-            return ""
-        width = max(len(row) for row in rows)
-        rows = [row + [""] * (width - len(row)) for row in rows]
-        lines = [f"| {' | '.join(rows[0])} |", f"|{'|'.join(['---'] * width)}|"]
-        return "\n".join(lines + [f"| {' | '.join(row)} |" for row in rows[1:]])
+        return pipe_table(rows)
 
     def inline(self, p: ElementTree.Element, code: bool = False, bold: bool = True, inner: bool = False) -> str:
         """A paragraph's text as Markdown (``code``: as it is); ``inner`` for one inside a note or comment."""
@@ -343,12 +329,9 @@ class OdfReader:
         elif tag == f"{TEXT}a":
             inner: list[tuple[str, Format]] = []
             self._collect(child, inner, style, code)
-            words, target = emphasised(inner), child.get(f"{XLINK}href", "")
-            if target and words and not code and not target.startswith("#"):
-                link = f"<{target}>" if words == target else f"[{words}]({target.replace(')', '%29')})"
-                pieces.append((link, PLAIN))
-            else:
-                pieces.extend(inner)
+            target = child.get(f"{XLINK}href", "")
+            internal = target.startswith("#")  # a bookmark in the document itself: its words only
+            pieces.extend(inner if code or internal else linked(inner, target))
         elif tag == f"{TEXT}s":
             pieces.append((" " * int(child.get(f"{TEXT}c", "1") or 1), style))
         elif tag == f"{TEXT}tab":
@@ -377,7 +360,7 @@ class OdfReader:
         """A comment becomes a note at the end of the words it is about (where its end is), else here."""
         words = " ".join(tidy(self.inline(p, code=True, inner=True)) for p in annotation.iter(f"{TEXT}p")).strip()
         author = (annotation.findtext(f"{DC}creator") or "").strip()
-        note = re.sub(r"-{2,}", "–", (f"{author}: {words}" if author else words).replace("\n", " "))
+        note = comment_note(author, words)
         self.counts["comment kept"] += 1
         name = annotation.get(f"{OFFICE}name")
         if name:

@@ -32,12 +32,15 @@ from app.documents.markdown_blocks import (
     Format,
     ImportedDocument,
     UnreadableDocument,
+    comment_note,
     emphasised,
     escape_block_start,
     escape_inline,
+    import_notes,
     join_blocks,
+    linked,
     paragraph_block,
-    plural,
+    pipe_table,
     read_xml_part,
     tidy,
 )
@@ -125,20 +128,7 @@ class WordReader:
         return ImportedDocument(text.strip("\n") + "\n" if text.strip() else "", self.notes())
 
     def notes(self) -> tuple[str, ...]:
-        said = []
-        inserted, deleted = self.counts["insertion"], self.counts["deletion"]
-        if inserted or deleted:
-            said.append(f"its tracked changes are shown accepted ({plural(inserted, 'insertion')}, "
-                        f"{plural(deleted, 'deletion')})")  # fmt: skip
-        if self.counts["comment kept"]:
-            kept = self.counts["comment kept"]
-            said.append(f"{plural(kept, 'comment')} kept where {'it was' if kept == 1 else 'they were'} made, "
-                        "as <!-- … --> notes that exports leave out")  # fmt: skip
-        left = [plural(self.counts[kind], kind) for kind in ("comment", "picture", "text box", "equation")
-                if self.counts[kind]]  # fmt: skip
-        if left:
-            said.append(f"{', '.join(left)} left out")
-        return tuple(said)
+        return import_notes(self.counts, ("comment", "picture", "text box", "equation"))
 
     # -- parts ---------------------------------------------------------------------------------------
 
@@ -151,10 +141,7 @@ class WordReader:
         found = {}
         for comment in part.findall(f"{W}comment") if part is not None else ():
             words = " ".join(tidy(self.inline(p, code=True)) for p in comment.iter(f"{W}p")).strip()
-            author = comment.get(f"{W}author", "").strip()
-            note = f"{author}: {words}" if author else words
-            # A note ends at the first "-->", and "--" inside one is not CommonMark everywhere.
-            found[comment.get(f"{W}id", "")] = re.sub(r"-{2,}", "–", note.replace("\n", " "))
+            found[comment.get(f"{W}id", "")] = comment_note(comment.get(f"{W}author", "").strip(), words)
         return found
 
     def _main_part(self) -> str:
@@ -234,13 +221,7 @@ class WordReader:
                 cells.append(words.strip().replace("|", "\\|"))
                 cells.extend([""] * (int(span.get(f"{W}val", "1")) - 1 if span is not None else 0))
             rows.append(cells)
-        if not rows:
-            return ""
-        width = max(len(row) for row in rows)
-        rows = [row + [""] * (width - len(row)) for row in rows]
-        lines = [f"| {' | '.join(rows[0])} |", f"|{'|'.join(['---'] * width)}|"]
-        lines += [f"| {' | '.join(row)} |" for row in rows[1:]]
-        return "\n".join(lines)
+        return pipe_table(rows)
 
     # -- runs ----------------------------------------------------------------------------------------
 
@@ -265,12 +246,7 @@ class WordReader:
                 target = self.links.get(child.get(R_ID, ""), "")
                 inner: list[tuple[str, Format]] = []
                 self._collect(child, inner, fields, code)
-                words = emphasised(inner)
-                if target and words and not code:
-                    link = f"<{target}>" if words == target else f"[{words}]({target.replace(')', '%29')})"
-                    pieces.append((link, PLAIN))
-                else:
-                    pieces.extend(inner)
+                pieces.extend(inner if code else linked(inner, target))
             elif tag in (f"{W}del", f"{W}moveFrom"):
                 self.counts["deletion"] += 1
             elif tag in (f"{W}ins", f"{W}moveTo"):
