@@ -223,3 +223,18 @@ def test_an_odt_is_known_by_its_name_or_its_mimetype(tmp_path: Path) -> None:
     with zipfile.ZipFile(tmp_path / "sheet.ods", "w") as zf:
         zf.writestr("mimetype", "application/vnd.oasis.opendocument.spreadsheet")
     assert not is_odf_text(tmp_path / "sheet.ods") and not is_odf_text(FIXTURES / "lighthouse-libreoffice.docx")
+
+
+def test_damaged_numbers_and_nesting_are_read_or_refused_never_a_crash(tmp_path: Path) -> None:
+    automatic = '<text:list-style style:name="L1"><text:list-level-style-number text:level="1" text:start-value="y"/>' \
+                "</text:list-style>"  # fmt: skip
+    body = (
+        '<text:h text:outline-level="x">Heading</text:h>'
+        + p('a<text:s text:c="1000000000"/>b<text:s text:c="many"/>c')
+        + f'<text:list text:style-name="L1"><text:list-item>{p("first")}</text:list-item></text:list>'
+    )  # fmt: skip
+    imported = read_odf_text(odt(tmp_path / "odd.odt", body, automatic))
+    assert imported.text == f"# Heading\n\na{' ' * 1000}b c\n\n1. first\n"  # spaces capped; defaults elsewhere
+    nested = '<text:p>' + '<text:span>' * 5000 + "lost" + "</text:span>" * 5000 + "</text:p>"
+    with pytest.raises(UnreadableDocument, match="nested too deeply"):
+        read_odf_text(odt(tmp_path / "nested.odt", nested))

@@ -237,3 +237,21 @@ def test_an_editors_comment_stays_where_it_was_made(tmp_path: Path) -> None:
 
     assert imported.text == "The keeper climbed the stairs every evening<!-- Maya Editor: Every single one? -->.\n"
     assert imported.notes == ("1 comment kept where it was made, as <!-- … --> notes that exports leave out",)
+
+
+def test_damaged_numbers_and_nesting_are_read_or_refused_never_a_crash(tmp_path: Path) -> None:
+    numbering = (f'<w:numbering xmlns:w="{W_NS}"><w:abstractNum w:abstractNumId="0"><w:lvl w:ilvl="0">'
+                 '<w:start w:val="x"/><w:numFmt w:val="decimal"/></w:lvl></w:abstractNum>'
+                 '<w:num w:numId="1"><w:abstractNumId w:val="0"/></w:num></w:numbering>')  # fmt: skip
+    body = (
+        p(r("odd"), '<w:numPr><w:ilvl w:val="deep"/><w:numId w:val="1"/></w:numPr>')
+        + p(r("heading?"), '<w:outlineLvl w:val="one"/>')
+        + '<w:tbl><w:tr><w:tc><w:tcPr><w:gridSpan w:val="1000000000"/></w:tcPr>' + p(r("wide")) + "</w:tc></w:tr>"
+        "</w:tbl>"
+    )  # fmt: skip
+    imported = read_word_document(package(tmp_path / "odd.docx", body, numbering=numbering))
+    assert imported.text.startswith("1. odd\n\nheading?\n\n| wide |")  # defaults where the numbers are nonsense
+    assert len(imported.text) < 1000  # a billion columns asked for: Word's 63 at most
+    nested = "<w:sdt><w:sdtContent>" * 5000 + p(r("lost")) + "</w:sdtContent></w:sdt>" * 5000
+    with pytest.raises(UnreadableDocument, match="nested too deeply"):
+        read_word_document(package(tmp_path / "nested.docx", nested))

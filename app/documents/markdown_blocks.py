@@ -53,6 +53,16 @@ def read_xml_part(package: zipfile.ZipFile, name: str) -> ElementTree.Element | 
         raise UnreadableDocument(f"the document is damaged ({name}: {error})") from error
 
 
+def number(value: str | None, default: int, low: int, high: int) -> int:
+    """An attribute's whole number kept within [low, high]; ``default`` where it is missing or not a number. A
+    damaged or hostile file's "x" or 10**9 (a billion spaces, a table a billion columns wide) goes no further."""
+    try:
+        found = int(value) if value is not None else default
+    except ValueError:
+        found = default
+    return max(low, min(high, found))
+
+
 def pipe_table(rows: list[list[str]]) -> str:
     """Rows of cells (Markdown already, ``|`` escaped) as a pipe table, the first row its header, every row as
     wide as the widest."""

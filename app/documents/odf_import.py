@@ -34,12 +34,13 @@ from app.documents.markdown_blocks import (
     import_notes,
     join_blocks,
     linked,
+    number,
     paragraph_block,
     pipe_table,
     read_xml_part,
     tidy,
 )
-from app.documents.word_styles import MONOSPACE
+from app.documents.word_styles import MAX_COLUMNS, MONOSPACE
 
 OFFICE = "{urn:oasis:names:tc:opendocument:xmlns:office:1.0}"
 TEXT = "{urn:oasis:names:tc:opendocument:xmlns:text:1.0}"
@@ -96,6 +97,8 @@ def read_odf_text(path: Path) -> ImportedDocument:
                 raise UnreadableDocument("it is password-protected; in LibreOffice, save a copy without a password "
                                          "(File ▸ Properties ▸ Security), then open that")  # fmt: skip
             return OdfReader(package).document()
+    except RecursionError as error:  # text nested thousands deep: no editor wrote it
+        raise UnreadableDocument("its text is nested too deeply to read; the file looks damaged") from error
     except zipfile.BadZipFile as error:
         raise UnreadableDocument(f"the document is damaged ({error})") from error
     except OSError as error:
@@ -145,7 +148,7 @@ class OdfStyles:
         for style in self.chain("paragraph", name):
             level = style.get(f"{STYLE}default-outline-level")
             if level:
-                return min(6, max(1, int(level)))
+                return number(level, 1, 1, 6)
             shown = re.fullmatch(r"heading (\d+)", _name(style))
             if shown:
                 return min(6, max(1, int(shown[1])))
@@ -187,7 +190,7 @@ class OdfStyles:
             if level_style.get(f"{TEXT}level") == str(level + 1):
                 numbered = level_style.tag == f"{TEXT}list-level-style-number" and \
                     level_style.get(f"{STYLE}num-format", "1") != ""  # fmt: skip
-                return numbered, int(level_style.get(f"{TEXT}start-value", "1") or 1)
+                return numbered, number(level_style.get(f"{TEXT}start-value"), 1, 0, 10**6)
         return False, 1
 
 
@@ -240,7 +243,10 @@ class OdfReader:
         names = self.styles.names("paragraph", style)
         if any(name in CODE_STYLES for name in names):
             return Block("code", self.inline(p, code=True))
-        level = int(p.get(f"{TEXT}outline-level") or 1) if p.tag == f"{TEXT}h" else self.styles.outline_level(style)
+        if p.tag == f"{TEXT}h":
+            level = number(p.get(f"{TEXT}outline-level"), 1, 1, 6)
+        else:
+            level = self.styles.outline_level(style)
         text = tidy(self.inline(p, bold=not level))
         if not text:
             return None
@@ -282,6 +288,8 @@ class OdfReader:
             for cell in row:
                 if cell.tag == f"{TABLE}covered-table-cell":
                     cells.append("")  # the cell a merged one spans
+                if len(cells) >= MAX_COLUMNS:
+                    break
                 elif cell.tag == f"{TABLE}table-cell":
                     words = " ".join(tidy(self.inline(p, bold=bool(rows))) for p in cell.iter(f"{TEXT}p"))
                     cells.append(words.strip().replace("|", "\\|"))
@@ -333,7 +341,7 @@ class OdfReader:
             internal = target.startswith("#")  # a bookmark in the document itself: its words only
             pieces.extend(inner if code or internal else linked(inner, target))
         elif tag == f"{TEXT}s":
-            pieces.append((" " * int(child.get(f"{TEXT}c", "1") or 1), style))
+            pieces.append((" " * number(child.get(f"{TEXT}c"), 1, 1, 1000), style))
         elif tag == f"{TEXT}tab":
             pieces.append((" ", style))
         elif tag == f"{TEXT}line-break":

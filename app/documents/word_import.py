@@ -39,12 +39,13 @@ from app.documents.markdown_blocks import (
     import_notes,
     join_blocks,
     linked,
+    number,
     paragraph_block,
     pipe_table,
     read_xml_part,
     tidy,
 )
-from app.documents.word_styles import Numbering, Styles, W, on
+from app.documents.word_styles import MAX_COLUMNS, Numbering, Styles, W, on
 
 R_ID = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}id"
 PACKAGE_REL = "{http://schemas.openxmlformats.org/package/2006/relationships}Relationship"
@@ -89,6 +90,8 @@ def read_word_document(path: Path) -> ImportedDocument:
     try:
         with zipfile.ZipFile(path) as package:
             return WordReader(package).document()
+    except RecursionError as error:  # text nested thousands deep: no editor wrote it
+        raise UnreadableDocument("its text is nested too deeply to read; the file looks damaged") from error
     except zipfile.BadZipFile as error:
         raise UnreadableDocument(f"the Word document is damaged ({error})") from error
     except OSError as error:
@@ -219,7 +222,8 @@ class WordReader:
                 if merged is not None and merged.get(f"{W}val") != "restart":
                     words = ""  # the cell above holds a vertically merged cell's words
                 cells.append(words.strip().replace("|", "\\|"))
-                cells.extend([""] * (int(span.get(f"{W}val", "1")) - 1 if span is not None else 0))
+                spanned = number(span.get(f"{W}val") if span is not None else None, 1, 1, MAX_COLUMNS)
+                cells.extend([""] * (spanned - 1))
             rows.append(cells)
         return pipe_table(rows)
 

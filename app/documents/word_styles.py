@@ -6,9 +6,10 @@ from __future__ import annotations
 import re
 from xml.etree import ElementTree
 
-from app.documents.markdown_blocks import Format
+from app.documents.markdown_blocks import Format, number
 
 W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
+MAX_COLUMNS = 63  # Word's widest table
 TWIPS_A_QUOTE_LEVEL = 720  # half an inch: Word's indent step, and Export as Word Document's for each level
 # Fixed-pitch faces a run is set in to mark code (Export as Word Document sets inline code in Courier New).
 MONOSPACE = frozenset({"courier new", "courier", "consolas", "menlo", "monaco", "lucida console", "source code pro",
@@ -49,7 +50,7 @@ class Styles:
         for element in [properties, *(s.find(f"{W}pPr") for s in self._chain(style))]:
             level = element.find(f"{W}outlineLvl") if element is not None else None
             if level is not None:
-                value = int(level.get(f"{W}val", "9"))
+                value = number(level.get(f"{W}val"), 9, 0, 9)
                 return value + 1 if value < 6 else 0
         name = self.name_of(style)
         match = re.fullmatch(r"heading (\d)", name)
@@ -136,7 +137,7 @@ class Numbering:
             level = found_level.get(f"{W}val") if found_level is not None else level
         if num_id is None or num_id == "0":
             return None
-        return num_id, min(8, int(level or 0))
+        return num_id, number(level, 0, 0, 8)
 
     def format_of(self, num_id: str, level: int) -> tuple[bool, int]:
         """(numbered, first number) at ``level`` of list ``num_id``; a list Word no longer defines is bulleted."""
@@ -146,14 +147,15 @@ class Numbering:
             for override in num.findall(f"{W}lvlOverride"):
                 restart = override.find(f"{W}startOverride")
                 if override.get(f"{W}ilvl") == str(level) and restart is not None:
-                    start = int(restart.get(f"{W}val", "1"))
+                    start = number(restart.get(f"{W}val"), 1, 0, 10**6)
         abstract_id = num.find(f"{W}abstractNumId") if num is not None else None
         abstract = self.abstract.get(abstract_id.get(f"{W}val", "") if abstract_id is not None else "")
         for lvl in abstract.findall(f"{W}lvl") if abstract is not None else ():
             if lvl.get(f"{W}ilvl") == str(level):
                 fmt, first = lvl.find(f"{W}numFmt"), lvl.find(f"{W}start")
                 numbered = fmt is not None and fmt.get(f"{W}val") not in ("bullet", "none")
-                return numbered, start or int(first.get(f"{W}val", "1") if first is not None else 1)
+                first_number = number(first.get(f"{W}val") if first is not None else None, 1, 0, 10**6)
+                return numbered, start if start is not None else first_number
         return False, 1
 
 
