@@ -49,7 +49,7 @@ def read_xml_part(package: zipfile.ZipFile, name: str) -> ElementTree.Element | 
         raise UnreadableDocument(f"its part {name} declares entities, which office suites never write: not opened")
     try:
         return ElementTree.fromstring(data)
-    except ElementTree.ParseError as error:
+    except (ElementTree.ParseError, LookupError, ValueError) as error:  # not XML; an encoding none has heard of
         raise UnreadableDocument(f"the document is damaged ({name}: {error})") from error
 
 
