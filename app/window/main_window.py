@@ -57,6 +57,7 @@ from app.window.action_states import DEMO_CANNOT_INSTRUCT, NO_MODEL, NOT_INSTRUC
 from app.window.editor_widget import RewriteEditor
 from app.window.focus_mode import FocusMode
 from app.window.headings import GoToHeading
+from app.window.notes import Notes
 from app.window.rewrap import rewrap_paragraphs
 from app.window.spelling import Spelling
 from app.window.theme import apply_theme, canvas_colors
@@ -296,6 +297,8 @@ class MainWindow(ActionStates):
         self.view_menu.insertAction(self.view_menu.actions()[0], self.focus_mode.action)
         self.view_menu.insertAction(self.view_menu.actions()[1], self.typewriter.action)
         self.edit_menu.insertAction(self.rewrap_action, self.spelling.next_action)  # Edit ▸ Next Misspelling
+        self.notes = Notes(self, self)  # Edit ▸ Next Note: <!-- … -->, as Word's comments arrive
+        self.edit_menu.insertAction(self.rewrap_action, self.notes.action)
         panel.draft_menu(self.rewrite_menu)
         self.tracked_changes = TrackedChanges(self)  # Rewrite ▸ Show Changes (app/rewrite/tracked_changes.py)
         self.tracked_changes.add_to(self.rewrite_menu)

@@ -114,3 +114,22 @@ def test_a_libreoffice_document_opens_the_same_way(document_window, tmp_path, mo
     monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda _p, _t, suggested, _f: (suggested, ""))
     assert window.save()
     assert (tmp_path / "lighthouse.md").read_text(encoding="utf-8") == window.editor.plain_text()
+
+
+def test_f8_goes_through_the_notes_an_editors_comments_became(document_window, tmp_path) -> None:
+    window = document_window("One <!-- Maya: why? --> two.\n\nNo note here.\n\nThree <!-- Maya: cut -->.\n")
+    editor = window.editor
+    assert window.notes.action.shortcut().toString() == "F8"
+    assert window.notes.select_next()
+    assert editor.textCursor().selectedText() == "<!-- Maya: why? -->"
+    assert window.statusBar().currentMessage() == "Note 1 of 2: Delete removes it."
+    assert window.notes.select_next()
+    assert editor.textCursor().selectedText() == "<!-- Maya: cut -->"
+    editor.textCursor().removeSelectedText()  # answered: the writer deletes it
+    assert window.notes.select_next()
+    assert editor.textCursor().selectedText() == "<!-- Maya: why? -->"  # round again from the top
+    assert window.statusBar().currentMessage() == "Note 1 of 1: Delete removes it."
+    editor.textCursor().removeSelectedText()
+    assert not window.notes.select_next()
+    assert window.statusBar().currentMessage().startswith("No notes in the text.")
+    assert editor.plain_text() == "One  two.\n\nNo note here.\n\nThree .\n"
