@@ -87,6 +87,7 @@ class Preferences:
     typewriter_scrolling: bool = _setting(False, "ui/typewriter_scrolling")  # View ▸ Typewriter Scrolling
     spelling_language: str = _setting("", "ui/spelling_language")  # View ▸ Spelling Language; "": the system's
     zoom: int = _setting(0, "ui/zoom")
+    session_goal: int = _setting(0, "writing/session_goal")  # View ▸ Session Word Goal…; 0: none
     window_geometry: str = _setting("", "ui/window_geometry")  # where the window was at its last close (base64)
     recent_files: tuple[str, ...] = _setting((), "files/recent")
     instruction_history: tuple[str, ...] = _setting((), "rewrite/instruction_history")
@@ -124,6 +125,7 @@ class Preferences:
             rewrite_length=self.rewrite_length if self.rewrite_length in LENGTH_FACTORS else "same",
             pass_display_ms=min(max(self.pass_display_ms, 0), 2000),
             zoom=min(max(self.zoom, -8), 24),
+            session_goal=min(max(self.session_goal, 0), 100_000),
             recent_files=self.recent_files[:MAX_RECENT_FILES],
             instruction_history=self.instruction_history[:MAX_INSTRUCTION_HISTORY],
         )

@@ -72,7 +72,9 @@ menu key then offers the same). A draft is checked once you accept it; <b>View �
 type a few letters of one and press Enter to go there.</p>
 <p><b>View ▸ Focus Mode</b> (F11) puts the text alone on the screen: the menus, toolbar and Drafts panel step
 aside and every key still works. F11, or Esc with no rewrite open, brings them back. <b>View ▸ Typewriter
-Scrolling</b> keeps the line you are writing at the middle of the view.</p>
+Scrolling</b> keeps the line you are writing at the middle of the view. <b>View ▸ Session Word Goal…</b> sets
+how many words to write in this sitting; the status bar counts the words the document has gained since you
+opened it, and says when the goal is reached.</p>
 <p>In a text whose quotation marks are curly (‘ ’ “ ”), the ' and " keys type curly ones, and drafts use them
 too; in a text of straight marks they stay straight. An apostrophe that starts a shortened word (’Tis, ’em,
 ’90s) turns the right way as the word ends. In a text of em dashes (—), two hyphens after a word make one.</p>

@@ -296,6 +296,7 @@ class MainWindow(ActionStates):
         self.view_menu.insertSeparator(self.view_menu.actions()[0])
         self.view_menu.insertAction(self.view_menu.actions()[0], self.focus_mode.action)
         self.view_menu.insertAction(self.view_menu.actions()[1], self.typewriter.action)
+        self.view_menu.insertAction(self.view_menu.actions()[2], self.session_goal.action)
         self.edit_menu.insertAction(self.rewrap_action, self.spelling.next_action)  # Edit ▸ Next Misspelling
         self.notes = Notes(self, self)  # Edit ▸ Next Note: <!-- … -->, as Word's comments arrive
         self.edit_menu.insertAction(self.rewrap_action, self.notes.action)

@@ -17,6 +17,7 @@ from PySide6.QtWidgets import QLabel, QProgressBar, QPushButton
 from app.model_sources import server_key
 from app.rewrite.worker import ModelInfo, ModelSpec, RewriteService, ServerSpec
 from app.window.file_commands import FileCommands
+from app.window.session_goal import SessionGoal
 
 if TYPE_CHECKING:
     from model.server import PassMode
@@ -48,6 +49,9 @@ class ModelStatusBar(FileCommands):
         self.model_label = QLabel("No model")
         self.figures_label = QLabel("")
         self.counts_label = QLabel("")
+        # View ▸ Session Word Goal…: the words written since the document was opened, towards the goal.
+        self.session_goal = SessionGoal(self, self.prefs.session_goal, self._keep_session_goal, self)
+        self.documentReplaced.connect(lambda text: self.session_goal.begin(len(text.split())))
         self.load_progress = QProgressBar()
         self.load_progress.setRange(0, 100)
         self.load_progress.setMaximumWidth(160)
@@ -66,6 +70,7 @@ class ModelStatusBar(FileCommands):
             self.backend_label,
             self.model_label,
             self.figures_label,
+            self.session_goal.label,
             self.counts_label,
         )
         for widget in widgets:
@@ -77,9 +82,13 @@ class ModelStatusBar(FileCommands):
         self._count_timer.setInterval(150)
         self._count_timer.timeout.connect(self._update_counts)
 
+    def _keep_session_goal(self, goal: int) -> None:
+        self._store(session_goal=goal)
+
     def _update_counts(self) -> None:
         text = self.saved_text()  # a developing span counts as its original, not as its noise
         words, characters = len(text.split()), len(text)
+        self.session_goal.counted(words)
         cursor = self.editor.textCursor()
         if cursor.hasSelection() and self.editor.live_span is None:  # "12 of 479 words": what the selection holds
             selected = self.editor.text_between(cursor.selectionStart(), cursor.selectionEnd())

@@ -133,7 +133,7 @@ CHOSEN_VALUES: dict[str, Any] = dict(
     entropy_bound=0.25, left_to_right_bias=0.0, polish_rounds=2, candidates=3, random_seed=False, seed=1234,
     context_budget=512, fill_max_tokens=40, rewrite_strength=0.35, rewrite_length="longer", pass_display_ms=120,
     theme="dark", font_family="A Family Not Installed", zoom=3, spelling_language="fr", window_geometry="AdnQyw==",
-    recent_files=("/a.md",), instruction_history=("Shorter",),
+    recent_files=("/a.md",), instruction_history=("Shorter",), session_goal=750,
 )  # fmt: skip
 # Every setting away from its default, so that passing through the dialog proves something; settings the
 # dialog does not show (a View menu's toggles) are flipped here and must come back untouched.

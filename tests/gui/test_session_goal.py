@@ -1,0 +1,60 @@
+"""View ▸ Session Word Goal… in a real window: the status bar counts the words written since the document was
+opened towards the goal, says once when it is reached, and the goal is kept for the next session."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtWidgets import QInputDialog
+
+
+def type_at_end(window, words: str) -> None:
+    cursor = window.editor.textCursor()
+    cursor.movePosition(cursor.MoveOperation.End)
+    window.editor.setTextCursor(cursor)
+    window.editor.insertPlainText(words)
+    window._update_counts()  # what the status bar's timer does 150 ms after each change
+
+
+def test_the_words_written_this_session_count_towards_the_goal(make_window, tmp_path: Path, monkeypatch) -> None:
+    chapter = tmp_path / "chapter.md"
+    chapter.write_text("Ten words were here before this session began, all of them.\n", encoding="utf-8")
+    window = make_window(wait_for_model=False)
+    assert not window.session_goal.label.isVisible()  # no goal: nothing counted in the status bar
+    assert window.open_path(chapter)
+    window.statusBar().clearMessage()  # "Opened chapter.md"
+    asked: list[int] = []
+
+    def answer(_parent, _title, _label, value, *_limits):
+        asked.append(value)
+        return 12, True
+
+    monkeypatch.setattr(QInputDialog, "getInt", answer)
+    window.session_goal.action.trigger()
+    assert asked == [500]  # a first goal is offered at 500
+    assert window.prefs.session_goal == 12 and window.settings.load().session_goal == 12  # kept
+    window._update_counts()
+    assert window.session_goal.label.text() == "0 of 12 words this session"
+    type_at_end(window, "The keeper climbed the stairs every evening. ")
+    assert window.session_goal.label.text() == "7 of 12 words this session"
+    assert window.statusBar().currentMessage() == ""
+    type_at_end(window, "He lit the lamp, and then")
+    assert window.session_goal.label.text() == "✓ 13 of 12 words this session"
+    assert window.statusBar().currentMessage() == "Session goal reached: 13 words written."
+    window.statusBar().clearMessage()
+    cursor = window.editor.textCursor()
+    cursor.movePosition(cursor.MoveOperation.End)
+    cursor.movePosition(cursor.MoveOperation.Left, cursor.MoveMode.KeepAnchor, len("the lamp, and then"))
+    cursor.removeSelectedText()  # cut again: the count is net
+    window._update_counts()
+    assert window.session_goal.label.text() == "9 of 12 words this session"
+    type_at_end(window, "it shone out. ")
+    assert window.statusBar().currentMessage() == ""  # reached once a session: said once
+
+    other = tmp_path / "other.md"
+    other.write_text("A different text altogether.\n", encoding="utf-8")
+    assert window.open_path(other)  # another document: another session
+    window._update_counts()
+    assert window.session_goal.label.text() == "0 of 12 words this session"
+    window.session_goal.set_goal(0)
+    assert not window.session_goal.label.isVisible() and window.settings.load().session_goal == 0
