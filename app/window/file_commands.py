@@ -45,7 +45,7 @@ from app.window.pdf_export import export_pdf
 
 
 def save_failure(reason: str) -> str:
-    """ "Could not save: <reason>", once: fileio's errors already begin with "could not save <name>"."""
+    """"Could not save: <reason>", once: fileio's errors already begin with "could not save <name>"."""
     if reason.lower().startswith("could not save"):
         return reason[0].upper() + reason[1:]
     return f"Could not save: {reason}"
@@ -71,8 +71,8 @@ class FileCommands(QMainWindow):
     path: Path | None
     file_format: TextDocument  # how the file was written (encoding, BOM, line breaks), its text left empty
     unreloaded: str | None = None  # set by the disk watcher when theirs could not be reloaded: Save refuses
-    # The Word document the text was read from while it has no file of its own: Save never writes Markdown
-    # over it (it asks for a name, the .docx's as .md), and titles and exports are named after it.
+    # The Word or OpenDocument file the text was read from while it has no file of its own: Save never writes
+    # Markdown over it (it asks for a name, the file's as .md), and titles and exports are named after it.
     imported_from: Path | None = None
 
     def _build_file_menu(self, menus: QMenuBar, action: Callable[..., QAction]) -> None:
@@ -108,7 +108,7 @@ class FileCommands(QMainWindow):
         raise NotImplementedError
 
     def document_name(self) -> str:
-        """The name the writer knows the document by: its file's, else the Word document's it came from."""
+        """The name the writer knows the document by: its file's, else that of the document it was imported from."""
         if self.path is not None:
             return self.path.name
         return f"{self.imported_from.name} (imported)" if self.imported_from is not None else "Untitled"
@@ -142,7 +142,9 @@ class FileCommands(QMainWindow):
             self,
             "Unsaved changes",
             f"“{name}” has unsaved changes. Save them before closing?",
-            QMessageBox.StandardButton.Save | QMessageBox.StandardButton.Discard | QMessageBox.StandardButton.Cancel,
+            QMessageBox.StandardButton.Save
+            | QMessageBox.StandardButton.Discard
+            | QMessageBox.StandardButton.Cancel,
             QMessageBox.StandardButton.Save,
         )
         if answer == QMessageBox.StandardButton.Save:
@@ -271,7 +273,7 @@ class FileCommands(QMainWindow):
     def save_as(self) -> bool:
         if self.path is not None:
             folder = str(self.path)
-        elif self.imported_from is not None:  # beside the Word document, named as it is
+        elif self.imported_from is not None:  # beside the document it came from, named as it is
             folder = str(self.imported_from.with_suffix(".md"))
         else:
             folder = str(Path.home() / "Untitled.md")
@@ -289,8 +291,8 @@ class FileCommands(QMainWindow):
         return self._export("Export as Word Document", ".docx", "Word document (*.docx)")
 
     def _export(self, title: str, suffix: str, kind: str) -> bool:
-        after = self.named_after()
-        suggested = after.with_suffix(suffix) if after is not None else Path.home() / f"Untitled{suffix}"
+        origin = self.named_after()
+        suggested = origin.with_suffix(suffix) if origin is not None else Path.home() / f"Untitled{suffix}"
         name, _filter = QFileDialog.getSaveFileName(self, title, str(suggested), kind)
         if not name:
             return False
@@ -298,12 +300,12 @@ class FileCommands(QMainWindow):
 
     def export_to(self, path: Path) -> bool:
         """The document exported to ``path``: a Word document for a .docx, else a PDF."""
-        after = self.named_after()
-        name = after.stem if after is not None else "Untitled"
+        origin = self.named_after()
+        name = origin.stem if origin is not None else "Untitled"
         text, markdown, country = self.saved_text(), is_markdown(self.path), QLocale.system().territory()
         QApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)  # a novel takes a second or two
         try:
-            folder = after.parent if after is not None else None
+            folder = origin.parent if origin is not None else None
             if path.suffix.lower() == ".docx":
                 missing = export_docx(text, markdown, path, name, country, self.prefs.font_family,
                                       self.spelling.language, folder)  # fmt: skip
