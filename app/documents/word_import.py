@@ -48,7 +48,6 @@ from app.documents.markdown_blocks import (
 from app.documents.word_styles import MAX_COLUMNS, Numbering, Styles, W, on
 
 R_ID = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}id"
-PACKAGE_REL = "{http://schemas.openxmlformats.org/package/2006/relationships}Relationship"
 MC = "{http://schemas.openxmlformats.org/markup-compatibility/2006}"
 OFFICE_DOCUMENT = "/officeDocument"
 OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"  # an old .doc, or a password-protected .docx
@@ -103,7 +102,6 @@ class WordReader:
 
     def __init__(self, package: zipfile.ZipFile) -> None:
         self.package = package
-        self.names = set(package.namelist())
         self.counts: Counter[str] = Counter()
         self.notes_text: dict[str, str] = {}  # footnote and endnote marks → their text, in order of reference
         self.note_parts: dict[str, dict[str, ElementTree.Element]] = {}
