@@ -193,7 +193,7 @@ def test_tracked_changes_comments_footnotes_and_what_is_left_out(tmp_path: Path)
     )
     assert imported.notes == (
         "its tracked changes are shown accepted (1 insertion, 1 deletion)",
-        "2 comments kept where they were made, as <!-- … --> notes that exports leave out",
+        "2 comments kept where they were made, as <!-- … --> notes",
         "1 picture, 1 text box left out",
     )
 

@@ -90,8 +90,9 @@ Save would write: a rewrite still open goes as its original.</p>
 Markdown, with its headings, lists, quotes, emphasis, links, tables and footnotes, and tracked changes read as
 accepted. The file itself is never saved over: Save keeps your work as a Markdown file beside it, and Export as
 Word Document writes a .docx again. Its comments stay where they were made, as <code>&lt;!-- Ed: … --&gt;</code>
-notes that exports leave out, and <b>Edit ▸ Next Note</b> (F8) selects each in turn; what could not come across
-(pictures) is counted when it opens. A file dragged onto the text opens as Open would open it.</p>
+notes, and <b>Edit ▸ Next Note</b> (F8) selects each in turn; exports leave notes out, but Export as Word Document
+offers to put them back as Word comments; what could not come across (pictures) is counted when it opens. A file
+dragged onto the text opens as Open would open it.</p>
 """
 
 WELCOME = """

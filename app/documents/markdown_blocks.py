@@ -85,7 +85,7 @@ def import_notes(counts: Counter[str], left_kinds: tuple[str, ...]) -> tuple[str
     kept = counts["comment kept"]
     if kept:
         said.append(f"{plural(kept, 'comment')} kept where {'it was' if kept == 1 else 'they were'} made, "
-                    "as <!-- … --> notes that exports leave out")  # fmt: skip
+                    "as <!-- … --> notes")  # fmt: skip
     left = [plural(counts[kind], kind) for kind in left_kinds if counts[kind]]
     if left:
         said.append(f"{', '.join(left)} left out")

@@ -37,6 +37,7 @@ from app.documents.saved_versions import SavedVersions
 from app.documents.word_import import is_word_file, read_word_document
 from app.settings import MAX_RECENT_FILES, Preferences
 from app.userdirs import user_dirs
+from app.window.docx_comments import inline_notes
 from app.window.docx_export import export_docx
 from app.window.editor_widget import RewriteEditor
 from app.window.file_drops import FileDrops
@@ -296,10 +297,27 @@ class FileCommands(QMainWindow):
         name, _filter = QFileDialog.getSaveFileName(self, title, str(suggested), kind)
         if not name:
             return False
-        return self.export_to(Path(name) if name.lower().endswith(suffix) else Path(name + suffix))
+        target = Path(name) if name.lower().endswith(suffix) else Path(name + suffix)
+        return self.export_to(target, notes_as_comments=suffix == ".docx" and self._notes_as_comments())
 
-    def export_to(self, path: Path) -> bool:
-        """The document exported to ``path``: a Word document for a .docx, else a PDF."""
+    def _notes_as_comments(self) -> bool:
+        """Whether a Word export keeps the text's notes as Word comments: asked where it has any (an editor's
+        comments brought in from Word come back to them so), else no: a note to self stays the writer's."""
+        count = len(inline_notes(self.saved_text())) if is_markdown(self.path) else 0
+        if not count:
+            return False
+        answer = QMessageBox.question(
+            self, "Notes as Word comments",
+            f"This text has {count} note{'s' if count > 1 else ''} (<!-- … -->), such as an editor's comments "
+            "brought in from Word. Put them in the Word document as comments?\n\nNo leaves them out, as every "
+            "export does.",
+            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No, QMessageBox.StandardButton.No,
+        )  # fmt: skip
+        return answer == QMessageBox.StandardButton.Yes
+
+    def export_to(self, path: Path, notes_as_comments: bool = False) -> bool:
+        """The document exported to ``path``: a Word document for a .docx (its notes as comments if
+        ``notes_as_comments``), else a PDF."""
         origin = self.named_after()
         name = origin.stem if origin is not None else "Untitled"
         text, markdown, country = self.saved_text(), is_markdown(self.path), QLocale.system().territory()
@@ -308,7 +326,7 @@ class FileCommands(QMainWindow):
             folder = origin.parent if origin is not None else None
             if path.suffix.lower() == ".docx":
                 missing = export_docx(text, markdown, path, name, country, self.prefs.font_family,
-                                      self.spelling.language, folder)  # fmt: skip
+                                      self.spelling.language, folder, notes_as_comments)  # fmt: skip
                 done = f"Exported {path.name}"
             else:
                 pages, missing = export_pdf(text, markdown, path, name, country, self.prefs.font_family, folder)

@@ -133,3 +133,48 @@ def test_f8_goes_through_the_notes_an_editors_comments_became(document_window, t
     assert not window.notes.select_next()
     assert window.statusBar().currentMessage().startswith("No notes in the text.")
     assert editor.plain_text() == "One  two.\n\nNo note here.\n\nThree .\n"
+
+
+def test_an_editors_comments_go_back_to_word_as_comments_when_asked(document_window, tmp_path, monkeypatch) -> None:
+    from PySide6.QtWidgets import QMessageBox
+
+    returned = tmp_path / "returned.docx"
+    document = docx.Document()
+    paragraph = document.add_paragraph("The keeper climbed the stairs ")
+    commented = paragraph.add_run("every evening")
+    paragraph.add_run(".")
+    document.add_comment(commented, text="Every single one?", author="Maya Editor", initials="ME")
+    document.save(str(returned))
+    window = document_window()
+    assert window.open_path(returned)
+    assert window.editor.plain_text() == "The keeper climbed the stairs every evening<!-- Maya Editor: Every single " \
+                                         "one? -->.\n"  # fmt: skip
+    cursor = window.editor.textCursor()
+    cursor.movePosition(cursor.MoveOperation.End)
+    cursor.insertText("\n<!-- my own reminder, on its own line -->\n\nHe lit the lamp.<!-- every one of them -->\n")
+    questions: list[str] = []
+    answers = iter([QMessageBox.StandardButton.Yes, QMessageBox.StandardButton.No])
+
+    def ask(_parent, _title, text, *_buttons):
+        questions.append(text)
+        return next(answers)
+
+    targets = iter([tmp_path / "with comments.docx", tmp_path / "without.docx"])
+    monkeypatch.setattr(QMessageBox, "question", ask)
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *_args: (str(next(targets)), ""))
+    assert window.export_word() and window.export_word()
+    assert questions[0].startswith("This text has 2 notes (<!-- … -->)")  # the line of its own is not one
+
+    kept = docx.Document(str(tmp_path / "with comments.docx"))
+    assert [(c.author, c.initials, c.text) for c in kept.comments] == [
+        ("Maya Editor", "M", "Every single one?"), ("Redraft", "R", "every one of them"),  # no name: Redraft's
+    ]  # fmt: skip
+    assert [p.text for p in kept.paragraphs] == ["The keeper climbed the stairs every evening.", "He lit the lamp."]
+    assert "commentReference" in kept.paragraphs[0]._p.xml  # anchored in its paragraph
+    left = docx.Document(str(tmp_path / "without.docx"))
+    assert list(left.comments) == [] and [p.text for p in left.paragraphs] == [p.text for p in kept.paragraphs]
+    assert window.open_path(tmp_path / "with comments.docx")  # and round again: the notes as they were
+    assert window.editor.plain_text() == (
+        "The keeper climbed the stairs every evening<!-- Maya Editor: Every single one? -->.\n\n"
+        "He lit the lamp.<!-- Redraft: every one of them -->\n"
+    )

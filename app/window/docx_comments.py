@@ -1,0 +1,95 @@
+"""A Markdown document's notes (``<!-- Maya: Every one? -->``) as Word comments, where the writer asks for them
+(Export as Word Document, when the text has notes): the way back for an editor's comments that came in from
+Word (``app.documents.word_import`` makes them notes), answered or not.
+
+A note inside a paragraph becomes a comment at its place: "Name: words" is the comment's author and its words,
+as the import writes them; a note without a name is Redraft's. The notes are marked in the Markdown before Qt
+reads it (Qt's reader drops HTML comments) by private-use characters that carry their number through, and the
+writer puts each comment's anchor where its mark lands. A note on a line of its own, or inside a fenced code
+block, stays out, as notes do in every export.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from xml.sax.saxutils import escape, quoteattr
+
+from app.documents.markdown_blocks import comment_note
+
+W = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
+R = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
+NOTE = re.compile(r"<!--(.*?)-->")
+MARK = re.compile("\ue000(\\d+)\ue001")  # private use: no text a writer types has them
+AUTHOR = re.compile(r"^\s*([^:\n]{1,40}?):\s+(.+?)\s*$", re.S)
+FENCE = re.compile(r"^ {0,3}(```|~~~)")
+NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
+DEFAULT_AUTHOR = "Redraft"
+
+
+def _lines(text: str) -> Iterator[tuple[str, bool]]:
+    """Each line of ``text``, and whether its notes are inline (words beside them, outside a code block)."""
+    fenced = False
+    for line in text.split("\n"):
+        if FENCE.match(line):
+            fenced = not fenced
+            yield line, False
+        else:
+            yield line, not fenced and NOTE.search(line) is not None and bool(NOTE.sub("", line).strip())
+
+
+def inline_notes(text: str) -> list[str]:
+    """The notes written inside a paragraph's line (not on a line of their own, not in a code block)."""
+    return [match.group(1) for line, inline in _lines(text) if inline for match in NOTE.finditer(line)]
+
+
+class Comments:
+    """The notes of one export: marked in the text, then written as comments.xml and their anchors."""
+
+    def __init__(self) -> None:
+        self.notes: list[tuple[str, str]] = []  # (author, words) by comment id
+
+    def mark(self, text: str) -> str:
+        """``text`` with each inline note replaced by its mark (see ``inline_notes``)."""
+        return "\n".join(NOTE.sub(self._marked, line) if inline else line for line, inline in _lines(text))
+
+    def _marked(self, match: re.Match[str]) -> str:
+        words = comment_note("", match.group(1).strip())
+        named = AUTHOR.match(words)
+        self.notes.append((named.group(1).strip(), named.group(2)) if named else (DEFAULT_AUTHOR, words))
+        return f"\ue000{len(self.notes) - 1}\ue001"
+
+    def split(self, text: str) -> list[str | int]:
+        """A run's text in pieces: its words, and the comment ids marked between them."""
+        pieces: list[str | int] = []
+        at = 0
+        for match in MARK.finditer(text):
+            pieces.append(text[at : match.start()])
+            pieces.append(int(match.group(1)))
+            at = match.end()
+        pieces.append(text[at:])
+        return [piece for piece in pieces if piece != ""]
+
+    def anchor_xml(self, index: int) -> str:
+        """A comment at one point of the text: its range (empty) and the reference Word shows it by."""
+        return (f'<w:commentRangeStart w:id="{index}"/><w:commentRangeEnd w:id="{index}"/>'
+                f'<w:r><w:commentReference w:id="{index}"/></w:r>')  # fmt: skip
+
+    def content_types(self) -> str:
+        kind = "application/vnd.openxmlformats-officedocument.wordprocessingml.comments+xml"
+        return f'<Override PartName="/word/comments.xml" ContentType="{kind}"/>' if self.notes else ""
+
+    def relationships(self) -> str:
+        return f'<Relationship Id="rComments" Type="{R}/comments" Target="comments.xml"/>' if self.notes else ""
+
+    def parts(self) -> dict[str, str]:
+        if not self.notes:
+            return {}
+        comments = "".join(
+            f'<w:comment w:id="{index}" w:author={quoteattr(NOT_XML.sub("", author))} '
+            f'w:initials={quoteattr(NOT_XML.sub("", author)[:1])}><w:p><w:r><w:t xml:space="preserve">'
+            f"{escape(NOT_XML.sub('', words))}</w:t></w:r></w:p></w:comment>"
+            for index, (author, words) in enumerate(self.notes)
+        )
+        head = '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n'
+        return {"word/comments.xml": f'{head}<w:comments xmlns:w="{W}">{comments}</w:comments>'}
