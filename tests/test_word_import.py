@@ -105,7 +105,7 @@ def test_tracked_changes_read_accepted_and_what_is_left_out_is_counted(tmp_path:
     )
     assert imported.notes == (
         "its tracked changes are shown accepted (1 insertion, 1 deletion)",
-        "1 comment kept where it was made, as <!-- … --> notes",
+        "1 comment kept where it was made, as a <!-- … --> note",
         "1 comment, 1 picture left out",  # a comment the text does not refer to
     )
 
@@ -236,7 +236,7 @@ def test_an_editors_comment_stays_where_it_was_made(tmp_path: Path) -> None:
     imported = read_word_document(path)
 
     assert imported.text == "The keeper climbed the stairs every evening<!-- Maya Editor: Every single one? -->.\n"
-    assert imported.notes == ("1 comment kept where it was made, as <!-- … --> notes",)
+    assert imported.notes == ("1 comment kept where it was made, as a <!-- … --> note",)
 
 
 def test_damaged_numbers_and_nesting_are_read_or_refused_never_a_crash(tmp_path: Path) -> None:

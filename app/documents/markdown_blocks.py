@@ -84,8 +84,9 @@ def import_notes(counts: Counter[str], left_kinds: tuple[str, ...]) -> tuple[str
                     f"{plural(deleted, 'deletion')})")  # fmt: skip
     kept = counts["comment kept"]
     if kept:
-        said.append(f"{plural(kept, 'comment')} kept where {'it was' if kept == 1 else 'they were'} made, "
-                    "as <!-- … --> notes")  # fmt: skip
+        one = kept == 1
+        said.append(f"{plural(kept, 'comment')} kept where {'it was' if one else 'they were'} made, "
+                    f"as {'a <!-- … --> note' if one else '<!-- … --> notes'}")  # fmt: skip
     left = [plural(counts[kind], kind) for kind in left_kinds if counts[kind]]
     if left:
         said.append(f"{', '.join(left)} left out")
