@@ -308,9 +308,10 @@ class FileCommands(QMainWindow):
             return False
         answer = QMessageBox.question(
             self, "Notes as Word comments",
-            f"This text has {count} note{'s' if count > 1 else ''} (<!-- … -->), such as an editor's comments "
-            "brought in from Word. Put them in the Word document as comments?\n\nNo leaves them out, as every "
-            "export does.",
+            (f"This text has {count} notes (<!-- … -->), such as an editor's comments brought in from Word. Put "
+             "them in the Word document as comments?" if count > 1 else "This text has a note (<!-- … -->), such "
+             "as an editor's comment brought in from Word. Put it in the Word document as a comment?")
+            + "\n\nNo leaves notes out, as every export does.",
             QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No, QMessageBox.StandardButton.No,
         )  # fmt: skip
         return answer == QMessageBox.StandardButton.Yes
