@@ -1,6 +1,7 @@
 """Edit ▸ Next Note (F8): the next ``<!-- … -->`` in the text, selected. A note is Markdown's note to self, which
-the exports leave out; a Word or LibreOffice document's comments come in as notes at their places, so this is
-how a writer goes through an editor's comments: each selected in turn, to answer and then delete."""
+the exports leave out (a Word export offers to keep them as comments); a Word or LibreOffice document's comments
+come in as notes at their places, so this is how a writer goes through an editor's comments: each selected in
+turn, to answer and then delete."""
 
 from __future__ import annotations
 
