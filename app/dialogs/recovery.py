@@ -110,7 +110,8 @@ class RecoveringWindow(Protocol):
     @property
     def message_bar(self) -> MessageBar: ...
 
-    def load_unsaved(self, text: str, path: Path | None, file_format: TextDocument) -> None: ...
+    def load_unsaved(self, text: str, path: Path | None, file_format: TextDocument,
+                     imported_from: Path | None = None) -> None: ...  # fmt: skip
 
     def restore_versions(self, records: list[dict[str, Any]]) -> int: ...
 
@@ -121,6 +122,7 @@ def recover_into(window: RecoveringWindow, document: RecoveredDocument) -> None:
         document.text,
         document.path,
         replace(window.file_format, encoding=document.encoding, bom=document.bom, newline=document.newline),
+        document.imported_from,
     )
     window.restore_versions(list(document.versions))  # Rewrite ▸ Versions… works on them as before
     window.message_bar.show_message(

@@ -43,6 +43,9 @@ class AutosavedWindow(Protocol):
 
     def document_name(self) -> str: ...
 
+    @property
+    def imported_from(self) -> Path | None: ...
+
     def versions_record(self) -> list[dict[str, Any]]: ...
 
 
@@ -103,6 +106,7 @@ class Autosaver(QObject):
         self._submit(
             self.area.write, self.document_id, window.saved_text(), path=window.path, title=title,
             encoding=form.encoding, bom=form.bom, newline=form.newline, versions=window.versions_record(),
+            imported_from=window.imported_from,
         )  # fmt: skip
 
     def flush(self) -> None:

@@ -81,6 +81,7 @@ class RecoveredDocument:
     newline: str = "\n"
     # The versions of its rewritten spans (app/rewrite/versions.py, ``SpanVersions.record``); older records have none.
     versions: tuple[dict[str, Any], ...] = ()
+    imported_from: Path | None = None  # the Word or OpenDocument file an untitled text was imported from
 
     @property
     def autosaved(self) -> str:
@@ -136,8 +137,8 @@ class RecoveryArea:
                 shutil.rmtree(folder, ignore_errors=True)
 
     def write(self, document_id: str, text: str, *, path: Path | None, title: str, encoding: str = "utf-8",
-              bom: bool = False, newline: str = "\n",
-              versions: list[dict[str, Any]] | None = None) -> bool:  # fmt: skip
+              bom: bool = False, newline: str = "\n", versions: list[dict[str, Any]] | None = None,
+              imported_from: Path | None = None) -> bool:  # fmt: skip
         """Record ``text`` for the document unless the record already holds it; True if written.
 
         A record is one JSON line of metadata, then the text as UTF-8: no escaping pass over a 10 MB
@@ -153,6 +154,8 @@ class RecoveryArea:
         }  # fmt: skip
         if versions:
             meta["versions"] = versions
+        if imported_from is not None:  # a key older Redraft ignores, as versions
+            meta["imported_from"] = str(imported_from)
         digest = hashlib.sha256(json.dumps(meta, sort_keys=True).encode() + b"\n" + body).hexdigest()
         if self._written.get(document_id) == digest:
             return False
@@ -253,6 +256,7 @@ class RecoveryArea:
                             encoding=str(fields.get("encoding", "utf-8")), bom=bool(fields.get("bom", False)),
                             newline=str(fields.get("newline", "\n")),
                             versions=_versions(fields.get("versions")),
+                            imported_from=Path(fields["imported_from"]) if fields.get("imported_from") else None,
                         )
                     )  # fmt: skip
                 except (OSError, ValueError, KeyError, TypeError):

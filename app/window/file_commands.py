@@ -163,10 +163,12 @@ class FileCommands(QMainWindow):
         self.update_title()
         self.documentReplaced.emit("")
 
-    def load_unsaved(self, text: str, path: Path | None, file_format: TextDocument) -> None:
-        """Show ``text`` as an unsaved document under ``path``'s name (a recovered one): Save writes it there."""
+    def load_unsaved(self, text: str, path: Path | None, file_format: TextDocument,
+                     imported_from: Path | None = None) -> None:  # fmt: skip
+        """Show ``text`` as an unsaved document under ``path``'s name (a recovered one): Save writes it there; an
+        untitled text imported from ``imported_from`` keeps that name (Save As offers it as Markdown beside it)."""
         self.editor.setPlainText(text)
-        self.path, self.imported_from = path, None
+        self.path, self.imported_from = path, imported_from if path is None else None
         self.file_format = replace(file_format, text="")
         self.editor.document().setModified(True)
         self.update_title()

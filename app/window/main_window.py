@@ -329,8 +329,9 @@ class MainWindow(ActionStates):
             self.drafts_panel.clear()  # the last document's drafts are not this one's
         return opened
 
-    def load_unsaved(self, text: str, path: Path | None, file_format: TextDocument) -> None:
-        super().load_unsaved(text, path, file_format)
+    def load_unsaved(self, text: str, path: Path | None, file_format: TextDocument,
+                     imported_from: Path | None = None) -> None:  # fmt: skip
+        super().load_unsaved(text, path, file_format, imported_from)
         self.versions.clear()
         self.drafts_panel.clear()
 

@@ -165,3 +165,60 @@ def test_a_failed_save_keeps_the_document_open_and_unsaved(document_window: Call
     assert "is read-only; use Save As" in window.message_bar.label.text()
     assert window.editor.plain_text() == text and window.editor.document().isModified()
     assert path.read_text() == "On disk.\n"
+
+
+
+IMPORTED_INSTANCE = """
+import sys, time
+from pathlib import Path
+from app.documents.recovery import RecoveryArea
+area = RecoveryArea(Path(sys.argv[1]))
+area.write("doc", "Her chapter, revised.", path=None, title="from the agent.docx (imported)",
+           imported_from=Path(sys.argv[2]))
+print("written", flush=True)
+time.sleep(600)
+"""
+
+
+def test_an_imported_document_is_recorded_and_recovered_under_its_name(document_window: Callable[..., MainWindow],
+                                                                       qtbot, tmp_path: Path, monkeypatch) -> None:
+    import docx
+    from PySide6.QtWidgets import QFileDialog
+
+    word = tmp_path / "from the agent.docx"
+    document = docx.Document()
+    document.add_paragraph("Her chapter, as the agent sent it.")
+    document.save(str(word))
+    window = document_window()
+    assert window.open_path(word)
+    area = RecoveryArea(tmp_path / "own")
+    Autosaver(window, area, interval_ms=50)
+    window.editor.insertPlainText("Unsaved words. ")
+    qtbot.waitUntil(lambda: area.folder is not None and _record(area) is not None, timeout=5000)
+    record = _record(area)
+    assert record is not None and record["path"] is None and record["imported_from"] == str(word)
+    assert record["title"] == "from the agent.docx (imported)"
+
+    root = tmp_path / "recovery"
+    dead = subprocess.Popen([sys.executable, "-c", IMPORTED_INSTANCE, str(root), str(word)], cwd=ROOT, text=True,
+                            stdout=subprocess.PIPE, env={**os.environ, "PYTHONPATH": str(ROOT)})  # fmt: skip
+    assert dead.stdout is not None and dead.stdout.readline().strip() == "written"
+    dead.send_signal(signal.SIGKILL)
+    dead.wait()
+    later = document_window()
+    recovery = RecoveryArea(root)
+    recovery.claim()
+    dialog = offer_recovery(later, recovery, later)
+    assert dialog is not None
+    dialog.recover_button.click()
+    assert later.editor.plain_text() == "Her chapter, revised." and later.path is None
+    assert later.windowTitle() == "from the agent.docx (imported)[*] — Redraft"
+    offered: list[str] = []
+
+    def save_dialog(_parent, _title, suggested, _filters):
+        offered.append(suggested)
+        return "", ""
+
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", save_dialog)
+    later.save()
+    assert offered == [str(tmp_path / "from the agent.md")]  # beside the .docx, as before the crash
