@@ -61,14 +61,15 @@ def damaged(draw: st.DrawFn) -> tuple[str, bytes]:
 
 
 @settings(max_examples=300, deadline=None)
-@given(case=damaged())
-def test_a_damaged_document_opens_or_is_refused_in_words(case: tuple[str, bytes], tmp_path_factory) -> None:
+@given(case=damaged(), accept_changes=st.booleans())
+def test_a_damaged_document_opens_or_is_refused_in_words(case: tuple[str, bytes], accept_changes: bool,
+                                                         tmp_path_factory) -> None:  # fmt: skip
     kind, data = case
     path = tmp_path_factory.mktemp("damaged") / f"manuscript.{kind}"
     path.write_bytes(data)
     counts[kind] += 1
     try:
-        imported = (read_word_document if kind == "docx" else read_odf_text)(path)
+        imported = (read_word_document if kind == "docx" else read_odf_text)(path, accept_changes)
     except FileError as error:
         assert str(error) and "Traceback" not in str(error)
         counts["refused"] += 1

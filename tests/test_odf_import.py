@@ -196,6 +196,8 @@ def test_tracked_changes_comments_footnotes_and_what_is_left_out(tmp_path: Path)
         "2 comments kept where they were made, as <!-- … --> notes",
         "1 picture, 1 text box left out",
     )
+    before = read_odf_text(tmp_path / "returned.odt", accept_changes=False)  # the insertion out, the deletion back
+    assert before.text.startswith("Kept removed end.\n\nThe stairs") and before.tracked_changes == 2
 
 
 def test_files_that_cannot_be_read_say_why(tmp_path: Path) -> None:

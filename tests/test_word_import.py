@@ -108,6 +108,10 @@ def test_tracked_changes_read_accepted_and_what_is_left_out_is_counted(tmp_path:
         "1 comment kept where it was made, as a <!-- … --> note",
         "1 comment, 1 picture left out",  # a comment the text does not refer to
     )
+    before = read_word_document(tmp_path / "edited.docx", accept_changes=False)  # as it was before the changes
+    assert before.text.startswith("Kept removed end.\n\nPage 7 of 9") and before.tracked_changes == 2
+    assert before.notes[0] == ("its tracked changes are left out: it reads as it was before them "
+                               "(1 insertion, 1 deletion)")
 
 
 def test_headings_by_name_or_outline_level_and_characters_markdown_would_take_as_marks(tmp_path: Path) -> None:

@@ -29,6 +29,7 @@ class UnreadableDocument(FileError):
 class ImportedDocument:
     text: str  # Markdown, "\n" line endings
     notes: tuple[str, ...] = field(default=())  # what did not come across as it was, in words
+    tracked_changes: int = 0  # insertions and deletions tracked in the file (read as accepted, or as rejected)
 
 
 def read_xml_part(package: zipfile.ZipFile, name: str) -> ElementTree.Element | None:
@@ -74,13 +75,15 @@ def pipe_table(rows: list[list[str]]) -> str:
     return "\n".join(lines + [f"| {' | '.join(row)} |" for row in rows[1:]])
 
 
-def import_notes(counts: Counter[str], left_kinds: tuple[str, ...]) -> tuple[str, ...]:
+def import_notes(counts: Counter[str], left_kinds: tuple[str, ...], accepted: bool = True) -> tuple[str, ...]:
     """What an import settled, kept differently or left out, from its ``counts`` ("insertion", "deletion",
-    "comment kept", and each of ``left_kinds``), in the writer's words."""
+    "comment kept", and each of ``left_kinds``), in the writer's words; tracked changes read as ``accepted``, or
+    as rejected (the text as it was before them)."""
     said = []
     inserted, deleted = counts["insertion"], counts["deletion"]
     if inserted or deleted:
-        said.append(f"its tracked changes are shown accepted ({plural(inserted, 'insertion')}, "
+        how = "shown accepted" if accepted else "left out: it reads as it was before them"
+        said.append(f"its tracked changes are {how} ({plural(inserted, 'insertion')}, "
                     f"{plural(deleted, 'deletion')})")  # fmt: skip
     kept = counts["comment kept"]
     if kept:

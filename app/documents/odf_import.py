@@ -6,7 +6,8 @@ are ``text:h`` or any paragraph whose style has an outline level or a Heading na
 code the Preformatted Text style; lists ``text:list``, numbered or bulleted by their list style at each level;
 bold, italic, struck and fixed-pitch text from the text properties of a span's style or of a paragraph's own
 direct formatting; links, tables, footnotes and endnotes. Tracked changes are read as they would stand
-accepted (the body already holds the insertions; deletions live apart, in ``text:tracked-changes``);
+accepted (the body already holds the insertions; deletions live apart, in ``text:tracked-changes``), or
+rejected where the writer asks for the text as it was before them (insertions skipped, deletions put back);
 fields show their value; comments stay where they were made as ``<!-- Ed: … -->``; pictures and text boxes
 are left out and counted; a table of contents is left out (the headings are the document's own).
 """
@@ -81,8 +82,9 @@ def is_odf_text(path: Path) -> bool:
         return False
 
 
-def read_odf_text(path: Path) -> ImportedDocument:
-    """``path``'s text as Markdown; ``UnreadableDocument`` (a ``FileError``) with the reason if it cannot be read."""
+def read_odf_text(path: Path, accept_changes: bool = True) -> ImportedDocument:
+    """``path``'s text as Markdown, its tracked changes accepted (else rejected); ``UnreadableDocument`` (a
+    ``FileError``) with the reason if it cannot be read."""
     try:
         with path.open("rb") as stream:
             head = stream.read(4)
@@ -96,7 +98,7 @@ def read_odf_text(path: Path) -> ImportedDocument:
             if manifest is not None and any(e.tag.endswith("}encryption-data") for e in manifest.iter()):
                 raise UnreadableDocument("it is password-protected; in LibreOffice, save a copy without a password "
                                          "(File ▸ Properties ▸ Security), then open that")  # fmt: skip
-            return OdfReader(package).document()
+            return OdfReader(package, accept_changes).document()
     except RecursionError as error:  # text nested thousands deep: no editor wrote it
         raise UnreadableDocument("its text is nested too deeply to read; the file looks damaged") from error
     except zipfile.BadZipFile as error:
@@ -195,7 +197,10 @@ class OdfStyles:
 
 
 class OdfReader:
-    def __init__(self, package: zipfile.ZipFile) -> None:
+    def __init__(self, package: zipfile.ZipFile, accept_changes: bool = True) -> None:
+        self.accept_changes = accept_changes
+        self.changes: dict[str, tuple[bool, str]] = {}  # by id: (an insertion, a deletion's words)
+        self.hidden: set[str] = set()  # the rejected insertions being read past
         content = read_xml_part(package, "content.xml")
         if content is None:
             raise UnreadableDocument("it has no content part (content.xml): not an OpenDocument text")
@@ -208,14 +213,26 @@ class OdfReader:
 
     def document(self) -> ImportedDocument:
         body = self.content.find(f"{OFFICE}body/{OFFICE}text")
+        self._tracked(body.find(f"{TEXT}tracked-changes") if body is not None else None)
         blocks = self.blocks(body) if body is not None else []
         text = join_blocks(blocks)
         if self.notes_text:
             text += "\n\n" + "\n".join(f"[^{mark}]: {words}" for mark, words in self.notes_text.items())
-        return ImportedDocument(text.strip("\n") + "\n" if text.strip() else "", self.notes())
+        changes = self.counts["insertion"] + self.counts["deletion"]
+        return ImportedDocument(text.strip("\n") + "\n" if text.strip() else "", self.notes(), changes)
 
     def notes(self) -> tuple[str, ...]:
-        return import_notes(self.counts, ("picture", "text box"))
+        return import_notes(self.counts, ("picture", "text box"), self.accept_changes)
+
+    def _tracked(self, tracked: ElementTree.Element | None) -> None:
+        """The tracked changes, counted, and each deletion's words (put back where changes are rejected)."""
+        for region in tracked if tracked is not None else ():
+            for change in region:
+                if change.tag in (f"{TEXT}insertion", f"{TEXT}deletion"):
+                    inserted = change.tag == f"{TEXT}insertion"
+                    self.counts["insertion" if inserted else "deletion"] += 1
+                    words = " ".join(tidy(self.inline(p, inner=True)) for p in change.iter(f"{TEXT}p"))
+                    self.changes[region.get(f"{TEXT}id", "")] = (inserted, words.strip())
 
     def blocks(self, container: ElementTree.Element) -> list[Block]:
         found: list[Block] = []
@@ -229,12 +246,7 @@ class OdfReader:
                 found.extend(self.list_items(child, 0, child.get(f"{TEXT}style-name"), str(id(child))))
             elif tag == f"{TABLE}table":
                 found.append(Block("table", self.table(child)))
-            elif tag == f"{TEXT}tracked-changes":
-                for region in child:
-                    for change in region:
-                        if change.tag in (f"{TEXT}insertion", f"{TEXT}deletion"):
-                            self.counts[change.tag.removeprefix(TEXT)] += 1
-            elif tag not in LEFT_OUT:  # sections and the like hold paragraphs of their own
+            elif tag != f"{TEXT}tracked-changes" and tag not in LEFT_OUT:  # sections and the like: paragraphs
                 found.extend(self.blocks(child))
         return found
 
@@ -312,7 +324,7 @@ class OdfReader:
         return emphasised(pieces)
 
     def _words(self, text: str | None, style: Format, code: bool) -> tuple[str, Format] | None:
-        if not text:
+        if not text or self.hidden:  # nothing, or inside an insertion the writer rejected
             return None
         text = text if code else COLLAPSIBLE.sub(" ", text)
         return (text if code or style[3] else escape_inline(text)), style
@@ -332,7 +344,11 @@ class OdfReader:
     def _child(self, child: ElementTree.Element, pieces: list[tuple[str, Format]], style: Format,
                code: bool) -> None:  # fmt: skip
         tag = child.tag
-        if tag == f"{TEXT}span":
+        if tag in (f"{TEXT}change-start", f"{TEXT}change-end", f"{TEXT}change"):
+            self._change(child, pieces, style)
+        elif self.hidden:
+            return  # inside an insertion the writer rejected
+        elif tag == f"{TEXT}span":
             self._collect(child, pieces, self.styles.text_format("text", child.get(f"{TEXT}style-name"), style), code)
         elif tag == f"{TEXT}a":
             inner: list[tuple[str, Format]] = []
@@ -363,6 +379,19 @@ class OdfReader:
             self.counts["text box" if boxed else "picture"] += 1
         elif tag not in MARKERS:  # fields (page numbers, dates, titles…) and other holders: what they show
             self._collect(child, pieces, style, code)
+
+    def _change(self, marker: ElementTree.Element, pieces: list[tuple[str, Format]], style: Format) -> None:
+        """Where changes are rejected: an insertion's words read past, a deletion's put back at its place."""
+        change = marker.get(f"{TEXT}change-id", "")
+        inserted, words = self.changes.get(change, (False, ""))
+        if self.accept_changes:
+            return
+        if marker.tag == f"{TEXT}change-start" and inserted:
+            self.hidden.add(change)
+        elif marker.tag == f"{TEXT}change-end":
+            self.hidden.discard(change)
+        elif marker.tag == f"{TEXT}change" and not inserted and words and not self.hidden:
+            pieces.append((words + " ", style))
 
     def _comment(self, annotation: ElementTree.Element, pieces: list[tuple[str, Format]]) -> None:
         """A comment becomes a note at the end of the words it is about (where its end is), else here."""

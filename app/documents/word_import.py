@@ -5,7 +5,8 @@ The text becomes the Markdown that Export as Word Document writes back as Word's
 Heading styles, or any paragraph with an outline level) as ``#``, quotes as ``>``, bulleted and numbered lists
 (numbering.xml's formats, nested by level), bold, italic and strike-through runs, links, tables as pipe tables,
 footnotes and endnotes as ``[^n]`` with their text at the end, code paragraphs as a fenced block. Tracked
-changes are read as they would stand accepted (insertions in, deletions out); fields show their result;
+changes are read as they would stand accepted (insertions in, deletions out), or rejected where the writer
+asks for the text as it was before them; fields show their result;
 comments stay where they were made, as ``<!-- Ed: the comment -->`` (Markdown's notes to self, which both
 exports leave out); hidden text, pictures and text boxes are left out. Whatever was left or settled is counted in
 ``ImportedDocument.notes``, so the writer hears it once, on open. Page layout, fonts and colours are Word's and
@@ -74,8 +75,9 @@ def is_word_file(path: Path) -> bool:
         return False
 
 
-def read_word_document(path: Path) -> ImportedDocument:
-    """``path``'s text as Markdown; ``UnreadableDocument`` (a ``FileError``) with the reason if it cannot be read."""
+def read_word_document(path: Path, accept_changes: bool = True) -> ImportedDocument:
+    """``path``'s text as Markdown, its tracked changes accepted (else rejected); ``UnreadableDocument`` (a
+    ``FileError``) with the reason if it cannot be read."""
     try:
         with path.open("rb") as stream:
             head = stream.read(8)
@@ -88,7 +90,7 @@ def read_word_document(path: Path) -> ImportedDocument:
         raise UnreadableDocument("it is not a Word document (a .docx is a zip of XML parts; this file is not one)")
     try:
         with zipfile.ZipFile(path) as package:
-            return WordReader(package).document()
+            return WordReader(package, accept_changes).document()
     except RecursionError as error:  # text nested thousands deep: no editor wrote it
         raise UnreadableDocument("its text is nested too deeply to read; the file looks damaged") from error
     except zipfile.BadZipFile as error:
@@ -100,8 +102,9 @@ def read_word_document(path: Path) -> ImportedDocument:
 class WordReader:
     """One package's parts, read on demand, and the Markdown made of them."""
 
-    def __init__(self, package: zipfile.ZipFile) -> None:
+    def __init__(self, package: zipfile.ZipFile, accept_changes: bool = True) -> None:
         self.package = package
+        self.accept_changes = accept_changes
         self.counts: Counter[str] = Counter()
         self.notes_text: dict[str, str] = {}  # footnote and endnote marks → their text, in order of reference
         self.note_parts: dict[str, dict[str, ElementTree.Element]] = {}
@@ -126,10 +129,11 @@ class WordReader:
         if self.notes_text:  # made while reading the body: their text after it, in order of reference
             text += "\n\n" + "\n".join(f"[^{mark}]: {words}" for mark, words in self.notes_text.items())
         self.counts["comment"] = max(0, len(self.comments) - self.counts["comment kept"])  # ones nothing refers to
-        return ImportedDocument(text.strip("\n") + "\n" if text.strip() else "", self.notes())
+        changes = self.counts["insertion"] + self.counts["deletion"]
+        return ImportedDocument(text.strip("\n") + "\n" if text.strip() else "", self.notes(), changes)
 
     def notes(self) -> tuple[str, ...]:
-        return import_notes(self.counts, ("comment", "picture", "text box", "equation"))
+        return import_notes(self.counts, ("comment", "picture", "text box", "equation"), self.accept_changes)
 
     # -- parts ---------------------------------------------------------------------------------------
 
@@ -171,7 +175,11 @@ class WordReader:
                     found.append(block)
             elif tag == f"{W}tbl":
                 found.append(Block("table", self.table(child)))
-            elif tag in (f"{W}sdt", f"{W}customXml", f"{W}ins", f"{W}moveTo"):
+            elif tag in (f"{W}ins", f"{W}moveTo", f"{W}del", f"{W}moveFrom"):  # whole paragraphs tracked
+                inserted = tag in (f"{W}ins", f"{W}moveTo")
+                self.counts["insertion" if inserted else "deletion"] += 1
+                found.extend(self.blocks(child) if inserted == self.accept_changes else [])
+            elif tag in (f"{W}sdt", f"{W}customXml"):
                 inner = child.find(f"{W}sdtContent") if tag == f"{W}sdt" else child
                 found.extend(self.blocks(inner) if inner is not None else [])
         return found
@@ -249,11 +257,11 @@ class WordReader:
                 inner: list[tuple[str, Format]] = []
                 self._collect(child, inner, fields, code)
                 pieces.extend(inner if code else linked(inner, target))
-            elif tag in (f"{W}del", f"{W}moveFrom"):
-                self.counts["deletion"] += 1
-            elif tag in (f"{W}ins", f"{W}moveTo"):
-                self.counts["insertion"] += 1
-                self._collect(child, pieces, fields, code)
+            elif tag in (f"{W}ins", f"{W}moveTo", f"{W}del", f"{W}moveFrom"):
+                inserted = tag in (f"{W}ins", f"{W}moveTo")
+                self.counts["insertion" if inserted else "deletion"] += 1
+                if inserted == self.accept_changes:  # an insertion accepted, or a deletion rejected: its words
+                    self._collect(child, pieces, fields, code)
             elif tag == f"{W}sdt":
                 content = child.find(f"{W}sdtContent")
                 if content is not None:
@@ -284,7 +292,7 @@ class WordReader:
                 continue  # a field's instruction (PAGE, HYPERLINK "…"), not its result
             text = self._run_child(child, tag)
             if text:
-                plain = code or style[3] or tag != f"{W}t"  # code keeps its characters; a break is a mark
+                plain = code or style[3] or tag not in (f"{W}t", f"{W}delText")  # code as it is; a break a mark
                 pieces.append((text if plain else escape_inline(text), style))
             elif text is None and tag == f"{W}commentReference" and child.get(f"{W}id", "") in self.comments:
                 self.counts["comment kept"] += 1
@@ -294,7 +302,7 @@ class WordReader:
                 pieces.append((f"[^{mark}]", PLAIN))
 
     def _run_child(self, child: ElementTree.Element, tag: str) -> str | None:
-        if tag == f"{W}t":
+        if tag in (f"{W}t", f"{W}delText"):  # deleted text is visited only where deletions are rejected
             return child.text or ""
         if tag in (f"{W}tab", f"{W}ptab"):
             return " "

@@ -232,8 +232,11 @@ class FileCommands(QMainWindow):
     def import_document(self, path: Path, kind: str) -> bool:
         """A Word document's or OpenDocument text's words in the editor as Markdown, as a document of its own:
         the file is never written over (Save asks for a name; Export as Word Document writes a .docx)."""
+        read = read_word_document if kind == "Word" else read_odf_text
         try:
-            imported = read_word_document(path) if kind == "Word" else read_odf_text(path)
+            imported = read(path)
+            if imported.tracked_changes and self._before_changes(path, imported.tracked_changes):
+                imported = read(path, accept_changes=False)
         except FileError as error:
             self.message_bar.show_message(f"Could not open {path.name}: {error}.")
             return False
@@ -253,6 +256,18 @@ class FileCommands(QMainWindow):
         self.statusBar().showMessage(f"Opened {path.name} ({kind})", 3000)
         self.documentReplaced.emit(imported.text)
         return True
+
+    def _before_changes(self, path: Path, count: int) -> bool:
+        """Whether the writer wants a document's tracked changes rejected (the text as it was before them);
+        no, the default (Enter, Esc): accepted, as whoever made them proposes."""
+        changes = f"its {count} tracked changes" if count > 1 else "its tracked change"
+        answer = QMessageBox.question(
+            self, "Tracked changes",
+            f"Open {path.name} as it was before {changes}?\n\nNo opens it with "
+            f"{'them' if count > 1 else 'it'} accepted, as whoever made {'them' if count > 1 else 'it'} proposes.",
+            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No, QMessageBox.StandardButton.No,
+        )  # fmt: skip
+        return answer == QMessageBox.StandardButton.Yes
 
     def _ask_encoding(self, path: Path, reason: str) -> str | None:
         encoding, ok = QInputDialog.getItem(

@@ -178,3 +178,36 @@ def test_an_editors_comments_go_back_to_word_as_comments_when_asked(document_win
         "The keeper climbed the stairs every evening<!-- Maya Editor: Every single one? -->.\n\n"
         "He lit the lamp.<!-- Redraft: every one of them -->\n"
     )
+
+
+def test_tracked_changes_open_accepted_or_as_the_text_was_before_them(document_window, tmp_path, monkeypatch) -> None:
+    from PySide6.QtWidgets import QMessageBox
+
+    edited = tmp_path / "edited.docx"
+    document = docx.Document()
+    paragraph = document.add_paragraph("The keeper ")
+    w = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
+    paragraph._p.append(docx.oxml.parse_xml(
+        f'<w:del xmlns:w="{w}" w:id="1" w:author="Maya"><w:r><w:delText>slowly </w:delText></w:r></w:del>'))
+    paragraph._p.append(docx.oxml.parse_xml(
+        f'<w:ins xmlns:w="{w}" w:id="2" w:author="Maya"><w:r><w:t xml:space="preserve">quickly </w:t></w:r></w:ins>'))
+    paragraph.add_run("climbed.")
+    document.save(str(edited))
+    asked: list[str] = []
+    answers = iter([QMessageBox.StandardButton.No, QMessageBox.StandardButton.Yes])
+
+    def ask(_parent, _title, text, *_buttons):
+        asked.append(text)
+        return next(answers)
+
+    monkeypatch.setattr(QMessageBox, "question", ask)
+    window = document_window()
+    assert window.open_path(edited)  # No, the default: accepted
+    assert window.editor.plain_text() == "The keeper quickly climbed.\n"
+    assert asked[0].startswith("Open edited.docx as it was before its 2 tracked changes?")
+    assert window.open_path(edited)
+    assert window.editor.plain_text() == "The keeper slowly climbed.\n"
+    assert "it reads as it was before them (1 insertion, 1 deletion)" in window.message_bar.label.text()
+    plain = tmp_path / "plain.docx"
+    docx.Document().save(str(plain))
+    assert window.open_path(plain) and len(asked) == 2  # no changes: no question
