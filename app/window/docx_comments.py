@@ -46,6 +46,8 @@ def inline_notes(text: str) -> list[str]:
 class Comments:
     """The notes of one export: marked in the text, then written as comments.xml and their anchors."""
 
+    pattern = MARK
+
     def __init__(self) -> None:
         self.notes: list[tuple[str, str]] = []  # (author, words) by comment id
 
@@ -58,17 +60,6 @@ class Comments:
         named = AUTHOR.match(words)
         self.notes.append((named.group(1).strip(), named.group(2)) if named else (DEFAULT_AUTHOR, words))
         return f"\ue000{len(self.notes) - 1}\ue001"
-
-    def split(self, text: str) -> list[str | int]:
-        """A run's text in pieces: its words, and the comment ids marked between them."""
-        pieces: list[str | int] = []
-        at = 0
-        for match in MARK.finditer(text):
-            pieces.append(text[at : match.start()])
-            pieces.append(int(match.group(1)))
-            at = match.end()
-        pieces.append(text[at:])
-        return [piece for piece in pieces if piece != ""]
 
     def anchor_xml(self, index: int) -> str:
         """A comment at one point of the text: its range (empty) and the reference Word shows it by."""

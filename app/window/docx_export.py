@@ -4,7 +4,8 @@ A Markdown document (``is_markdown``) keeps its structure as Word's own: heading
 navigation pane lists them), emphasis, strike-through and code as run formats, links as hyperlinks, bulleted and
 numbered lists as Word lists (each numbered list counting from its own start), quotes set in, code blocks in a
 fixed-pitch face, rules as a paragraph's border, tables as tables, pictures in line (export_pictures), and
-its notes (``<!-- … -->``) left out or, where the writer asks, as Word comments (docx_comments). Qt's
+footnotes (``[^1]``) as Word's own (docx_footnotes), and its notes (``<!-- … -->``) left out or, where the
+writer asks, as Word comments (docx_comments). Qt's
 Markdown reader (the PDF export's too) reads the text. Any other file is paragraphs: a blank line ends one; a
 hand-wrapped paragraph's lines are joined (Word wraps them itself), any other keeps its line breaks (verse, an
 address).
@@ -20,6 +21,7 @@ from __future__ import annotations
 import re
 import time
 import zipfile
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from io import BytesIO
 from pathlib import Path
@@ -39,7 +41,9 @@ from PySide6.QtGui import (
 )
 
 from app.documents.fileio import save_bytes
-from app.window.docx_comments import MARK, Comments
+from app.window.docx_comments import Comments
+from app.window.docx_footnotes import Footnotes
+from app.window.docx_marks import MarkedPart, split_marks
 from app.window.export_pictures import Pictures
 from app.window.pdf_export import MARGIN_MM, paper_for, read_markdown, title_of
 from model.edit.wrapping import wrap_width
@@ -199,11 +203,11 @@ def _runs(block: QTextBlock) -> list[Run]:
 class _Writer:
     """document.xml's body, and the hyperlinks it refers to (word/_rels)."""
 
-    def __init__(self, text_width: int, pictures: Pictures, comments: Comments) -> None:
+    def __init__(self, text_width: int, pictures: Pictures, extras: Sequence[MarkedPart]) -> None:
         self.links: list[str] = []
         self.text_width = text_width  # twips between the margins: a table's columns share it
         self.pictures = pictures
-        self.comments = comments
+        self.extras = extras  # the comments and footnotes whose marks runs may hold
 
     def body(self, parts: list[Paragraph | Table]) -> str:
         xml = []
@@ -253,9 +257,11 @@ class _Writer:
     def run(self, run: Run, bold: bool = False) -> str:
         if run.picture:  # in line; where it cannot be read, its name in brackets marks the place
             return self.pictures.run_xml(run.picture) or self.run(Run(f"[{run.picture}]", italic=True))
-        if MARK.search(run.text):  # notes kept as Word comments (docx_comments): their anchors between the words
-            return "".join(self.run(replace(run, text=piece), bold) if isinstance(piece, str)
-                           else self.comments.anchor_xml(piece) for piece in self.comments.split(run.text))  # fmt: skip
+        for extra in self.extras:  # a comment's or a footnote's mark (docx_marks): its XML between the words
+            if extra.pattern.search(run.text):
+                pieces = split_marks(run.text, extra.pattern)
+                return "".join(self.run(replace(run, text=piece), bold) if isinstance(piece, str)
+                               else extra.anchor_xml(piece) for piece in pieces)  # fmt: skip
         # In the schema's order, which Word holds a file to (LibreOffice and python-docx do not).
         properties = '<w:rStyle w:val="Hyperlink"/>' if run.link else ""
         if run.code:
@@ -281,14 +287,13 @@ class _Writer:
 
 def docx_bytes(body: list[Paragraph | Table], lists: Lists, title: str, paper_twips: tuple[int, int], family: str,
                language: str, folder: Path | None = None,
-               comments: Comments | None = None) -> tuple[bytes, list[str]]:  # fmt: skip
+               extras: Sequence[MarkedPart] = ()) -> tuple[bytes, list[str]]:  # fmt: skip
     """The .docx package of ``body`` (document, styles, numbering, footer, properties, the pictures read from
-    ``folder`` and any ``comments`` marked in it), and the pictures it could not carry."""
+    ``folder`` and the ``extras`` marked in it: comments, footnotes), and the pictures it could not carry."""
     width, height = paper_twips
     margin = round(MARGIN_MM * TWIPS_PER_MM)
     pictures = Pictures(folder, width - 2 * margin)
-    comments = comments or Comments()
-    writer = _Writer(width - 2 * margin, pictures, comments)
+    writer = _Writer(width - 2 * margin, pictures, extras)
     content = writer.body(body)
     document = (
         f'<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n<w:document xmlns:w="{W}" xmlns:r="{R}"'
@@ -303,7 +308,7 @@ def docx_bytes(body: list[Paragraph | Table], lists: Lists, title: str, paper_tw
         for index, address in enumerate(writer.links, start=1)
     )
     parts = {
-        "[Content_Types].xml": _content_types(pictures.content_types() + comments.content_types()),
+        "[Content_Types].xml": _content_types(pictures.content_types() + "".join(e.content_types() for e in extras)),
         "_rels/.rels": _relationships(
             f'<Relationship Id="rDocument" Type="{R}/officeDocument" Target="word/document.xml"/>'
             f'<Relationship Id="rCore" Type="{PACKAGE_RELS}/metadata/core-properties" Target="docProps/core.xml"/>'
@@ -314,13 +319,13 @@ def docx_bytes(body: list[Paragraph | Table], lists: Lists, title: str, paper_tw
             f'<Relationship Id="rStyles" Type="{R}/styles" Target="styles.xml"/>'
             f'<Relationship Id="rNumbering" Type="{R}/numbering" Target="numbering.xml"/>'
             f'<Relationship Id="rFooter" Type="{R}/footer" Target="footer1.xml"/>' + links + pictures.relationships()
-            + comments.relationships()
+            + "".join(extra.relationships() for extra in extras)
         ),
         "word/styles.xml": _styles(family, language),
         "word/numbering.xml": _numbering(lists),
         "word/footer1.xml": _footer(),
         "docProps/core.xml": _core(title),
-        **comments.parts(),
+        **{name: xml for extra in extras for name, xml in extra.parts().items()},
         "docProps/app.xml": (
             '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n<Properties xmlns='
             '"http://schemas.openxmlformats.org/officeDocument/2006/extended-properties">'
@@ -470,16 +475,16 @@ def export_docx(text: str, markdown: bool, path: Path, name: str, country: QLoca
     (docx_comments), else left out. Returns the pictures it could not carry. Raises ``FileError`` (in the
     writer's words) where it cannot be written; nothing is half-written."""
     lists = Lists()
-    comments = Comments()
+    comments, footnotes = Comments(), Footnotes()
     body: list[Paragraph | Table]
     if markdown:
         document = QTextDocument()
-        read_markdown(document, comments.mark(text) if notes_as_comments else text)
+        read_markdown(document, footnotes.mark(comments.mark(text) if notes_as_comments else text))
         body = markdown_body(document, lists)
     else:
         body = [*plain_paragraphs(text)]
     data, missing = docx_bytes(body, lists, title_of(text, markdown, name), paper_twips(country),
                                family or DEFAULT_FAMILY, word_language(language, QLocale.system()), folder,
-                               comments)  # fmt: skip
+                               (comments, footnotes))  # fmt: skip
     save_bytes(path, data, again="export again")
     return missing

@@ -234,3 +234,26 @@ def test_a_picture_named_by_a_windows_path_is_read_as_a_file_not_a_web_address(q
     picture = read_picture(name, tmp_path)
     assert picture is not None and picture.extension == "png"
     assert read_picture("https://example.org/map.png", tmp_path) is None  # the web: never fetched
+
+
+def test_markdown_footnotes_become_words_own_footnotes(document_window, tmp_path: Path) -> None:
+    from app.documents.word_import import read_word_document
+
+    text = ("The keeper[^a] climbed the stairs[^b], again[^a]. Not one: [^zz].\n\n```\n[^a]: inside code\n```\n\n"
+            "[^a]: First note, with *emphasis* and `code`.\n[^b]: Second \\* note.\n"
+            "[^unused]: Nobody refers to me.\n")  # fmt: skip
+    document = export(document_window(), tmp_path, "notes.md", text)
+    body = document.paragraphs[0]
+    assert body.text == "The keeper climbed the stairs, again. Not one: [^zz]."  # numbers are Word's to draw
+    assert body._p.xml.count("<w:footnoteReference") == 3  # a label used twice: two footnotes, one place each
+    assert "[^a]: inside code" in [p.text for p in document.paragraphs]  # code is never a footnote
+    assert not any("Nobody" in p.text or "First note" in p.text for p in document.paragraphs)
+    footnotes = next(part for part in document.part.package.parts if part.partname == "/word/footnotes.xml")
+    xml = footnotes.blob.decode()
+    assert xml.count("<w:footnote ") == 5 and "Nobody" not in xml  # Word's two separators, then three notes
+    assert "<w:i/>" in xml and "Courier New" in xml and "Second * note." in xml  # formats kept, escapes undone
+    assert read_word_document(tmp_path / "notes.docx").text == (
+        "The keeper[^1] climbed the stairs[^2], again[^3]. Not one: [^zz].\n\n```\n[^a]: inside code\n```\n\n"
+        "[^1]: First note, with *emphasis* and `code`.\n[^2]: Second \\* note.\n"
+        "[^3]: First note, with *emphasis* and `code`.\n"
+    )  # and back: Word's numbers as the labels

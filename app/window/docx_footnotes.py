@@ -1,0 +1,112 @@
+"""A Markdown document's footnotes (``[^1]`` in the text, ``[^1]: its words`` on a line of its own) as Word's own
+footnotes in Export as Word Document: Word numbers them and sets them at the foot of their page. Qt's Markdown
+reader has no footnotes (it would print the brackets), so each reference is marked before it reads the text
+(docx_marks) and each definition's line taken out.
+
+A reference with no definition stays as written; a definition no reference uses is left out. Footnotes are
+numbered in the order the text refers to them, whatever their labels; a label referred to twice is two
+footnotes of the same words (Word's footnote has one place). A definition is one line, as the import writes
+them (``app.documents.word_import``), its **bold**, *italic* and `code` kept; lines inside a fenced code block
+are never read as either.
+"""
+
+from __future__ import annotations
+
+import re
+from xml.sax.saxutils import escape
+
+W = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
+R = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
+DEFINITION = re.compile(r"^ {0,3}\[\^([^\]\s]+)\]:[ \t]*(.*)$")
+REFERENCE = re.compile(r"\[\^([^\]\s]+)\]")
+MARK = re.compile("\ue002(\\d+)\ue003")  # private use, and not the comments' marks
+FENCE = re.compile(r"^ {0,3}(```|~~~)")
+NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
+SUPERSCRIPT = '<w:rPr><w:vertAlign w:val="superscript"/></w:rPr>'
+INLINE = re.compile(r"(`[^`]+`|\*\*[^*]+\*\*|(?<!\\)\*[^*]+(?<!\\)\*)")
+ESCAPED = re.compile(r"\\([\\`*_{}\[\]()#+\-.!<>|~])")
+CODE_FAMILY = "Courier New"  # as Export as Word Document sets code
+
+
+class Footnotes:
+    """The footnotes of one export: marked in the text, then written as footnotes.xml and their references."""
+
+    pattern = MARK
+
+    def __init__(self) -> None:
+        self.notes: list[str] = []  # by footnote id - 1 (Word keeps 0 and -1 for its separators)
+
+    def mark(self, text: str) -> str:
+        """``text`` with its definitions' lines out and each defined reference marked."""
+        definitions: dict[str, str] = {}
+        kept: list[str] = []
+        fenced = False
+        for line in text.split("\n"):
+            if FENCE.match(line):
+                fenced = not fenced
+            found = None if fenced else DEFINITION.match(line)
+            if found is not None:
+                definitions.setdefault(found.group(1), found.group(2).strip())
+            else:
+                kept.append(line)
+        if not definitions:
+            return text
+
+        def marked(match: re.Match[str]) -> str:
+            label = match.group(1)
+            if label not in definitions:
+                return match.group(0)
+            self.notes.append(definitions[label])
+            return f"\ue002{len(self.notes)}\ue003"
+
+        lines, fenced = [], False
+        for line in kept:
+            if FENCE.match(line):
+                fenced = not fenced
+            lines.append(line if fenced else REFERENCE.sub(marked, line))
+        return "\n".join(lines)
+
+    def anchor_xml(self, index: int) -> str:
+        """The footnote's number in the text, where Word counts it."""
+        return f'<w:r>{SUPERSCRIPT}<w:footnoteReference w:id="{index}"/></w:r>'
+
+    def content_types(self) -> str:
+        kind = "application/vnd.openxmlformats-officedocument.wordprocessingml.footnotes+xml"
+        return f'<Override PartName="/word/footnotes.xml" ContentType="{kind}"/>' if self.notes else ""
+
+    def relationships(self) -> str:
+        return f'<Relationship Id="rFootnotes" Type="{R}/footnotes" Target="footnotes.xml"/>' if self.notes else ""
+
+    def parts(self) -> dict[str, str]:
+        if not self.notes:
+            return {}
+        separators = ('<w:footnote w:type="separator" w:id="-1"><w:p><w:r><w:separator/></w:r></w:p></w:footnote>'
+                      '<w:footnote w:type="continuationSeparator" w:id="0"><w:p><w:r><w:continuationSeparator/>'
+                      "</w:r></w:p></w:footnote>")  # fmt: skip
+        notes = "".join(
+            f'<w:footnote w:id="{index}"><w:p><w:pPr><w:spacing w:after="0"/></w:pPr><w:r>{SUPERSCRIPT}'
+            f'<w:footnoteRef/></w:r><w:r><w:t xml:space="preserve"> </w:t></w:r>{_runs(words)}</w:p></w:footnote>'
+            for index, words in enumerate(self.notes, start=1)
+        )
+        head = '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n'
+        return {"word/footnotes.xml": f'{head}<w:footnotes xmlns:w="{W}">{separators}{notes}</w:footnotes>'}
+
+
+def _runs(words: str) -> str:
+    """A footnote's words as runs: its **bold**, *italic* and `code` as Word's, Markdown's escapes undone."""
+    xml = []
+    for part in INLINE.split(words):
+        if not part:
+            continue
+        formats, text = "", part
+        if part.startswith("`") and part.endswith("`") and len(part) > 1:
+            formats, text = f'<w:rFonts w:ascii="{CODE_FAMILY}" w:hAnsi="{CODE_FAMILY}"/>', part[1:-1]
+        elif part.startswith("**") and part.endswith("**") and len(part) > 4:
+            formats, text = "<w:b/>", part[2:-2]
+        elif part.startswith("*") and part.endswith("*") and len(part) > 2:
+            formats, text = "<w:i/>", part[1:-1]
+        if not formats:
+            text = ESCAPED.sub(r"\1", text)
+        xml.append(f'<w:r><w:rPr>{formats}<w:sz w:val="20"/></w:rPr><w:t xml:space="preserve">'
+                   f"{escape(NOT_XML.sub('', text))}</w:t></w:r>")  # fmt: skip
+    return "".join(xml)
