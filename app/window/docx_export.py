@@ -259,9 +259,9 @@ class _Writer:
             return self.pictures.run_xml(run.picture) or self.run(Run(f"[{run.picture}]", italic=True))
         for extra in self.extras:  # a comment's or a footnote's mark (docx_marks): its XML between the words
             if extra.pattern.search(run.text):
-                pieces = split_marks(run.text, extra.pattern)
+                split = split_marks(run.text, extra.pattern)
                 return "".join(self.run(replace(run, text=piece), bold) if isinstance(piece, str)
-                               else extra.anchor_xml(piece) for piece in pieces)  # fmt: skip
+                               else extra.anchor_xml(piece) for piece in split)  # fmt: skip
         # In the schema's order, which Word holds a file to (LibreOffice and python-docx do not).
         properties = '<w:rStyle w:val="Hyperlink"/>' if run.link else ""
         if run.code:
