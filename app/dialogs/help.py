@@ -83,9 +83,10 @@ with a preview, and Restore puts one back in the editor (Ctrl+Z undoes it; Save 
 the file through Save As, and through a rename or a move in your file manager.</p>
 <p><b>File ▸ Export as PDF…</b> sets the document on pages to send or print; <b>File ▸ Export as Word Document…</b>
 writes a .docx for an editor or a publisher, a Markdown document's headings, lists, quotes, tables and footnotes as
-Word's own. Both carry a Markdown document's pictures (<code>![a caption](images/map.png)</code>, read from beside
-the document), scaled to fit the page, and tell you of any they could not read. Both export what Save would write:
-a rewrite still open goes as its original.</p>
+Word's own. A PDF numbers footnotes in the text and sets them as Notes at the end. Both carry a Markdown document's
+pictures (<code>![a caption](images/map.png)</code>, read from beside the document), scaled to fit the page, and
+tell you of any they could not read. Both export what Save would write: a rewrite still open goes as its
+original.</p>
 <p><b>File ▸ Open…</b> also opens a Word document (.docx) or a LibreOffice one (.odt): its words come in as
 Markdown, with its headings, lists, quotes, emphasis, links, tables and footnotes, and its tracked changes
 accepted, or, if you ask when it opens, as it was before them. The file itself is never saved over: Save keeps your

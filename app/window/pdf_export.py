@@ -1,7 +1,9 @@
 """File ▸ Export as PDF…: the document typeset on pages, to send or to print.
 
 A Markdown document (``is_markdown``: .md, or untitled) is rendered as Markdown, its headings, emphasis, lists
-and quotes set and its marks gone, its pictures read from beside it (export_pictures); any other is its plain
+and quotes set and its marks gone, its pictures read from beside it (export_pictures), its footnotes (``[^1]``)
+numbered in the text and set as Notes at its end (a page's foot is Word's to lay out; docx_footnotes); any other
+is its plain
 text, line for line. Both in the editor's typeface at a print size, on A4, or on US Letter where the system's
 country uses it, with margins and page numbers. The PDF's title is the document's first heading, else its file
 name.
@@ -17,7 +19,7 @@ import math
 import re
 from pathlib import Path
 
-from PySide6.QtCore import QBuffer, QIODevice, QLocale, QMarginsF, QRectF, QSizeF, Qt, QUrl
+from PySide6.QtCore import QBuffer, QIODevice, QLocale, QMarginsF, QRectF, QRegularExpression, QSizeF, Qt, QUrl
 from PySide6.QtGui import (
     QAbstractTextDocumentLayout,
     QFont,
@@ -26,6 +28,7 @@ from PySide6.QtGui import (
     QPainter,
     QPdfWriter,
     QTextBlock,
+    QTextBlockFormat,
     QTextCharFormat,
     QTextCursor,
     QTextDocument,
@@ -34,6 +37,8 @@ from PySide6.QtGui import (
 )
 
 from app.documents.fileio import save_bytes
+from app.window.docx_footnotes import MARK as FOOTNOTE_MARK
+from app.window.docx_footnotes import Footnotes
 from app.window.export_pictures import Picture, read_picture
 from app.window.headings import each_heading
 from app.window.theme import prose_families
@@ -65,8 +70,10 @@ def typeset(text: str, markdown: bool, family: str = "") -> QTextDocument:
     font.setPointSizeF(PRINT_POINT_SIZE)
     document.setDefaultFont(font)
     if markdown:
-        read_markdown(document, text)
+        footnotes = Footnotes()
+        read_markdown(document, footnotes.mark(text))
         _indent_quotes(document)
+        _endnotes(document, footnotes.notes)
     else:
         document.setPlainText(text)
     return document
@@ -78,6 +85,24 @@ def read_markdown(document: QTextDocument, text: str) -> None:
     Markdown never shows, are left out."""
     features = QTextDocument.MarkdownFeature.MarkdownDialectGitHub | QTextDocument.MarkdownFeature.MarkdownNoHTML
     document.setMarkdown(HTML_COMMENT.sub("", text), features)
+
+
+def _endnotes(document: QTextDocument, notes: list[str]) -> None:
+    """Each footnote's mark a superscript number, and the notes under a Notes heading at the end, numbered so."""
+    if not notes:
+        return
+    marks = QRegularExpression(FOOTNOTE_MARK.pattern)
+    found = document.find(marks)
+    while not found.isNull():
+        number = found.selectedText().strip("\ue002\ue003")
+        raised = QTextCharFormat(found.charFormat())
+        raised.setVerticalAlignment(QTextCharFormat.VerticalAlignment.AlignSuperScript)
+        found.insertText(number, raised)
+        found = document.find(marks, found)
+    cursor = QTextCursor(document)
+    cursor.movePosition(QTextCursor.MoveOperation.End)
+    cursor.insertBlock(QTextBlockFormat(), QTextCharFormat())  # a block of its own, not the last paragraph's end
+    cursor.insertMarkdown("## Notes\n\n" + "\n".join(f"{index}. {words}" for index, words in enumerate(notes, 1)))
 
 
 def _indent_quotes(document: QTextDocument) -> None:

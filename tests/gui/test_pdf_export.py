@@ -178,3 +178,34 @@ def test_pictures_are_on_the_pages_and_missing_ones_named(document_window, tmp_p
     assert "The map: beside the words." in words and "[gone.png] is gone." in words
     said = window.message_bar.label.text()
     assert "without 1 picture it could not read (gone.png)" in said, said
+
+
+def test_footnotes_are_numbered_in_the_text_and_set_as_notes_at_the_end(document_window, tmp_path: Path) -> None:
+    from PySide6.QtGui import QTextCharFormat
+
+    from app.window.pdf_export import typeset
+
+    text = ("# Notes test\n\nThe keeper[^a] climbed the stairs[^b], again[^a]. Not one: [^zz].\n\n"
+            "[^a]: First note, with *emphasis*.\n[^b]: Second note.\n")  # fmt: skip
+    document = typeset(text, markdown=True)
+    raised = []
+    block = document.begin()
+    while block.isValid():
+        fragments = block.begin()
+        while not fragments.atEnd():
+            fragment = fragments.fragment()
+            if fragment.charFormat().verticalAlignment() == QTextCharFormat.VerticalAlignment.AlignSuperScript:
+                raised.append(fragment.text())
+            fragments += 1
+        block = block.next()
+    assert raised == ["1", "2", "3"]  # each reference its number, raised; a label used twice, two notes
+    source = tmp_path / "notes.md"
+    source.write_text(text, encoding="utf-8")
+    window = document_window()
+    assert window.open_path(source) and window.export_to(tmp_path / "notes.pdf")
+    _reader, words = words_of(tmp_path / "notes.pdf")
+    assert "[^a]" not in words and "[^b]" not in words and "[^zz]" in words  # an undefined one stays as written
+    notes = words[words.index("Notes", words.index("zz")) :]
+    assert re.findall(r"First note, with emphasis|Second note", notes) == [
+        "First note, with emphasis", "Second note", "First note, with emphasis",
+    ], notes  # fmt: skip
