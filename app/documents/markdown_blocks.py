@@ -6,13 +6,16 @@ from __future__ import annotations
 import re
 import zipfile
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from xml.etree import ElementTree
 
 from app.documents.fileio import FileError
 
 MAX_PART_BYTES = 256 * 1024 * 1024  # a long novel's XML is tens of MB; a zip bomb unpacks to far more
 ZIP_MAGIC = b"PK\x03\x04"
+OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"  # an old .doc, or a password-protected .docx
 Format = tuple[bool, bool, bool, bool]  # a run's bold, italic, struck, code
 PLAIN: Format = (False, False, False, False)
 # A paragraph that only marks a scene break ("* * *", "***", "---") stays one: Markdown reads it as a rule.
@@ -30,6 +33,30 @@ class ImportedDocument:
     text: str  # Markdown, "\n" line endings
     notes: tuple[str, ...] = field(default=())  # what did not come across as it was, in words
     tracked_changes: int = 0  # insertions and deletions tracked in the file (read as accepted, or as rejected)
+
+
+def read_package(path: Path, read: Callable[[zipfile.ZipFile], ImportedDocument], what: str, not_a_zip: str,
+                 old_format: str | None = None) -> ImportedDocument:  # fmt: skip
+    """``read`` of ``path``'s zip, a file that is not one refused with ``not_a_zip`` (an old Office file with
+    ``old_format``, where given), a damaged ``what`` said so; ``FileError`` for what the disk says."""
+    try:
+        with path.open("rb") as stream:
+            head = stream.read(8)
+    except OSError as error:
+        raise FileError(str(error.strerror or error)) from error
+    if old_format is not None and head == OLE_MAGIC:
+        raise UnreadableDocument(old_format)
+    if not head.startswith(ZIP_MAGIC):
+        raise UnreadableDocument(not_a_zip)
+    try:
+        with zipfile.ZipFile(path) as package:
+            return read(package)
+    except RecursionError as error:  # text nested thousands deep: no editor wrote it
+        raise UnreadableDocument("its text is nested too deeply to read; the file looks damaged") from error
+    except zipfile.BadZipFile as error:
+        raise UnreadableDocument(f"the {what} is damaged ({error})") from error
+    except OSError as error:
+        raise FileError(str(error.strerror or error)) from error
 
 
 def read_xml_part(package: zipfile.ZipFile, name: str) -> ElementTree.Element | None:

@@ -20,7 +20,6 @@ from collections import Counter
 from pathlib import Path
 from xml.etree import ElementTree
 
-from app.documents.fileio import FileError
 from app.documents.markdown_blocks import (
     PLAIN,
     ZIP_MAGIC,
@@ -38,6 +37,7 @@ from app.documents.markdown_blocks import (
     number,
     paragraph_block,
     pipe_table,
+    read_package,
     read_xml_part,
     tidy,
 )
@@ -85,26 +85,16 @@ def is_odf_text(path: Path) -> bool:
 def read_odf_text(path: Path, accept_changes: bool = True) -> ImportedDocument:
     """``path``'s text as Markdown, its tracked changes accepted (else rejected); ``UnreadableDocument`` (a
     ``FileError``) with the reason if it cannot be read."""
-    try:
-        with path.open("rb") as stream:
-            head = stream.read(4)
-    except OSError as error:
-        raise FileError(str(error.strerror or error)) from error
-    if head != ZIP_MAGIC:
-        raise UnreadableDocument("it is not an OpenDocument text (an .odt is a zip of XML parts; this file is not one)")
-    try:
-        with zipfile.ZipFile(path) as package:
-            manifest = read_xml_part(package, "META-INF/manifest.xml")
-            if manifest is not None and any(e.tag.endswith("}encryption-data") for e in manifest.iter()):
-                raise UnreadableDocument("it is password-protected; in LibreOffice, save a copy without a password "
-                                         "(File ▸ Properties ▸ Security), then open that")  # fmt: skip
-            return OdfReader(package, accept_changes).document()
-    except RecursionError as error:  # text nested thousands deep: no editor wrote it
-        raise UnreadableDocument("its text is nested too deeply to read; the file looks damaged") from error
-    except zipfile.BadZipFile as error:
-        raise UnreadableDocument(f"the document is damaged ({error})") from error
-    except OSError as error:
-        raise FileError(str(error.strerror or error)) from error
+
+    def read(package: zipfile.ZipFile) -> ImportedDocument:
+        manifest = read_xml_part(package, "META-INF/manifest.xml")
+        if manifest is not None and any(e.tag.endswith("}encryption-data") for e in manifest.iter()):
+            raise UnreadableDocument("it is password-protected; in LibreOffice, save a copy without a password "
+                                     "(File ▸ Properties ▸ Security), then open that")  # fmt: skip
+        return OdfReader(package, accept_changes).document()
+
+    not_one = "it is not an OpenDocument text (an .odt is a zip of XML parts; this file is not one)"
+    return read_package(path, read, "document", not_one)
 
 
 def _name(element: ElementTree.Element) -> str:

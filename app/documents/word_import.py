@@ -25,8 +25,8 @@ from collections import Counter
 from pathlib import Path
 from xml.etree import ElementTree
 
-from app.documents.fileio import FileError
 from app.documents.markdown_blocks import (
+    OLE_MAGIC,
     PLAIN,
     ZIP_MAGIC,
     Block,
@@ -43,6 +43,7 @@ from app.documents.markdown_blocks import (
     number,
     paragraph_block,
     pipe_table,
+    read_package,
     read_xml_part,
     tidy,
 )
@@ -51,7 +52,6 @@ from app.documents.word_styles import MAX_COLUMNS, Numbering, Styles, W, on
 R_ID = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}id"
 MC = "{http://schemas.openxmlformats.org/markup-compatibility/2006}"
 OFFICE_DOCUMENT = "/officeDocument"
-OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"  # an old .doc, or a password-protected .docx
 WORD_SUFFIXES = frozenset({".docx", ".docm", ".dotx", ".dotm"})
 QUOTE_STYLES = frozenset({"quote", "intense quote", "block text", "quotations"})  # Word's, LibreOffice's
 CODE_STYLES = frozenset({"source code", "sourcecode", "html preformatted", "macro text"})
@@ -78,25 +78,12 @@ def is_word_file(path: Path) -> bool:
 def read_word_document(path: Path, accept_changes: bool = True) -> ImportedDocument:
     """``path``'s text as Markdown, its tracked changes accepted (else rejected); ``UnreadableDocument`` (a
     ``FileError``) with the reason if it cannot be read."""
-    try:
-        with path.open("rb") as stream:
-            head = stream.read(8)
-    except OSError as error:
-        raise FileError(str(error.strerror or error)) from error
-    if head == OLE_MAGIC:
-        raise UnreadableDocument("it is an old-format Word document (.doc) or a password-protected one; in Word, "
-                                 "save it as a Word Document (.docx) without a password, then open that")  # fmt: skip
-    if not head.startswith(ZIP_MAGIC):
-        raise UnreadableDocument("it is not a Word document (a .docx is a zip of XML parts; this file is not one)")
-    try:
-        with zipfile.ZipFile(path) as package:
-            return WordReader(package, accept_changes).document()
-    except RecursionError as error:  # text nested thousands deep: no editor wrote it
-        raise UnreadableDocument("its text is nested too deeply to read; the file looks damaged") from error
-    except zipfile.BadZipFile as error:
-        raise UnreadableDocument(f"the Word document is damaged ({error})") from error
-    except OSError as error:
-        raise FileError(str(error.strerror or error)) from error
+    return read_package(
+        path, lambda package: WordReader(package, accept_changes).document(), "Word document",
+        "it is not a Word document (a .docx is a zip of XML parts; this file is not one)",
+        "it is an old-format Word document (.doc) or a password-protected one; in Word, save it as a Word Document "
+        "(.docx) without a password, then open that",
+    )  # fmt: skip
 
 
 class WordReader:

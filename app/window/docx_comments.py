@@ -16,26 +16,18 @@ from collections.abc import Iterator
 from xml.sax.saxutils import escape, quoteattr
 
 from app.documents.markdown_blocks import comment_note
+from app.window.docx_marks import NOT_XML, R, W, lines_outside_code
 
-W = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
-R = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
 NOTE = re.compile(r"<!--(.*?)-->")
 MARK = re.compile("\ue000(\\d+)\ue001")  # private use: no text a writer types has them
 AUTHOR = re.compile(r"^\s*([^:\n]{1,40}?):\s+(.+?)\s*$", re.S)
-FENCE = re.compile(r"^ {0,3}(```|~~~)")
-NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
 DEFAULT_AUTHOR = "Redraft"
 
 
 def _lines(text: str) -> Iterator[tuple[str, bool]]:
     """Each line of ``text``, and whether its notes are inline (words beside them, outside a code block)."""
-    fenced = False
-    for line in text.split("\n"):
-        if FENCE.match(line):
-            fenced = not fenced
-            yield line, False
-        else:
-            yield line, not fenced and NOTE.search(line) is not None and bool(NOTE.sub("", line).strip())
+    for line, prose in lines_outside_code(text):
+        yield line, prose and NOTE.search(line) is not None and bool(NOTE.sub("", line).strip())
 
 
 def inline_notes(text: str) -> list[str]:

@@ -43,7 +43,7 @@ from PySide6.QtGui import (
 from app.documents.fileio import save_bytes
 from app.window.docx_comments import Comments
 from app.window.docx_footnotes import Footnotes
-from app.window.docx_marks import MarkedPart, split_marks
+from app.window.docx_marks import NOT_XML, MarkedPart, R, W, split_marks
 from app.window.export_pictures import Pictures
 from app.window.pdf_export import MARGIN_MM, paper_for, read_markdown, title_of
 from model.edit.wrapping import wrap_width
@@ -52,12 +52,8 @@ BODY_POINT_SIZE = 12  # the manuscript size
 DEFAULT_FAMILY = "Georgia"
 CODE_FAMILY = "Courier New"
 TWIPS_PER_MM = 1440 / 25.4
-W = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
-R = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
 PACKAGE_RELS = "http://schemas.openxmlformats.org/package/2006/relationships"
 WP = "http://schemas.openxmlformats.org/drawingml/2006/wordprocessingDrawing"
-# Characters XML 1.0 cannot hold (a stray control character in a pasted text): left out rather than a broken file.
-NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
 NUMBERED_STYLES = frozenset({
     QTextListFormat.Style.ListDecimal, QTextListFormat.Style.ListLowerAlpha, QTextListFormat.Style.ListUpperAlpha,
     QTextListFormat.Style.ListLowerRoman, QTextListFormat.Style.ListUpperRoman,

@@ -15,13 +15,11 @@ from __future__ import annotations
 import re
 from xml.sax.saxutils import escape
 
-W = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
-R = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
+from app.window.docx_marks import NOT_XML, R, W, lines_outside_code
+
 DEFINITION = re.compile(r"^ {0,3}\[\^([^\]\s]+)\]:[ \t]*(.*)$")
 REFERENCE = re.compile(r"\[\^([^\]\s]+)\]")
 MARK = re.compile("\ue002(\\d+)\ue003")  # private use, and not the comments' marks
-FENCE = re.compile(r"^ {0,3}(```|~~~)")
-NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
 SUPERSCRIPT = '<w:rPr><w:vertAlign w:val="superscript"/></w:rPr>'
 INLINE = re.compile(r"(`[^`]+`|\*\*[^*]+\*\*|(?<!\\)\*[^*]+(?<!\\)\*)")
 ESCAPED = re.compile(r"\\([\\`*_{}\[\]()#+\-.!<>|~])")
@@ -40,11 +38,8 @@ class Footnotes:
         """``text`` with its definitions' lines out and each defined reference marked."""
         definitions: dict[str, str] = {}
         kept: list[str] = []
-        fenced = False
-        for line in text.split("\n"):
-            if FENCE.match(line):
-                fenced = not fenced
-            found = None if fenced else DEFINITION.match(line)
+        for line, prose in lines_outside_code(text):
+            found = DEFINITION.match(line) if prose else None
             if found is not None:
                 definitions.setdefault(found.group(1), found.group(2).strip())
             else:
@@ -59,12 +54,8 @@ class Footnotes:
             self.notes.append(definitions[label])
             return f"\ue002{len(self.notes)}\ue003"
 
-        lines, fenced = [], False
-        for line in kept:
-            if FENCE.match(line):
-                fenced = not fenced
-            lines.append(line if fenced else REFERENCE.sub(marked, line))
-        return "\n".join(lines)
+        return "\n".join(REFERENCE.sub(marked, line) if prose else line
+                         for line, prose in lines_outside_code("\n".join(kept)))
 
     def anchor_xml(self, index: int) -> str:
         """The footnote's number in the text, where Word counts it."""

@@ -5,7 +5,15 @@ and the writer puts that part's XML where each mark lands in a run's text."""
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from typing import Protocol
+
+from app.window.headings import FENCE
+
+W = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
+R = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
+# Characters XML 1.0 cannot hold (a stray control character in a pasted text): left out rather than a broken file.
+NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
 
 
 class MarkedPart(Protocol):
@@ -20,6 +28,17 @@ class MarkedPart(Protocol):
     def relationships(self) -> str: ...
 
     def parts(self) -> dict[str, str]: ...
+
+
+def lines_outside_code(text: str) -> Iterator[tuple[str, bool]]:
+    """Each line of a Markdown ``text``, and whether it is prose: not a fenced code block's line or fence."""
+    fenced = False
+    for line in text.split("\n"):
+        if FENCE.match(line):
+            fenced = not fenced
+            yield line, False
+        else:
+            yield line, not fenced
 
 
 def split_marks(text: str, pattern: re.Pattern[str]) -> list[str | int]:
