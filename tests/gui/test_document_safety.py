@@ -77,17 +77,24 @@ time.sleep(600)
 """
 
 
-def test_work_of_a_killed_instance_is_offered_and_recovered(document_window: Callable[..., MainWindow], qtbot,
-                                                            tmp_path: Path) -> None:
-    root, path = tmp_path / "recovery", tmp_path / "chapter.md"
-    dead = subprocess.Popen([sys.executable, "-c", INSTANCE, str(root), str(path)], cwd=ROOT, text=True,
+def killed_instance_wrote(script: str, root: Path, path: Path) -> RecoveryArea:
+    """Run ``script`` (an instance writing its record under ``root`` for ``path``), kill it once it has written,
+    and claim this process's own folder there, as a later start does."""
+    dead = subprocess.Popen([sys.executable, "-c", script, str(root), str(path)], cwd=ROOT, text=True,
                             stdout=subprocess.PIPE, env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert dead.stdout is not None and dead.stdout.readline().strip() == "written"
     dead.send_signal(signal.SIGKILL)
     dead.wait()
-    window = document_window()
     area = RecoveryArea(root)
     area.claim()
+    return area
+
+
+def test_work_of_a_killed_instance_is_offered_and_recovered(document_window: Callable[..., MainWindow], qtbot,
+                                                            tmp_path: Path) -> None:
+    root, path = tmp_path / "recovery", tmp_path / "chapter.md"
+    window = document_window()
+    area = killed_instance_wrote(INSTANCE, root, path)
     dialog = offer_recovery(window, area, window)
     assert dialog is not None and dialog.list.count() == 1
     assert "chapter.md" in dialog.list.item(0).text() and "Recovered chapter." in dialog.preview.toPlainText()
@@ -199,15 +206,8 @@ def test_an_imported_document_is_recorded_and_recovered_under_its_name(document_
     assert record is not None and record["path"] is None and record["imported_from"] == str(word)
     assert record["title"] == "from the agent.docx (imported)"
 
-    root = tmp_path / "recovery"
-    dead = subprocess.Popen([sys.executable, "-c", IMPORTED_INSTANCE, str(root), str(word)], cwd=ROOT, text=True,
-                            stdout=subprocess.PIPE, env={**os.environ, "PYTHONPATH": str(ROOT)})  # fmt: skip
-    assert dead.stdout is not None and dead.stdout.readline().strip() == "written"
-    dead.send_signal(signal.SIGKILL)
-    dead.wait()
     later = document_window()
-    recovery = RecoveryArea(root)
-    recovery.claim()
+    recovery = killed_instance_wrote(IMPORTED_INSTANCE, tmp_path / "recovery", word)
     dialog = offer_recovery(later, recovery, later)
     assert dialog is not None
     dialog.recover_button.click()
