@@ -1,0 +1,141 @@
+"""Tracked changes kept in the text itself, as CriticMarkup: ``{++added++}``, ``{--removed--}`` and
+``{~~old~>new~~}``.
+
+A Word or LibreOffice document's tracked changes come in this way when the writer chooses to review them one
+by one (File ▸ Open): the text carries every change still to decide, so it can be saved halfway through, read
+by other CriticMarkup tools, recovered after a crash and undone, like any other words. :func:`mark_up` writes
+the changes that turn the text as it was before them into the text with them made; :func:`marks` finds them
+again; :func:`settle` makes or drops them. Nothing here needs Qt.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+from model.edit.changes import Change, word_changes
+
+# One mark, its parts by name. Non-greedy and across lines: a change may take in a paragraph break.
+MARK = re.compile(r"\{\+\+(?P<added>.*?)\+\+\}|\{--(?P<removed>.*?)--\}|\{~~(?P<old>.*?)~>(?P<new>.*?)~~\}", re.DOTALL)
+# Where a line starts, for :func:`painted`: outside any mark, or inside one of its parts; what ends each, and
+# the state each delimiter leads to.
+OUTSIDE, IN_ADDED, IN_REMOVED, IN_OLD, IN_NEW = range(5)
+_ENDS = {
+    OUTSIDE: re.compile(r"\{\+\+|\{--|\{~~"),
+    IN_ADDED: re.compile(r"\+\+\}"),
+    IN_REMOVED: re.compile(r"--\}"),
+    IN_OLD: re.compile(r"~>"),
+    IN_NEW: re.compile(r"~~\}"),
+}
+_NEXT = {OUTSIDE: {"{++": IN_ADDED, "{--": IN_REMOVED, "{~~": IN_OLD}, IN_OLD: {"~>": IN_NEW}}
+
+
+@dataclass(frozen=True, slots=True)
+class Mark:
+    """One tracked change at ``[start, end)`` of the text (its delimiters included): ``removed`` is what it
+    takes out, ``added`` what it puts in."""
+
+    start: int
+    end: int
+    removed: str
+    added: str
+
+    @property
+    def kind(self) -> str:
+        if not self.removed:
+            return "insertion"
+        return "deletion" if not self.added else "replacement"
+
+    def settled(self, accept: bool) -> str:
+        """The words this change leaves: its new ones when accepted, its old ones when rejected."""
+        return self.added if accept else self.removed
+
+
+def marks(text: str) -> list[Mark]:
+    """The tracked changes in ``text``, in order."""
+    return list(_marks(text))
+
+
+def _marks(text: str) -> Iterator[Mark]:
+    if "{++" not in text and "{--" not in text and "{~~" not in text:  # most texts: no scan at all
+        return
+    for match in MARK.finditer(text):
+        if match.group("added") is not None:
+            yield Mark(match.start(), match.end(), "", match.group("added"))
+        elif match.group("removed") is not None:
+            yield Mark(match.start(), match.end(), match.group("removed"), "")
+        else:
+            yield Mark(match.start(), match.end(), match.group("old"), match.group("new"))
+
+
+def settle(text: str, accept: bool, which: Iterable[Mark] | None = None) -> str:
+    """``text`` with the changes ``which`` (all of them: None) made (``accept``) or dropped."""
+    chosen = marks(text) if which is None else sorted(which, key=lambda mark: mark.start)
+    parts, position = [], 0
+    for mark in chosen:
+        parts.append(text[position : mark.start])
+        parts.append(mark.settled(accept))
+        position = mark.end
+    parts.append(text[position:])
+    return "".join(parts)
+
+
+def _changes(before: str, after: str) -> list[Change]:
+    """The word-level changes from ``before`` to ``after``, diffed paragraph by paragraph first: a book with a
+    change in every chapter is then as quick to diff as the changed paragraphs."""
+    old_lines, new_lines = before.splitlines(keepends=True), after.splitlines(keepends=True)
+    old_at = [0]
+    for line in old_lines:
+        old_at.append(old_at[-1] + len(line))
+    new_at = [0]
+    for line in new_lines:
+        new_at.append(new_at[-1] + len(line))
+    found: list[Change] = []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, old_lines, new_lines).get_opcodes():
+        if tag == "equal":
+            continue
+        shift = old_at[i1]
+        for change in word_changes(before[old_at[i1] : old_at[i2]], after[new_at[j1] : new_at[j2]]):
+            found.append(Change(change.start + shift, change.end + shift, change.text))
+    return found
+
+
+def mark_up(before: str, after: str) -> str | None:
+    """``before`` with the changes that make ``after`` of it written in as CriticMarkup; None where the texts
+    themselves hold the delimiters, so that the marks could not be told from the words."""
+    parts, position = [], 0
+    for change in _changes(before, after):
+        parts.append(before[position : change.start])
+        removed = before[change.start : change.end]
+        if not removed:
+            parts.append(f"{{++{change.text}++}}")
+        elif not change.text:
+            parts.append(f"{{--{removed}--}}")
+        else:
+            parts.append(f"{{~~{removed}~>{change.text}~~}}")
+        position = change.end
+    parts.append(before[position:])
+    marked = "".join(parts)
+    if settle(marked, accept=False) != before or settle(marked, accept=True) != after:
+        return None
+    return marked
+
+
+def painted(line: str, state: int) -> tuple[list[tuple[int, int, str]], int]:
+    """How to paint one line that starts in ``state`` (``OUTSIDE``, or inside a mark's part, where the line
+    before ended): its ranges as ``(start, end, "delimiter" | "added" | "removed")``, and the state it ends in.
+    Line by line, it reads the marks as :func:`marks` reads the whole text: each part ends at the first of the
+    delimiters that can end it."""
+    ranges: list[tuple[int, int, str]] = []
+    position = 0
+    while True:
+        found = _ENDS[state].search(line, position)
+        end = len(line) if found is None else found.start()
+        if end > position and state != OUTSIDE:
+            ranges.append((position, end, "added" if state in (IN_ADDED, IN_NEW) else "removed"))
+        if found is None:
+            return ranges, state
+        ranges.append((found.start(), found.end(), "delimiter"))
+        position, state = found.end(), _NEXT.get(state, {}).get(found.group(), OUTSIDE)

@@ -1,0 +1,90 @@
+"""Tracked changes as CriticMarkup in the text (app/documents/critic_markup.py): written from two versions of a
+text, found again, made or dropped one by one, and painted line by line as they are read whole."""
+
+from __future__ import annotations
+
+import re
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from app.documents.critic_markup import IN_ADDED, OUTSIDE, Mark, mark_up, marks, painted, settle
+
+BEFORE = "The keeper slowly climbed the stairs.\n\nHe lit the lamp.\n"
+AFTER = "The keeper quickly climbed the stairs every evening.\n\nHe lit the lamp.\n\nThe sea was calm.\n"
+
+
+def test_mark_up_writes_each_change_and_either_way_settles_to_a_version() -> None:
+    marked = mark_up(BEFORE, AFTER)
+
+    assert marked == (
+        "The keeper {~~slowly~>quickly~~} climbed the stairs{++ every evening++}.\n\nHe lit the lamp.\n"
+        "{++\nThe sea was calm.\n++}"
+    )
+    assert [mark.kind for mark in marks(marked)] == ["replacement", "insertion", "insertion"]
+    assert settle(marked, accept=True) == AFTER
+    assert settle(marked, accept=False) == BEFORE
+
+
+def test_a_deletion_and_some_changes_decided_others_kept() -> None:
+    marked = mark_up("One two three four.", "One three five.")
+    assert marked is not None
+    found = marks(marked)
+    assert [(mark.kind, mark.removed, mark.added) for mark in found] == [
+        ("deletion", "two ", ""), ("replacement", "four", "five"),
+    ]  # fmt: skip
+    first_only = settle(marked, accept=True, which=[found[0]])
+    assert first_only == "One three {~~four~>five~~}."  # the other change still waits, marked
+    assert settle(first_only, accept=False) == "One three four."
+
+
+def test_texts_that_hold_the_delimiters_are_not_marked() -> None:
+    assert mark_up("Use {++ to add.", "Use {++ to add, please.") is None
+    assert mark_up("Same.", "Same.") == "Same."
+
+
+def test_a_mark_found_is_where_the_text_has_it() -> None:
+    text = "a {--b--} c {++d\ne++} f"
+    assert marks(text) == [Mark(2, 9, "b", ""), Mark(12, 21, "", "d\ne")]
+    assert marks("no marks, only {braces} and -- dashes ++") == []
+
+
+def test_painting_line_by_line_carries_a_mark_over_the_line_break() -> None:
+    first, state = painted("He said {++yes", OUTSIDE)
+    assert first == [(8, 11, "delimiter"), (11, 14, "added")] and state == IN_ADDED
+    second, state = painted("and no++} then {~~x~>y~~}", state)
+    assert second == [
+        (0, 6, "added"), (6, 9, "delimiter"),
+        (15, 18, "delimiter"), (18, 19, "removed"), (19, 21, "delimiter"), (21, 22, "added"), (22, 25, "delimiter"),
+    ]  # fmt: skip
+    assert state == OUTSIDE
+    assert painted("a --} b ~> c", OUTSIDE) == ([], OUTSIDE)  # closers outside a mark are words
+
+
+def test_a_long_book_with_a_change_in_every_chapter_is_marked_quickly() -> None:
+    chapters = [[f"Paragraph {n} of the chapter {c}, with some words.\n\n" for n in range(200)] for c in range(60)]
+    before = "".join(f"# Chapter {c}\n\n" + "".join(chapter) for c, chapter in enumerate(chapters))  # ~800K characters
+    after = before.replace("Paragraph 0 of the chapter 7,", "Paragraph zero of the chapter 7,")
+    after = re.sub(r"Paragraph 150 of the chapter", "Paragraph 150 of this chapter", after)
+    marked = mark_up(before, after)  # paragraph by paragraph: a second, where word by word took minutes
+    assert marked is not None and len(marks(marked)) == 1 + 60  # one in chapter 7, one in each chapter
+    assert settle(marked, accept=True) == after
+
+
+words = st.lists(st.sampled_from(["the", "sea", "lamp", ",", ".", " ", "\n", "\n\n", "keeper's", "{", "}", "~"]))
+
+
+@settings(max_examples=300, deadline=None)
+@given(words, words)
+def test_any_two_versions_mark_up_into_a_text_that_settles_to_each(before_words, after_words) -> None:
+    before, after = "".join(before_words), "".join(after_words)
+    marked = mark_up(before, after)
+    if marked is None:
+        return  # delimiters in the texts themselves: refused, never mangled
+    assert settle(marked, accept=False) == before and settle(marked, accept=True) == after
+    state, line_marks = OUTSIDE, 0
+    for line in marked.split("\n"):
+        ranges, state = painted(line, state)
+        line_marks += sum(1 for start, end, style in ranges if style == "delimiter" and line[start:end] != "~>")
+    assert state == OUTSIDE
+    assert line_marks == 2 * len(marks(marked))  # painted as read: an opening and a closing each
