@@ -13,9 +13,13 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from app.documents.markdown_blocks import CHANGES_ACCEPTED, ImportedDocument
 from model.edit.changes import Change, word_changes
+
+# An import's note on its tracked changes, when they are marked in the text to be reviewed.
+CHANGES_MARKED = "its tracked changes are marked in the text, to accept or reject one by one"
 
 # One mark, its parts by name. Non-greedy and across lines: a change may take in a paragraph break.
 MARK = re.compile(r"\{\+\+(?P<added>.*?)\+\+\}|\{--(?P<removed>.*?)--\}|\{~~(?P<old>.*?)~>(?P<new>.*?)~~\}", re.DOTALL)
@@ -121,6 +125,16 @@ def mark_up(before: str, after: str) -> str | None:
     if settle(marked, accept=False) != before or settle(marked, accept=True) != after:
         return None
     return marked
+
+
+def reviewed(accepted: ImportedDocument, before: ImportedDocument) -> ImportedDocument | None:
+    """An imported document's text with its tracked changes marked, from its reading with them ``accepted`` and
+    its reading ``before`` them; None where :func:`mark_up` cannot mark them."""
+    marked = mark_up(before.text, accepted.text)
+    if marked is None:
+        return None
+    return replace(accepted, text=marked, notes=tuple(note.replace(CHANGES_ACCEPTED, CHANGES_MARKED)
+                                                      for note in accepted.notes))  # fmt: skip
 
 
 def painted(line: str, state: int) -> tuple[list[tuple[int, int, str]], int]:

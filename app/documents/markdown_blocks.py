@@ -102,6 +102,10 @@ def pipe_table(rows: list[list[str]]) -> str:
     return "\n".join(lines + [f"| {' | '.join(row)} |" for row in rows[1:]])
 
 
+# How an import's note names tracked changes read as accepted; critic_markup.reviewed says "marked" instead.
+CHANGES_ACCEPTED = "its tracked changes are shown accepted"
+
+
 def import_notes(counts: Counter[str], left_kinds: tuple[str, ...], accepted: bool = True) -> tuple[str, ...]:
     """What an import settled, kept differently or left out, from its ``counts`` ("insertion", "deletion",
     "comment kept", and each of ``left_kinds``), in the writer's words; tracked changes read as ``accepted``, or
@@ -109,8 +113,8 @@ def import_notes(counts: Counter[str], left_kinds: tuple[str, ...], accepted: bo
     said = []
     inserted, deleted = counts["insertion"], counts["deletion"]
     if inserted or deleted:
-        how = "shown accepted" if accepted else "left out: it reads as it was before them"
-        said.append(f"its tracked changes are {how} ({plural(inserted, 'insertion')}, "
+        how = CHANGES_ACCEPTED if accepted else "its tracked changes are left out: it reads as it was before them"
+        said.append(f"{how} ({plural(inserted, 'insertion')}, "
                     f"{plural(deleted, 'deletion')})")  # fmt: skip
     kept = counts["comment kept"]
     if kept:

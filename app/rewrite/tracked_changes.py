@@ -26,6 +26,7 @@ from PySide6.QtWidgets import QMenu, QStatusBar
 from app.rewrite.drafts_panel import DraftsPanel
 from app.rewrite.rewrite_controller import RewriteController
 from app.window.editor_widget import Phase, RewriteEditor
+from app.window.text_changes import TextChanges
 from app.window.theme import ChangeColors, change_colors
 from model.edit.changes import Change, apply_changes, word_changes
 from model.edit.wrapping import as_prose
@@ -35,7 +36,10 @@ from model.edit.wrapping import as_prose
 SHOW_KEYS = "Ctrl+Shift+E"
 NEXT_KEYS, PREVIOUS_KEYS = "Alt+Right", "Alt+Left"
 ACCEPT_KEYS, REJECT_KEYS = "Alt+Return", "Alt+Delete"
-NOTHING_SHOWN = "Show Changes (Ctrl+Shift+E) while a finished draft waits in the text, then step through its changes."
+NOTHING_SHOWN = (
+    "Show Changes (Ctrl+Shift+E) while a finished draft waits in the text, or open a Word document's tracked "
+    "changes with Review Each, then step through the changes."
+)
 NO_CHANGES = "This draft changes nothing: Enter keeps the text as it is."
 
 
@@ -133,6 +137,10 @@ class TrackedChanges(QObject):
         # A theme switch. (A change key pressed while it cannot run says why through the window's own filter,
         # app/window/action_states.py, from the action's status tip.)
         self._editor.installEventFilter(self)
+        # While no draft waits, the same actions act on the changes marked in the text (app/window/text_changes.py).
+        self.in_text = TextChanges(window.editor, window.statusBar, self)
+        self.in_text.countChanged.connect(self._update_actions)
+        controller.stateChanged.connect(self.in_text.recount)  # no rewrite in the text: they are available again
         self._update_actions()
 
     @staticmethod
@@ -149,6 +157,15 @@ class TrackedChanges(QObject):
     def add_to(self, menu: QMenu) -> None:
         menu.addSeparator()
         menu.addActions(self.actions)
+
+    def add_text_menu(self, menu: QMenu, before: QAction) -> None:
+        """Edit ▸ Tracked Changes: the same four actions, for the changes marked in the text, and All."""
+        submenu = QMenu("Tracked C&hanges", menu)
+        submenu.setToolTipsVisible(True)
+        submenu.addActions(self.actions[1:])
+        submenu.addSeparator()
+        submenu.addActions([self.in_text.accept_all_action, self.in_text.reject_all_action])
+        menu.insertMenu(before, submenu)
 
     # -- the controller's reports ---------------------------------------------------------------
 
@@ -203,6 +220,9 @@ class TrackedChanges(QObject):
 
     def step(self, by: int) -> None:
         review = self.active()
+        if review is None and self.in_text.available():
+            self.in_text.step(by)
+            return
         if review is None or not review.changes:
             return
         review.current = (review.current + by) % len(review.changes)
@@ -211,6 +231,9 @@ class TrackedChanges(QObject):
     def decide(self, accept: bool, index: int | None = None) -> None:
         """Accept or reject the current change (or change ``index``), then move to the next undecided one."""
         review = self.active()
+        if review is None and self.in_text.available():
+            self.in_text.decide(accept)
+            return
         if review is None or not review.changes:
             return
         at = review.current if index is None else index
@@ -306,7 +329,10 @@ class TrackedChanges(QObject):
 
     def _update_actions(self) -> None:
         review = self.active()
-        why = NOTHING_SHOWN if review is None else ("" if review.changes else NO_CHANGES)
+        if review is None:
+            why = "" if self.in_text.available() else NOTHING_SHOWN
+        else:
+            why = "" if review.changes else NO_CHANGES
         for action in (self.next_action, self.previous_action, self.accept_action, self.reject_action):
             action.setEnabled(not why)
             action.setStatusTip(why)

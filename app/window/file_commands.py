@@ -23,6 +23,7 @@ from PySide6.QtWidgets import QApplication, QFileDialog, QInputDialog, QMainWind
 
 from app.dialogs.message_bar import MessageBar
 from app.dialogs.saved_versions import choose_saved_version
+from app.documents.critic_markup import reviewed
 from app.documents.fileio import (
     FALLBACK_ENCODINGS,
     BinaryFileError,
@@ -235,8 +236,14 @@ class FileCommands(QMainWindow):
         read = read_word_document if kind == "Word" else read_odf_text
         try:
             imported = read(path)
-            if imported.tracked_changes and self._before_changes(path, imported.tracked_changes):
+            choice = self._tracked_changes_choice(path, imported.tracked_changes) if imported.tracked_changes else ""
+            unmarked = False  # review asked for, but its words hold CriticMarkup's own signs: shown accepted
+            if choice == "before":
                 imported = read(path, accept_changes=False)
+            elif choice == "review":
+                marked = reviewed(imported, read(path, accept_changes=False))
+                unmarked = marked is None
+                imported = marked or imported
         except FileError as error:
             self.message_bar.show_message(f"Could not open {path.name}: {error}.")
             return False
@@ -247,6 +254,9 @@ class FileCommands(QMainWindow):
         self.file_format = TextDocument(text="")
         self._remember_recent(path)
         how = f": {'; '.join(imported.notes)}" if imported.notes else ""
+        if unmarked:
+            how += (". Its words hold CriticMarkup's own signs ({++, {--), so its changes could not be marked for "
+                    "review one by one; open it again to read it as it was before them")  # fmt: skip
         self.message_bar.show_message(
             f"{path.name} opened from {kind} as Markdown{how}. Save keeps it as {path.with_suffix('.md').name}, "
             f"and {path.name} stays as it is; Export as Word Document writes a .docx.",
@@ -257,17 +267,28 @@ class FileCommands(QMainWindow):
         self.documentReplaced.emit(imported.text)
         return True
 
-    def _before_changes(self, path: Path, count: int) -> bool:
-        """Whether the writer wants a document's tracked changes rejected (the text as it was before them);
-        no, the default (Enter, Esc): accepted, as whoever made them proposes."""
-        changes = f"its {count} tracked changes" if count > 1 else "its tracked change"
-        answer = QMessageBox.question(
-            self, "Tracked changes",
-            f"Open {path.name} as it was before {changes}?\n\nNo opens it with "
-            f"{'them' if count > 1 else 'it'} accepted, as whoever made {'them' if count > 1 else 'it'} proposes.",
-            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No, QMessageBox.StandardButton.No,
+    def _tracked_changes_choice(self, path: Path, count: int) -> str:
+        """How the writer wants a document's tracked changes: "review" (marked in the text, to take or leave one
+        by one; the default, Enter), "accept" (as whoever made them proposes; Esc) or "before" (the text as it
+        was before them)."""
+        them = "them" if count > 1 else "it"
+        box = QMessageBox(
+            QMessageBox.Icon.Question, "Tracked changes",
+            f"{path.name} has {f'{count} tracked changes' if count > 1 else 'a tracked change'}.\n\nReview Each "
+            f"marks {them} in the text, to accept or reject one by one (Edit ▸ Tracked Changes). Accept All "
+            f"opens it as whoever made {them} proposes; Before Them, as it was before {them}.",
+            QMessageBox.StandardButton.NoButton, self,
         )  # fmt: skip
-        return answer == QMessageBox.StandardButton.Yes
+        buttons = {
+            box.addButton("&Review Each", QMessageBox.ButtonRole.AcceptRole): "review",
+            box.addButton("&Accept All", QMessageBox.ButtonRole.RejectRole): "accept",
+            box.addButton("&Before Them", QMessageBox.ButtonRole.ActionRole): "before",
+        }
+        review, accept = list(buttons)[:2]
+        box.setDefaultButton(review)
+        box.setEscapeButton(accept)
+        box.exec()
+        return buttons.get(box.clickedButton(), "accept")  # type: ignore[call-overload]
 
     def _ask_encoding(self, path: Path, reason: str) -> str | None:
         encoding, ok = QInputDialog.getItem(

@@ -303,6 +303,7 @@ class MainWindow(ActionStates):
         panel.draft_menu(self.rewrite_menu)
         self.tracked_changes = TrackedChanges(self)  # Rewrite ▸ Show Changes (app/rewrite/tracked_changes.py)
         self.tracked_changes.add_to(self.rewrite_menu)
+        self.tracked_changes.add_text_menu(self.edit_menu, self.rewrap_action)  # Edit ▸ Tracked Changes
 
     def _shade_span(self, shade: bool) -> None:
         self.editor.shade_hesitation = shade

@@ -1,6 +1,7 @@
-"""Light cues in the editor, display only, never part of the text or undo: gap marks always, Markdown's
-headings, emphasis and code only in a Markdown file (a .txt is plain: its ``*`` and ``_`` are the writer's),
-and the misspelled words' underline while View ▸ Check Spelling is on (``app/window/spelling.py``)."""
+"""Light cues in the editor, display only, never part of the text or undo: gap marks and tracked changes
+(CriticMarkup, ``app/documents/critic_markup.py``) always, Markdown's headings, emphasis and code only in a
+Markdown file (a .txt is plain: its ``*`` and ``_`` are the writer's), and the misspelled words' underline while
+View ▸ Check Spelling is on (``app/window/spelling.py``)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ from pathlib import Path
 
 from PySide6.QtGui import QColor, QFont, QGuiApplication, QPalette, QSyntaxHighlighter, QTextCharFormat, QTextDocument
 
+from app.documents.critic_markup import OUTSIDE, painted
+from app.window.theme import change_colors
 from model.edit.request import GAP_MARK
 
 # A block's text and where it starts -> its misspelled words' ranges (Qt's positions in the block).
@@ -82,12 +85,33 @@ class MarkdownHighlighter(QSyntaxHighlighter):
             if gap is None:
                 gap = self.gap_format()
             self.setFormat(match.start(), match.end() - match.start(), gap)
+        self._tracked_changes(text)
         if self._misspellings is not None:
             for start, end in self._misspellings(text, self.currentBlock().position()):
                 underlined = QTextCharFormat(self.format(start))  # over a heading's or emphasis's format
                 underlined.setUnderlineStyle(QTextCharFormat.UnderlineStyle.SpellCheckUnderline)
                 underlined.setUnderlineColor(MISSPELLED_RED)
                 self.setFormat(start, end - start, underlined)
+
+    def _tracked_changes(self, text: str) -> None:
+        """Added words underlined and removed ones struck through, in the Show Changes inks; the signs around
+        them faded. A change may run over a paragraph break: the block's state says where it began."""
+        state = max(self.previousBlockState(), OUTSIDE)
+        ranges, state = painted(text, state) if state != OUTSIDE or "{" in text else ([], OUTSIDE)
+        self.setCurrentBlockState(state)
+        if not ranges:
+            return
+        palette = QGuiApplication.palette()
+        colors = change_colors(palette.color(QPalette.ColorRole.Base).lightness() < 128)
+        for start, end, style in ranges:
+            text_format = QTextCharFormat(self.format(start))  # over a heading's or emphasis's format
+            if style == "delimiter":
+                text_format.setForeground(palette.color(QPalette.ColorRole.PlaceholderText))
+            else:
+                text_format.setForeground(colors.added if style == "added" else colors.removed)
+                text_format.setFontUnderline(style == "added")
+                text_format.setFontStrikeOut(style == "removed")
+            self.setFormat(start, end - start, text_format)
 
     def _markdown_block(self, text: str) -> None:
         if re.match(r"#{1,6} ", text):

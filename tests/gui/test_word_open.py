@@ -180,10 +180,8 @@ def test_an_editors_comments_go_back_to_word_as_comments_when_asked(document_win
     )
 
 
-def test_tracked_changes_open_accepted_or_as_the_text_was_before_them(document_window, tmp_path, monkeypatch) -> None:
-    from PySide6.QtWidgets import QMessageBox
-
-    edited = tmp_path / "edited.docx"
+def edited_docx(path: Path) -> Path:
+    """A Word document with two tracked changes by Maya: "slowly " deleted, "quickly " inserted."""
     document = docx.Document()
     paragraph = document.add_paragraph("The keeper ")
     w = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
@@ -192,22 +190,45 @@ def test_tracked_changes_open_accepted_or_as_the_text_was_before_them(document_w
     paragraph._p.append(docx.oxml.parse_xml(
         f'<w:ins xmlns:w="{w}" w:id="2" w:author="Maya"><w:r><w:t xml:space="preserve">quickly </w:t></w:r></w:ins>'))
     paragraph.add_run("climbed.")
-    document.save(str(edited))
+    document.save(str(path))
+    return path
+
+
+def answering(monkeypatch, *answers: str) -> list[str]:
+    """Answer each tracked-changes question with the button named next (None: Enter, the default button);
+    the questions asked, in order."""
+    from PySide6.QtWidgets import QMessageBox
+
     asked: list[str] = []
-    answers = iter([QMessageBox.StandardButton.No, QMessageBox.StandardButton.Yes])
+    queue = iter(answers)
 
-    def ask(_parent, _title, text, *_buttons):
-        asked.append(text)
-        return next(answers)
+    def exec_(box: QMessageBox) -> int:
+        asked.append(box.text())
+        name = next(queue)
+        button = box.defaultButton() if name is None else next(b for b in box.buttons() if b.text() == name)
+        button.click()
+        return 0
 
-    monkeypatch.setattr(QMessageBox, "question", ask)
+    monkeypatch.setattr(QMessageBox, "exec", exec_)
+    return asked
+
+
+def test_tracked_changes_open_for_review_accepted_or_as_the_text_was_before_them(document_window, tmp_path,
+                                                                                 monkeypatch) -> None:  # fmt: skip
+    edited = edited_docx(tmp_path / "edited.docx")
+    asked = answering(monkeypatch, None, "&Accept All", "&Before Them")
     window = document_window()
-    assert window.open_path(edited)  # No, the default: accepted
+
+    assert window.open_path(edited)  # Enter: each change marked in the text, to decide one by one
+    assert window.editor.plain_text() == "The keeper {~~slowly~>quickly~~} climbed.\n"
+    assert asked[0].startswith("edited.docx has 2 tracked changes.")
+    assert "marked in the text, to accept or reject one by one (1 insertion, 1 deletion)" in (
+        window.message_bar.label.text())  # fmt: skip
+    assert window.open_path(edited)
     assert window.editor.plain_text() == "The keeper quickly climbed.\n"
-    assert asked[0].startswith("Open edited.docx as it was before its 2 tracked changes?")
     assert window.open_path(edited)
     assert window.editor.plain_text() == "The keeper slowly climbed.\n"
     assert "it reads as it was before them (1 insertion, 1 deletion)" in window.message_bar.label.text()
     plain = tmp_path / "plain.docx"
     docx.Document().save(str(plain))
-    assert window.open_path(plain) and len(asked) == 2  # no changes: no question
+    assert window.open_path(plain) and len(asked) == 3  # no changes: no question

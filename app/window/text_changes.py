@@ -1,0 +1,149 @@
+"""Edit ▸ Tracked Changes: the changes marked in the text as CriticMarkup (``app/documents/critic_markup.py``), as
+an editor's Word changes arrive when the writer chooses to review each one (File ▸ Open).
+
+Next Change and Previous Change select a change; Accept Change and Reject Change settle the one the caret is in
+(its new words, or its old ones, replace the whole mark) and select the next; Accept All Changes and Reject All
+Changes settle every one. Each decision is one undo step. These are the same actions (and keys) that step through
+a finished draft's changes (``app/rewrite/tracked_changes.py``), which hands them here while no draft waits.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from PySide6.QtCore import QObject, QTimer, Signal
+from PySide6.QtGui import QAction, QTextCursor
+from PySide6.QtWidgets import QStatusBar
+
+from app.documents.critic_markup import Mark, marks
+from app.window.editor_widget import RewriteEditor
+from app.window.spelling import qt_ranges
+
+NONE_IN_TEXT = (
+    "No tracked changes in the text. A Word or LibreOffice document's changes are marked here when you open it "
+    "and choose Review Each."
+)
+
+
+class TextChanges(QObject):
+    """The tracked changes marked in the editor's text, and the writer's decisions on them."""
+
+    countChanged = Signal()  # noqa: N815 - Qt's naming
+
+    def __init__(self, editor: RewriteEditor, status: Callable[[], QStatusBar], parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.editor, self.status = editor, status
+        self.count = 0  # the changes in the text, counted a moment after each edit
+        owner = editor.window()
+        self.accept_all_action = QAction("Accept All Changes", owner)
+        self.accept_all_action.triggered.connect(lambda _checked=False: self.settle_all(True))
+        self.reject_all_action = QAction("Reject All Changes", owner)
+        self.reject_all_action.triggered.connect(lambda _checked=False: self.settle_all(False))
+        # Counted after typing pauses (a scan of a long book's text on every key would be felt), but at once where
+        # a brace came in: a change typed, pasted or brought back by Undo can be stepped to straight away.
+        self._recount = QTimer(self, singleShot=True, interval=300)
+        self._recount.timeout.connect(self.recount)
+        editor.document().contentsChange.connect(self._changed)
+        self.recount()
+
+    def _changed(self, position: int, _removed: int, added: int) -> None:
+        came_in = self.editor.text_between(position, position + added) if added else ""
+        if "{" in came_in or "}" in came_in:
+            self.recount()
+        else:
+            self._recount.start()
+
+    def available(self) -> bool:
+        """Whether there are changes to act on: some marked, and no rewrite in the text."""
+        return self.count > 0 and self.editor.live_span is None
+
+    def recount(self) -> None:
+        self._recount.stop()
+        count = len(marks(self.editor.plain_text()))
+        if count != self.count:
+            self.count = count
+            self.countChanged.emit()
+        enabled = self.available()
+        self.accept_all_action.setEnabled(enabled)
+        self.reject_all_action.setEnabled(enabled)
+
+    def _found(self) -> list[tuple[Mark, int, int]]:
+        """Each change in the text, with where it lies in the editor's positions."""
+        text = self.editor.plain_text()
+        found = marks(text)
+        where = qt_ranges(text, [(mark.start, mark.end) for mark in found])
+        return [(mark, start, end) for mark, (start, end) in zip(found, where, strict=True)]
+
+    def step(self, by: int) -> bool:
+        """Select the next change after the selection (``by`` +1) or the one before it (-1), round past the ends;
+        whether there was one."""
+        found = self._found()
+        if not found:
+            self.status().showMessage(NONE_IN_TEXT, 6000)
+            return False
+        cursor = self.editor.textCursor()
+        if by > 0:
+            after = [i for i, (_mark, start, _end) in enumerate(found) if start >= cursor.selectionEnd()]
+            index = after[0] if after else 0
+        else:
+            before = [i for i, (_mark, _start, end) in enumerate(found) if end <= cursor.selectionStart()]
+            index = before[-1] if before else len(found) - 1
+        self._select(found, index)
+        return True
+
+    def decide(self, accept: bool) -> bool:
+        """Settle the change the caret is in (or that the selection covers) and select the next one; where the
+        caret is in none, select the next for the writer to see first. Whether one was settled."""
+        found = self._found()
+        cursor = self.editor.textCursor()
+        first, last = cursor.selectionStart(), cursor.selectionEnd()
+        # The caret between two changes that touch: the second, as a caret at a word's start is in that word.
+        index = next((i for i in reversed(range(len(found))) if found[i][1] <= first and last <= found[i][2]), None)
+        if index is None:
+            if self.step(+1):
+                self.status().showMessage("This is the next change: Alt+Return accepts it, Alt+Delete rejects it.")
+            return False
+        mark, start, end = found[index]
+        edit = QTextCursor(self.editor.document())
+        edit.setPosition(start)
+        edit.setPosition(end, QTextCursor.MoveMode.KeepAnchor)
+        edit.insertText(mark.settled(accept))  # one edit: one undo step
+        self.recount()
+        rest = self._found()
+        if not rest:
+            self.editor.setTextCursor(edit)
+            self.status().showMessage(f"Change {'accepted' if accept else 'rejected'}; that was the last.", 6000)
+            return True
+        later = [i for i, (_mark, start, _end) in enumerate(rest) if start >= edit.position()]
+        self._select(rest, later[0] if later else 0, f"Change {'accepted' if accept else 'rejected'}. ")
+        return True
+
+    def settle_all(self, accept: bool) -> int:
+        """Accept (or reject) every change in the text, in one undo step; how many there were."""
+        found = self._found()
+        if not found:
+            self.status().showMessage(NONE_IN_TEXT, 6000)
+            return 0
+        edit = QTextCursor(self.editor.document())
+        edit.beginEditBlock()
+        for mark, start, end in reversed(found):  # from the end: the positions before each stay where they were
+            edit.setPosition(start)
+            edit.setPosition(end, QTextCursor.MoveMode.KeepAnchor)
+            edit.insertText(mark.settled(accept))
+        edit.endEditBlock()
+        self.recount()
+        done = "accepted" if accept else "rejected"
+        self.status().showMessage(f"{len(found)} {'changes' if len(found) > 1 else 'change'} {done} (Ctrl+Z takes "
+                                  f"{'them' if len(found) > 1 else 'it'} back).", 6000)  # fmt: skip
+        return len(found)
+
+    def _select(self, found: list[tuple[Mark, int, int]], index: int, said: str = "") -> None:
+        mark, start, end = found[index]
+        cursor = self.editor.textCursor()
+        cursor.setPosition(start)
+        cursor.setPosition(end, QTextCursor.MoveMode.KeepAnchor)
+        self.editor.setTextCursor(cursor)
+        self.editor.ensureCursorVisible()
+        self.status().showMessage(
+            f"{said}Change {index + 1} of {len(found)} ({mark.kind}) · Alt+Return accepts it, Alt+Delete rejects it"
+        )

@@ -1,0 +1,142 @@
+"""An editor's tracked changes reviewed one by one in the real window (app/window/text_changes.py): a Word
+document opened with Review Each, its changes marked in the text and painted, stepped through and decided with
+the writer's keys, each decision one undo step; Accept All and Reject All in one."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import docx
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QTextCursor
+from PySide6.QtTest import QTest
+from test_word_open import answering
+
+from app.window.main_window import MainWindow
+from app.window.theme import change_colors
+
+ALT, CTRL = Qt.KeyboardModifier.AltModifier, Qt.KeyboardModifier.ControlModifier
+W = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
+MARKED = "The keeper {~~slowly~>quickly~~} climbed.\n\nHe lit the lamp{++ every evening++}.\n"
+
+
+def returned_manuscript(path: Path) -> Path:
+    """A manuscript back from an editor: "slowly" replaced by "quickly", and "every evening" added."""
+    document = docx.Document()
+    first = document.add_paragraph("The keeper ")
+    first._p.append(docx.oxml.parse_xml(
+        f'<w:del xmlns:w="{W}" w:id="1" w:author="Maya"><w:r><w:delText>slowly </w:delText></w:r></w:del>'))
+    first._p.append(docx.oxml.parse_xml(
+        f'<w:ins xmlns:w="{W}" w:id="2" w:author="Maya"><w:r><w:t xml:space="preserve">quickly </w:t></w:r></w:ins>'))
+    first.add_run("climbed.")
+    second = document.add_paragraph("He lit the lamp")
+    second._p.append(docx.oxml.parse_xml(
+        f'<w:ins xmlns:w="{W}" w:id="3" w:author="Maya"><w:r><w:t xml:space="preserve"> every evening</w:t></w:r>'
+        "</w:ins>"))
+    second.add_run(".")
+    document.save(str(path))
+    return path
+
+
+def opened_for_review(qtbot, document_window, tmp_path: Path, monkeypatch) -> MainWindow:
+    answering(monkeypatch, "&Review Each")
+    window = document_window()
+    window.show()
+    qtbot.waitExposed(window)
+    assert window.open_path(returned_manuscript(tmp_path / "returned.docx"))
+    assert window.editor.plain_text() == MARKED
+    window.tracked_changes.in_text.recount()  # as the pause after the change does
+    return window
+
+
+def key(qtbot, window: MainWindow, pressed: Qt.Key, modifiers: Qt.KeyboardModifier) -> None:
+    window.activateWindow()
+    qtbot.waitUntil(window.isActiveWindow)
+    QTest.keyClick(window.editor, pressed, modifiers)
+
+
+def selected(window: MainWindow) -> str:
+    return window.editor.textCursor().selectedText().replace("\u2029", "\n")
+
+
+def test_each_change_is_stepped_to_and_decided_with_the_keys_one_undo_step_each(qtbot, document_window, tmp_path,
+                                                                                monkeypatch) -> None:  # fmt: skip
+    window = opened_for_review(qtbot, document_window, tmp_path, monkeypatch)
+    status = window.statusBar()
+    cursor = window.editor.textCursor()
+    cursor.movePosition(QTextCursor.MoveOperation.Start)
+    window.editor.setTextCursor(cursor)
+
+    key(qtbot, window, Qt.Key.Key_Right, ALT)  # Next Change
+    assert selected(window) == "{~~slowly~>quickly~~}"
+    assert status.currentMessage().startswith("Change 1 of 2 (replacement)")
+    key(qtbot, window, Qt.Key.Key_Delete, ALT)  # Reject Change: the old word stays, and the next is selected
+    assert window.editor.plain_text() == "The keeper slowly climbed.\n\nHe lit the lamp{++ every evening++}.\n"
+    assert selected(window) == "{++ every evening++}"
+    assert status.currentMessage().startswith("Change rejected. Change 1 of 1 (insertion)")
+    key(qtbot, window, Qt.Key.Key_Return, ALT)  # Accept Change
+    assert window.editor.plain_text() == "The keeper slowly climbed.\n\nHe lit the lamp every evening.\n"
+    assert "that was the last" in status.currentMessage()
+    assert not window.tracked_changes.next_action.isEnabled()  # nothing left to step to
+
+    key(qtbot, window, Qt.Key.Key_Z, CTRL)
+    assert window.editor.plain_text() == "The keeper slowly climbed.\n\nHe lit the lamp{++ every evening++}.\n"
+    key(qtbot, window, Qt.Key.Key_Z, CTRL)
+    assert window.editor.plain_text() == MARKED
+
+    key(qtbot, window, Qt.Key.Key_Left, ALT)  # Previous Change: Undo left the caret after the first change
+    assert selected(window) == "{~~slowly~>quickly~~}"
+    key(qtbot, window, Qt.Key.Key_Left, ALT)  # and round past the top to the last
+    assert selected(window) == "{++ every evening++}"
+
+
+def test_a_caret_outside_every_change_is_shown_the_next_before_anything_is_decided(qtbot, document_window, tmp_path,
+                                                                                  monkeypatch) -> None:  # fmt: skip
+    window = opened_for_review(qtbot, document_window, tmp_path, monkeypatch)
+    cursor = window.editor.textCursor()
+    cursor.setPosition(MARKED.index("climbed"))
+    window.editor.setTextCursor(cursor)
+    key(qtbot, window, Qt.Key.Key_Return, ALT)
+    assert window.editor.plain_text() == MARKED  # nothing decided unseen
+    assert selected(window) == "{++ every evening++}"
+    assert window.statusBar().currentMessage().startswith("This is the next change")
+    cursor.setPosition(MARKED.index("slowly"))  # a caret inside a change: that one
+    window.editor.setTextCursor(cursor)
+    key(qtbot, window, Qt.Key.Key_Return, ALT)
+    assert window.editor.plain_text().startswith("The keeper quickly climbed.")
+
+
+def test_accept_all_and_reject_all_are_one_undo_step_each(qtbot, document_window, tmp_path, monkeypatch) -> None:
+    window = opened_for_review(qtbot, document_window, tmp_path, monkeypatch)
+    in_text = window.tracked_changes.in_text
+    assert in_text.accept_all_action.isEnabled()
+    in_text.accept_all_action.trigger()
+    assert window.editor.plain_text() == "The keeper quickly climbed.\n\nHe lit the lamp every evening.\n"
+    assert window.statusBar().currentMessage().startswith("2 changes accepted")
+    assert not in_text.accept_all_action.isEnabled()
+    window.editor.undo()
+    assert window.editor.plain_text() == MARKED
+    window.tracked_changes.in_text.recount()
+    in_text.reject_all_action.trigger()
+    assert window.editor.plain_text() == "The keeper slowly climbed.\n\nHe lit the lamp.\n"
+    menu_titles = [action.text() for action in window.edit_menu.actions()]
+    assert "Tracked C&hanges" in menu_titles
+
+
+def test_the_marks_are_painted_as_changes_even_across_a_paragraph_break(qtbot, document_window) -> None:
+    window = document_window("One {++added\n\nover two++} and {--gone--} words.\n")
+    colors = change_colors(dark=False)
+    painted: dict[str, tuple[str, bool, bool]] = {}
+    block = window.editor.document().begin()
+    while block.isValid():
+        for part in block.layout().formats():
+            words = block.text()[part.start : part.start + part.length]
+            text_format = part.format
+            painted[words] = (text_format.foreground().color().name(), text_format.fontUnderline(),
+                              text_format.fontStrikeOut())  # fmt: skip
+        block = block.next()
+    added, removed = colors.added.name(), colors.removed.name()
+    assert painted["added"] == (added, True, False)
+    assert painted["over two"] == (added, True, False)  # the block after the break is still inside the mark
+    assert painted["gone"] == (removed, False, True)
+    assert "words." not in painted and " and " not in painted  # outside the marks: the text's own ink
