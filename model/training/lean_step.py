@@ -75,7 +75,13 @@ def silenced_parameters(model: DiffusionGemmaForBlockDiffusion) -> set[int]:
 def _fused_norm(norm: DiffusionGemmaRMSNorm, hidden: torch.Tensor) -> torch.Tensor:
     # As the model's norm: in float32 whatever the input (bf16 under autocast), back in the input's dtype.
     scale = norm.weight.float() if norm.with_scale else None
-    return F.rms_norm(hidden.float(), (hidden.shape[-1],), scale, norm.eps).type_as(hidden)
+    return F.rms_norm(hidden.float(), (hidden.shape[-1],), scale, _norm_eps(norm)).type_as(hidden)
+
+
+def _norm_eps(norm: DiffusionGemmaRMSNorm) -> float:
+    # transformers 5.25 renamed the norm's ``eps`` to ``variance_epsilon``; our range takes in both.
+    eps = getattr(norm, "variance_epsilon", None)
+    return float(getattr(norm, "eps") if eps is None else eps)  # noqa: B009 - absent after 5.24
 
 
 def fuse_norms(model: DiffusionGemmaForBlockDiffusion) -> int:
