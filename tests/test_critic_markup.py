@@ -18,8 +18,8 @@ def test_mark_up_writes_each_change_and_either_way_settles_to_a_version() -> Non
     marked = mark_up(BEFORE, AFTER)
 
     assert marked == (
-        "The keeper {~~slowly~>quickly~~} climbed the stairs{++ every evening++}.\n\nHe lit the lamp.\n"
-        "{++\nThe sea was calm.\n++}"
+        "The keeper {~~slowly~>quickly~~} climbed the stairs{++ every evening++}.\n\nHe lit the lamp."
+        "{++\n\nThe sea was calm.++}\n"  # a paragraph's signs beside the words, not on lines of their own
     )
     assert [mark.kind for mark in marks(marked)] == ["replacement", "insertion", "insertion"]
     assert settle(marked, accept=True) == AFTER
@@ -36,6 +36,12 @@ def test_a_deletion_and_some_changes_decided_others_kept() -> None:
     first_only = settle(marked, accept=True, which=[found[0]])
     assert first_only == "One three {~~four~>five~~}."  # the other change still waits, marked
     assert settle(first_only, accept=False) == "One three four."
+
+
+def test_a_paragraph_taken_out_is_marked_from_the_words_before_it() -> None:
+    marked = mark_up("One.\n\nTwo.\n\nThree.\n", "One.\n\nThree.\n")
+    assert marked == "One.{--\n\nTwo.--}\n\nThree.\n"
+    assert settle(marked, accept=True) == "One.\n\nThree.\n"
 
 
 def test_texts_that_hold_the_delimiters_are_not_marked() -> None:

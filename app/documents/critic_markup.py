@@ -102,8 +102,22 @@ def _changes(before: str, after: str) -> list[Change]:
             continue
         shift = old_at[i1]
         for change in word_changes(before[old_at[i1] : old_at[i2]], after[new_at[j1] : new_at[j2]]):
-            found.append(Change(change.start + shift, change.end + shift, change.text))
+            found.append(_after_words(before, Change(change.start + shift, change.end + shift, change.text)))
     return found
+
+
+def _after_words(before: str, change: Change) -> Change:
+    """A paragraph added or taken out whole, moved to start right after the words before it ("lamp.{++\n\nThe
+    sea.++}\n", not "lamp.\n{++\nThe sea.\n++}"): the same change, with its signs where a writer looks."""
+    start, end, text = change.start, change.end, change.text
+    if start == end:  # an insertion
+        while start > 0 and text and before[start - 1] == "\n" and text[-1] == "\n":
+            text = "\n" + text[:-1]
+            start = end = start - 1
+    elif not text:  # a deletion
+        while start > 0 and before[start - 1] == "\n" and before[end - 1] == "\n":
+            start, end = start - 1, end - 1
+    return Change(start, end, text)
 
 
 def mark_up(before: str, after: str) -> str | None:

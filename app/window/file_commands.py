@@ -23,7 +23,7 @@ from PySide6.QtWidgets import QApplication, QFileDialog, QInputDialog, QMainWind
 
 from app.dialogs.message_bar import MessageBar
 from app.dialogs.saved_versions import choose_saved_version
-from app.documents.critic_markup import reviewed
+from app.documents.critic_markup import marks, reviewed, settle
 from app.documents.fileio import (
     FALLBACK_ENCODINGS,
     BinaryFileError,
@@ -272,23 +272,23 @@ class FileCommands(QMainWindow):
         by one; the default, Enter), "accept" (as whoever made them proposes; Esc) or "before" (the text as it
         was before them)."""
         them = "them" if count > 1 else "it"
-        box = QMessageBox(
-            QMessageBox.Icon.Question, "Tracked changes",
+        return self._choose(
+            "Tracked changes",
             f"{path.name} has {f'{count} tracked changes' if count > 1 else 'a tracked change'}.\n\nReview Each "
             f"marks {them} in the text, to accept or reject one by one (Edit ▸ Tracked Changes). Accept All "
             f"opens it as whoever made {them} proposes; Before Them, as it was before {them}.",
-            QMessageBox.StandardButton.NoButton, self,
+            [("&Review Each", "review"), ("&Accept All", "accept"), ("&Before Them", "before")], escape="accept",
         )  # fmt: skip
-        buttons = {
-            box.addButton("&Review Each", QMessageBox.ButtonRole.AcceptRole): "review",
-            box.addButton("&Accept All", QMessageBox.ButtonRole.RejectRole): "accept",
-            box.addButton("&Before Them", QMessageBox.ButtonRole.ActionRole): "before",
-        }
-        review, accept = list(buttons)[:2]
-        box.setDefaultButton(review)
-        box.setEscapeButton(accept)
+
+    def _choose(self, title: str, text: str, buttons: list[tuple[str, str]], escape: str) -> str:
+        """The writer's answer to a question: the value of the button chosen (the first is the default, Enter),
+        ``escape``'s for Esc or a closed box."""
+        box = QMessageBox(QMessageBox.Icon.Question, title, text, QMessageBox.StandardButton.NoButton, self)
+        values = {box.addButton(label, QMessageBox.ButtonRole.ActionRole): value for label, value in buttons}
+        box.setDefaultButton(next(iter(values)))
+        box.setEscapeButton(next(button for button, value in values.items() if value == escape))
         box.exec()
-        return buttons.get(box.clickedButton(), "accept")  # type: ignore[call-overload]
+        return values.get(box.clickedButton(), escape)  # type: ignore[call-overload]
 
     def _ask_encoding(self, path: Path, reason: str) -> str | None:
         encoding, ok = QInputDialog.getItem(
@@ -330,13 +330,32 @@ class FileCommands(QMainWindow):
         return self._export("Export as Word Document", ".docx", "Word document (*.docx)")
 
     def _export(self, title: str, suffix: str, kind: str) -> bool:
+        accept_changes = self._changes_for_export(title)
+        if accept_changes is None:
+            return False
         origin = self.named_after()
         suggested = origin.with_suffix(suffix) if origin is not None else Path.home() / f"Untitled{suffix}"
         name, _filter = QFileDialog.getSaveFileName(self, title, str(suggested), kind)
         if not name:
             return False
         target = Path(name) if name.lower().endswith(suffix) else Path(name + suffix)
-        return self.export_to(target, notes_as_comments=suffix == ".docx" and self._notes_as_comments())
+        notes_as_comments = suffix == ".docx" and self._notes_as_comments()
+        return self.export_to(target, notes_as_comments, accept_changes)
+
+    def _changes_for_export(self, title: str) -> bool | None:
+        """How an export settles the tracked changes still marked in the text (Edit ▸ Tracked Changes): made
+        (True, the default), left out (False); None: the writer cancelled. The text keeps them marked."""
+        count = len(marks(self.saved_text()))
+        if not count:
+            return True
+        answer = self._choose(
+            title,
+            f"This text has {f'{count} tracked changes' if count > 1 else 'a tracked change'} still to decide. "
+            f"Export it with {'them' if count > 1 else 'it'} accepted, or as it was before "
+            f"{'them' if count > 1 else 'it'}?\n\nThe text here keeps {'them' if count > 1 else 'it'} marked.",
+            [("&Accept All", "accept"), ("&Before Them", "before"), ("Cancel", "cancel")], escape="cancel",
+        )  # fmt: skip
+        return None if answer == "cancel" else answer == "accept"
 
     def _notes_as_comments(self) -> bool:
         """Whether a Word export keeps the text's notes as Word comments: asked where it has any (an editor's
@@ -354,12 +373,14 @@ class FileCommands(QMainWindow):
         )  # fmt: skip
         return answer == QMessageBox.StandardButton.Yes
 
-    def export_to(self, path: Path, notes_as_comments: bool = False) -> bool:
+    def export_to(self, path: Path, notes_as_comments: bool = False, accept_changes: bool = True) -> bool:
         """The document exported to ``path``: a Word document for a .docx (its notes as comments if
-        ``notes_as_comments``), else a PDF."""
+        ``notes_as_comments``), else a PDF; tracked changes marked in the text made (``accept_changes``) or not,
+        never printed as their signs."""
         origin = self.named_after()
         name = origin.stem if origin is not None else "Untitled"
         text, markdown, country = self.saved_text(), is_markdown(self.path), QLocale.system().territory()
+        text = settle(text, accept_changes)
         QApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)  # a novel takes a second or two
         try:
             folder = origin.parent if origin is not None else None

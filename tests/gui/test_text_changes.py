@@ -140,3 +140,26 @@ def test_the_marks_are_painted_as_changes_even_across_a_paragraph_break(qtbot, d
     assert painted["over two"] == (added, True, False)  # the block after the break is still inside the mark
     assert painted["gone"] == (removed, False, True)
     assert "words." not in painted and " and " not in painted  # outside the marks: the text's own ink
+
+
+def test_an_export_asks_how_to_settle_the_changes_left_and_never_prints_their_signs(qtbot, document_window, tmp_path,
+                                                                                   monkeypatch) -> None:  # fmt: skip
+    from pypdf import PdfReader
+    from PySide6.QtWidgets import QFileDialog
+
+    window = opened_for_review(qtbot, document_window, tmp_path, monkeypatch)
+    asked = answering(monkeypatch, "&Before Them", "&Accept All", "Cancel")
+    targets = iter([tmp_path / "before.docx", tmp_path / "accepted.pdf", tmp_path / "never.pdf"])
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *_args: (str(next(targets)), ""))
+
+    assert window.export_word()
+    assert asked[0].startswith("This text has 2 tracked changes still to decide.")
+    paragraphs = [p.text for p in docx.Document(str(tmp_path / "before.docx")).paragraphs]
+    assert paragraphs == ["The keeper slowly climbed.", "He lit the lamp."]
+    assert window.export_pdf()
+    pages = PdfReader(str(tmp_path / "accepted.pdf")).pages
+    printed = " ".join(" ".join(page.extract_text().split()) for page in pages)  # words, however spaced
+    assert "quickly climbed" in printed and "every evening" in printed and "{" not in printed
+    assert not window.export_pdf()  # Cancel: nothing written, not even the save dialog
+    assert not (tmp_path / "never.pdf").exists() and len(asked) == 3
+    assert window.editor.plain_text() == MARKED  # the text keeps its changes to decide
