@@ -51,6 +51,12 @@ document stays yours to edit.</p>
 words it takes out are struck through, the words it puts in underlined. <b>Alt+Right</b> and <b>Alt+Left</b>
 step through the changes, <b>Alt+Return</b> accepts one and <b>Alt+Delete</b> rejects it (or click a
 change); <b>Enter</b> then keeps the passage as it stands, still one step for Ctrl+Z.</p>
+<p>The same keys review an editor's tracked changes (<b>Edit ▸ Tracked Changes</b>) when you open their Word
+document and choose <b>Review Each</b>: each change is marked in your text, <code>{~~old~&gt;new~~}</code>,
+<code>{++added++}</code> or <code>{--removed--}</code> (CriticMarkup, which other Markdown tools read too), so you
+can save halfway and come back. Alt+Return accepts the change the caret is in, Alt+Delete rejects it, each one
+step for Ctrl+Z; Accept All Changes and Reject All Changes settle the rest. An export asks how to settle the ones
+left.</p>
 <p>To steer a rewrite, select words inside the passage and press <b>Ctrl+K</b> (Rewrite ▸ Keep Words): they are
 underlined, and a rewrite of the passage keeps them exactly as written (Ctrl+K again unmarks them). The
 underline is not part of your text and is not saved. <b>Rewrite ▸ Length</b> (also in the toolbar) asks for
@@ -88,8 +94,8 @@ pictures (<code>![a caption](images/map.png)</code>, read from beside the docume
 tell you of any they could not read. Both export what Save would write: a rewrite still open goes as its
 original.</p>
 <p><b>File ▸ Open…</b> also opens a Word document (.docx) or a LibreOffice one (.odt): its words come in as
-Markdown, with its headings, lists, quotes, emphasis, links, tables and footnotes, and its tracked changes
-accepted, or, if you ask when it opens, as it was before them. The file itself is never saved over: Save keeps your
+Markdown, with its headings, lists, quotes, emphasis, links, tables and footnotes; its tracked changes marked
+to review one by one, accepted, or left out, as you choose when it opens. The file itself is never saved over: Save keeps your
 work as a Markdown file beside it, and Export as Word Document writes a .docx again. Its comments stay where they
 were made, as <code>&lt;!-- Ed: … --&gt;</code> notes, and <b>Edit ▸ Next Note</b> (F8) selects each in turn;
 exports leave notes out, but Export as Word Document offers to put them back as Word comments; what could not come
@@ -115,15 +121,20 @@ def _plain(text: str) -> str:
     return text.replace("&&", "\0").replace("&", "").replace("\0", "&").rstrip("…").strip()
 
 
-def shortcut_rows(menus: Iterable[QMenu]) -> list[tuple[str, str, str]]:
-    """(menu, action, keys) for every action with a shortcut, read from the menus themselves."""
+def shortcut_rows(menus: Iterable[QMenu], seen: set[int] | None = None) -> list[tuple[str, str, str]]:
+    """(menu, action, keys) for every action with a shortcut, read from the menus themselves; an action in two
+    menus (the tracked-changes keys: Edit and Rewrite) once, under the first."""
     rows = []
+    seen = set() if seen is None else seen
     for menu in menus:
         for action in menu.actions():
             submenu = action.menu()
             if isinstance(submenu, QMenu):
-                rows.extend(shortcut_rows([submenu]))
+                rows.extend(shortcut_rows([submenu], seen))
                 continue
+            if id(action) in seen:
+                continue
+            seen.add(id(action))
             keys = [key.toString(QKeySequence.SequenceFormat.NativeText) for key in action.shortcuts()]
             keys = [key for key in keys if key]
             if keys and not action.isSeparator():
