@@ -55,8 +55,8 @@ change); <b>Enter</b> then keeps the passage as it stands, still one step for Ct
 document and choose <b>Review Each</b>: each change is marked in your text, <code>{~~old~&gt;new~~}</code>,
 <code>{++added++}</code> or <code>{--removed--}</code> (CriticMarkup, which other Markdown tools read too), so you
 can save halfway and come back. Alt+Return accepts the change the caret is in, Alt+Delete rejects it, each one
-step for Ctrl+Z; Accept All Changes and Reject All Changes settle the rest. An export asks how to settle the ones
-left.</p>
+step for Ctrl+Z; Accept All Changes and Reject All Changes settle the rest. An export asks what to do with the
+ones left: Export as Word Document can keep them as Word's own tracked changes.</p>
 <p>To steer a rewrite, select words inside the passage and press <b>Ctrl+K</b> (Rewrite ▸ Keep Words): they are
 underlined, and a rewrite of the passage keeps them exactly as written (Ctrl+K again unmarks them). The
 underline is not part of your text and is not saved. <b>Rewrite ▸ Length</b> (also in the toolbar) asks for
@@ -94,12 +94,12 @@ pictures (<code>![a caption](images/map.png)</code>, read from beside the docume
 tell you of any they could not read. Both export what Save would write: a rewrite still open goes as its
 original.</p>
 <p><b>File ▸ Open…</b> also opens a Word document (.docx) or a LibreOffice one (.odt): its words come in as
-Markdown, with its headings, lists, quotes, emphasis, links, tables and footnotes; its tracked changes marked
-to review one by one, accepted, or left out, as you choose when it opens. The file itself is never saved over: Save keeps your
-work as a Markdown file beside it, and Export as Word Document writes a .docx again. Its comments stay where they
-were made, as <code>&lt;!-- Ed: … --&gt;</code> notes, and <b>Edit ▸ Next Note</b> (F8) selects each in turn;
-exports leave notes out, but Export as Word Document offers to put them back as Word comments; what could not come
-across (pictures) is counted when it opens. A file dragged onto the text opens as Open would open it.</p>
+Markdown, with its headings, lists, quotes, emphasis, links, tables and footnotes; its tracked changes marked to
+review one by one, accepted, or left out, as you choose when it opens. The file itself is never saved over: Save
+keeps your work as a Markdown file beside it, and Export as Word Document writes a .docx again. Its comments stay
+where they were made, as <code>&lt;!-- Ed: … --&gt;</code> notes, and <b>Edit ▸ Next Note</b> (F8) selects each in
+turn; exports leave notes out, but Export as Word Document offers to put them back as Word comments; what could not
+come across (pictures) is counted when it opens. A file dragged onto the text opens as Open would open it.</p>
 """
 
 WELCOME = """

@@ -23,6 +23,11 @@ CHANGES_MARKED = "its tracked changes are marked in the text, to accept or rejec
 
 # One mark, its parts by name. Non-greedy and across lines: a change may take in a paragraph break.
 MARK = re.compile(r"\{\+\+(?P<added>.*?)\+\+\}|\{--(?P<removed>.*?)--\}|\{~~(?P<old>.*?)~>(?P<new>.*?)~~\}", re.DOTALL)
+# How far a paragraph's change may slide to start at its break: a sentence's end, a closing mark or two.
+_SLIDE = 8
+# A line with the blank lines after it (the last may have no line break).
+_LINE = re.compile(r"[^\n]*\n(?:[ \t]*\n)*|[^\n]+\Z")
+
 # Where a line starts, for :func:`painted`: outside any mark, or inside one of its parts; what ends each, and
 # the state each delimiter leads to.
 OUTSIDE, IN_ADDED, IN_REMOVED, IN_OLD, IN_NEW = range(5)
@@ -87,9 +92,10 @@ def settle(text: str, accept: bool, which: Iterable[Mark] | None = None) -> str:
 
 
 def _changes(before: str, after: str) -> list[Change]:
-    """The word-level changes from ``before`` to ``after``, diffed paragraph by paragraph first: a book with a
-    change in every chapter is then as quick to diff as the changed paragraphs."""
-    old_lines, new_lines = before.splitlines(keepends=True), after.splitlines(keepends=True)
+    """The word-level changes from ``before`` to ``after``, diffed line by line first: a book with a change in
+    every chapter is then as quick to diff as the changed lines. A line keeps the blank lines after it, so that
+    they never anchor a match of their own between two changed paragraphs."""
+    old_lines, new_lines = _LINE.findall(before), _LINE.findall(after)
     old_at = [0]
     for line in old_lines:
         old_at.append(old_at[-1] + len(line))
@@ -107,17 +113,24 @@ def _changes(before: str, after: str) -> list[Change]:
 
 
 def _after_words(before: str, change: Change) -> Change:
-    """A paragraph added or taken out whole, moved to start right after the words before it ("lamp.{++\n\nThe
-    sea.++}\n", not "lamp.\n{++\nThe sea.\n++}"): the same change, with its signs where a writer looks."""
+    """A paragraph added or taken out whole, placed to start right after the words before it ("lamp.{++\n\nThe
+    sea.++}\n", not "lamp.\n{++\nThe sea.\n++}" nor "lamp{++.\n\nThe sea++}."): the same change, with its
+    signs where a writer looks. Only an insertion or a deletion can slide so; it slides only to a break."""
     start, end, text = change.start, change.end, change.text
-    if start == end:  # an insertion
-        while start > 0 and text and before[start - 1] == "\n" and text[-1] == "\n":
-            text = "\n" + text[:-1]
-            start = end = start - 1
-    elif not text:  # a deletion
-        while start > 0 and before[start - 1] == "\n" and before[end - 1] == "\n":
-            start, end = start - 1, end - 1
-    return Change(start, end, text)
+    inserted = start == end
+    if not inserted and text:
+        return change
+    moved = text if inserted else before[start:end]
+    slid = 0
+    while moved and not moved.startswith("\n") and slid < _SLIDE and end < len(before) and before[end] == moved[0]:
+        moved, end, slid = moved[1:] + before[end], end + 1, slid + 1
+        start = end if inserted else start + 1
+    if not moved.startswith("\n"):  # no break within reach: where the diff put it
+        start, end, moved = change.start, change.end, text if inserted else before[change.start : change.end]
+    while start > 0 and moved and before[start - 1] == "\n" and moved[-1] == "\n":
+        moved = "\n" + moved[:-1]
+        start, end = start - 1, end - 1
+    return Change(start, end, moved if inserted else "")
 
 
 def mark_up(before: str, after: str) -> str | None:

@@ -40,7 +40,9 @@ from PySide6.QtGui import (
     QTextTableCell,
 )
 
+from app.documents.critic_markup import settle
 from app.documents.fileio import save_bytes
+from app.window.docx_changes import SIGN, Revisions, mark_changes
 from app.window.docx_comments import Comments
 from app.window.docx_footnotes import Footnotes
 from app.window.docx_marks import NOT_XML, MarkedPart, R, W, split_marks
@@ -204,6 +206,7 @@ class _Writer:
         self.text_width = text_width  # twips between the margins: a table's columns share it
         self.pictures = pictures
         self.extras = extras  # the comments and footnotes whose marks runs may hold
+        self.revisions = Revisions()  # the tracked changes' marks (docx_changes), followed run after run
 
     def body(self, parts: list[Paragraph | Table]) -> str:
         xml = []
@@ -248,11 +251,14 @@ class _Writer:
             indent = 720 * paragraph.quote_level
             properties += f'<w:ind w:left="{indent}" w:right="720"/>'
         runs = "".join(self.run(run, bold) for run in paragraph.runs)
+        properties += self.revisions.paragraph_mark()  # a paragraph break added or taken out with a change
         return f"<w:p>{f'<w:pPr>{properties}</w:pPr>' if properties else ''}{runs}</w:p>"
 
     def run(self, run: Run, bold: bool = False) -> str:
         if run.picture:  # in line; where it cannot be read, its name in brackets marks the place
             return self.pictures.run_xml(run.picture) or self.run(Run(f"[{run.picture}]", italic=True))
+        if SIGN.search(run.text):  # a tracked change begins or ends in it: each piece as its change has it
+            return "".join(self.run(replace(run, text=piece), bold) for piece in self.revisions.pieces(run.text))
         for extra in self.extras:  # a comment's or a footnote's mark (docx_marks): its XML between the words
             if extra.pattern.search(run.text):
                 split = split_marks(run.text, extra.pattern)
@@ -274,7 +280,7 @@ class _Writer:
                     pieces.append("<w:tab/>")
                 if part:
                     pieces.append(f'<w:t xml:space="preserve">{escape(part)}</w:t>')
-        xml = f"<w:r>{f'<w:rPr>{properties}</w:rPr>' if properties else ''}{''.join(pieces)}</w:r>"
+        xml = self.revisions.run(f"<w:r>{f'<w:rPr>{properties}</w:rPr>' if properties else ''}{''.join(pieces)}</w:r>")
         if not run.link:
             return xml
         self.links.append(run.link)
@@ -463,23 +469,26 @@ def word_language(language: str, system: QLocale) -> str:
 
 
 def export_docx(text: str, markdown: bool, path: Path, name: str, country: QLocale.Country, family: str = "",
-                language: str = "", folder: Path | None = None,
-                notes_as_comments: bool = False) -> list[str]:  # fmt: skip
+                language: str = "", folder: Path | None = None, notes_as_comments: bool = False,
+                tracked: bool = False) -> list[str]:  # fmt: skip
     """Write ``text`` to ``path`` as a Word document (see the module's docstring): ``family`` is the writer's
     typeface ("": Georgia), ``language`` its language's code ("": the system's), ``folder`` where the document is
     (its pictures are read from there); ``notes_as_comments``: a Markdown text's inline notes as Word comments
-    (docx_comments), else left out. Returns the pictures it could not carry. Raises ``FileError`` (in the
-    writer's words) where it cannot be written; nothing is half-written."""
+    (docx_comments), else left out; ``tracked``: its CriticMarkup as Word's tracked changes (docx_changes), else
+    as written. Returns the pictures it could not carry. Raises ``FileError`` (in the writer's words) where it
+    cannot be written; nothing is half-written."""
     lists = Lists()
     comments, footnotes = Comments(), Footnotes()
     body: list[Paragraph | Table]
+    marked = mark_changes(text) if tracked else text
     if markdown:
         document = QTextDocument()
-        read_markdown(document, footnotes.mark(comments.mark(text) if notes_as_comments else text))
+        read_markdown(document, footnotes.mark(comments.mark(marked) if notes_as_comments else marked))
         body = markdown_body(document, lists)
     else:
-        body = [*plain_paragraphs(text)]
-    data, missing = docx_bytes(body, lists, title_of(text, markdown, name), paper_twips(country),
+        body = [*plain_paragraphs(marked)]
+    title = title_of(settle(text, accept=True) if tracked else text, markdown, name)
+    data, missing = docx_bytes(body, lists, title, paper_twips(country),
                                family or DEFAULT_FAMILY, word_language(language, QLocale.system()), folder,
                                (comments, footnotes))  # fmt: skip
     save_bytes(path, data, again="export again")

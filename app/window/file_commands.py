@@ -330,8 +330,8 @@ class FileCommands(QMainWindow):
         return self._export("Export as Word Document", ".docx", "Word document (*.docx)")
 
     def _export(self, title: str, suffix: str, kind: str) -> bool:
-        accept_changes = self._changes_for_export(title)
-        if accept_changes is None:
+        changes = self._changes_for_export(title, word=suffix == ".docx")
+        if changes is None:
             return False
         origin = self.named_after()
         suggested = origin.with_suffix(suffix) if origin is not None else Path.home() / f"Untitled{suffix}"
@@ -340,22 +340,26 @@ class FileCommands(QMainWindow):
             return False
         target = Path(name) if name.lower().endswith(suffix) else Path(name + suffix)
         notes_as_comments = suffix == ".docx" and self._notes_as_comments()
-        return self.export_to(target, notes_as_comments, accept_changes)
+        return self.export_to(target, notes_as_comments, changes)
 
-    def _changes_for_export(self, title: str) -> bool | None:
-        """How an export settles the tracked changes still marked in the text (Edit ▸ Tracked Changes): made
-        (True, the default), left out (False); None: the writer cancelled. The text keeps them marked."""
+    def _changes_for_export(self, title: str, word: bool) -> str | None:
+        """What an export does with the tracked changes still marked in the text (Edit ▸ Tracked Changes): "track"
+        (a Word export's default: Word's own tracked changes), "accept" (a PDF's default) or "before"; None: the
+        writer cancelled. The text keeps them marked."""
         count = len(marks(self.saved_text()))
         if not count:
-            return True
+            return "accept"
+        them = "them" if count > 1 else "it"
         answer = self._choose(
             title,
             f"This text has {f'{count} tracked changes' if count > 1 else 'a tracked change'} still to decide. "
-            f"Export it with {'them' if count > 1 else 'it'} accepted, or as it was before "
-            f"{'them' if count > 1 else 'it'}?\n\nThe text here keeps {'them' if count > 1 else 'it'} marked.",
-            [("&Accept All", "accept"), ("&Before Them", "before"), ("Cancel", "cancel")], escape="cancel",
+            + (f"Keep {them} in the Word document as tracked changes, or export it with {them} accepted, or as it "
+               f"was before {them}?" if word else f"Export it with {them} accepted, or as it was before {them}?")
+            + f"\n\nThe text here keeps {them} marked.",
+            [*([("&Keep Tracked", "track")] if word else []), ("&Accept All", "accept"), ("&Before Them", "before"),
+             ("Cancel", "cancel")], escape="cancel",
         )  # fmt: skip
-        return None if answer == "cancel" else answer == "accept"
+        return None if answer == "cancel" else answer
 
     def _notes_as_comments(self) -> bool:
         """Whether a Word export keeps the text's notes as Word comments: asked where it has any (an editor's
@@ -373,20 +377,21 @@ class FileCommands(QMainWindow):
         )  # fmt: skip
         return answer == QMessageBox.StandardButton.Yes
 
-    def export_to(self, path: Path, notes_as_comments: bool = False, accept_changes: bool = True) -> bool:
+    def export_to(self, path: Path, notes_as_comments: bool = False, changes: str = "accept") -> bool:
         """The document exported to ``path``: a Word document for a .docx (its notes as comments if
-        ``notes_as_comments``), else a PDF; tracked changes marked in the text made (``accept_changes``) or not,
-        never printed as their signs."""
+        ``notes_as_comments``), else a PDF. Tracked changes marked in the text are never printed as their signs:
+        ``changes`` "track" keeps them as a Word document's own, "accept" makes them, "before" leaves them out."""
         origin = self.named_after()
         name = origin.stem if origin is not None else "Untitled"
         text, markdown, country = self.saved_text(), is_markdown(self.path), QLocale.system().territory()
-        text = settle(text, accept_changes)
+        tracked = changes == "track" and path.suffix.lower() == ".docx"
+        text = text if tracked else settle(text, accept=changes != "before")
         QApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)  # a novel takes a second or two
         try:
             folder = origin.parent if origin is not None else None
             if path.suffix.lower() == ".docx":
                 missing = export_docx(text, markdown, path, name, country, self.prefs.font_family,
-                                      self.spelling.language, folder, notes_as_comments)  # fmt: skip
+                                      self.spelling.language, folder, notes_as_comments, tracked)  # fmt: skip
                 done = f"Exported {path.name}"
             else:
                 pages, missing = export_pdf(text, markdown, path, name, country, self.prefs.font_family, folder)

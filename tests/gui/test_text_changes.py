@@ -163,3 +163,30 @@ def test_an_export_asks_how_to_settle_the_changes_left_and_never_prints_their_si
     assert not window.export_pdf()  # Cancel: nothing written, not even the save dialog
     assert not (tmp_path / "never.pdf").exists() and len(asked) == 3
     assert window.editor.plain_text() == MARKED  # the text keeps its changes to decide
+
+
+def test_changes_kept_tracked_in_a_word_export_come_back_as_they_were(qtbot, document_window, tmp_path,
+                                                                      monkeypatch) -> None:  # fmt: skip
+    from PySide6.QtWidgets import QFileDialog
+
+    marked = ("# The {~~Lighthouse~>Lamp~~}\n\nThe keeper **{++quickly ++}climbed**.{++\n\nA new paragraph, "
+              "*whole*.++}\n\nHe lit {--the --}[the lamp](https://example.org).{--\n\nA paragraph taken out.--}\n\n"
+              "| Tool | Use |\n|---|---|\n| lamp | {~~light~>fire~~} |\n")  # fmt: skip
+    window = document_window(marked)
+    asked = answering(monkeypatch, "&Keep Tracked")
+    target = tmp_path / "for the editor.docx"
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *_args: (str(target), ""))
+    assert window.export_word()
+    assert asked[0].startswith("This text has 6 tracked changes still to decide. Keep them in the Word document")
+
+    body = docx.Document(str(target)).element.body.xml
+    assert body.count("<w:ins ") >= 4 and body.count("<w:del ") >= 4 and 'w:author="Redraft"' in body
+    assert "\ue004" not in body and "{++" not in body
+    from app.documents.critic_markup import settle
+    from app.documents.word_import import read_word_document
+
+    assert read_word_document(target).text == settle(marked, accept=True)  # as Word shows it, all accepted
+    assert read_word_document(target, accept_changes=False).text == settle(marked, accept=False)  # all rejected
+    answering(monkeypatch, "&Review Each")
+    assert window.open_path(target)
+    assert window.editor.plain_text() == marked  # and reviewed again: the same changes, where they were
