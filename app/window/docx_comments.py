@@ -2,11 +2,11 @@
 (Export as Word Document, when the text has notes): the way back for an editor's comments that came in from
 Word (``app.documents.word_import`` makes them notes), answered or not.
 
-A note inside a paragraph becomes a comment at its place: "Name: words" is the comment's author and its words,
-as the import writes them; a note without a name is Redraft's. The notes are marked in the Markdown before Qt
-reads it (Qt's reader drops HTML comments) by private-use characters that carry their number through, and the
-writer puts each comment's anchor where its mark lands. A note on a line of its own, or inside a fenced code
-block, stays out, as notes do in every export.
+A note inside a paragraph becomes a comment at its place: "Name: words" is the comment's author and its words, as
+the import writes them; a note without a name, or one that starts "TODO:" or the like, is Redraft's. The notes are
+marked in the Markdown before Qt reads it (Qt's reader drops HTML comments) by private-use characters that carry
+their number through, and the writer puts each comment's anchor where its mark lands. A note on a line of its own,
+or inside a fenced code block, stays out, as notes do in every export.
 """
 
 from __future__ import annotations
@@ -22,6 +22,8 @@ NOTE = re.compile(r"<!--(.*?)-->")
 MARK = re.compile("\ue000(\\d+)\ue001")  # private use: no text a writer types has them
 AUTHOR = re.compile(r"^\s*([^:\n]{1,40}?):\s+(.+?)\s*$", re.S)
 DEFAULT_AUTHOR = "Redraft"
+# Words a writer starts a note to self with, which are not anyone's name: "TODO: check" is Redraft's comment.
+NOT_AUTHORS = frozenset({"todo", "fixme", "note", "nb", "n.b.", "tk", "xxx", "check", "query", "q", "idea"})
 
 
 def _lines(text: str) -> Iterator[tuple[str, bool]]:
@@ -50,7 +52,10 @@ class Comments:
     def _marked(self, match: re.Match[str]) -> str:
         words = comment_note("", match.group(1).strip())
         named = AUTHOR.match(words)
-        self.notes.append((named.group(1).strip(), named.group(2)) if named else (DEFAULT_AUTHOR, words))
+        if named and named.group(1).strip().lower() not in NOT_AUTHORS:
+            self.notes.append((named.group(1).strip(), named.group(2)))
+        else:
+            self.notes.append((DEFAULT_AUTHOR, words))
         return f"\ue000{len(self.notes) - 1}\ue001"
 
     def anchor_xml(self, index: int) -> str:
