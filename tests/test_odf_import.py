@@ -137,6 +137,19 @@ def test_headings_runs_and_what_markdown_would_misread(tmp_path: Path) -> None:
     ])  # fmt: skip
 
 
+def test_a_title_is_the_one_top_heading_and_the_headings_sit_under_it(tmp_path: Path) -> None:
+    # As LibreOffice 7.4 writes a Word document's Title and Heading 1: a paragraph in its Title style, then a heading.
+    styles = '<style:style style:name="Title" style:family="paragraph" style:class="chapter"/>'
+    body = (p("The Lighthouse", "Title") + '<text:h text:outline-level="1">One</text:h>' + p("Body.")
+            + '<text:h text:outline-level="6">Deepest</text:h>')  # fmt: skip
+
+    imported = read_odf_text(odt(tmp_path / "titled.odt", body, styles=styles))
+
+    assert imported.text == "# The Lighthouse\n\n## One\n\nBody.\n\n###### Deepest\n"  # no seventh level
+    untitled = read_odf_text(odt(tmp_path / "untitled.odt", '<text:h text:outline-level="1">One</text:h>'))
+    assert untitled.text == "# One\n"
+
+
 def test_lists_nest_and_a_list_that_continues_another_goes_on_counting(tmp_path: Path) -> None:
     automatic = (
         '<text:list-style style:name="L1"><text:list-level-style-number text:level="1" style:num-format="1"/>'

@@ -72,8 +72,8 @@ def test_a_document_made_from_words_own_template_keeps_its_structure(tmp_path: P
     imported = read_word_document(path)
 
     assert imported.text == (
-        "# The Lighthouse\n\n# One\n\nThe keeper **climbed** the stairs *every* evening.\n\n"
-        "1. the lamp\n2. the log\n   - a pencil\n\n> Keep the light.\n\n## Two\n\n"
+        "# The Lighthouse\n\n## One\n\nThe keeper **climbed** the stairs *every* evening.\n\n"  # under the Title
+        "1. the lamp\n2. the log\n   - a pencil\n\n> Keep the light.\n\n### Two\n\n"
         "| Tool | Use |\n|---|---|\n| lamp | light \\| heat |\n"
     )
     assert imported.notes == ()

@@ -7,7 +7,7 @@ import re
 import zipfile
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from xml.etree import ElementTree
 
@@ -153,16 +153,30 @@ def paragraph_block(text: str) -> Block:
 
 @dataclass
 class Block:
-    kind: str  # heading, paragraph, quote, item, code, table
+    kind: str  # title (Word's or LibreOffice's Title style), heading, paragraph, quote, item, code, table
     text: str
     depth: int = 0
     marker: str = ""
     list_id: str = ""
 
 
+def _under_title(blocks: list[Block]) -> list[Block]:
+    """Where a document has a Title, it is the one ``#`` and every heading one level under it (Heading 1 ``##``):
+    Word and LibreOffice set a title above the Heading 1s, which would otherwise read as its equals."""
+    if not any(block.kind == "title" for block in blocks):
+        return blocks
+    return [
+        Block("heading", block.text) if block.kind == "title"
+        else replace(block, text="#" + block.text) if block.kind == "heading" and not block.text.startswith("######")
+        else block
+        for block in blocks
+    ]  # fmt: skip
+
+
 def join_blocks(blocks: list[Block]) -> str:
     """Blocks as Markdown: a blank line between blocks, none inside a list or a code block; nested items set
     in under their parent's text, as CommonMark nests them."""
+    blocks = _under_title(blocks)
     lines: list[str] = []
     previous: Block | None = None
     indents: list[int] = []  # where each open list level's text begins

@@ -252,8 +252,9 @@ class OdfReader:
         text = tidy(self.inline(p, bold=not level))
         if not text:
             return None
-        if level:
-            return Block("heading", f"{'#' * min(6, level)} {text}")
+        if level:  # the Title style the document's one top heading (join_blocks sets the headings under it)
+            title = p.tag != f"{TEXT}h" and "title" in names
+            return Block("title" if title else "heading", f"{'#' * min(6, level)} {text}")
         if any(name in QUOTE_STYLES for name in names):
             return Block("quote", "> " + escape_block_start(text))
         return paragraph_block(text)

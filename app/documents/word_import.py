@@ -181,8 +181,8 @@ class WordReader:
         text = tidy(self.inline(p, bold=not level))  # a heading is bold by its style; bold in it says nothing more
         if not text:
             return None
-        if level:
-            return Block("heading", f"{'#' * level} {text}")
+        if level:  # Word's Title the document's one top heading (join_blocks sets the headings under it)
+            return Block("title" if name == "title" else "heading", f"{'#' * level} {text}")
         number = self.numbering.list_of(properties, self.styles.numbering_of(style))
         if number is not None:
             num_id, depth = number
