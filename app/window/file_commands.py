@@ -34,6 +34,7 @@ from app.documents.fileio import (
     save_document,
 )
 from app.documents.odf_import import is_odf_text, read_odf_text
+from app.documents.rtf_import import is_rtf, read_rtf
 from app.documents.saved_versions import SavedVersions
 from app.documents.word_import import is_word_file, read_word_document
 from app.settings import MAX_RECENT_FILES, Preferences
@@ -183,8 +184,8 @@ class FileCommands(QMainWindow):
             self,
             "Open",
             folder,
-            "Documents (*.txt *.md *.markdown *.text *.docx *.odt);;Text and Markdown (*.txt *.md *.markdown "
-            "*.text);;Word documents (*.docx);;OpenDocument texts (*.odt);;All files (*)",
+            "Documents (*.txt *.md *.markdown *.text *.docx *.odt *.rtf);;Text and Markdown (*.txt *.md *.markdown "
+            "*.text);;Word documents (*.docx);;OpenDocument texts (*.odt);;Rich Text (*.rtf);;All files (*)",
         )
         if name:
             self.open_path(Path(name), ask_encoding=True)
@@ -199,6 +200,8 @@ class FileCommands(QMainWindow):
             return self.import_document(path, "OpenDocument")
         if is_word_file(path):
             return self.import_document(path, "Word")
+        if is_rtf(path):
+            return self.import_document(path, "RTF")
         try:
             loaded = read_document(path, encoding)
         except UnknownEncodingError as error:
@@ -231,9 +234,9 @@ class FileCommands(QMainWindow):
         return True
 
     def import_document(self, path: Path, kind: str) -> bool:
-        """A Word document's or OpenDocument text's words in the editor as Markdown, as a document of its own:
-        the file is never written over (Save asks for a name; Export as Word Document writes a .docx)."""
-        read = read_word_document if kind == "Word" else read_odf_text
+        """A Word document's, OpenDocument text's or RTF file's words in the editor as Markdown, as a document of
+        its own: the file is never written over (Save asks for a name; Export as Word Document writes a .docx)."""
+        read = {"Word": read_word_document, "RTF": read_rtf}.get(kind, read_odf_text)
         try:
             imported = read(path)
             choice = self._tracked_changes_choice(path, imported.tracked_changes) if imported.tracked_changes else ""

@@ -232,3 +232,30 @@ def test_tracked_changes_open_for_review_accepted_or_as_the_text_was_before_them
     plain = tmp_path / "plain.docx"
     docx.Document().save(str(plain))
     assert window.open_path(plain) and len(asked) == 3  # no changes: no question
+
+
+def test_an_rtf_opens_as_markdown_with_its_changes_to_review_and_is_never_saved_over(document_window, tmp_path,
+                                                                                    monkeypatch) -> None:  # fmt: skip
+    import shutil
+
+    returned = tmp_path / "returned.rtf"
+    shutil.copy(Path(__file__).parent.parent / "fixtures" / "returned-libreoffice.rtf", returned)
+    asked = answering(monkeypatch, None)
+    window = document_window()
+    suggested: list[str] = []
+
+    def save_dialog(_parent, _title, name, _filters):
+        suggested.append(name)
+        return "", ""  # cancelled
+
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", save_dialog)
+
+    assert window.open_path(returned)  # Enter: Review Each
+    assert asked[0].startswith("returned.rtf has 2 tracked changes.")
+    assert window.editor.plain_text().startswith(
+        "# The Lighthouse\n\nThe keeper {~~slowly~>quickly~~} climbed the stairs <!-- Maya: Every single one? -->")
+    assert window.path is None and window.imported_from == returned
+    assert "returned.rtf opened from RTF as Markdown" in window.message_bar.label.text()
+    before = returned.read_bytes()
+    assert not window.save()  # the Save dialog, cancelled: it suggested a Markdown file beside the RTF
+    assert suggested == [str(tmp_path / "returned.md")] and returned.read_bytes() == before
