@@ -38,6 +38,7 @@ from app.rewrite.worker import Ink, PaintedPass, RewriteService, Segment
 from app.settings import Preferences
 from app.window.editor_widget import Phase, RewriteEditor
 from app.window.rewrap import left_ragged
+from app.window.text_changes import change_in_the_way
 from model import EditRequest, EditResult, RequestError
 from model.edit.budget import COMFORTABLE_EDIT_SECONDS
 from model.edit.request import CONTEXT_CHARS_PER_TOKEN, LENGTH_FACTORS, MAX_CANVAS_TOKENS, Length, Mode
@@ -165,6 +166,10 @@ class RewriteController(QObject):
                     6000,
                 )
                 return None
+        in_the_way = change_in_the_way(editor, start, end)  # a draft would take a {++ … ++} mark apart
+        if in_the_way:
+            window.statusBar().showMessage(in_the_way, 8000)
+            return None
         request = self._request(mode, start, end, instruction, max_new_tokens, regenerations, keep)
         try:
             request.validate()  # before the span locks: a request the engine would refuse says why now

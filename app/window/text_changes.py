@@ -25,6 +25,21 @@ NONE_IN_TEXT = (
 )
 
 
+def change_in_the_way(editor: RewriteEditor, start: int, end: int) -> str:
+    """Why a rewrite of ``[start, end)`` (a fill at ``start == end``) cannot start, in editor positions: a tracked
+    change still to decide inside it or across its edge, which a draft would take apart; "" where none is."""
+    text = editor.plain_text()
+    found = marks(text)
+    if not found:
+        return ""
+    for mark_start, mark_end in qt_ranges(text, [(mark.start, mark.end) for mark in found]):
+        if (mark_start < end and start < mark_end) if start < end else mark_start < start < mark_end:
+            what = "This passage holds" if start < end else "The cursor is inside"
+            return (f"{what} a tracked change still to decide: accept or reject it first (Alt+Return or Alt+Delete, "
+                    "Edit ▸ Tracked Changes), then rewrite.")  # fmt: skip
+    return ""
+
+
 class TextChanges(QObject):
     """The tracked changes marked in the editor's text, and the writer's decisions on them."""
 

@@ -190,3 +190,18 @@ def test_changes_kept_tracked_in_a_word_export_come_back_as_they_were(qtbot, doc
     answering(monkeypatch, "&Review Each")
     assert window.open_path(target)
     assert window.editor.plain_text() == marked  # and reviewed again: the same changes, where they were
+
+
+def test_a_rewrite_or_fill_across_a_change_to_decide_is_refused(qtbot, document_window, tmp_path, monkeypatch) -> None:
+    window = opened_for_review(qtbot, document_window, tmp_path, monkeypatch)
+    cursor = window.editor.textCursor()
+    cursor.setPosition(MARKED.index("keeper"))
+    cursor.setPosition(MARKED.index("climbed"), QTextCursor.MoveMode.KeepAnchor)  # across the first change
+    window.editor.setTextCursor(cursor)
+    assert window.rewrites.start("rewrite") is None
+    assert window.statusBar().currentMessage().startswith("This passage holds a tracked change still to decide")
+    cursor.setPosition(MARKED.index("quickly") + 2)
+    window.editor.setTextCursor(cursor)
+    assert window.rewrites.start("fill") is None
+    assert window.statusBar().currentMessage().startswith("The cursor is inside a tracked change")
+    assert window.editor.plain_text() == MARKED and window.editor.live_span is None
