@@ -356,8 +356,9 @@ class FileCommands(QMainWindow):
         answer = self._choose(
             title,
             f"This text has {f'{count} tracked changes' if count > 1 else 'a tracked change'} still to decide. "
-            + (f"Keep {them} in the Word document as tracked changes, or export it with {them} accepted, or as it "
-               f"was before {them}?" if word else f"Export it with {them} accepted, or as it was before {them}?")
+            + (f"Keep {them} in the Word document as {'tracked changes' if count > 1 else 'a tracked change'}, or "
+               f"export it with {them} accepted, or as it was before {them}?" if word
+               else f"Export it with {them} accepted, or as it was before {them}?")
             + f"\n\nThe text here keeps {them} marked.",
             [*([("&Keep Tracked", "track")] if word else []), ("&Accept All", "accept"), ("&Before Them", "before"),
              ("Cancel", "cancel")], escape="cancel",
