@@ -347,8 +347,8 @@ class FileCommands(QMainWindow):
 
     def _changes_for_export(self, title: str, word: bool) -> str | None:
         """What an export does with the tracked changes still marked in the text (Edit ▸ Tracked Changes): "track"
-        (a Word export's default: Word's own tracked changes), "accept" (a PDF's default) or "before"; None: the
-        writer cancelled. The text keeps them marked."""
+        (the default: Word's own tracked changes, or in a PDF struck through and underlined), "accept" or
+        "before"; None: the writer cancelled. The text keeps them marked."""
         count = len(marks(self.saved_text()))
         if not count:
             return "accept"
@@ -357,11 +357,11 @@ class FileCommands(QMainWindow):
             title,
             f"This text has {f'{count} tracked changes' if count > 1 else 'a tracked change'} still to decide. "
             + (f"Keep {them} in the Word document as {'tracked changes' if count > 1 else 'a tracked change'}, or "
-               f"export it with {them} accepted, or as it was before {them}?" if word
-               else f"Export it with {them} accepted, or as it was before {them}?")
+               f"export it with {them} accepted, or as it was before {them}?" if word else f"Show {them} in the PDF "
+               f"struck through and underlined, or export it with {them} accepted, or as it was before {them}?")
             + f"\n\nThe text here keeps {them} marked.",
-            [*([("&Keep Tracked", "track")] if word else []), ("&Accept All", "accept"), ("&Before Them", "before"),
-             ("Cancel", "cancel")], escape="cancel",
+            [("&Keep Tracked" if word else "&Show Changes", "track"), ("&Accept All", "accept"),
+             ("&Before Them", "before"), ("Cancel", "cancel")], escape="cancel",
         )  # fmt: skip
         return None if answer == "cancel" else answer
 
@@ -384,11 +384,12 @@ class FileCommands(QMainWindow):
     def export_to(self, path: Path, notes_as_comments: bool = False, changes: str = "accept") -> bool:
         """The document exported to ``path``: a Word document for a .docx (its notes as comments if
         ``notes_as_comments``), else a PDF. Tracked changes marked in the text are never printed as their signs:
-        ``changes`` "track" keeps them as a Word document's own, "accept" makes them, "before" leaves them out."""
+        ``changes`` "track" keeps them (a Word document's own, a PDF's shown), "accept" makes them, "before"
+        leaves them out."""
         origin = self.named_after()
         name = origin.stem if origin is not None else "Untitled"
         text, markdown, country = self.saved_text(), is_markdown(self.path), QLocale.system().territory()
-        tracked = changes == "track" and path.suffix.lower() == ".docx"
+        tracked = changes == "track"
         text = text if tracked else settle(text, accept=changes != "before")
         QApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)  # a novel takes a second or two
         try:
@@ -398,7 +399,8 @@ class FileCommands(QMainWindow):
                                       self.spelling.language, folder, notes_as_comments, tracked)  # fmt: skip
                 done = f"Exported {path.name}"
             else:
-                pages, missing = export_pdf(text, markdown, path, name, country, self.prefs.font_family, folder)
+                pages, missing = export_pdf(text, markdown, path, name, country, self.prefs.font_family, folder,
+                                            tracked)  # fmt: skip
                 done = f"Exported {path.name} ({pages} page{'s' if pages != 1 else ''})"
             if missing:  # said where it stays until read: an editor should not be the one to notice
                 some = ", ".join(missing[:3]) + (f" and {len(missing) - 3} more" if len(missing) > 3 else "")

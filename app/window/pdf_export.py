@@ -36,12 +36,14 @@ from PySide6.QtGui import (
     QTextImageFormat,
 )
 
+from app.documents.critic_markup import settle
 from app.documents.fileio import save_bytes
+from app.window.docx_changes import ADDED, ADDED_END, REMOVED, REMOVED_END, mark_changes
 from app.window.docx_footnotes import MARK as FOOTNOTE_MARK
 from app.window.docx_footnotes import Footnotes
 from app.window.export_pictures import Picture, read_picture
 from app.window.headings import each_heading
-from app.window.theme import prose_families
+from app.window.theme import change_colors, prose_families
 
 PRINT_POINT_SIZE = 11.5  # a book's body size; the editor's is a screen's
 MARGIN_MM = 25.0
@@ -60,15 +62,17 @@ def paper_for(country: QLocale.Country) -> QPageSize:
     return QPageSize(QPageSize.PageSizeId.Letter if country in LETTER_COUNTRIES else QPageSize.PageSizeId.A4)
 
 
-def typeset(text: str, markdown: bool, family: str = "") -> QTextDocument:
+def typeset(text: str, markdown: bool, family: str = "", show_changes: bool = False) -> QTextDocument:
     """``text`` laid out for print: as Markdown (GitHub's dialect) or as plain lines, in the text's typeface
-    (``family``, Settings ▸ Appearance; "": the book serifs)."""
+    (``family``, Settings ▸ Appearance; "": the book serifs); ``show_changes``: its tracked changes (CriticMarkup)
+    shown as Show Changes shows them, else their signs printed as written."""
     document = QTextDocument()
     font = QFont()
     font.setFamilies(prose_families(family))
     font.setStyleHint(QFont.StyleHint.Serif)
     font.setPointSizeF(PRINT_POINT_SIZE)
     document.setDefaultFont(font)
+    text = mark_changes(text) if show_changes else text
     if markdown:
         footnotes = Footnotes()
         read_markdown(document, footnotes.mark(text))
@@ -76,7 +80,32 @@ def typeset(text: str, markdown: bool, family: str = "") -> QTextDocument:
         _endnotes(document, footnotes.notes)
     else:
         document.setPlainText(text)
+    if show_changes:
+        _changes_shown(document)
     return document
+
+
+def _changes_shown(document: QTextDocument) -> None:
+    """Each tracked change's words (between docx_changes' marks) as on screen: added ones underlined in the
+    added ink, removed ones struck through in the removed ink (the light theme's: paper is white); marks gone."""
+    colors = change_colors(dark=False)
+    for opening, closing, added in ((ADDED, ADDED_END, True), (REMOVED, REMOVED_END, False)):
+        start = document.find(opening)
+        while not start.isNull():
+            end = document.find(closing, start)
+            if end.isNull():
+                break
+            words = QTextCursor(document)
+            words.setPosition(start.selectionEnd())
+            words.setPosition(end.selectionStart(), QTextCursor.MoveMode.KeepAnchor)
+            ink = QTextCharFormat()
+            ink.setForeground(colors.added if added else colors.removed)
+            ink.setFontUnderline(added)
+            ink.setFontStrikeOut(not added)
+            words.mergeCharFormat(ink)
+            end.removeSelectedText()
+            start.removeSelectedText()
+            start = document.find(opening, start)
 
 
 def read_markdown(document: QTextDocument, text: str) -> None:
@@ -259,11 +288,13 @@ def _draw_lines(painter: QPainter, blocks: list[QTextBlock], top: float, bottom:
 
 
 def export_pdf(text: str, markdown: bool, path: Path, name: str, country: QLocale.Country, family: str = "",
-               folder: Path | None = None) -> tuple[int, list[str]]:  # fmt: skip
+               folder: Path | None = None, show_changes: bool = False) -> tuple[int, list[str]]:  # fmt: skip
     """Write ``text`` to ``path`` as a PDF (see the module's docstring) in ``family`` (the editor's typeface), a
-    Markdown document's pictures read from ``folder``; the number of pages and the pictures it could not read.
-    Raises ``FileError`` (in the writer's words) where it cannot be written; nothing is half-written."""
-    data, pages, missing = pdf_bytes(typeset(text, markdown, family), title_of(text, markdown, name),
-                                     paper_for(country), folder)  # fmt: skip
+    Markdown document's pictures read from ``folder``, its tracked changes shown if ``show_changes``; the number of
+    pages and the pictures it could not read. Raises ``FileError`` (in the writer's words) where it cannot be
+    written; nothing is half-written."""
+    title = title_of(settle(text, accept=True) if show_changes else text, markdown, name)
+    data, pages, missing = pdf_bytes(typeset(text, markdown, family, show_changes), title, paper_for(country),
+                                     folder)  # fmt: skip
     save_bytes(path, data, again="export again")
     return pages, missing

@@ -205,3 +205,33 @@ def test_a_rewrite_or_fill_across_a_change_to_decide_is_refused(qtbot, document_
     assert window.rewrites.start("fill") is None
     assert window.statusBar().currentMessage().startswith("The cursor is inside a tracked change")
     assert window.editor.plain_text() == MARKED and window.editor.live_span is None
+
+
+def test_a_pdf_can_show_the_changes_left_struck_through_and_underlined(qtbot, document_window, tmp_path,
+                                                                       monkeypatch) -> None:  # fmt: skip
+    from pypdf import PdfReader
+    from PySide6.QtWidgets import QFileDialog
+
+    from app.window.pdf_export import typeset
+
+    window = opened_for_review(qtbot, document_window, tmp_path, monkeypatch)
+    asked = answering(monkeypatch, "&Show Changes")
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *_args: (str(tmp_path / "review copy.pdf"), ""))
+    assert window.export_pdf()
+    assert "Show them in the PDF struck through and underlined" in asked[0]
+    printed = " ".join(" ".join(page.extract_text().split()) for page in PdfReader(tmp_path / "review copy.pdf").pages)
+    assert "keeper slowly quickly climbed" in printed and "lamp every evening" in printed
+    assert not any(sign in printed for sign in ("{", "~>", "\ue004", "\ue006"))
+
+    document = typeset(MARKED, markdown=True, show_changes=True)
+    shown: dict[str, tuple[bool, bool]] = {}
+    block = document.begin()
+    while block.isValid():
+        fragments = block.begin()
+        while not fragments.atEnd():
+            fragment = fragments.fragment()
+            shown[fragment.text()] = (fragment.charFormat().fontStrikeOut(), fragment.charFormat().fontUnderline())
+            fragments += 1
+        block = block.next()
+    assert shown["slowly"] == (True, False) and shown["quickly"] == (False, True)
+    assert shown[" every evening"] == (False, True) and shown["The keeper "] == (False, False)
