@@ -13,11 +13,11 @@ from collections.abc import Callable
 
 from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtGui import QAction, QTextCursor
-from PySide6.QtWidgets import QStatusBar
+from PySide6.QtWidgets import QMenu, QStatusBar
 
 from app.documents.critic_markup import Mark, marks
 from app.window.editor_widget import RewriteEditor
-from app.window.spelling import qt_ranges
+from app.window.spelling import qt_ranges, top_of
 
 NONE_IN_TEXT = (
     "No tracked changes in the text. A Word or LibreOffice document's changes are marked here when you open it "
@@ -59,6 +59,7 @@ class TextChanges(QObject):
         self._recount = QTimer(self, singleShot=True, interval=300)
         self._recount.timeout.connect(self.recount)
         editor.document().contentsChange.connect(self._changed)
+        editor.context_menu_extras.append(self.offer)  # a right-click on a change: Accept or Reject it
         self.recount()
 
     def _changed(self, position: int, _removed: int, added: int) -> None:
@@ -88,6 +89,26 @@ class TextChanges(QObject):
         found = marks(text)
         where = qt_ranges(text, [(mark.start, mark.end) for mark in found])
         return [(mark, start, end) for mark, (start, end) in zip(found, where, strict=True)]
+
+    def offer(self, menu: QMenu, cursor: QTextCursor) -> None:
+        """Accept Change and Reject Change at the top of the right-click ``menu``, where ``cursor`` (the pointer)
+        is in a change."""
+        at = cursor.position()
+        found = [(start, end) for _mark, start, end in self._found() if start <= at < end]
+        if not found or self.editor.live_span is not None:
+            return
+        first = top_of(menu)
+        for label, accept in (("Accept Change", True), ("Reject Change", False)):
+            action = QAction(label, menu)
+            action.triggered.connect(lambda _checked=False, yes=accept, start=found[-1][0]: self._decide_at(start, yes))
+            menu.insertAction(first, action)
+        menu.insertSeparator(first)
+
+    def _decide_at(self, position: int, accept: bool) -> None:
+        cursor = self.editor.textCursor()
+        cursor.setPosition(position)
+        self.editor.setTextCursor(cursor)
+        self.decide(accept)
 
     def step(self, by: int) -> bool:
         """Select the next change after the selection (``by`` +1) or the one before it (-1), round past the ends;

@@ -235,3 +235,20 @@ def test_a_pdf_can_show_the_changes_left_struck_through_and_underlined(qtbot, do
         block = block.next()
     assert shown["slowly"] == (True, False) and shown["quickly"] == (False, True)
     assert shown[" every evening"] == (False, True) and shown["The keeper "] == (False, False)
+
+
+def test_a_right_click_on_a_change_offers_to_accept_or_reject_it(qtbot, document_window, tmp_path, monkeypatch) -> None:
+    from PySide6.QtWidgets import QMenu
+
+    window = opened_for_review(qtbot, document_window, tmp_path, monkeypatch)
+    pointer = window.editor.textCursor()
+    pointer.setPosition(MARKED.index("every evening"))
+    menu = QMenu()
+    window.tracked_changes.in_text.offer(menu, pointer)
+    assert [action.text() for action in menu.actions()][:2] == ["Accept Change", "Reject Change"]
+    menu.actions()[1].trigger()
+    assert window.editor.plain_text() == "The keeper {~~slowly~>quickly~~} climbed.\n\nHe lit the lamp.\n"
+    pointer.setPosition(MARKED.index("He lit"))  # outside every change: nothing offered
+    plain = QMenu()
+    window.tracked_changes.in_text.offer(plain, pointer)
+    assert plain.actions() == []
