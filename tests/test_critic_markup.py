@@ -44,6 +44,12 @@ def test_a_paragraph_taken_out_is_marked_from_the_words_before_it() -> None:
     assert settle(marked, accept=True) == "One.\n\nThree.\n"
 
 
+def test_a_sentence_taken_out_is_marked_from_its_first_word() -> None:
+    before = "The ships were few. He counted them anyway, and the gulls. On the first of March."
+    marked = mark_up(before, "The ships were few. On the first of March.")
+    assert marked == "The ships were few. {--He counted them anyway, and the gulls. --}On the first of March."
+
+
 def test_texts_that_hold_the_delimiters_are_not_marked() -> None:
     assert mark_up("Use {++ to add.", "Use {++ to add, please.") is None
     assert mark_up("Same.", "Same.") == "Same."

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 
 from app.documents.markdown_blocks import CHANGES_ACCEPTED, ImportedDocument
@@ -113,24 +113,38 @@ def _changes(before: str, after: str) -> list[Change]:
 
 
 def _after_words(before: str, change: Change) -> Change:
-    """A paragraph added or taken out whole, placed to start right after the words before it ("lamp.{++\n\nThe
-    sea.++}\n", not "lamp.\n{++\nThe sea.\n++}" nor "lamp{++.\n\nThe sea++}."): the same change, with its
-    signs where a writer looks. Only an insertion or a deletion can slide so; it slides only to a break."""
+    """An insertion or a deletion placed where a writer looks for it: a whole paragraph's starting at its break,
+    right after the words before it ("lamp.{++\n\nThe sea.++}\n", not "lamp.\n{++\nThe sea.\n++}" nor
+    "lamp{++.\n\nThe sea++}."), else a sentence's at its first word ("few. {--He left. --}On", not
+    "few{--. He left--}. On"). The same change either way; it slides only over the characters it repeats."""
     start, end, text = change.start, change.end, change.text
     inserted = start == end
     if not inserted and text:
-        return change
+        return change  # a replacement stays where the words differ
     moved = text if inserted else before[start:end]
-    slid = 0
-    while moved and not moved.startswith("\n") and slid < _SLIDE and end < len(before) and before[end] == moved[0]:
-        moved, end, slid = moved[1:] + before[end], end + 1, slid + 1
-        start = end if inserted else start + 1
-    if not moved.startswith("\n"):  # no break within reach: where the diff put it
-        start, end, moved = change.start, change.end, text if inserted else before[change.start : change.end]
+    for wanted in (lambda words: words.startswith("\n"), lambda words: words[:1].isalnum()):
+        slid = _slid(before, start, end, moved, inserted, wanted)
+        if slid is not None:
+            start, end, moved = slid
+            break
     while start > 0 and moved and before[start - 1] == "\n" and moved[-1] == "\n":
         moved = "\n" + moved[:-1]
         start, end = start - 1, end - 1
     return Change(start, end, moved if inserted else "")
+
+
+def _slid(before: str, start: int, end: int, moved: str, inserted: bool,
+          wanted: Callable[[str], bool]) -> tuple[int, int, str] | None:  # fmt: skip
+    """The change slid right (its first character taken from after it) until its words are ``wanted``, within
+    ``_SLIDE`` characters; None where they never are."""
+    for _ in range(_SLIDE + 1):
+        if wanted(moved):
+            return start, end, moved
+        if not moved or end >= len(before) or before[end] != moved[0]:
+            return None
+        moved, end = moved[1:] + before[end], end + 1
+        start = end if inserted else start + 1
+    return None
 
 
 def mark_up(before: str, after: str) -> str | None:
