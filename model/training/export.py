@@ -133,7 +133,9 @@ def export(run_dir: Path, out: Path, defaults: dict[str, float | int] | None = N
     (out / "chat_template.jinja").unlink(missing_ok=True)
     tokenizer.save_pretrained(str(out))
     write_sampler_defaults(out, defaults or SAMPLER_DEFAULTS)
-    (out / LINEAGE_FILE).write_text(json.dumps(lineage(run_dir, state), indent=1) + "\n")
+    # Compact: the record is read by card.py, not by eye (json.tool prints it), and every byte of the tree
+    # travels in each call to a lent GPU (bench/runbook: 64 MiB a call, the tree included).
+    (out / LINEAGE_FILE).write_text(json.dumps(lineage(run_dir, state), separators=(",", ":")) + "\n")
     minutes = state["elapsed"] / 60
     print(f"exported step {state['step']} ({state['tokens']} canvas tokens, {minutes:.1f} min of training)")
     return out
