@@ -80,8 +80,9 @@ class TextChanges(QObject):
             self.count = count
             self.countChanged.emit()
         enabled = self.available()
-        self.accept_all_action.setEnabled(enabled)
-        self.reject_all_action.setEnabled(enabled)
+        for action in (self.accept_all_action, self.reject_all_action):
+            action.setEnabled(enabled)
+            action.setStatusTip("" if enabled else NONE_IN_TEXT)  # said when its greyed-out entry is hovered
 
     def _found(self) -> list[tuple[Mark, int, int]]:
         """Each change in the text, with where it lies in the editor's positions."""
