@@ -83,6 +83,7 @@ class TextChanges(QObject):
         for action in (self.accept_all_action, self.reject_all_action):
             action.setEnabled(enabled)
             action.setStatusTip("" if enabled else NONE_IN_TEXT)  # said when its greyed-out entry is hovered
+            action.setToolTip(action.text() if enabled else NONE_IN_TEXT)
 
     def _found(self) -> list[tuple[Mark, int, int]]:
         """Each change in the text, with where it lies in the editor's positions."""
