@@ -40,6 +40,7 @@ def test_an_editors_return_reads_as_its_odt_both_ways() -> None:
         "[^1]: His father had kept it too.\n"
     )
     assert from_rtf.tracked_changes == 2 and from_rtf.text.startswith("# The Lighthouse\n\nThe keeper slowly climbed")
+    assert from_rtf.notes[0].endswith("(1 insertion, 1 deletion, by Maya)")  # the revision table's name
 
 
 def test_textedits_rtf_its_code_page_unicode_and_backslash_paragraphs(tmp_path: Path) -> None:

@@ -82,7 +82,7 @@ def test_a_document_made_from_words_own_template_keeps_its_structure(tmp_path: P
 def test_tracked_changes_read_accepted_and_what_is_left_out_is_counted(tmp_path: Path) -> None:
     body = (
         p(r("Kept ") + f'<w:ins w:id="1" w:author="Ed">{r("added ")}</w:ins>'
-          f'<w:del w:id="2" w:author="Ed"><w:r><w:delText>removed </w:delText></w:r></w:del>' + r("end."))
+          f'<w:del w:id="2" w:author="Sam"><w:r><w:delText>removed </w:delText></w:r></w:del>' + r("end."))
         + p(r("Page ") + '<w:r><w:fldChar w:fldCharType="begin"/></w:r><w:r><w:instrText> PAGE </w:instrText></w:r>'
             '<w:r><w:fldChar w:fldCharType="separate"/></w:r>' + r("7") + '<w:r><w:fldChar w:fldCharType="end"/></w:r>'
             + '<w:fldSimple w:instr=" NUMPAGES ">' + r(" of 9") + "</w:fldSimple>")
@@ -104,14 +104,14 @@ def test_tracked_changes_read_accepted_and_what_is_left_out_is_counted(tmp_path:
         "[^1]: A note in two parts.\n"
     )
     assert imported.notes == (
-        "its tracked changes are shown accepted (1 insertion, 1 deletion)",
+        "its tracked changes are shown accepted (1 insertion, 1 deletion, by Ed and Sam)",  # who made them
         "1 comment kept where it was made, as a <!-- … --> note",
         "1 comment, 1 picture left out",  # a comment the text does not refer to
     )
     before = read_word_document(tmp_path / "edited.docx", accept_changes=False)  # as it was before the changes
     assert before.text.startswith("Kept removed end.\n\nPage 7 of 9") and before.tracked_changes == 2
     assert before.notes[0] == ("its tracked changes are left out: it reads as it was before them "
-                               "(1 insertion, 1 deletion)")
+                               "(1 insertion, 1 deletion, by Ed and Sam)")
 
 
 def test_headings_by_name_or_outline_level_and_characters_markdown_would_take_as_marks(tmp_path: Path) -> None:

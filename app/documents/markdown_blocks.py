@@ -104,18 +104,23 @@ def pipe_table(rows: list[list[str]]) -> str:
 
 # How an import's note names tracked changes read as accepted; critic_markup.reviewed says "marked" instead.
 CHANGES_ACCEPTED = "its tracked changes are shown accepted"
+# A reader counts each tracked change's author under this prefix (counts[BY + name]), in the order met.
+BY = "by:"
 
 
 def import_notes(counts: Counter[str], left_kinds: tuple[str, ...], accepted: bool = True) -> tuple[str, ...]:
-    """What an import settled, kept differently or left out, from its ``counts`` ("insertion", "deletion",
-    "comment kept", and each of ``left_kinds``), in the writer's words; tracked changes read as ``accepted``, or
-    as rejected (the text as it was before them)."""
+    """What an import settled, kept differently or left out, from its ``counts`` ("insertion", "deletion", their
+    authors under ``BY``, "comment kept", and each of ``left_kinds``), in the writer's words; tracked changes read
+    as ``accepted``, or as rejected (the text as it was before them)."""
     said = []
     inserted, deleted = counts["insertion"], counts["deletion"]
     if inserted or deleted:
         how = CHANGES_ACCEPTED if accepted else "its tracked changes are left out: it reads as it was before them"
+        authors = [key.removeprefix(BY) for key in counts if key.startswith(BY) and key != BY]
+        by = f", by {authors[0] if len(authors) == 1 else ', '.join(authors[:-1]) + ' and ' + authors[-1]}" \
+            if authors else ""  # fmt: skip
         said.append(f"{how} ({plural(inserted, 'insertion')}, "
-                    f"{plural(deleted, 'deletion')})")  # fmt: skip
+                    f"{plural(deleted, 'deletion')}{by})")  # fmt: skip
     kept = counts["comment kept"]
     if kept:
         one = kept == 1

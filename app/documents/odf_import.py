@@ -21,6 +21,7 @@ from pathlib import Path
 from xml.etree import ElementTree
 
 from app.documents.markdown_blocks import (
+    BY,
     PLAIN,
     ZIP_MAGIC,
     Block,
@@ -221,6 +222,8 @@ class OdfReader:
                 if change.tag in (f"{TEXT}insertion", f"{TEXT}deletion"):
                     inserted = change.tag == f"{TEXT}insertion"
                     self.counts["insertion" if inserted else "deletion"] += 1
+                    author = change.find(f"{OFFICE}change-info/{DC}creator")
+                    self.counts[BY + (author.text or "").strip() if author is not None else BY] += 1
                     words = " ".join(tidy(self.inline(p, inner=True)) for p in change.iter(f"{TEXT}p"))
                     self.changes[region.get(f"{TEXT}id", "")] = (inserted, words.strip())
 

@@ -26,6 +26,7 @@ from pathlib import Path
 
 from app.documents.fileio import FileError
 from app.documents.markdown_blocks import (
+    BY,
     MAX_PART_BYTES,
     PLAIN,
     Block,
@@ -55,7 +56,7 @@ SKIPPED = frozenset({
     "footerf", "listtable", "listoverridetable", "rsidtbl", "generator", "xmlnstbl", "themedata", "object",
     "colorschememapping", "datastore", "latentstyles", "pgdsctbl", "ftnsep", "ftnsepc", "aftnsep", "aftnsepc",
     "pn", "nonshppict", "shp", "shpinst", "do", "userprops", "atnid", "atndate", "atnref", "bkmkstart",
-    "bkmkend", "template", "revtbl", "listpicture", "mmathPr", "pnseclvl", "protusertbl", "wgrffmtfilter",
+    "bkmkend", "template", "listpicture", "mmathPr", "pnseclvl", "protusertbl", "wgrffmtfilter",
 })  # fmt: skip
 NAMED = {
     "emdash": "—", "endash": "–", "lquote": "‘", "rquote": "’", "ldblquote": "“", "rdblquote": "”", "bullet": "•",
@@ -95,7 +96,8 @@ def read_rtf(path: Path, accept_changes: bool = True) -> ImportedDocument:
 
 
 # Destinations read (from a {\*\…} group too); any other {\*\…} group is skipped whole, as RTF asks.
-READ_DESTINATIONS = frozenset({"annotation", "atnauthor", "fldinst", "fldrslt", "footnote", "listtext", "pntext"})
+READ_DESTINATIONS = frozenset({"annotation", "atnauthor", "fldinst", "fldrslt", "footnote", "listtext", "pntext",
+                               "revtbl"})
 # Where each destination's words go: the document's (body), a footnote's or comment's, or a side list.
 SIDE_SINKS = frozenset({"listtext", "atnauthor", "fldinst"})
 
@@ -113,7 +115,8 @@ class State:
     deleted: bool = False
     skip: bool = False  # a destination whose text is not the document's
     starred: bool = False  # {\* …}: skipped unless its destination is one the reader knows
-    sink: str = "body"  # body, footnote, annotation, listtext, atnauthor, fldinst, stylesheet, fonttbl
+    sink: str = "body"  # body, footnote, annotation, listtext, atnauthor, fldinst, stylesheet, fonttbl, revtbl
+    author: int = 0  # \revauthN (\revauthdelN): the tracked change's author in the revision table
     uc: int = 1  # characters of fallback after each \uN
     fields: int = 0  # how many fields are open around the group
 
@@ -143,6 +146,7 @@ class RtfReader:
         self.styles: dict[int, str] = {}  # \sN → its name, lower case
         self.style_outline: dict[int, int] = {}
         self.modern_fonts: set[int] = set()
+        self.authors: list[str] = []  # the revision table: who made each tracked change, by \revauthN
         self.entry: tuple[int, str] = (0, "")  # the style (or font) being defined: its number, its name so far
         self.blocks: list[Block] = []
         self.notes_text: list[str] = []  # footnotes' words, in order of reference
@@ -151,6 +155,7 @@ class RtfReader:
         self.fields: list[tuple[str, int, str]] = []  # each open field's sink, where its result starts, its link
         self.rows: list[list[str]] = []  # the table being read
         self.cells: list[str] = []
+        self._author_so_far = ""  # the revision table's name being read, up to its ";"
         self.last_revision = ""  # whether the last words read were inserted or deleted: one change, not one per run
 
     # -- reading ------------------------------------------------------------------------------------
@@ -234,7 +239,7 @@ class RtfReader:
             state.skip = True
         elif state.sink in ("stylesheet", "fonttbl"):
             self._table_entry(word, value, state)
-        elif word == "stylesheet" or word == "fonttbl":
+        elif word in ("stylesheet", "fonttbl", "revtbl"):
             state.sink = word
         elif word == "ansicpg" and value:
             with contextlib.suppress(LookupError):  # an unknown code page: Windows' Western one, as most files are
@@ -247,6 +252,8 @@ class RtfReader:
         elif word == "field":
             self.fields.append((state.sink, len(self._words(state.sink)), ""))
             state.fields = len(self.fields)
+        elif word in ("revauth", "revauthdel") and value is not None:
+            state.author = value
         elif word in ("plain", "b", "i", "strike", "striked", "v", "f", "revised", "deleted"):
             self._run_format(word, value, on, state)
         elif state.sink == "body" and word in ("par", "sect", "page", "pard", "s", "ilvl", "ls", "outlinelevel",
@@ -320,6 +327,11 @@ class RtfReader:
         if state.sink in ("stylesheet", "fonttbl"):
             self._entry_name(text, state.sink)
             return
+        if state.sink == "revtbl":  # {Unknown;}{Maya;}: each entry an author, numbered from 0
+            names = (self._author_so_far + text).split(";")
+            self.authors.extend(names[:-1])
+            self._author_so_far = names[-1]
+            return
         if state.sink in SIDE_SINKS:
             self.side[state.sink].append((text, PLAIN))
             return
@@ -328,6 +340,8 @@ class RtfReader:
         revision = "insertion" if state.inserted else "deletion" if state.deleted else ""
         if revision and revision != self.last_revision:
             self.counts[revision] += 1
+            author = self.authors[state.author].strip() if 0 < state.author < len(self.authors) else ""
+            self.counts[BY + author] += 1  # entry 0 is "Unknown"
         self.last_revision = revision
         if (state.inserted and not self.accept_changes) or (state.deleted and self.accept_changes):
             return

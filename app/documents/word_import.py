@@ -26,6 +26,7 @@ from pathlib import Path
 from xml.etree import ElementTree
 
 from app.documents.markdown_blocks import (
+    BY,
     OLE_MAGIC,
     PLAIN,
     ZIP_MAGIC,
@@ -165,6 +166,7 @@ class WordReader:
             elif tag in (f"{W}ins", f"{W}moveTo", f"{W}del", f"{W}moveFrom"):  # whole paragraphs tracked
                 inserted = tag in (f"{W}ins", f"{W}moveTo")
                 self.counts["insertion" if inserted else "deletion"] += 1
+                self.counts[BY + (child.get(f"{W}author") or "").strip()] += 1
                 found.extend(self.blocks(child) if inserted == self.accept_changes else [])
             elif tag in (f"{W}sdt", f"{W}customXml"):
                 inner = child.find(f"{W}sdtContent") if tag == f"{W}sdt" else child
@@ -247,6 +249,7 @@ class WordReader:
             elif tag in (f"{W}ins", f"{W}moveTo", f"{W}del", f"{W}moveFrom"):
                 inserted = tag in (f"{W}ins", f"{W}moveTo")
                 self.counts["insertion" if inserted else "deletion"] += 1
+                self.counts[BY + (child.get(f"{W}author") or "").strip()] += 1
                 if inserted == self.accept_changes:  # an insertion accepted, or a deletion rejected: its words
                     self._collect(child, pieces, fields, code)
             elif tag == f"{W}sdt":

@@ -222,13 +222,13 @@ def test_tracked_changes_open_for_review_accepted_or_as_the_text_was_before_them
     assert window.open_path(edited)  # Enter: each change marked in the text, to decide one by one
     assert window.editor.plain_text() == "The keeper {~~slowly~>quickly~~} climbed.\n"
     assert asked[0].startswith("edited.docx has 2 tracked changes.")
-    assert "marked in the text, to accept or reject one by one (1 insertion, 1 deletion)" in (
+    assert "marked in the text, to accept or reject one by one (1 insertion, 1 deletion, by Maya)" in (
         window.message_bar.label.text())  # fmt: skip
     assert window.open_path(edited)
     assert window.editor.plain_text() == "The keeper quickly climbed.\n"
     assert window.open_path(edited)
     assert window.editor.plain_text() == "The keeper slowly climbed.\n"
-    assert "it reads as it was before them (1 insertion, 1 deletion)" in window.message_bar.label.text()
+    assert "it reads as it was before them (1 insertion, 1 deletion, by Maya)" in window.message_bar.label.text()
     plain = tmp_path / "plain.docx"
     docx.Document().save(str(plain))
     assert window.open_path(plain) and len(asked) == 3  # no changes: no question
