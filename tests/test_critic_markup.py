@@ -8,7 +8,8 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.documents.critic_markup import IN_ADDED, OUTSIDE, Mark, mark_up, marks, painted, settle
+from app.documents.critic_markup import IN_ADDED, IN_COMMENT, OUTSIDE, Mark, mark_up, marks, painted, settle
+from app.documents.markdown_blocks import Revision
 
 BEFORE = "The keeper slowly climbed the stairs.\n\nHe lit the lamp.\n"
 AFTER = "The keeper quickly climbed the stairs every evening.\n\nHe lit the lamp.\n\nThe sea was calm.\n"
@@ -61,6 +62,34 @@ def test_a_mark_found_is_where_the_text_has_it() -> None:
     assert marks("no marks, only {braces} and -- dashes ++") == []
 
 
+def test_each_change_is_signed_by_whoever_the_files_own_changes_say_made_it() -> None:
+    before = "The keeper climbed the stair. He lit the lamp.\n\nThe sea was calm.[^1]\n\n[^1]: His own note.\n"
+    after = "The keeper slowly climbed the stairs. He lit the *old* lamp.\n\nThe sea was calm.[^1]\n\n[^1]: His note.\n"
+    revisions = [  # as a Word file lists them: a footnote's change read with the body, where it is referred to
+        Revision(True, "Maya", "slowly "), Revision(True, "Ed", "s"), Revision(False, "Sam", "own "),
+        Revision(True, "Maya", "old "),
+    ]  # fmt: skip
+    marked = mark_up(before, after, revisions)
+    assert marked == (
+        "The keeper {++slowly ++}{>>Maya<<}climbed the {~~stair~>stairs~~}{>>Ed<<}. He lit the {++*old* ++}{>>Maya<<}"
+        "lamp.\n\nThe sea was calm.[^1]\n\n[^1]: His {--own --}{>>Sam<<}note.\n"
+    )  # a letter added makes a word's change, still Ed's; Markdown's signs are not the editor's words
+    assert [mark.author for mark in marks(marked)] == ["Maya", "Ed", "Maya", "Sam"]
+    assert settle(marked, accept=True) == after and settle(marked, accept=False) == before  # the names go too
+    one = mark_up(before, after, [Revision(True, "Maya", "")])  # one person's changes: each is theirs
+    assert one is not None and one.count("{>>Maya<<}") == 4
+    assert mark_up(before, after) == mark_up(before, after, [Revision(True, "", "slowly ")])  # no name: unsigned
+    assert "{>>" not in (mark_up(before, after) or "")
+
+
+def test_a_name_is_kept_from_ending_its_comment_and_a_comment_alone_is_no_change() -> None:
+    marked = mark_up("a b", "a c b", [Revision(True, "<<}Ed\n{Jones}", "c ")])
+    assert marked == "a {++c ++}{>>Ed Jones<<}b"
+    assert marks("a {>>just a comment<<} b {--c--} {>>Ed<<}") == [Mark(25, 32, "c", "")]  # not right after it
+    found = marks("{++x++}{>>Maya<<}")
+    assert found == [Mark(0, 17, "", "x", "Maya")] and settle("{++x++}{>>Maya<<}", accept=False) == ""
+
+
 def test_painting_line_by_line_carries_a_mark_over_the_line_break() -> None:
     first, state = painted("He said {++yes", OUTSIDE)
     assert first == [(8, 11, "delimiter"), (11, 14, "added")] and state == IN_ADDED
@@ -71,6 +100,10 @@ def test_painting_line_by_line_carries_a_mark_over_the_line_break() -> None:
     ]  # fmt: skip
     assert state == OUTSIDE
     assert painted("a --} b ~> c", OUTSIDE) == ([], OUTSIDE)  # closers outside a mark are words
+    signed, state = painted("x{--y--}{>>Maya<<} {>>a note over", OUTSIDE)
+    assert signed[-5:] == [(8, 11, "delimiter"), (11, 15, "comment"), (15, 18, "delimiter"),
+                           (19, 22, "delimiter"), (22, 33, "comment")] and state == IN_COMMENT  # fmt: skip
+    assert painted("two lines<<} z", state) == ([(0, 9, "comment"), (9, 12, "delimiter")], OUTSIDE)
 
 
 def test_a_long_book_with_a_change_in_every_chapter_is_marked_quickly() -> None:
@@ -87,11 +120,14 @@ words = st.lists(st.sampled_from(["the", "sea", "lamp", ",", ".", " ", "\n", "\n
                                    "~", "+", "-"]))
 
 
+revisions = st.lists(st.builds(Revision, st.booleans(), st.sampled_from(["", "Ann", "Bo"]), words.map("".join)))
+
+
 @settings(max_examples=300, deadline=None)
-@given(words, words)
-def test_any_two_versions_mark_up_into_a_text_that_settles_to_each(before_words, after_words) -> None:
+@given(words, words, revisions)
+def test_any_two_versions_mark_up_into_a_text_that_settles_to_each(before_words, after_words, said) -> None:
     before, after = "".join(before_words), "".join(after_words)
-    marked = mark_up(before, after)
+    marked = mark_up(before, after, said)  # signed as the file's changes, however unlike the texts, let them be
     if marked is None:  # refused, never mangled: only where the texts hold the delimiters' characters themselves
         assert set("{}~") & set(before + after)
         return
@@ -103,4 +139,5 @@ def test_any_two_versions_mark_up_into_a_text_that_settles_to_each(before_words,
         ranges, state = painted(line, state)
         line_marks += sum(1 for start, end, style in ranges if style == "delimiter" and line[start:end] != "~>")
     assert state == OUTSIDE
-    assert line_marks == 2 * len(marks(marked))  # painted as read: an opening and a closing each
+    signed = sum(1 for mark in marks(marked) if mark.author)
+    assert line_marks == 2 * len(marks(marked)) + 2 * signed  # painted as read: an opening and a closing each

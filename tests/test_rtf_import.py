@@ -4,6 +4,7 @@ it (code pages, Unicode, lists, pictures) read too; damaged and hostile files ar
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -32,7 +33,11 @@ def test_an_editors_return_reads_as_its_odt_both_ways() -> None:
     for accepted in (True, False):
         from_rtf = read_rtf(FIXTURES / "returned-libreoffice.rtf", accept_changes=accepted)
         from_odt = read_odf_text(FIXTURES / "returned-libreoffice.odt", accept_changes=accepted)
-        assert from_rtf == from_odt
+        assert replace(from_rtf, revisions=()) == replace(from_odt, revisions=())
+        # Each change, whose and what it says, for Review Each to sign; the two formats space a deletion apart.
+        assert [(r.inserted, r.author, r.words.strip()) for r in from_rtf.revisions] == \
+            [(r.inserted, r.author, r.words.strip()) for r in from_odt.revisions] == \
+            [(False, "Maya", "slowly"), (True, "Maya", "quickly")]  # fmt: skip
     accepted_text = read_rtf(FIXTURES / "returned-libreoffice.rtf").text
     assert accepted_text == (
         "# The Lighthouse\n\nThe keeper quickly climbed the stairs <!-- Maya: Every single one? -->every evening.\n\n"

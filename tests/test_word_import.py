@@ -14,7 +14,7 @@ import docx
 import pytest
 
 from app.documents import markdown_blocks
-from app.documents.markdown_blocks import UnreadableDocument
+from app.documents.markdown_blocks import Revision, UnreadableDocument
 from app.documents.word_import import is_word_file, read_word_document
 
 W_NS = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
@@ -108,6 +108,7 @@ def test_tracked_changes_read_accepted_and_what_is_left_out_is_counted(tmp_path:
         "1 comment kept where it was made, as a <!-- … --> note",
         "1 comment, 1 picture left out",  # a comment the text does not refer to
     )
+    assert imported.revisions == (Revision(True, "Ed", "added "), Revision(False, "Sam", "removed "))  # whose each is
     before = read_word_document(tmp_path / "edited.docx", accept_changes=False)  # as it was before the changes
     assert before.text.startswith("Kept removed end.\n\nPage 7 of 9") and before.tracked_changes == 2
     assert before.notes[0] == ("its tracked changes are left out: it reads as it was before them "

@@ -1,5 +1,5 @@
 """Tracked changes kept in the text itself, as CriticMarkup: ``{++added++}``, ``{--removed--}`` and
-``{~~old~>new~~}``.
+``{~~old~>new~~}``, each followed by a comment that names who made it where that is known: ``{>>Maya<<}``.
 
 A Word or LibreOffice document's tracked changes come in this way when the writer chooses to review them one
 by one (File ▸ Open): the text carries every change still to decide, so it can be saved halfway through, read
@@ -12,17 +12,19 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 
-from app.documents.markdown_blocks import CHANGES_ACCEPTED, ImportedDocument
+from app.documents.markdown_blocks import CHANGES_ACCEPTED, ImportedDocument, Revision
 from model.edit.changes import Change, word_changes
 
 # An import's note on its tracked changes, when they are marked in the text to be reviewed.
 CHANGES_MARKED = "its tracked changes are marked in the text, to accept or reject one by one"
 
-# One mark, its parts by name. Non-greedy and across lines: a change may take in a paragraph break.
-MARK = re.compile(r"\{\+\+(?P<added>.*?)\+\+\}|\{--(?P<removed>.*?)--\}|\{~~(?P<old>.*?)~>(?P<new>.*?)~~\}", re.DOTALL)
+# One mark, its parts by name, and the comment right after it (who made it). Non-greedy and across lines: a
+# change may take in a paragraph break; its comment is one line.
+MARK = re.compile(r"(?:\{\+\+(?P<added>.*?)\+\+\}|\{--(?P<removed>.*?)--\}|\{~~(?P<old>.*?)~>(?P<new>.*?)~~\})"
+                  r"(?:\{>>(?P<author>[^\n]*?)<<\})?", re.DOTALL)  # fmt: skip
 # How far a paragraph's change may slide to start at its break: a sentence's end, a closing mark or two.
 _SLIDE = 8
 # A line with the blank lines after it (the last may have no line break).
@@ -30,26 +32,31 @@ _LINE = re.compile(r"[^\n]*\n(?:[ \t]*\n)*|[^\n]+\Z")
 
 # Where a line starts, for :func:`painted`: outside any mark, or inside one of its parts; what ends each, and
 # the state each delimiter leads to.
-OUTSIDE, IN_ADDED, IN_REMOVED, IN_OLD, IN_NEW = range(5)
+OUTSIDE, IN_ADDED, IN_REMOVED, IN_OLD, IN_NEW, IN_COMMENT = range(6)
 _ENDS = {
-    OUTSIDE: re.compile(r"\{\+\+|\{--|\{~~"),
+    OUTSIDE: re.compile(r"\{\+\+|\{--|\{~~|\{>>"),
     IN_ADDED: re.compile(r"\+\+\}"),
     IN_REMOVED: re.compile(r"--\}"),
     IN_OLD: re.compile(r"~>"),
     IN_NEW: re.compile(r"~~\}"),
+    IN_COMMENT: re.compile(r"<<\}"),
 }
-_NEXT = {OUTSIDE: {"{++": IN_ADDED, "{--": IN_REMOVED, "{~~": IN_OLD}, IN_OLD: {"~>": IN_NEW}}
+_NEXT = {OUTSIDE: {"{++": IN_ADDED, "{--": IN_REMOVED, "{~~": IN_OLD, "{>>": IN_COMMENT}, IN_OLD: {"~>": IN_NEW}}
+_PAINT = {IN_ADDED: "added", IN_NEW: "added", IN_REMOVED: "removed", IN_OLD: "removed", IN_COMMENT: "comment"}
+# What a change's words are compared by, to find whose they are: no spaces, nor the signs Markdown adds.
+_NOT_COMPARED = re.compile(r"[\s\\*_~`]+")
 
 
 @dataclass(frozen=True, slots=True)
 class Mark:
-    """One tracked change at ``[start, end)`` of the text (its delimiters included): ``removed`` is what it
-    takes out, ``added`` what it puts in."""
+    """One tracked change at ``[start, end)`` of the text (its delimiters and comment included): ``removed`` is
+    what it takes out, ``added`` what it puts in, ``author`` who made it ("" where no comment says)."""
 
     start: int
     end: int
     removed: str
     added: str
+    author: str = ""
 
     @property
     def kind(self) -> str:
@@ -71,12 +78,13 @@ def _marks(text: str) -> Iterator[Mark]:
     if "{++" not in text and "{--" not in text and "{~~" not in text:  # most texts: no scan at all
         return
     for match in MARK.finditer(text):
+        author = (match.group("author") or "").strip()
         if match.group("added") is not None:
-            yield Mark(match.start(), match.end(), "", match.group("added"))
+            yield Mark(match.start(), match.end(), "", match.group("added"), author)
         elif match.group("removed") is not None:
-            yield Mark(match.start(), match.end(), match.group("removed"), "")
+            yield Mark(match.start(), match.end(), match.group("removed"), "", author)
         else:
-            yield Mark(match.start(), match.end(), match.group("old"), match.group("new"))
+            yield Mark(match.start(), match.end(), match.group("old"), match.group("new"), author)
 
 
 def settle(text: str, accept: bool, which: Iterable[Mark] | None = None) -> str:
@@ -147,10 +155,72 @@ def _slid(before: str, start: int, end: int, moved: str, inserted: bool,
     return None
 
 
-def mark_up(before: str, after: str) -> str | None:
-    """``before`` with the changes that make ``after`` of it written in as CriticMarkup; None where the texts
-    themselves hold the delimiters, so that the marks could not be told from the words."""
+class _Authors:
+    """Who made each change :func:`_changes` finds, from the file's own ``revisions``: a diff of two readings
+    knows nothing of authors, so its changes are matched to the file's by their words, in order. A file whose
+    changes are all one person's needs no matching."""
+
+    def __init__(self, revisions: Sequence[Revision]) -> None:
+        names = {revision.author for revision in revisions}
+        self.only = next(iter(names)) if len(names) == 1 else ""
+        # Per kind (inserted or not): the words of all its revisions end to end, each character's author, and
+        # each revision's place in them; and how far the changes already matched have read.
+        self.words = {True: "", False: ""}
+        self.owners: dict[bool, list[str]] = {True: [], False: []}
+        self.spans: dict[bool, list[tuple[int, int]]] = {True: [], False: []}
+        self.read = {True: 0, False: 0}
+        for revision in revisions:
+            words = _NOT_COMPARED.sub("", revision.words)
+            start = len(self.words[revision.inserted])
+            self.words[revision.inserted] += words
+            self.owners[revision.inserted].extend([revision.author] * len(words))
+            self.spans[revision.inserted].append((start, start + len(words)))
+
+    def of(self, removed: str, added: str) -> str:
+        """Who took out ``removed`` and put in ``added`` ("Maya", "Maya and Ed"); "" where that is not known."""
+        if self.only or not self.words[True] + self.words[False]:
+            return self.only
+        names: list[str] = []
+        for inserted, words in ((False, removed), (True, added)):
+            names.extend(name for name in self._owners(inserted, words) if name and name not in names)
+        return " and ".join(names)
+
+    def _owners(self, inserted: bool, words: str) -> list[str]:
+        key = _NOT_COMPARED.sub("", words)
+        if not key:
+            return []
+        stream, read = self.words[inserted], self.read[inserted]
+        at = stream.find(key, read)
+        at = stream.find(key) if at < 0 else at  # a footnote's changes are read with the body, written after it
+        if at >= 0:
+            self.read[inserted] = max(read, at + len(key))
+            return self.owners[inserted][at : at + len(key)]
+        # Wider than the file's own changes (a word one letter of which was changed): those that lie inside it.
+        found: list[str] = []
+        for start, end in self.spans[inserted]:
+            if start < read or start == end:
+                continue
+            if stream[start:end] not in key:
+                if found or start - read > len(key):
+                    break
+                continue
+            found.append(self.owners[inserted][start])
+            self.read[inserted] = end
+        return found
+
+
+def _signed(author: str) -> str:
+    """The comment that names a change's ``author``, with nothing in the name that could end it early."""
+    name = " ".join(re.sub(r"[{}<>]", "", author).split())
+    return f"{{>>{name}<<}}" if name else ""
+
+
+def mark_up(before: str, after: str, revisions: Sequence[Revision] = ()) -> str | None:
+    """``before`` with the changes that make ``after`` of it written in as CriticMarkup, each signed with its
+    author where the file's ``revisions`` tell; None where the texts themselves hold the delimiters, so that the
+    marks could not be told from the words."""
     parts, position = [], 0
+    authors = _Authors(revisions)
     for change in _changes(before, after):
         parts.append(before[position : change.start])
         removed = before[change.start : change.end]
@@ -160,6 +230,7 @@ def mark_up(before: str, after: str) -> str | None:
             parts.append(f"{{--{removed}--}}")
         else:
             parts.append(f"{{~~{removed}~>{change.text}~~}}")
+        parts.append(_signed(authors.of(removed, change.text)))
         position = change.end
     parts.append(before[position:])
     marked = "".join(parts)
@@ -171,7 +242,7 @@ def mark_up(before: str, after: str) -> str | None:
 def reviewed(accepted: ImportedDocument, before: ImportedDocument) -> ImportedDocument | None:
     """An imported document's text with its tracked changes marked, from its reading with them ``accepted`` and
     its reading ``before`` them; None where :func:`mark_up` cannot mark them."""
-    marked = mark_up(before.text, accepted.text)
+    marked = mark_up(before.text, accepted.text, accepted.revisions)
     if marked is None:
         return None
     return replace(accepted, text=marked, notes=tuple(note.replace(CHANGES_ACCEPTED, CHANGES_MARKED)
@@ -180,7 +251,8 @@ def reviewed(accepted: ImportedDocument, before: ImportedDocument) -> ImportedDo
 
 def painted(line: str, state: int) -> tuple[list[tuple[int, int, str]], int]:
     """How to paint one line that starts in ``state`` (``OUTSIDE``, or inside a mark's part, where the line
-    before ended): its ranges as ``(start, end, "delimiter" | "added" | "removed")``, and the state it ends in.
+    before ended): its ranges as ``(start, end, "delimiter" | "added" | "removed" | "comment")``, and the state
+    it ends in.
     Line by line, it reads the marks as :func:`marks` reads the whole text: each part ends at the first of the
     delimiters that can end it."""
     ranges: list[tuple[int, int, str]] = []
@@ -189,7 +261,7 @@ def painted(line: str, state: int) -> tuple[list[tuple[int, int, str]], int]:
         found = _ENDS[state].search(line, position)
         end = len(line) if found is None else found.start()
         if end > position and state != OUTSIDE:
-            ranges.append((position, end, "added" if state in (IN_ADDED, IN_NEW) else "removed"))
+            ranges.append((position, end, _PAINT[state]))
         if found is None:
             return ranges, state
         ranges.append((found.start(), found.end(), "delimiter"))

@@ -28,11 +28,21 @@ class UnreadableDocument(FileError):
     """A Word or OpenDocument file Redraft cannot read; the message says why and what to do."""
 
 
+@dataclass(frozen=True, slots=True)
+class Revision:
+    """One tracked change as the file has it: an insertion (else a deletion), who made it, and its words."""
+
+    inserted: bool
+    author: str
+    words: str
+
+
 @dataclass(frozen=True)
 class ImportedDocument:
     text: str  # Markdown, "\n" line endings
     notes: tuple[str, ...] = field(default=())  # what did not come across as it was, in words
     tracked_changes: int = 0  # insertions and deletions tracked in the file (read as accepted, or as rejected)
+    revisions: tuple[Revision, ...] = field(default=())  # those changes in the order read, for their authors
 
 
 def read_package(path: Path, read: Callable[[zipfile.ZipFile], ImportedDocument], what: str, not_a_zip: str,

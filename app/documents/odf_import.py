@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 import zipfile
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 from xml.etree import ElementTree
 
@@ -27,6 +28,7 @@ from app.documents.markdown_blocks import (
     Block,
     Format,
     ImportedDocument,
+    Revision,
     UnreadableDocument,
     comment_note,
     emphasised,
@@ -192,6 +194,9 @@ class OdfReader:
         self.accept_changes = accept_changes
         self.changes: dict[str, tuple[bool, str]] = {}  # by id: (an insertion, a deletion's words)
         self.hidden: set[str] = set()  # the rejected insertions being read past
+        self.authors: dict[str, str] = {}  # by id: who made the change
+        self.revisions: list[Revision] = []  # the changes in the body's order, for their authors
+        self.inserting: dict[str, int] = {}  # by id: the insertions being read, each its place in revisions
         content = read_xml_part(package, "content.xml")
         if content is None:
             raise UnreadableDocument("it has no content part (content.xml): not an OpenDocument text")
@@ -210,7 +215,8 @@ class OdfReader:
         if self.notes_text:
             text += "\n\n" + "\n".join(f"[^{mark}]: {words}" for mark, words in self.notes_text.items())
         changes = self.counts["insertion"] + self.counts["deletion"]
-        return ImportedDocument(text.strip("\n") + "\n" if text.strip() else "", self.notes(), changes)
+        return ImportedDocument(text.strip("\n") + "\n" if text.strip() else "", self.notes(), changes,
+                                tuple(self.revisions))  # fmt: skip
 
     def notes(self) -> tuple[str, ...]:
         return import_notes(self.counts, ("picture", "text box"), self.accept_changes)
@@ -223,7 +229,9 @@ class OdfReader:
                     inserted = change.tag == f"{TEXT}insertion"
                     self.counts["insertion" if inserted else "deletion"] += 1
                     author = change.find(f"{OFFICE}change-info/{DC}creator")
-                    self.counts[BY + (author.text or "").strip() if author is not None else BY] += 1
+                    name = (author.text or "").strip() if author is not None else ""
+                    self.counts[BY + name] += 1
+                    self.authors[region.get(f"{TEXT}id", "")] = name
                     words = " ".join(tidy(self.inline(p, inner=True)) for p in change.iter(f"{TEXT}p"))
                     self.changes[region.get(f"{TEXT}id", "")] = (inserted, words.strip())
 
@@ -318,7 +326,11 @@ class OdfReader:
         return emphasised(pieces)
 
     def _words(self, text: str | None, style: Format, code: bool) -> tuple[str, Format] | None:
-        if not text or self.hidden:  # nothing, or inside an insertion the writer rejected
+        if not text:
+            return None
+        for at in self.inserting.values():  # an insertion's words, for whose they are
+            self.revisions[at] = replace(self.revisions[at], words=self.revisions[at].words + text)
+        if self.hidden:  # inside an insertion the writer rejected
             return None
         text = text if code else COLLAPSIBLE.sub(" ", text)
         return (text if code or style[3] else escape_inline(text)), style
@@ -378,6 +390,14 @@ class OdfReader:
         """Where changes are rejected: an insertion's words read past, a deletion's put back at its place."""
         change = marker.get(f"{TEXT}change-id", "")
         inserted, words = self.changes.get(change, (False, ""))
+        author = self.authors.get(change, "")
+        if marker.tag == f"{TEXT}change-start" and inserted:
+            self.inserting[change] = len(self.revisions)
+            self.revisions.append(Revision(True, author, ""))
+        elif marker.tag == f"{TEXT}change-end":
+            self.inserting.pop(change, None)
+        elif marker.tag == f"{TEXT}change" and not inserted:
+            self.revisions.append(Revision(False, author, words))
         if self.accept_changes:
             return
         if marker.tag == f"{TEXT}change-start" and inserted:

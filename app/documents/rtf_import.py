@@ -32,6 +32,7 @@ from app.documents.markdown_blocks import (
     Block,
     Format,
     ImportedDocument,
+    Revision,
     UnreadableDocument,
     comment_note,
     emphasised,
@@ -157,6 +158,7 @@ class RtfReader:
         self.cells: list[str] = []
         self._author_so_far = ""  # the revision table's name being read, up to its ";"
         self.last_revision = ""  # whether the last words read were inserted or deleted: one change, not one per run
+        self.revisions: list[Revision] = []  # the tracked changes in order, each with its author and words
 
     # -- reading ------------------------------------------------------------------------------------
 
@@ -220,7 +222,8 @@ class RtfReader:
         text = _pairs_joined(text)
         changes = self.counts["insertion"] + self.counts["deletion"]
         notes = import_notes(self.counts, ("picture",), self.accept_changes)
-        return ImportedDocument(text.strip("\n") + "\n" if text.strip() else "", notes, changes)
+        return ImportedDocument(text.strip("\n") + "\n" if text.strip() else "", notes, changes,
+                                tuple(self.revisions))  # fmt: skip
 
     def _control(self, word: str, value: int | None, state: State) -> None:
         on = value != 0
@@ -338,10 +341,16 @@ class RtfReader:
         if state.hidden:
             return
         revision = "insertion" if state.inserted else "deletion" if state.deleted else ""
+        author = self.authors[state.author].strip() if 0 < state.author < len(self.authors) else ""  # 0: "Unknown"
         if revision and revision != self.last_revision:
             self.counts[revision] += 1
-            author = self.authors[state.author].strip() if 0 < state.author < len(self.authors) else ""
-            self.counts[BY + author] += 1  # entry 0 is "Unknown"
+            self.counts[BY + author] += 1
+        if revision:
+            last = self.revisions[-1] if self.revisions and revision == self.last_revision else None
+            if last is not None and last.author == author:
+                self.revisions[-1] = replace(last, words=last.words + text)
+            else:
+                self.revisions.append(Revision(state.inserted, author, text))
         self.last_revision = revision
         if (state.inserted and not self.accept_changes) or (state.deleted and self.accept_changes):
             return

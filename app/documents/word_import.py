@@ -33,6 +33,7 @@ from app.documents.markdown_blocks import (
     Block,
     Format,
     ImportedDocument,
+    Revision,
     UnreadableDocument,
     comment_note,
     emphasised,
@@ -94,6 +95,7 @@ class WordReader:
         self.package = package
         self.accept_changes = accept_changes
         self.counts: Counter[str] = Counter()
+        self.revisions: list[Revision] = []  # the tracked changes, in the order read
         self.notes_text: dict[str, str] = {}  # footnote and endnote marks → their text, in order of reference
         self.note_parts: dict[str, dict[str, ElementTree.Element]] = {}
         self.comments: dict[str, str] = {}  # read with the document (document())
@@ -118,7 +120,8 @@ class WordReader:
             text += "\n\n" + "\n".join(f"[^{mark}]: {words}" for mark, words in self.notes_text.items())
         self.counts["comment"] = max(0, len(self.comments) - self.counts["comment kept"])  # ones nothing refers to
         changes = self.counts["insertion"] + self.counts["deletion"]
-        return ImportedDocument(text.strip("\n") + "\n" if text.strip() else "", self.notes(), changes)
+        return ImportedDocument(text.strip("\n") + "\n" if text.strip() else "", self.notes(), changes,
+                                tuple(self.revisions))  # fmt: skip
 
     def notes(self) -> tuple[str, ...]:
         return import_notes(self.counts, ("comment", "picture", "text box", "equation"), self.accept_changes)
@@ -164,9 +167,7 @@ class WordReader:
             elif tag == f"{W}tbl":
                 found.append(Block("table", self.table(child)))
             elif tag in (f"{W}ins", f"{W}moveTo", f"{W}del", f"{W}moveFrom"):  # whole paragraphs tracked
-                inserted = tag in (f"{W}ins", f"{W}moveTo")
-                self.counts["insertion" if inserted else "deletion"] += 1
-                self.counts[BY + (child.get(f"{W}author") or "").strip()] += 1
+                inserted = self._tracked(child)
                 found.extend(self.blocks(child) if inserted == self.accept_changes else [])
             elif tag in (f"{W}sdt", f"{W}customXml"):
                 inner = child.find(f"{W}sdtContent") if tag == f"{W}sdt" else child
@@ -247,9 +248,7 @@ class WordReader:
                 self._collect(child, inner, fields, code)
                 pieces.extend(inner if code else linked(inner, target))
             elif tag in (f"{W}ins", f"{W}moveTo", f"{W}del", f"{W}moveFrom"):
-                inserted = tag in (f"{W}ins", f"{W}moveTo")
-                self.counts["insertion" if inserted else "deletion"] += 1
-                self.counts[BY + (child.get(f"{W}author") or "").strip()] += 1
+                inserted = self._tracked(child)
                 if inserted == self.accept_changes:  # an insertion accepted, or a deletion rejected: its words
                     self._collect(child, pieces, fields, code)
             elif tag == f"{W}sdt":
@@ -260,6 +259,16 @@ class WordReader:
                 self._collect(child, pieces, fields, code)
             elif tag.endswith("}oMath") or tag.endswith("}oMathPara"):
                 self.counts["equation"] += 1
+
+    def _tracked(self, change: ElementTree.Element) -> bool:
+        """A tracked insertion or deletion (or move) counted, with its author and words; whether it inserts."""
+        inserted = change.tag in (f"{W}ins", f"{W}moveTo")
+        author = (change.get(f"{W}author") or "").strip()
+        self.counts["insertion" if inserted else "deletion"] += 1
+        self.counts[BY + author] += 1
+        words = "".join(node.text or "" for node in change.iter() if node.tag in (f"{W}t", f"{W}delText"))
+        self.revisions.append(Revision(inserted, author, words))
+        return inserted
 
     def _run(self, run: ElementTree.Element, pieces: list[tuple[str, Format]],
              fields: list[bool], code: bool) -> None:  # fmt: skip

@@ -5,8 +5,10 @@ Before Qt reads the Markdown, each change's signs become private-use marks (docx
 its removed words between one pair, its added words between another. The writer then follows the marks through
 the body's runs in order (:class:`Revisions`): a run's words inside added words go in a ``w:ins``, inside removed
 ones in a ``w:del`` (as ``w:delText``), and a paragraph that ends inside a change has its paragraph mark tracked
-too, so that a paragraph added or taken out whole comes and goes with its break. A change inside a footnote's
-definition or a note is Word's footnote or comment text, which has no place for it: it goes in accepted.
+too, so that a paragraph added or taken out whole comes and goes with its break. Each is the change of whoever
+the comment after it names (``{>>Maya<<}``, as Review Each signs an editor's changes), else of "Redraft". A
+change inside a footnote's definition or a note is Word's footnote or comment text, which has no place for it: it
+goes in accepted.
 """
 
 from __future__ import annotations
@@ -22,13 +24,20 @@ from app.window.docx_footnotes import DEFINITION
 
 # Private use, and none of the comments' (E000, E001) or the footnotes' (E002, E003) marks.
 ADDED, ADDED_END, REMOVED, REMOVED_END = "\ue004", "\ue005", "\ue006", "\ue007"
-SIGN = re.compile("[\ue004-\ue007]")
-AUTHOR = "Redraft"
+# Who made a change, right after its opening mark: each character of the name moved into plane 15's private use,
+# where Markdown sees no sign and Qt keeps it as text.
+NAME_BASE, NAME_LAST = 0xF0000, 0xFFFFD
+SIGN = re.compile(f"[\ue004-\ue007]|[{chr(NAME_BASE)}-{chr(NAME_LAST)}]+")
+AUTHOR = "Redraft"  # a change's author where its comment names none
 
 
-def mark_changes(text: str) -> str:
-    """``text`` with each tracked change's signs as the marks :class:`Revisions` follows; those in a footnote's
-    definition or a note accepted."""
+def _name_signs(author: str) -> str:
+    return "".join(chr(NAME_BASE + ord(c)) for c in author if ord(c) <= NAME_LAST - NAME_BASE)
+
+
+def mark_changes(text: str, signed: bool = False) -> str:
+    """``text`` with each tracked change's signs as the marks :class:`Revisions` follows (``signed``: with its
+    author's name); those in a footnote's definition or a note accepted."""
     found = marks(text)
     if not found:
         return text
@@ -42,8 +51,9 @@ def mark_changes(text: str) -> str:
         if DEFINITION.match(line) or any(start < mark.start < end for start, end in outside):
             parts.append(mark.added)
         else:
-            parts.append((REMOVED + mark.removed + REMOVED_END if mark.removed else "")
-                         + (ADDED + mark.added + ADDED_END if mark.added else ""))  # fmt: skip
+            name = _name_signs(mark.author) if signed else ""
+            parts.append((REMOVED + name + mark.removed + REMOVED_END if mark.removed else "")
+                         + (ADDED + name + mark.added + ADDED_END if mark.added else ""))  # fmt: skip
         position = mark.end
     parts.append(text[position:])
     return "".join(parts)
@@ -54,6 +64,7 @@ class Revisions:
 
     def __init__(self, when: datetime | None = None) -> None:
         self.state = ""  # "ins" inside added words, "del" inside removed ones
+        self.author = ""  # who made the change the state is in, where its signs name them
         self.count = 0  # revision ids given
         self.date = (when or datetime.now(UTC)).strftime("%Y-%m-%dT%H:%M:%SZ")
 
@@ -63,14 +74,18 @@ class Revisions:
         for match in SIGN.finditer(text):
             if match.start() > position:
                 yield text[position : match.start()]
-            self.state = {ADDED: "ins", REMOVED: "del"}.get(match.group(), "")
+            sign = match.group()
+            if sign[0] >= chr(NAME_BASE):
+                self.author = "".join(chr(ord(c) - NAME_BASE) for c in sign)
+            else:
+                self.state, self.author = {ADDED: "ins", REMOVED: "del"}.get(sign, ""), ""
             position = match.end()
         if position < len(text):
             yield text[position:]
 
     def _attributes(self) -> str:
         self.count += 1
-        return f'w:id="{self.count}" w:author={quoteattr(AUTHOR)} w:date="{self.date}"'
+        return f'w:id="{self.count}" w:author={quoteattr(self.author or AUTHOR)} w:date="{self.date}"'
 
     def run(self, xml: str) -> str:
         """A run's XML as the state has it: inserted, deleted (its text as deleted text) or as it is."""

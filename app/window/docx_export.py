@@ -480,7 +480,7 @@ def export_docx(text: str, markdown: bool, path: Path, name: str, country: QLoca
     lists = Lists()
     comments, footnotes = Comments(), Footnotes()
     body: list[Paragraph | Table]
-    marked = mark_changes(text) if tracked else text
+    marked = mark_changes(text, signed=True) if tracked else text
     if markdown:
         document = QTextDocument()
         read_markdown(document, footnotes.mark(comments.mark(marked) if notes_as_comments else marked))

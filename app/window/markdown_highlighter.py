@@ -95,7 +95,8 @@ class MarkdownHighlighter(QSyntaxHighlighter):
 
     def _tracked_changes(self, text: str) -> None:
         """Added words underlined and removed ones struck through, in the Show Changes inks; the signs around
-        them faded. A change may run over a paragraph break: the block's state says where it began."""
+        them, and the comment that names who made a change, faded. A change may run over a paragraph break: the
+        block's state says where it began."""
         state = max(self.previousBlockState(), OUTSIDE)
         ranges, state = painted(text, state) if state != OUTSIDE or "{" in text else ([], OUTSIDE)
         self.setCurrentBlockState(state)
@@ -105,8 +106,10 @@ class MarkdownHighlighter(QSyntaxHighlighter):
         colors = change_colors(palette.color(QPalette.ColorRole.Base).lightness() < 128)
         for start, end, style in ranges:
             text_format = QTextCharFormat(self.format(start))  # over a heading's or emphasis's format
-            if style == "delimiter":
+            if style in ("delimiter", "comment"):  # the signs, and the name of who made the change: quiet
                 text_format.setForeground(palette.color(QPalette.ColorRole.PlaceholderText))
+                if style == "comment":
+                    text_format.setFontItalic(True)
             else:
                 text_format.setForeground(colors.added if style == "added" else colors.removed)
                 text_format.setFontUnderline(style == "added")

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QLabel, QProgressBar, QPushButton
 
+from app.documents.critic_markup import settle
 from app.model_sources import server_key
 from app.rewrite.worker import ModelInfo, ModelSpec, RewriteService, ServerSpec
 from app.window.file_commands import FileCommands
@@ -87,6 +88,7 @@ class ModelStatusBar(FileCommands):
 
     def _update_counts(self) -> None:
         text = self.saved_text()  # a developing span counts as its original, not as its noise
+        text = settle(text, accept=True)  # tracked changes still to decide count as made: their new words once
         words, characters = len(text.split()), len(text)
         self.session_goal.counted(words)
         cursor = self.editor.textCursor()

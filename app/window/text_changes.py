@@ -183,5 +183,6 @@ class TextChanges(QObject):
         self.editor.setTextCursor(cursor)
         self.editor.ensureCursorVisible()
         self.status().showMessage(
-            f"{said}Change {index + 1} of {len(found)} ({mark.kind}) · Alt+Return accepts it, Alt+Delete rejects it"
+            f"{said}Change {index + 1} of {len(found)} ({mark.kind}{f', by {mark.author}' if mark.author else ''}) · "
+            "Alt+Return accepts it, Alt+Delete rejects it"
         )

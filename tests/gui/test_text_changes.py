@@ -4,6 +4,7 @@ the writer's keys, each decision one undo step; Accept All and Reject All in one
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import docx
@@ -17,11 +18,12 @@ from app.window.theme import change_colors
 
 ALT, CTRL = Qt.KeyboardModifier.AltModifier, Qt.KeyboardModifier.ControlModifier
 W = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
-MARKED = "The keeper {~~slowly~>quickly~~} climbed.\n\nHe lit the lamp{++ every evening++}.\n"
+MARKED = "The keeper {~~slowly~>quickly~~}{>>Maya<<} climbed.\n\nHe lit the lamp{++ every evening++}{>>Ed<<}.\n"
 
 
 def returned_manuscript(path: Path) -> Path:
-    """A manuscript back from an editor: "slowly" replaced by "quickly", and "every evening" added."""
+    """A manuscript back from two editors: "slowly" replaced by "quickly" (Maya), and "every evening" added
+    (Ed)."""
     document = docx.Document()
     first = document.add_paragraph("The keeper ")
     first._p.append(docx.oxml.parse_xml(
@@ -31,7 +33,7 @@ def returned_manuscript(path: Path) -> Path:
     first.add_run("climbed.")
     second = document.add_paragraph("He lit the lamp")
     second._p.append(docx.oxml.parse_xml(
-        f'<w:ins xmlns:w="{W}" w:id="3" w:author="Maya"><w:r><w:t xml:space="preserve"> every evening</w:t></w:r>'
+        f'<w:ins xmlns:w="{W}" w:id="3" w:author="Ed"><w:r><w:t xml:space="preserve"> every evening</w:t></w:r>'
         "</w:ins>"))
     second.add_run(".")
     document.save(str(path))
@@ -68,26 +70,26 @@ def test_each_change_is_stepped_to_and_decided_with_the_keys_one_undo_step_each(
     window.editor.setTextCursor(cursor)
 
     key(qtbot, window, Qt.Key.Key_Right, ALT)  # Next Change
-    assert selected(window) == "{~~slowly~>quickly~~}"
-    assert status.currentMessage().startswith("Change 1 of 2 (replacement)")
+    assert selected(window) == "{~~slowly~>quickly~~}{>>Maya<<}"
+    assert status.currentMessage().startswith("Change 1 of 2 (replacement, by Maya)")
     key(qtbot, window, Qt.Key.Key_Delete, ALT)  # Reject Change: the old word stays, and the next is selected
-    assert window.editor.plain_text() == "The keeper slowly climbed.\n\nHe lit the lamp{++ every evening++}.\n"
-    assert selected(window) == "{++ every evening++}"
-    assert status.currentMessage().startswith("Change rejected. Change 1 of 1 (insertion)")
+    assert window.editor.plain_text() == "The keeper slowly climbed.\n\nHe lit the lamp{++ every evening++}{>>Ed<<}.\n"
+    assert selected(window) == "{++ every evening++}{>>Ed<<}"
+    assert status.currentMessage().startswith("Change rejected. Change 1 of 1 (insertion, by Ed)")
     key(qtbot, window, Qt.Key.Key_Return, ALT)  # Accept Change
     assert window.editor.plain_text() == "The keeper slowly climbed.\n\nHe lit the lamp every evening.\n"
     assert "that was the last" in status.currentMessage()
     assert not window.tracked_changes.next_action.isEnabled()  # nothing left to step to
 
     key(qtbot, window, Qt.Key.Key_Z, CTRL)
-    assert window.editor.plain_text() == "The keeper slowly climbed.\n\nHe lit the lamp{++ every evening++}.\n"
+    assert window.editor.plain_text() == "The keeper slowly climbed.\n\nHe lit the lamp{++ every evening++}{>>Ed<<}.\n"
     key(qtbot, window, Qt.Key.Key_Z, CTRL)
     assert window.editor.plain_text() == MARKED
 
     key(qtbot, window, Qt.Key.Key_Left, ALT)  # Previous Change: Undo left the caret after the first change
-    assert selected(window) == "{~~slowly~>quickly~~}"
+    assert selected(window) == "{~~slowly~>quickly~~}{>>Maya<<}"
     key(qtbot, window, Qt.Key.Key_Left, ALT)  # and round past the top to the last
-    assert selected(window) == "{++ every evening++}"
+    assert selected(window) == "{++ every evening++}{>>Ed<<}"
 
 
 def test_a_caret_outside_every_change_is_shown_the_next_before_anything_is_decided(qtbot, document_window, tmp_path,
@@ -98,7 +100,7 @@ def test_a_caret_outside_every_change_is_shown_the_next_before_anything_is_decid
     window.editor.setTextCursor(cursor)
     key(qtbot, window, Qt.Key.Key_Return, ALT)
     assert window.editor.plain_text() == MARKED  # nothing decided unseen
-    assert selected(window) == "{++ every evening++}"
+    assert selected(window) == "{++ every evening++}{>>Ed<<}"
     assert window.statusBar().currentMessage().startswith("This is the next change")
     cursor.setPosition(MARKED.index("slowly"))  # a caret inside a change: that one
     window.editor.setTextCursor(cursor)
@@ -169,9 +171,11 @@ def test_changes_kept_tracked_in_a_word_export_come_back_as_they_were(qtbot, doc
                                                                       monkeypatch) -> None:  # fmt: skip
     from PySide6.QtWidgets import QFileDialog
 
-    marked = ("# The {~~Lighthouse~>Lamp~~}\n\nThe keeper **{++quickly ++}climbed**.{++\n\nA new paragraph, "
-              "*whole*.++}\n\nHe lit {--the --}[the lamp](https://example.org).{--\n\nA paragraph taken out.--}\n\n"
-              "| Tool | Use |\n|---|---|\n| lamp | {~~light~>fire~~} |\n")  # fmt: skip
+    # Each change signed by its editor but the last, which goes to Word as Redraft's.
+    marked = ("# The {~~Lighthouse~>Lamp~~}{>>Maya<<}\n\nThe keeper **{++quickly ++}{>>Ed<<}climbed**.{++\n\nA new "
+              "paragraph, *whole*.++}{>>Maya<<}\n\nHe lit {--the --}{>>Ed<<}[the lamp](https://example.org).{--\n\nA "
+              "paragraph taken out.--}{>>Maya<<}\n\n| Tool | Use |\n|---|---|\n"
+              "| lamp | {~~light~>fire~~} |\n")  # fmt: skip
     window = document_window(marked)
     asked = answering(monkeypatch, "&Keep Tracked")
     target = tmp_path / "for the editor.docx"
@@ -180,7 +184,9 @@ def test_changes_kept_tracked_in_a_word_export_come_back_as_they_were(qtbot, doc
     assert asked[0].startswith("This text has 6 tracked changes still to decide. Keep them in the Word document")
 
     body = docx.Document(str(target)).element.body.xml
-    assert body.count("<w:ins ") >= 4 and body.count("<w:del ") >= 4 and 'w:author="Redraft"' in body
+    assert body.count("<w:ins ") >= 4 and body.count("<w:del ") >= 4
+    authors = re.findall(r'<w:(?:ins|del) [^>]*w:author="([^"]*)"', body)
+    assert {"Maya", "Ed", "Redraft"} == set(authors) and authors[0] == "Maya" and authors[-1] == "Redraft"
     assert "\ue004" not in body and "{++" not in body
     from app.documents.critic_markup import settle
     from app.documents.word_import import read_word_document
@@ -189,7 +195,8 @@ def test_changes_kept_tracked_in_a_word_export_come_back_as_they_were(qtbot, doc
     assert read_word_document(target, accept_changes=False).text == settle(marked, accept=False)  # all rejected
     answering(monkeypatch, "&Review Each")
     assert window.open_path(target)
-    assert window.editor.plain_text() == marked  # and reviewed again: the same changes, where they were
+    # Reviewed again: the same changes where they were, by the same people; the unsigned one now Redraft's.
+    assert window.editor.plain_text() == marked.replace("~~} |", "~~}{>>Redraft<<} |")
 
 
 def test_a_rewrite_or_fill_across_a_change_to_decide_is_refused(qtbot, document_window, tmp_path, monkeypatch) -> None:
@@ -247,8 +254,14 @@ def test_a_right_click_on_a_change_offers_to_accept_or_reject_it(qtbot, document
     window.tracked_changes.in_text.offer(menu, pointer)
     assert [action.text() for action in menu.actions()][:2] == ["Accept Change", "Reject Change"]
     menu.actions()[1].trigger()
-    assert window.editor.plain_text() == "The keeper {~~slowly~>quickly~~} climbed.\n\nHe lit the lamp.\n"
+    assert window.editor.plain_text() == "The keeper {~~slowly~>quickly~~}{>>Maya<<} climbed.\n\nHe lit the lamp.\n"
     pointer.setPosition(MARKED.index("He lit"))  # outside every change: nothing offered
     plain = QMenu()
     window.tracked_changes.in_text.offer(plain, pointer)
     assert plain.actions() == []
+
+
+def test_the_word_count_counts_the_changes_to_decide_as_made(qtbot, document_window) -> None:
+    window = document_window("The keeper {~~slowly~>quickly~~}{>>Maya<<} climbed{-- the stairs--}{>>Ed<<}.")
+    window._update_counts()
+    assert window.counts_label.text() == "4 words · 27 characters"  # "The keeper quickly climbed."

@@ -220,7 +220,7 @@ def test_tracked_changes_open_for_review_accepted_or_as_the_text_was_before_them
     window = document_window()
 
     assert window.open_path(edited)  # Enter: each change marked in the text, to decide one by one
-    assert window.editor.plain_text() == "The keeper {~~slowly~>quickly~~} climbed.\n"
+    assert window.editor.plain_text() == "The keeper {~~slowly~>quickly~~}{>>Maya<<} climbed.\n"
     assert asked[0].startswith("edited.docx has 2 tracked changes.")
     assert "marked in the text, to accept or reject one by one (1 insertion, 1 deletion, by Maya)" in (
         window.message_bar.label.text())  # fmt: skip
@@ -253,7 +253,8 @@ def test_an_rtf_opens_as_markdown_with_its_changes_to_review_and_is_never_saved_
     assert window.open_path(returned)  # Enter: Review Each
     assert asked[0].startswith("returned.rtf has 2 tracked changes.")
     assert window.editor.plain_text().startswith(
-        "# The Lighthouse\n\nThe keeper {~~slowly~>quickly~~} climbed the stairs <!-- Maya: Every single one? -->")
+        "# The Lighthouse\n\nThe keeper {~~slowly~>quickly~~}{>>Maya<<} climbed the stairs "
+        "<!-- Maya: Every single one? -->")
     assert window.path is None and window.imported_from == returned
     assert "returned.rtf opened from RTF as Markdown" in window.message_bar.label.text()
     before = returned.read_bytes()
