@@ -53,11 +53,11 @@ step through the changes, <b>Alt+Return</b> accepts one and <b>Alt+Delete</b> re
 change); <b>Enter</b> then keeps the passage as it stands, still one step for Ctrl+Z.</p>
 <p>The same keys review an editor's tracked changes (<b>Edit ▸ Tracked Changes</b>) when you open their Word
 document and choose <b>Review Each</b>: each change is marked in your text, <code>{~~old~&gt;new~~}</code>,
-<code>{++added++}</code> or <code>{--removed--}</code>, signed with who made it, <code>{&gt;&gt;Maya&lt;&lt;}</code>
-(CriticMarkup, which other Markdown tools read too), so you can save halfway and come back. Alt+Return accepts the change the caret is in, Alt+Delete rejects it, each one
-step for Ctrl+Z; Accept All Changes and Reject All Changes settle the rest. An export asks what to do with the
-ones left: Export as Word Document can keep them as Word's own tracked changes, each by its author, and a PDF
-can show them.</p>
+<code>{++added++}</code> or <code>{--removed--}</code>, signed with who made it,
+<code>{&gt;&gt;Maya&lt;&lt;}</code> (CriticMarkup, which other Markdown tools read too), so you can save halfway
+and come back. Alt+Return accepts the change the caret is in, Alt+Delete rejects it, each one step for Ctrl+Z;
+Accept All Changes and Reject All Changes settle the rest. An export asks what to do with the ones left: Export
+as Word Document can keep them as Word's own tracked changes, each by its author, and a PDF can show them.</p>
 <p>To steer a rewrite, select words inside the passage and press <b>Ctrl+K</b> (Rewrite ▸ Keep Words): they are
 underlined, and a rewrite of the passage keeps them exactly as written (Ctrl+K again unmarks them). The
 underline is not part of your text and is not saved. <b>Rewrite ▸ Length</b> (also in the toolbar) asks for

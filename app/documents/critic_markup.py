@@ -45,6 +45,7 @@ _NEXT = {OUTSIDE: {"{++": IN_ADDED, "{--": IN_REMOVED, "{~~": IN_OLD, "{>>": IN_
 _PAINT = {IN_ADDED: "added", IN_NEW: "added", IN_REMOVED: "removed", IN_OLD: "removed", IN_COMMENT: "comment"}
 # What a change's words are compared by, to find whose they are: no spaces, nor the signs Markdown adds.
 _NOT_COMPARED = re.compile(r"[\s\\*_~`]+")
+_EDGES = re.compile(r"^\W+|\W+$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,11 +191,14 @@ class _Authors:
         if not key:
             return []
         stream, read = self.words[inserted], self.read[inserted]
-        at = stream.find(key, read)
-        at = stream.find(key) if at < 0 else at  # a footnote's changes are read with the body, written after it
-        if at >= 0:
-            self.read[inserted] = max(read, at + len(key))
-            return self.owners[inserted][at : at + len(key)]
+        # As it is, else without the stops and commas at its ends: a change slides over the characters it repeats
+        # ("down{++. Nobody read it++}." for the file's "Nobody read it.").
+        for wanted in dict.fromkeys((key, _EDGES.sub("", key) or key)):
+            at = stream.find(wanted, read)
+            at = stream.find(wanted) if at < 0 else at  # a footnote's changes: read with the body, written after it
+            if at >= 0:
+                self.read[inserted] = max(read, at + len(wanted))
+                return self.owners[inserted][at : at + len(wanted)]
         # Wider than the file's own changes (a word one letter of which was changed): those that lie inside it.
         found: list[str] = []
         for start, end in self.spans[inserted]:

@@ -93,7 +93,7 @@ class ModelStatusBar(FileCommands):
         self.session_goal.counted(words)
         cursor = self.editor.textCursor()
         if cursor.hasSelection() and self.editor.live_span is None:  # "12 of 479 words": what the selection holds
-            selected = self.editor.text_between(cursor.selectionStart(), cursor.selectionEnd())
+            selected = settle(self.editor.text_between(cursor.selectionStart(), cursor.selectionEnd()), accept=True)
             self.counts_label.setText(f"{len(selected.split()):,} of {counted(words, 'word')} · "
                                       f"{len(selected):,} of {counted(characters, 'character')}")  # fmt: skip
             return

@@ -265,3 +265,6 @@ def test_the_word_count_counts_the_changes_to_decide_as_made(qtbot, document_win
     window = document_window("The keeper {~~slowly~>quickly~~}{>>Maya<<} climbed{-- the stairs--}{>>Ed<<}.")
     window._update_counts()
     assert window.counts_label.text() == "4 words · 27 characters"  # "The keeper quickly climbed."
+    window.editor.select_range(4, len(window.editor.plain_text()))  # a selection's changes: counted as made too
+    window._update_counts()
+    assert window.counts_label.text() == "3 of 4 words · 23 of 27 characters"
