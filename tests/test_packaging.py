@@ -88,13 +88,17 @@ def test_windows_lock_ships_the_linux_releases() -> None:
     assert "triton" not in windows and not any(name.startswith("nvidia-") for name in windows)
 
 
-def test_desktop_entry_opens_text_and_markdown() -> None:
+def test_desktop_entry_opens_text_markdown_and_the_documents_file_open_reads() -> None:
     entry = configparser.ConfigParser(interpolation=None)
     entry.optionxform = str  # type: ignore[assignment,method-assign]
     entry.read(PACKAGING / "linux" / "redraft.desktop")
     desktop = entry["Desktop Entry"]
     assert desktop["Exec"] == "redraft %f" and desktop["Icon"] == "redraft"
-    assert {"text/plain", "text/markdown"} <= set(desktop["MimeType"].strip(";").split(";"))
+    opens = set(desktop["MimeType"].strip(";").split(";"))
+    assert {"text/plain", "text/markdown", "application/msword", "application/rtf",
+            "application/vnd.oasis.opendocument.text"} <= opens  # fmt: skip
+    installed = re.search(r"^MimeType=(.*)$", (PACKAGING / "linux" / "install.sh").read_text(), re.M)
+    assert installed is not None and set(installed[1].strip(";").split(";")) <= opens  # the tarball's says no more
     validate = shutil.which("desktop-file-validate")
     if validate:
         result = subprocess.run(

@@ -94,14 +94,14 @@ Word's own. A PDF numbers footnotes in the text and sets them as Notes at the en
 pictures (<code>![a caption](images/map.png)</code>, read from beside the document), scaled to fit the page, and
 tell you of any they could not read. Both export what Save would write: a rewrite still open goes as its
 original.</p>
-<p><b>File ▸ Open…</b> also opens a Word document (.docx), a LibreOffice one (.odt) or an RTF file (.rtf, as
-TextEdit, WordPad and Scrivener write): its words come in as Markdown, with its headings, lists, quotes, emphasis,
-links, tables and footnotes; its tracked changes marked to review one by one, accepted, or left out, as you choose
-when it opens. The file itself is never saved over: Save keeps your work as a Markdown file beside it, and Export as
-Word Document writes a .docx again. Its comments stay where they were made, as <code>&lt;!-- Ed: … --&gt;</code>
-notes, and <b>Edit ▸ Next Note</b> (F8) selects each in turn; exports leave notes out, but Export as Word Document
-offers to put them back as Word comments; what could not come across (pictures) is counted when it opens. A file
-dragged onto the text opens as Open would open it.</p>
+<p><b>File ▸ Open…</b> also opens a Word document (.docx, or an older .doc from Word 97 to 2003), a LibreOffice one
+(.odt) or an RTF file (.rtf, as TextEdit, WordPad and Scrivener write): its words come in as Markdown, with its
+headings, lists, quotes, emphasis, links, tables and footnotes; its tracked changes marked to review one by one,
+accepted, or left out, as you choose when it opens. The file itself is never saved over: Save keeps your work as a
+Markdown file beside it, and Export as Word Document writes a .docx again. Its comments stay where they were made,
+as <code>&lt;!-- Ed: … --&gt;</code> notes, and <b>Edit ▸ Next Note</b> (F8) selects each in turn; exports leave
+notes out, but Export as Word Document offers to put them back as Word comments; what could not come across
+(pictures) is counted when it opens. A file dragged onto the text opens as Open would open it.</p>
 """
 
 WELCOME = """

@@ -24,6 +24,7 @@ from PySide6.QtWidgets import QApplication, QFileDialog, QInputDialog, QMainWind
 from app.dialogs.message_bar import MessageBar
 from app.dialogs.saved_versions import choose_saved_version
 from app.documents.critic_markup import marks, reviewed, settle
+from app.documents.doc_import import is_doc_file, read_doc
 from app.documents.fileio import (
     FALLBACK_ENCODINGS,
     BinaryFileError,
@@ -184,8 +185,9 @@ class FileCommands(QMainWindow):
             self,
             "Open",
             folder,
-            "Documents (*.txt *.md *.markdown *.text *.docx *.odt *.rtf);;Text and Markdown (*.txt *.md *.markdown "
-            "*.text);;Word documents (*.docx);;OpenDocument texts (*.odt);;Rich Text (*.rtf);;All files (*)",
+            "Documents (*.txt *.md *.markdown *.text *.docx *.doc *.odt *.rtf);;Text and Markdown (*.txt *.md "
+            "*.markdown *.text);;Word documents (*.docx *.doc);;OpenDocument texts (*.odt);;Rich Text (*.rtf);;"
+            "All files (*)",
         )
         if name:
             self.open_path(Path(name), ask_encoding=True)
@@ -198,10 +200,12 @@ class FileCommands(QMainWindow):
         """Load ``path`` into the editor; on any problem show why and leave the current document alone."""
         if is_odf_text(path):
             return self.import_document(path, "OpenDocument")
+        if is_rtf(path):  # before Word's: WordPad's RTF is often named .doc
+            return self.import_document(path, "RTF")
+        if is_doc_file(path):
+            return self.import_document(path, "Word 97–2003")
         if is_word_file(path):
             return self.import_document(path, "Word")
-        if is_rtf(path):
-            return self.import_document(path, "RTF")
         try:
             loaded = read_document(path, encoding)
         except UnknownEncodingError as error:
@@ -236,7 +240,7 @@ class FileCommands(QMainWindow):
     def import_document(self, path: Path, kind: str) -> bool:
         """A Word document's, OpenDocument text's or RTF file's words in the editor as Markdown, as a document of
         its own: the file is never written over (Save asks for a name; Export as Word Document writes a .docx)."""
-        read = {"Word": read_word_document, "RTF": read_rtf}.get(kind, read_odf_text)
+        read = {"Word": read_word_document, "Word 97–2003": read_doc, "RTF": read_rtf}.get(kind, read_odf_text)
         try:
             imported = read(path)
             choice = self._tracked_changes_choice(path, imported.tracked_changes) if imported.tracked_changes else ""

@@ -54,7 +54,7 @@ Exec=$bin_dir/redraft %f
 Icon=$icon
 Terminal=false
 Categories=Office;TextEditor;
-MimeType=text/plain;text/markdown;
+MimeType=text/plain;text/markdown;application/vnd.openxmlformats-officedocument.wordprocessingml.document;application/msword;application/vnd.oasis.opendocument.text;application/rtf;text/rtf;
 DESKTOP
 
 echo "Done. Start Redraft from your applications menu, or run: $bin_dir/redraft"

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import docx
+import pytest
 from PySide6.QtWidgets import QFileDialog
 
 STORY = """# The Lighthouse
@@ -234,12 +235,20 @@ def test_tracked_changes_open_for_review_accepted_or_as_the_text_was_before_them
     assert window.open_path(plain) and len(asked) == 3  # no changes: no question
 
 
-def test_an_rtf_opens_as_markdown_with_its_changes_to_review_and_is_never_saved_over(document_window, tmp_path,
-                                                                                    monkeypatch) -> None:  # fmt: skip
+@pytest.mark.parametrize(
+    ("fixture", "name", "kind"),
+    [
+        ("returned-libreoffice.rtf", "returned.rtf", "RTF"),
+        ("returned-libreoffice.doc", "returned.doc", "Word 97–2003"),
+        ("returned-libreoffice.rtf", "returned.doc", "RTF"),  # WordPad's RTF under a .doc name reads as RTF
+    ],
+)
+def test_an_rtf_or_old_word_document_opens_as_markdown_with_its_changes_to_review_and_is_never_saved_over(
+        document_window, tmp_path, monkeypatch, fixture: str, name: str, kind: str) -> None:  # fmt: skip
     import shutil
 
-    returned = tmp_path / "returned.rtf"
-    shutil.copy(Path(__file__).parent.parent / "fixtures" / "returned-libreoffice.rtf", returned)
+    returned = tmp_path / name
+    shutil.copy(Path(__file__).parent.parent / "fixtures" / fixture, returned)
     asked = answering(monkeypatch, None)
     window = document_window()
     suggested: list[str] = []
@@ -251,12 +260,12 @@ def test_an_rtf_opens_as_markdown_with_its_changes_to_review_and_is_never_saved_
     monkeypatch.setattr(QFileDialog, "getSaveFileName", save_dialog)
 
     assert window.open_path(returned)  # Enter: Review Each
-    assert asked[0].startswith("returned.rtf has 2 tracked changes.")
+    assert asked[0].startswith(f"{name} has 2 tracked changes.")
     assert window.editor.plain_text().startswith(
         "# The Lighthouse\n\nThe keeper {~~slowly~>quickly~~}{>>Maya<<} climbed the stairs "
         "<!-- Maya: Every single one? -->")
     assert window.path is None and window.imported_from == returned
-    assert "returned.rtf opened from RTF as Markdown" in window.message_bar.label.text()
+    assert f"{name} opened from {kind} as Markdown" in window.message_bar.label.text()
     before = returned.read_bytes()
-    assert not window.save()  # the Save dialog, cancelled: it suggested a Markdown file beside the RTF
+    assert not window.save()  # the Save dialog, cancelled: it suggested a Markdown file beside the original
     assert suggested == [str(tmp_path / "returned.md")] and returned.read_bytes() == before
