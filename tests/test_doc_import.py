@@ -16,7 +16,8 @@ from hypothesis import strategies as st
 from test_odf_import import FIXTURES, STORY
 
 from app.documents.compound_file import CompoundFile
-from app.documents.doc_import import is_doc_file, read_doc
+from app.documents.doc_binary import Style
+from app.documents.doc_import import ParagraphProperties, is_doc_file, paragraph_of, read_doc
 from app.documents.fileio import FileError
 from app.documents.markdown_blocks import OLE_MAGIC, UnreadableDocument
 from app.documents.odf_import import read_odf_text
@@ -161,3 +162,25 @@ def test_damaged_doc_reads_or_is_refused_in_words(tmp_path_factory, name: str, s
     counts["read"] += 1
     assert len(imported.text) <= 4 * len(original)
     FIGURES["damaged .doc files"] = f"{counts['read']} read, {counts['refused in words']} refused in words"
+
+
+def test_a_paragraph_takes_its_list_and_outline_from_its_style_unless_it_says_otherwise() -> None:
+    """Word's List Bullet and List Number number by their style, and a custom style can carry an outline level:
+    the style's paragraph properties, over its base's, under the paragraph's own."""
+    numbered = (0x460B).to_bytes(2, "little") + (3).to_bytes(2, "little")  # sprmPIlfo 3: the third list
+    outline = (0x2640).to_bytes(2, "little") + bytes([1])  # sprmPOutLvl 1: a second-level heading
+    not_listed = (0x460B).to_bytes(2, "little") + (0).to_bytes(2, "little")
+    styles = [
+        Style("normal", 0),
+        Style("list number", 4094, base=0, paragraph=numbered),
+        Style("chapter part", 4094, base=3, paragraph=outline),
+        Style("looped", 4094, base=2),  # a damaged file: bases that go round
+    ]
+
+    def of(istd: int, own: bytes = b"") -> ParagraphProperties:
+        return paragraph_of(istd.to_bytes(2, "little") + own, styles)
+
+    assert of(1).list_entry == 3 and of(1).style == 1
+    assert of(1, not_listed).list_entry == 0  # the paragraph's own word is last
+    assert of(2).outline == 1 and of(2).list_entry == 0
+    assert of(0) == ParagraphProperties()

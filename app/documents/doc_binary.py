@@ -27,7 +27,7 @@ DELETED, INSERTED, AUTHOR_INSERTED, AUTHOR_DELETED, CHARACTER_STYLE_OF = 0x0800,
 # Paragraph sprms.
 LIST_ENTRY, LIST_LEVEL, OUTLINE_LEVEL, IN_TABLE, ROW_END, INNER_ROW_END = 0x460B, 0x260A, 0x2640, 0x2416, 0x2417, 0x244C
 OPERAND_SIZE = {0: 1, 1: 1, 2: 2, 3: 4, 4: 2, 5: 2, 7: 3}  # by a sprm's spra; 6 is sized by its first byte(s)
-CHARACTER_STYLE = 2  # a style's kind (stk): 1 paragraph, 2 character, 3 table, 4 numbering
+PARAGRAPH_STYLE, CHARACTER_STYLE = 1, 2  # a style's kind (stk); 3 is a table's, 4 a numbering's
 BULLET, NO_NUMBER = 0x17, 0xFF  # a list level's number format (nfc): a bullet; nothing shown
 
 
@@ -245,6 +245,7 @@ class Style:
     sti: int  # the built-in style's number, whatever the language of its name: 1–9 headings, 62 Title
     base: int = 0x0FFF  # the style it is based on (0x0FFF none)
     character: bytes = b""  # a character style's own run properties (its grpprl)
+    paragraph: bytes = b""  # a paragraph style's own paragraph properties (its grpprl): a list, an outline level
 
 
 def read_styles(table: bytes, fib: Fib) -> list[Style]:
@@ -265,12 +266,14 @@ def read_styles(table: bytes, fib: Fib) -> list[Style]:
         length = u16(entry, base_size)
         name = entry[base_size + 2 : base_size + 2 + 2 * length].decode("utf-16-le", "replace")
         kind, base = u16(entry, 2) & 0x000F, u16(entry, 2) >> 4
-        character = b""
-        if kind == CHARACTER_STYLE:  # its one property exception (UPX) follows the name, at an even offset
-            upx = base_size + 4 + 2 * length
-            upx += upx % 2
-            character = entry[upx + 2 : upx + 2 + u16(entry, upx)] if upx + 2 <= len(entry) else b""
-        styles.append(Style(name.lower(), u16(entry, 0) & 0x0FFF, base, character))
+        # Its property exceptions (UPXs) follow the name, each at an even offset: a character style's run
+        # properties; a paragraph style's paragraph properties (led by its istd), then its run properties.
+        upx = base_size + 4 + 2 * length
+        upx += upx % 2
+        first = entry[upx + 2 : upx + 2 + u16(entry, upx)] if upx + 2 <= len(entry) else b""
+        character = first if kind == CHARACTER_STYLE else b""
+        paragraph = first[2:] if kind == PARAGRAPH_STYLE else b""
+        styles.append(Style(name.lower(), u16(entry, 0) & 0x0FFF, base, character, paragraph))
     return styles
 
 

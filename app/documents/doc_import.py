@@ -21,7 +21,6 @@ import struct
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
-from functools import lru_cache
 from pathlib import Path
 
 from app.documents import doc_binary as binary
@@ -167,17 +166,25 @@ class ParagraphProperties:
     row_end: bool = False
 
 
-@lru_cache(maxsize=4096)
-def paragraph_of(grpprl: bytes) -> ParagraphProperties:
+def paragraph_of(grpprl: bytes, styles: list[binary.Style]) -> ParagraphProperties:
+    """A paragraph's properties: its own over its style's (Word's List Bullet numbers by its style), over the
+    styles that style is based on."""
     if len(grpprl) < 2:
         return ParagraphProperties()
-    found = dict(binary.sprms(grpprl[2:]))
+    style = binary.u16(grpprl, 0)
+    found: dict[int, bytes] = {}
+    chain, istd = [grpprl[2:]], style
+    while 0 <= istd < len(styles) and len(chain) < 12:  # a damaged file's loop of bases ends here
+        chain.append(styles[istd].paragraph)
+        istd = styles[istd].base if styles[istd].base != istd else -1
+    for properties in reversed(chain):
+        found.update(binary.sprms(properties))
 
     def byte(opcode: int, default: int) -> int:
         return found[opcode][0] if found.get(opcode) else default
 
     return ParagraphProperties(
-        binary.u16(grpprl, 0),
+        style,
         int.from_bytes(found.get(binary.LIST_ENTRY, b"\x00\x00")[:2].ljust(2, b"\x00"), "little", signed=True),
         byte(binary.LIST_LEVEL, 0),
         byte(binary.OUTLINE_LEVEL, 9),
@@ -219,6 +226,7 @@ class DocReader:
         self.references = self._references()
         self.list_counters: dict[tuple[int, int], int] = {}
         self.run_cache: dict[bytes, Run] = {}
+        self.paragraph_cache: dict[bytes, ParagraphProperties] = {}
 
     def document(self) -> ImportedDocument:
         blocks: list[Block] = []
@@ -346,7 +354,10 @@ class DocReader:
         if index < 0:
             return ParagraphProperties()
         starts, grpprls = self.paragraph_runs
-        return paragraph_of(binary.run_at(starts, grpprls, self.pieces[index].fc_of(cp)))
+        grpprl = binary.run_at(starts, grpprls, self.pieces[index].fc_of(cp))
+        if grpprl not in self.paragraph_cache:
+            self.paragraph_cache[grpprl] = paragraph_of(grpprl, self.styles)
+        return self.paragraph_cache[grpprl]
 
     def _revision(self, run: Run, text: str) -> None:
         revision = "insertion" if run.inserted else "deletion"
