@@ -53,8 +53,9 @@ DOC_SUFFIXES = frozenset({".doc", ".dot"})
 QUOTE_STYLES = frozenset({"quote", "intense quote", "block text", "quotations", "quotation"})
 CODE_STYLES = frozenset({"source code", "preformatted text", "html preformatted", "macro text", "code"})
 TITLE_STI = 62
-# The characters that are not words: paragraph and cell ends, breaks, fields' marks, notes' and objects' anchors.
-SPECIAL = re.compile(r"[\r\x07\x0b\x0c\x13\x14\x15\x01\x02\x05\x08\x1e\x1f\x00]")
+# The characters that are not words: paragraph and cell ends, breaks, fields' marks, notes' and objects' anchors,
+# and every other control character but the tab (a column break, an optional hyphen: nothing to show).
+SPECIAL = re.compile(r"[\x00-\x08\x0a-\x1f]")
 # Where the main text refers to its notes and comments, where their words are, which story, each reference's size.
 REFERENCES = (
     ("note", binary.PLCFFNDREF, binary.PLCFFNDTXT, 1, 2),
