@@ -19,7 +19,7 @@ from app.documents.compound_file import CompoundFile
 from app.documents.doc_binary import Style
 from app.documents.doc_import import ParagraphProperties, is_doc_file, paragraph_of, read_doc
 from app.documents.fileio import FileError
-from app.documents.markdown_blocks import OLE_MAGIC, UnreadableDocument
+from app.documents.markdown_blocks import OLE_MAGIC, UnreadableDocument, field_link
 from app.documents.odf_import import read_odf_text
 from app.documents.word_import import read_word_document
 
@@ -184,3 +184,21 @@ def test_a_paragraph_takes_its_list_and_outline_from_its_style_unless_it_says_ot
     assert of(1, not_listed).list_entry == 0  # the paragraph's own word is last
     assert of(2).outline == 1 and of(2).list_entry == 0
     assert of(0) == ParagraphProperties()
+
+
+@pytest.mark.parametrize(
+    ("instruction", "address"),
+    [
+        (' HYPERLINK "https://example.org/log?a=1" ', "https://example.org/log?a=1"),
+        ('HYPERLINK "http://x" \\o "a tip"', "http://x"),
+        ('HYPERLINK \\o "a tip" "http://y"', "http://y"),
+        ("HYPERLINK http://z", "http://z"),
+        (' hyperlink "mailto:ed@example.org"', "mailto:ed@example.org"),
+        ('HYPERLINK \\l "_Toc12"', ""),  # a table of contents' entry: within the document
+        ('HYPERLINK "#top"', ""),
+        ("PAGEREF _Toc1 \\h", ""),
+        ("", ""),
+    ],
+)
+def test_a_fields_link_is_its_address_outside_the_document(instruction: str, address: str) -> None:
+    assert field_link(instruction) == address

@@ -80,6 +80,9 @@ def test_words_rtf_lists_pictures_hidden_text_and_another_code_page(tmp_path: Pa
         "\\pard\\plain {\\pntext\\f1\\'b7\\tab}{\\*\\pn\\pnlvlblt{\\pntxtb\\'b7}}\\ls1 first\\par"
         "\\pard\\plain {\\listtext 2.\\tab}\\ls2 second{\\v  hidden}\\par"
         "\\pard\\plain \\s2 Quoted {\\*\\bkmkstart here}words{\\*\\bkmkend here}.\\par"
+        # A table of contents' entry: a link within the document (\\l), so no link; a tooltip's switch (\\o).
+        "\\pard\\plain {\\field{\\*\\fldinst HYPERLINK \\\\l \"_Toc1\"}{\\fldrslt Chapter One}}\\tab 3\\par"
+        "\\pard\\plain {\\field{\\*\\fldinst HYPERLINK \"https://example.org\" \\\\o \"tip\"}{\\fldrslt site}}\\par"
         "\\pard\\plain A {\\pict\\pngblip\\picw10\\pich10 89504e47}picture, "
         f"{{\\*\\shppict{{\\pict\\wmetafile8\\bin7 {picture_bytes}}}}}{{\\nonshppict{{\\pict 00}}}}twice.\\par"
         "\\pard\\plain \\trowd\\cellx1000\\cellx2000\\intbl One\\cell Two | three\\cell\\row"
@@ -87,7 +90,8 @@ def test_words_rtf_lists_pictures_hidden_text_and_another_code_page(tmp_path: Pa
     )
     imported = read_rtf(rtf(tmp_path, source, "from word.doc.rtf"))
     assert imported.text == (
-        "# Привет\n\n- first\n\n2. second\n\n> Quoted words.\n\nA picture, twice.\n\n"
+        "# Привет\n\n- first\n\n2. second\n\n> Quoted words.\n\nChapter One\t3\n\n[site](https://example.org)\n\n"
+        "A picture, twice.\n\n"
         "| One | Two \\| three |\n|---|---|\n\nAfter.\n"
     )
     assert imported.notes == ("2 pictures left out",)

@@ -41,6 +41,7 @@ from app.documents.markdown_blocks import (
     emphasised,
     escape_block_start,
     escape_inline,
+    field_link,
     import_notes,
     join_blocks,
     linked,
@@ -63,7 +64,6 @@ REFERENCES = (
     ("comment", binary.PLCFANDREF, binary.PLCFANDTXT, 4, 30),
 )
 UNESCAPE = re.compile(r"\\([\\*`<])")  # escape_inline undone: code keeps its characters
-HYPERLINK = re.compile(r'HYPERLINK\s+(?:\\l\s+)?"([^"]*)"|HYPERLINK\s+(\S+)')
 
 
 def is_doc_file(path: Path) -> bool:
@@ -290,9 +290,9 @@ class DocReader:
                     fields[-1].result_from = len(pieces)
                 elif mark == "\x15" and fields:
                     done = fields.pop()
-                    found = HYPERLINK.search("".join(done.instruction))
-                    if done.result_from >= 0 and found and not (found[1] or found[2]).startswith("#"):
-                        pieces[done.result_from :] = linked(pieces[done.result_from :], found[1] or found[2])
+                    address = field_link("".join(done.instruction))
+                    if done.result_from >= 0 and address:
+                        pieces[done.result_from :] = linked(pieces[done.result_from :], address)
                 elif fields and fields[-1].result_from < 0:
                     continue  # inside a field's instruction: no words of the document's
                 elif mark in "\r\x07\x0c":

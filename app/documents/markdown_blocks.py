@@ -152,6 +152,29 @@ def linked(pieces: list[tuple[str, Format]], target: str) -> list[tuple[str, For
     return [(link, PLAIN)]
 
 
+FIELD_TOKEN = re.compile(r'"([^"]*)"|(\S+)')
+SWITCHES_WITH_AN_ARGUMENT = frozenset({"\\l", "\\o", "\\t"})  # a bookmark, a tooltip, a target frame
+
+
+def field_link(instruction: str) -> str:
+    """The address a HYPERLINK field's instruction links to (``HYPERLINK "https://…" \\o "tip"``), or "" where it is
+    not one, or links within the document (``\\l "_Toc12"``, a table of contents' entries; "#…")."""
+    tokens: list[tuple[str, str]] = FIELD_TOKEN.findall(instruction)
+    if not tokens or tokens[0][1].upper() != "HYPERLINK":
+        return ""
+    address, skip = "", False
+    for quoted, bare in tokens[1:]:
+        if skip:
+            skip = False
+        elif bare.startswith("\\"):
+            if bare.lower() == "\\l":
+                return ""
+            skip = bare.lower() in SWITCHES_WITH_AN_ARGUMENT
+        elif not address:
+            address = quoted or bare
+    return "" if address.startswith("#") else address
+
+
 def comment_note(author: str, words: str) -> str:
     """A comment as the note that stands for it ("Ed: Why?"): one line, and no "--" (a note ends at the first
     "-->", and "--" inside one is not CommonMark everywhere)."""

@@ -38,6 +38,7 @@ from app.documents.markdown_blocks import (
     emphasised,
     escape_block_start,
     escape_inline,
+    field_link,
     import_notes,
     join_blocks,
     linked,
@@ -67,7 +68,6 @@ SYMBOLS = {"~": "\u00a0", "_": "\u2011", "-": "", "\\": "\\", "{": "{", "}": "}"
 QUOTE_STYLES = frozenset({"quote", "intense quote", "block text", "quotations", "quotation"})
 CODE_STYLES = frozenset({"source code", "preformatted text", "html preformatted", "macro text", "code"})
 NUMBERED = re.compile(r"\(?(\d{1,9})[.)]")
-HYPERLINK = re.compile(r'HYPERLINK\s+"([^"]*)"|HYPERLINK\s+(\S+)')
 
 
 def is_rtf(path: Path) -> bool:
@@ -384,13 +384,13 @@ class RtfReader:
                     self.counts["comment kept"] += 1
                     self._words(parent.sink).append((f"<!-- {comment_note(author, words)} -->", PLAIN))
             elif state.sink == "fldinst" and self.fields:
-                found = HYPERLINK.search("".join(text for text, _style in self.side.pop("fldinst", [])))
+                instruction = "".join(text for text, _style in self.side.pop("fldinst", []))
                 sink, start, _link = self.fields[-1]
-                self.fields[-1] = (sink, start, (found.group(1) or found.group(2) or "") if found else "")
+                self.fields[-1] = (sink, start, field_link(instruction))
         if state.fields > parent.fields and len(self.fields) == state.fields:  # the field's own group
             sink, start, link = self.fields.pop()
             pieces = self._words(sink)
-            if link and not link.startswith("#") and start <= len(pieces):
+            if link and start <= len(pieces):
                 pieces[start:] = linked(pieces[start:], link)
 
     @staticmethod
