@@ -79,6 +79,29 @@ def test_a_document_made_from_words_own_template_keeps_its_structure(tmp_path: P
     assert imported.notes == ()
 
 
+def test_hyperlink_fields_are_links_and_a_table_of_contents_entry_is_not(tmp_path: Path) -> None:
+    """Word writes some links as fields (documents once .doc, tables of contents): the field's result, linked."""
+
+    def field(instruction: str, result: str) -> str:
+        return ('<w:r><w:fldChar w:fldCharType="begin"/></w:r>'
+                f'<w:r><w:instrText xml:space="preserve">{escape(instruction)}</w:instrText></w:r>'
+                '<w:r><w:fldChar w:fldCharType="separate"/></w:r>' + result
+                + '<w:r><w:fldChar w:fldCharType="end"/></w:r>')  # fmt: skip
+
+    body = (
+        p(r("See ") + field(' HYPERLINK "https://example.org/log" \\o "the log" ', r("the ") + r("log", "<w:i/>"))
+          + r(" and ") + '<w:fldSimple w:instr=\' HYPERLINK "mailto:ed@example.org" \'>' + r("Ed") + "</w:fldSimple>"
+          + r("."))
+        + p(field(' HYPERLINK \\l "_Toc1" ', r("Chapter One")) + r(" ") + field(" PAGEREF _Toc1 \\h ", r("3")))
+    )  # fmt: skip
+
+    imported = read_word_document(package(tmp_path / "linked.docx", body))
+
+    assert imported.text == (
+        "See [the *log*](https://example.org/log) and [Ed](mailto:ed@example.org).\n\nChapter One 3\n"
+    )
+
+
 def test_tracked_changes_read_accepted_and_what_is_left_out_is_counted(tmp_path: Path) -> None:
     body = (
         p(r("Kept ") + f'<w:ins w:id="1" w:author="Ed">{r("added ")}</w:ins>'

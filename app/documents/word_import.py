@@ -22,6 +22,7 @@ import posixpath
 import re
 import zipfile
 from collections import Counter
+from dataclasses import dataclass, field
 from pathlib import Path
 from xml.etree import ElementTree
 
@@ -39,6 +40,7 @@ from app.documents.markdown_blocks import (
     emphasised,
     escape_block_start,
     escape_inline,
+    field_link,
     import_notes,
     join_blocks,
     linked,
@@ -86,6 +88,15 @@ def read_word_document(path: Path, accept_changes: bool = True) -> ImportedDocum
         "it is an old-format Word document (.doc) or a password-protected one; in Word, save it as a Word Document "
         "(.docx) without a password, then open that",
     )  # fmt: skip
+
+
+@dataclass
+class OpenField:
+    """A complex field being read: its instruction so far, and once its result begins, where that goes."""
+
+    instruction: list[str] = field(default_factory=list)
+    result: list[tuple[str, Format]] | None = None
+    start: int = 0
 
 
 class WordReader:
@@ -235,9 +246,9 @@ class WordReader:
         return emphasised(pieces)
 
     def _collect(self, element: ElementTree.Element, pieces: list[tuple[str, Format]],
-                 fields: list[bool], code: bool) -> None:  # fmt: skip
+                 fields: list[OpenField], code: bool) -> None:  # fmt: skip
         """Append ``element``'s visible text as (text, (bold, italic, struck)) pieces. ``fields`` is the stack of
-        open complex fields, True once a field's result begins (its instruction is never text)."""
+        open complex fields (their instructions are never text; a HYPERLINK's result becomes a link)."""
         for child in element:
             tag = child.tag
             if tag == f"{W}r":
@@ -255,7 +266,12 @@ class WordReader:
                 content = child.find(f"{W}sdtContent")
                 if content is not None:
                     self._collect(content, pieces, fields, code)
-            elif tag in (f"{W}smartTag", f"{W}customXml", f"{W}fldSimple", f"{W}bdo", f"{W}dir"):
+            elif tag == f"{W}fldSimple":  # a field in one element: its result, a link where it is a HYPERLINK
+                simple: list[tuple[str, Format]] = []
+                self._collect(child, simple, fields, code)
+                address = field_link(child.get(f"{W}instr", ""))
+                pieces.extend(linked(simple, address) if address and not code else simple)
+            elif tag in (f"{W}smartTag", f"{W}customXml", f"{W}bdo", f"{W}dir"):
                 self._collect(child, pieces, fields, code)
             elif tag.endswith("}oMath") or tag.endswith("}oMathPara"):
                 self.counts["equation"] += 1
@@ -271,7 +287,7 @@ class WordReader:
         return inserted
 
     def _run(self, run: ElementTree.Element, pieces: list[tuple[str, Format]],
-             fields: list[bool], code: bool) -> None:  # fmt: skip
+             fields: list[OpenField], code: bool) -> None:  # fmt: skip
         properties = run.find(f"{W}rPr")
         if properties is not None and on(properties.find(f"{W}vanish")):
             return
@@ -281,14 +297,19 @@ class WordReader:
             if tag == f"{W}fldChar":
                 kind = child.get(f"{W}fldCharType")
                 if kind == "begin":
-                    fields.append(False)
+                    fields.append(OpenField())
                 elif kind == "separate" and fields:
-                    fields[-1] = True
+                    fields[-1].result, fields[-1].start = pieces, len(pieces)
                 elif kind == "end" and fields:
-                    fields.pop()
+                    done = fields.pop()
+                    address = field_link("".join(done.instruction))
+                    if address and done.result is pieces and not code:  # a result within one paragraph
+                        pieces[done.start :] = linked(pieces[done.start :], address)
                 continue
-            if fields and not fields[-1]:
-                continue  # a field's instruction (PAGE, HYPERLINK "…"), not its result
+            if fields and fields[-1].result is None:  # a field's instruction (PAGE, HYPERLINK "…"), not its result
+                if tag == f"{W}instrText":
+                    fields[-1].instruction.append(child.text or "")
+                continue
             text = self._run_child(child, tag)
             if text:
                 plain = code or style[3] or tag not in (f"{W}t", f"{W}delText")  # code as it is; a break a mark
