@@ -85,6 +85,17 @@ def test_each_change_is_signed_by_whoever_the_files_own_changes_say_made_it() ->
     assert "{>>" not in (mark_up(before, after) or "")
 
 
+def test_words_one_editor_took_out_and_another_put_in_are_two_changes_each_signed() -> None:
+    before, after = "The keeper walked up.", "The keeper climbed up."
+    marked = mark_up(before, after, [Revision(False, "Maya", "walked"), Revision(True, "Ed", "climbed")])
+    assert marked == "The keeper {--walked--}{>>Maya<<}{++climbed++}{>>Ed<<} up."
+    assert [(mark.kind, mark.author) for mark in marks(marked)] == [("deletion", "Maya"), ("insertion", "Ed")]
+    assert settle(marked, accept=True) == after and settle(marked, accept=False) == before
+    one = mark_up(before, after, [Revision(False, "Maya", "walked"), Revision(True, "Maya", "climbed"),
+                                  Revision(True, "Ed", "elsewhere")])  # fmt: skip
+    assert one == "The keeper {~~walked~>climbed~~}{>>Maya<<} up."  # one person's replacement stays one change
+
+
 def test_a_name_is_kept_from_ending_its_comment_and_a_comment_alone_is_no_change() -> None:
     marked = mark_up("a b", "a c b", [Revision(True, "<<}Ed\n{Jones}", "c ")])
     assert marked == "a {++c ++}{>>Ed Jones<<}b"

@@ -177,14 +177,14 @@ class _Authors:
             self.owners[revision.inserted].extend([revision.author] * len(words))
             self.spans[revision.inserted].append((start, start + len(words)))
 
-    def of(self, removed: str, added: str) -> str:
-        """Who took out ``removed`` and put in ``added`` ("Maya", "Maya and Ed"); "" where that is not known."""
+    def of(self, removed: str, added: str) -> tuple[str, str]:
+        """Who took out ``removed`` and who put in ``added`` ("Maya", "Maya and Ed"); "" where that is not known."""
         if self.only or not self.words[True] + self.words[False]:
-            return self.only
-        names: list[str] = []
-        for inserted, words in ((False, removed), (True, added)):
-            names.extend(name for name in self._owners(inserted, words) if name and name not in names)
-        return " and ".join(names)
+            return self.only, self.only
+        return self._names(False, removed), self._names(True, added)
+
+    def _names(self, inserted: bool, words: str) -> str:
+        return " and ".join(dict.fromkeys(name for name in self._owners(inserted, words) if name))
 
     def _owners(self, inserted: bool, words: str) -> list[str]:
         key = _NOT_COMPARED.sub("", words)
@@ -228,13 +228,16 @@ def mark_up(before: str, after: str, revisions: Sequence[Revision] = ()) -> str 
     for change in _changes(before, after):
         parts.append(before[position : change.start])
         removed = before[change.start : change.end]
+        taken_by, put_by = authors.of(removed, change.text)
         if not removed:
-            parts.append(f"{{++{change.text}++}}")
+            parts.append(f"{{++{change.text}++}}{_signed(put_by)}")
         elif not change.text:
-            parts.append(f"{{--{removed}--}}")
+            parts.append(f"{{--{removed}--}}{_signed(taken_by)}")
+        elif taken_by and put_by and taken_by != put_by:  # one took out, another put in: two changes, each theirs
+            parts.append(f"{{--{removed}--}}{_signed(taken_by)}{{++{change.text}++}}{_signed(put_by)}")
         else:
-            parts.append(f"{{~~{removed}~>{change.text}~~}}")
-        parts.append(_signed(authors.of(removed, change.text)))
+            both = " and ".join(dict.fromkeys(name for name in (taken_by, put_by) if name))
+            parts.append(f"{{~~{removed}~>{change.text}~~}}{_signed(both)}")
         position = change.end
     parts.append(before[position:])
     marked = "".join(parts)
