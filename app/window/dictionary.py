@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import re
 import threading
+import unicodedata
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -167,6 +168,8 @@ class Dictionary:
     def _check(self, word: str) -> bool:
         if len(word) == 1 or word.isupper():  # an initial, or an acronym (NATO, PDF)
             return True
+        if not word.isascii() and not any(unicodedata.name(letter, "").startswith("LATIN") for letter in word):
+            return True  # Greek, Cyrillic, Japanese…: every list offered is in Latin letters, so none can say
         lower = word.lower()
         if self._in_list(lower):
             return True

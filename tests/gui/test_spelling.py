@@ -39,6 +39,8 @@ def test_only_words_no_dictionary_knows_are_flagged(words: Dictionary) -> None:
     # British forms of the list's words pass; a misspelling that only looks British does not.
     assert all(words.knows(w) for w in ("organise", "centre", "catalogue", "defence", "travelling", "Colours"))
     assert not words.knows("harbuor") and not words.knows("colourr")
+    # Words in other scripts are no list's to judge (every list offered is in Latin letters); accents are.
+    assert flagged("Snow fell on 東京 and on Ἀρχή, Привет and שלום, in a caffé.", words) == ["caffé"]
     # A word an apostrophe shortens at its start is spelled so; the same letters without one are not.
     assert flagged("’Tis true, 'twere best to tell ’em. Tis true.", words) == ["Tis"]
 
