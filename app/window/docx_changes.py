@@ -7,8 +7,8 @@ the body's runs in order (:class:`Revisions`): a run's words inside added words 
 ones in a ``w:del`` (as ``w:delText``), and a paragraph that ends inside a change has its paragraph mark tracked
 too, so that a paragraph added or taken out whole comes and goes with its break. Each is the change of whoever
 the comment after it names (``{>>Maya<<}``, as Review Each signs an editor's changes), else of "Redraft". A
-change inside a footnote's definition or a note is Word's footnote or comment text, which has no place for it: it
-goes in accepted.
+change inside a footnote's definition is tracked in Word's footnote (docx_footnotes follows the marks the same
+way); one inside a note is a Word comment's text, which has no place for it: it goes in accepted.
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ from xml.sax.saxutils import quoteattr
 
 from app.documents.critic_markup import marks
 from app.window.docx_comments import NOTE
-from app.window.docx_footnotes import DEFINITION
 
 # Private use, and none of the comments' (E000, E001) or the footnotes' (E002, E003) marks.
 ADDED, ADDED_END, REMOVED, REMOVED_END = "\ue004", "\ue005", "\ue006", "\ue007"
@@ -37,7 +36,7 @@ def _name_signs(author: str) -> str:
 
 def mark_changes(text: str, signed: bool = False) -> str:
     """``text`` with each tracked change's signs as the marks :class:`Revisions` follows (``signed``: with its
-    author's name); those in a footnote's definition or a note accepted."""
+    author's name); those in a note accepted."""
     found = marks(text)
     if not found:
         return text
@@ -45,10 +44,7 @@ def mark_changes(text: str, signed: bool = False) -> str:
     parts, position = [], 0
     for mark in found:
         parts.append(text[position : mark.start])
-        line_start = text.rfind("\n", 0, mark.start) + 1
-        line_end = text.find("\n", mark.start)
-        line = text[line_start : len(text) if line_end < 0 else line_end]
-        if DEFINITION.match(line) or any(start < mark.start < end for start, end in outside):
+        if any(start < mark.start < end for start, end in outside):
             parts.append(mark.added)
         else:
             name = _name_signs(mark.author) if signed else ""
@@ -62,10 +58,10 @@ def mark_changes(text: str, signed: bool = False) -> str:
 class Revisions:
     """Where the body's runs stand against the change marks, run after run, and their XML as Word's revisions."""
 
-    def __init__(self, when: datetime | None = None) -> None:
+    def __init__(self, when: datetime | None = None, first_id: int = 1) -> None:
         self.state = ""  # "ins" inside added words, "del" inside removed ones
         self.author = ""  # who made the change the state is in, where its signs name them
-        self.count = 0  # revision ids given
+        self.count = first_id - 1  # revision ids given (a part of its own starts far from the body's)
         self.date = (when or datetime.now(UTC)).strftime("%Y-%m-%dT%H:%M:%SZ")
 
     def pieces(self, text: str) -> Iterator[str]:

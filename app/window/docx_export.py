@@ -478,7 +478,7 @@ def export_docx(text: str, markdown: bool, path: Path, name: str, country: QLoca
     as written. Returns the pictures it could not carry. Raises ``FileError`` (in the writer's words) where it
     cannot be written; nothing is half-written."""
     lists = Lists()
-    comments, footnotes = Comments(), Footnotes()
+    comments, footnotes = Comments(), Footnotes(Revisions(first_id=100_000) if tracked else None)
     body: list[Paragraph | Table]
     marked = mark_changes(text, signed=True) if tracked else text
     if markdown:

@@ -13,6 +13,8 @@ are never read as either.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from typing import Protocol
 from xml.sax.saxutils import escape
 
 from app.window.docx_marks import NOT_XML, R, W, lines_outside_code
@@ -26,13 +28,22 @@ ESCAPED = re.compile(r"\\([\\`*_{}\[\]()#+\-.!<>|~])")
 CODE_FAMILY = "Courier New"  # as Export as Word Document sets code
 
 
+class TrackedRuns(Protocol):
+    """Tracked changes' marks followed run after run (docx_changes.Revisions)."""
+
+    def pieces(self, text: str) -> Iterator[str]: ...
+
+    def run(self, xml: str) -> str: ...
+
+
 class Footnotes:
     """The footnotes of one export: marked in the text, then written as footnotes.xml and their references."""
 
     pattern = MARK
 
-    def __init__(self) -> None:
+    def __init__(self, revisions: TrackedRuns | None = None) -> None:
         self.notes: list[str] = []  # by footnote id - 1 (Word keeps 0 and -1 for its separators)
+        self.revisions = revisions  # where the words hold tracked changes' marks, to write as Word's
 
     def mark(self, text: str) -> str:
         """``text`` with its definitions' lines out and each defined reference marked."""
@@ -76,15 +87,17 @@ class Footnotes:
                       "</w:r></w:p></w:footnote>")  # fmt: skip
         notes = "".join(
             f'<w:footnote w:id="{index}"><w:p><w:pPr><w:spacing w:after="0"/></w:pPr><w:r>{SUPERSCRIPT}'
-            f'<w:footnoteRef/></w:r><w:r><w:t xml:space="preserve"> </w:t></w:r>{_runs(words)}</w:p></w:footnote>'
+            f'<w:footnoteRef/></w:r><w:r><w:t xml:space="preserve"> </w:t></w:r>{_runs(words, self.revisions)}</w:p>'
+            "</w:footnote>"
             for index, words in enumerate(self.notes, start=1)
         )
         head = '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n'
         return {"word/footnotes.xml": f'{head}<w:footnotes xmlns:w="{W}">{separators}{notes}</w:footnotes>'}
 
 
-def _runs(words: str) -> str:
-    """A footnote's words as runs: its **bold**, *italic* and `code` as Word's, Markdown's escapes undone."""
+def _runs(words: str, revisions: TrackedRuns | None = None) -> str:
+    """A footnote's words as runs: its **bold**, *italic* and `code` as Word's, Markdown's escapes undone, and
+    (given ``revisions``) the words inside tracked changes' marks as Word's insertions and deletions."""
     xml = []
     for part in INLINE.split(words):
         if not part:
@@ -98,6 +111,8 @@ def _runs(words: str) -> str:
             formats, text = "<w:i/>", part[1:-1]
         if not formats:
             text = ESCAPED.sub(r"\1", text)
-        xml.append(f'<w:r><w:rPr>{formats}<w:sz w:val="20"/></w:rPr><w:t xml:space="preserve">'
-                   f"{escape(NOT_XML.sub('', text))}</w:t></w:r>")  # fmt: skip
+        for piece in revisions.pieces(text) if revisions is not None else (text,):
+            run = (f'<w:r><w:rPr>{formats}<w:sz w:val="20"/></w:rPr><w:t xml:space="preserve">'
+                   f"{escape(NOT_XML.sub('', piece))}</w:t></w:r>")  # fmt: skip
+            xml.append(revisions.run(run) if revisions is not None else run)
     return "".join(xml)

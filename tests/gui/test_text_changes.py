@@ -5,6 +5,7 @@ the writer's keys, each decision one undo step; Accept All and Reject All in one
 from __future__ import annotations
 
 import re
+import zipfile
 from pathlib import Path
 
 import docx
@@ -174,20 +175,25 @@ def test_changes_kept_tracked_in_a_word_export_come_back_as_they_were(qtbot, doc
     # Each change signed by its editor but the last, which goes to Word as Redraft's.
     marked = ("# The {~~Lighthouse~>Lamp~~}{>>Maya<<}\n\nThe keeper **{++quickly ++}{>>Ed<<}climbed**.{++\n\nA new "
               "paragraph, *whole*.++}{>>Maya<<}\n\nHe lit {--the --}{>>Ed<<}[the lamp](https://example.org).{--\n\nA "
-              "paragraph taken out.--}{>>Maya<<}\n\n| Tool | Use |\n|---|---|\n"
-              "| lamp | {~~light~>fire~~} |\n")  # fmt: skip
+              "paragraph taken out.--}{>>Maya<<}\n\nHe kept the log[^1].\n\n| Tool | Use |\n|---|---|\n"
+              "| lamp | {~~light~>fire~~} |\n\n"
+              "[^1]: His {--father's --}{>>Ed<<}note, {++kept ++}{>>Maya<<}dry.\n")  # fmt: skip
     window = document_window(marked)
     asked = answering(monkeypatch, "&Keep Tracked")
     target = tmp_path / "for the editor.docx"
     monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *_args: (str(target), ""))
     assert window.export_word()
-    assert asked[0].startswith("This text has 6 tracked changes still to decide. Keep them in the Word document")
+    assert asked[0].startswith("This text has 8 tracked changes still to decide. Keep them in the Word document")
 
     body = docx.Document(str(target)).element.body.xml
     assert body.count("<w:ins ") >= 4 and body.count("<w:del ") >= 4
     authors = re.findall(r'<w:(?:ins|del) [^>]*w:author="([^"]*)"', body)
     assert {"Maya", "Ed", "Redraft"} == set(authors) and authors[0] == "Maya" and authors[-1] == "Redraft"
     assert "\ue004" not in body and "{++" not in body
+    with zipfile.ZipFile(target) as package:  # the footnote's changes tracked in Word's footnote, by their authors
+        notes = package.read("word/footnotes.xml").decode()
+    assert re.findall(r'<w:(ins|del) [^>]*w:author="([^"]*)"', notes) == [("del", "Ed"), ("ins", "Maya")]
+    assert "<w:delText xml:space=\"preserve\">father's </w:delText>" in notes and "\ue004" not in notes
     from app.documents.critic_markup import settle
     from app.documents.word_import import read_word_document
 
