@@ -28,9 +28,11 @@ from app.documents.compound_file import CompoundFile
 from app.documents.fileio import FileError
 from app.documents.markdown_blocks import (
     BY,
+    CODE_STYLE_NAMES,
     MAX_PART_BYTES,
     OLE_MAGIC,
     PLAIN,
+    QUOTE_STYLE_NAMES,
     ZIP_MAGIC,
     Block,
     Format,
@@ -45,14 +47,13 @@ from app.documents.markdown_blocks import (
     import_notes,
     join_blocks,
     linked,
+    one_line,
     paragraph_block,
     pipe_table,
     tidy,
 )
 
 DOC_SUFFIXES = frozenset({".doc", ".dot"})
-QUOTE_STYLES = frozenset({"quote", "intense quote", "block text", "quotations", "quotation"})
-CODE_STYLES = frozenset({"source code", "preformatted text", "html preformatted", "macro text", "code"})
 TITLE_STI = 62
 # The characters that are not words: paragraph and cell ends, breaks, fields' marks, notes' and objects' anchors,
 # and every other control character but the tab (a column break, an optional hyphen: nothing to show).
@@ -240,7 +241,7 @@ class DocReader:
                     rows.append(cells)
                     cells = []
                 elif paragraph.cell_end:
-                    cells.append(self._one_line(cell + paragraph.pieces).replace("|", "\\|"))
+                    cells.append(one_line(cell + paragraph.pieces).replace("|", "\\|"))
                     cell = []
                 else:  # a cell's paragraphs run on until its end
                     cell += paragraph.pieces + [(" ", PLAIN)]
@@ -394,7 +395,7 @@ class DocReader:
 
     def _reference(self, cp: int) -> tuple[str, Format]:
         kind, start, end, author = self.references.pop(cp)  # read once: a damaged file's loop ends here
-        words = self._one_line([p for paragraph in self.story(start, end, main=False) for p in
+        words = one_line([p for paragraph in self.story(start, end, main=False) for p in
                                 paragraph.pieces + [(" ", PLAIN)]])  # fmt: skip
         if kind == "note":
             self.notes_text.append(words)
@@ -406,14 +407,10 @@ class DocReader:
 
     # -- blocks ---------------------------------------------------------------------------------------------
 
-    @staticmethod
-    def _one_line(pieces: list[tuple[str, Format]]) -> str:
-        return " ".join(emphasised(pieces).replace("\u2028", " ").split())
-
     def _block(self, paragraph: Paragraph) -> Block | None:
         properties = paragraph.properties
         style = self.styles[properties.style] if properties.style < len(self.styles) else binary.Style("", 0)
-        if style.name in CODE_STYLES:
+        if style.name in CODE_STYLE_NAMES:
             code = UNESCAPE.sub(r"\1", "".join(text for text, _format in paragraph.pieces)).replace("\u2028", "\n")
             return Block("code", code) if code.strip() else None
         text = tidy(emphasised(paragraph.pieces).replace("\u2028", "\\\n"))
@@ -424,11 +421,11 @@ class DocReader:
         title = style.sti == TITLE_STI or style.name == "title"
         level = 1 if title else level or (properties.outline + 1 if properties.outline < 9 else 0)
         if level:  # a heading is bold by its style; bold in it says nothing more
-            plain = self._one_line([(piece, (False, *style[1:])) for piece, style in paragraph.pieces])
+            plain = one_line([(piece, (False, *style[1:])) for piece, style in paragraph.pieces])
             return Block("title" if title else "heading", f"{'#' * min(level, 6)} {plain}")
         if properties.list_entry > 0:
             return self._item(properties, text)
-        if style.name in QUOTE_STYLES:
+        if style.name in QUOTE_STYLE_NAMES:
             return Block("quote", "> " + escape_block_start(text))
         return paragraph_block(text)
 

@@ -24,6 +24,11 @@ BLOCK_START = re.compile(r"^(#{1,6}(?=\s|$)|[>+-](?=\s|$)|\d{1,9}(?=[.)](?:\s|$)
 INLINE_SPECIAL = re.compile(r"([\\*`]|<(?=[A-Za-z/!?]))")
 
 
+# Paragraph styles read as quotes and as code by their names (lower case), as RTF files and .doc files name them.
+QUOTE_STYLE_NAMES = frozenset({"quote", "intense quote", "block text", "quotations", "quotation"})
+CODE_STYLE_NAMES = frozenset({"source code", "preformatted text", "html preformatted", "macro text", "code"})
+
+
 class UnreadableDocument(FileError):
     """A Word or OpenDocument file Redraft cannot read; the message says why and what to do."""
 
@@ -140,6 +145,12 @@ def import_notes(counts: Counter[str], left_kinds: tuple[str, ...], accepted: bo
     if left:
         said.append(f"{', '.join(left)} left out")
     return tuple(said)
+
+
+def one_line(pieces: list[tuple[str, Format]]) -> str:
+    """Pieces as one line of Markdown (a footnote's, a comment's, a table cell's): line breaks and runs of
+    spaces as one space."""
+    return " ".join(emphasised(pieces).replace("\u2028", " ").split())
 
 
 def linked(pieces: list[tuple[str, Format]], target: str) -> list[tuple[str, Format]]:

@@ -27,8 +27,10 @@ from pathlib import Path
 from app.documents.fileio import FileError
 from app.documents.markdown_blocks import (
     BY,
+    CODE_STYLE_NAMES,
     MAX_PART_BYTES,
     PLAIN,
+    QUOTE_STYLE_NAMES,
     Block,
     Format,
     ImportedDocument,
@@ -42,6 +44,7 @@ from app.documents.markdown_blocks import (
     import_notes,
     join_blocks,
     linked,
+    one_line,
     paragraph_block,
     pipe_table,
     tidy,
@@ -65,8 +68,6 @@ NAMED = {
     "tab": "\t", "enspace": " ", "emspace": " ", "qmspace": " ", "zwj": "\u200d", "zwnj": "\u200c",
 }  # fmt: skip
 SYMBOLS = {"~": "\u00a0", "_": "\u2011", "-": "", "\\": "\\", "{": "{", "}": "}", "\n": "", "\r": ""}
-QUOTE_STYLES = frozenset({"quote", "intense quote", "block text", "quotations", "quotation"})
-CODE_STYLES = frozenset({"source code", "preformatted text", "html preformatted", "macro text", "code"})
 NUMBERED = re.compile(r"\(?(\d{1,9})[.)]")
 
 
@@ -354,7 +355,7 @@ class RtfReader:
         self.last_revision = revision
         if (state.inserted and not self.accept_changes) or (state.deleted and self.accept_changes):
             return
-        code = state.code or self.styles.get(self.paragraph.style, "") in CODE_STYLES
+        code = state.code or self.styles.get(self.paragraph.style, "") in CODE_STYLE_NAMES
         self._words(state.sink).append((text if code else escape_inline(text), state.format()))
 
     def _entry_name(self, text: str, sink: str) -> None:
@@ -375,11 +376,11 @@ class RtfReader:
             if state.sink == "listtext":
                 self.paragraph.marker = "".join(text for text, _style in self.side.pop("listtext", [])).strip()
             elif state.sink == "footnote":
-                self.notes_text.append(self._one_line(self.side.pop("footnote", [])))
+                self.notes_text.append(one_line(self.side.pop("footnote", [])))
                 self._words(parent.sink).append((f"[^{len(self.notes_text)}]", PLAIN))
             elif state.sink == "annotation":
                 author = "".join(text for text, _style in self.side.pop("atnauthor", [])).strip()
-                words = self._one_line(self.side.pop("annotation", []))
+                words = one_line(self.side.pop("annotation", []))
                 if words:
                     self.counts["comment kept"] += 1
                     self._words(parent.sink).append((f"<!-- {comment_note(author, words)} -->", PLAIN))
@@ -393,10 +394,6 @@ class RtfReader:
             if link and start <= len(pieces):
                 pieces[start:] = linked(pieces[start:], link)
 
-    @staticmethod
-    def _one_line(pieces: list[tuple[str, Format]]) -> str:
-        return " ".join(emphasised(pieces).replace("\u2028", " ").split())
-
     # -- blocks ---------------------------------------------------------------------------------------
 
     def _end_paragraph(self) -> None:
@@ -409,7 +406,7 @@ class RtfReader:
                                    paragraph.list_id)  # fmt: skip
         self._end_table()
         name = self.styles.get(paragraph.style, "")
-        if name in CODE_STYLES:
+        if name in CODE_STYLE_NAMES:
             code = "".join(piece for piece, _style in paragraph.pieces).replace("\u2028", "\n")
             if code.strip():
                 self.blocks.append(Block("code", code))
@@ -426,7 +423,7 @@ class RtfReader:
             self.blocks.append(Block("title" if name == "title" else "heading", f"{'#' * min(level, 6)} {plain}"))
         elif paragraph.marker:
             self.blocks.append(self._item(paragraph, text))
-        elif name in QUOTE_STYLES:
+        elif name in QUOTE_STYLE_NAMES:
             self.blocks.append(Block("quote", "> " + escape_block_start(text)))
         else:
             self.blocks.append(paragraph_block(text))
