@@ -96,6 +96,14 @@ def test_words_one_editor_took_out_and_another_put_in_are_two_changes_each_signe
     assert one == "The keeper {~~walked~>climbed~~}{>>Maya<<} up."  # one person's replacement stays one change
 
 
+def test_a_paragraph_split_by_one_of_several_editors_is_signed_by_them() -> None:
+    before, after = "The keeper climbed. He lit the lamp.", "The keeper slowly climbed.\n\nHe lit the lamp."
+    revisions = [Revision(True, "Maya", "slowly "), Revision(True, "Ed", "\n")]  # a .doc's paragraph mark, Ed's
+    marked = mark_up(before, after, revisions)
+    assert marked is not None and [mark.author for mark in marks(marked)] == ["Maya", "Ed"]
+    assert settle(marked, accept=True) == after and settle(marked, accept=False) == before
+
+
 def test_a_name_is_kept_from_ending_its_comment_and_a_comment_alone_is_no_change() -> None:
     marked = mark_up("a b", "a c b", [Revision(True, "<<}Ed\n{Jones}", "c ")])
     assert marked == "a {++c ++}{>>Ed Jones<<}b"

@@ -170,9 +170,13 @@ class _Authors:
         self.owners: dict[bool, list[str]] = {True: [], False: []}
         self.spans: dict[bool, list[tuple[int, int]]] = {True: [], False: []}
         self.read = {True: 0, False: 0}
+        # Changes of spaces and breaks alone (a paragraph split): where they fall among the words, and whose.
+        self.blank: dict[bool, list[tuple[int, str]]] = {True: [], False: []}
         for revision in revisions:
             words = _NOT_COMPARED.sub("", revision.words)
             start = len(self.words[revision.inserted])
+            if not words and revision.words:
+                self.blank[revision.inserted].append((start, revision.author))
             self.words[revision.inserted] += words
             self.owners[revision.inserted].extend([revision.author] * len(words))
             self.spans[revision.inserted].append((start, start + len(words)))
@@ -188,8 +192,10 @@ class _Authors:
 
     def _owners(self, inserted: bool, words: str) -> list[str]:
         key = _NOT_COMPARED.sub("", words)
-        if not key:
-            return []
+        if not key:  # spaces or breaks alone: the first such change of the file's not yet matched, from here on
+            blanks = self.blank[inserted]
+            first = next((index for index, (at, _name) in enumerate(blanks) if at >= self.read[inserted]), None)
+            return [blanks.pop(first)[1]] if first is not None and words else []
         stream, read = self.words[inserted], self.read[inserted]
         # As it is, else without the stops and commas at its ends: a change slides over the characters it repeats
         # ("down{++. Nobody read it++}." for the file's "Nobody read it.").
