@@ -30,6 +30,7 @@ from app.command_line.edit_commands import EXIT_ERROR, EXIT_OK, FILL_TOKENS
 
 EXIT_USAGE = 2
 SUBCOMMANDS = ("fill", "rewrite", "doctor", "edit", "model")
+DOCUMENT_HELP = "a UTF-8 text or Markdown file (a .docx, .doc, .odt or .rtf is read as Markdown, as File > Open does)"
 
 
 def _model_options(parser: argparse.ArgumentParser) -> None:
@@ -95,7 +96,7 @@ def build_parser() -> argparse.ArgumentParser:
     edit.add_argument("--model", default=None, help="model folder or hub id (default: the built-in model)")
 
     fill = commands.add_parser("fill", help="fill a gap in a file, or answer JSON-lines requests")
-    fill.add_argument("file", nargs="?", type=Path)
+    fill.add_argument("file", nargs="?", type=Path, help=DOCUMENT_HELP)
     fill.add_argument("--json", action="store_true", help="read JSON-lines requests from stdin")
     fill.add_argument("--at", type=int, default=None, help="character offset of the gap")
     fill.add_argument(
@@ -117,7 +118,7 @@ def build_parser() -> argparse.ArgumentParser:
     _sampler_options(fill)
 
     rewrite = commands.add_parser("rewrite", help="rewrite a span of a file")
-    rewrite.add_argument("file", type=Path)
+    rewrite.add_argument("file", type=Path, help=DOCUMENT_HELP)
     rewrite.add_argument("--span", required=True, help="START:END character offsets")
     rewrite.add_argument("--max-new-tokens", type=int, default=None, help="cap on the new span's tokens")
     rewrite.add_argument(

@@ -142,6 +142,21 @@ def test_rewrite_prints_passes_and_the_document(tiny_checkpoint: Path, tmp_path:
     assert done.stdout.startswith(document[:start]) and done.stdout.endswith(document[end:])
 
 
+def test_a_word_document_is_rewritten_as_the_markdown_open_reads(tiny_checkpoint: Path) -> None:
+    from app.documents.doc_import import read_doc
+
+    returned = Path(__file__).parent / "fixtures" / "returned-libreoffice.doc"
+    markdown = read_doc(returned).text  # its tracked changes accepted, as File ▸ Open's Accept All
+    start = markdown.index("because")
+    end = start + len("because the sea")
+    done = redraft("rewrite", str(returned), "--span", f"{start}:{end}", "--model", str(tiny_checkpoint),
+                   "--steps", "4", "--seed", "1", "--quiet")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    out = done.stdout.replace("\r\n", "\n")
+    assert out.startswith(markdown[:start]) and out.endswith(markdown[end:])
+    assert "<!-- Maya: Every single one? -->" in out and "[^1]: His father had kept it too." in out
+
+
 def test_fill_at_offset(tiny_checkpoint: Path, tmp_path: Path) -> None:
     path = tmp_path / "doc.txt"
     path.write_text("Before the gap. After the gap.", encoding="utf-8")
@@ -174,6 +189,7 @@ def test_stderr_stays_quiet_with_every_warning_shown(tiny_checkpoint: Path, tmp_
         (["fill", "{doc}", "--at", "3", "--max-new-tokens", "0"], "max new tokens"),
         (["fill", "{missing}", "--at", "3"], "cannot read"),
         (["fill", "{binary}", "--at", "3"], "binary"),
+        (["fill", "{broken}", "--at", "3"], "(Word 97–2003): the file is damaged"),
         (["fill", "{doc}", "--at", "3", "--left-to-right-bias", "-1"], "left-to-right bias must be >= 0"),
         (["fill", "{doc}", "--at", "3", "--polish-rounds", "-1"], "polish rounds must be between 0 and 64"),
     ],
@@ -182,7 +198,9 @@ def test_errors_go_to_stderr_with_a_nonzero_exit(tiny_checkpoint: Path, tmp_path
                                                   args: list[str], message: str) -> None:
     (tmp_path / "doc.txt").write_text("Some text here.", encoding="utf-8")
     (tmp_path / "image.png").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00")
-    paths = {"doc": tmp_path / "doc.txt", "missing": tmp_path / "nope.txt", "binary": tmp_path / "image.png"}
+    (tmp_path / "broken.doc").write_bytes(bytes.fromhex("d0cf11e0a1b11ae1") + b"\0" * 600)
+    paths = {"doc": tmp_path / "doc.txt", "missing": tmp_path / "nope.txt", "binary": tmp_path / "image.png",
+             "broken": tmp_path / "broken.doc"}  # fmt: skip
     done = redraft(*[a.format(**paths) for a in args], "--model", str(tiny_checkpoint))
     assert done.returncode != 0
     assert message in done.stderr

@@ -2,7 +2,9 @@
 span developed pass by pass on the terminal with the document written to stdout. No Qt here.
 
 What goes to stdout is UTF-8 bytes through ``sys.stdout.buffer`` with the text's own line endings (and the
-input's BOM), whatever the console's code page and newline translation.
+input's BOM), whatever the console's code page and newline translation. A Word, LibreOffice or RTF document is
+read as File ▸ Open reads it, as Markdown with its tracked changes accepted: offsets count that text's characters,
+and that text is what is written out (the document itself is never written).
 """
 
 from __future__ import annotations
@@ -186,9 +188,19 @@ def _changes(original: str, draft: str) -> list[dict[str, int | str]]:
 
 
 def _read_document(path: Path) -> tuple[str, bool]:
-    """The file's text, line endings untouched (offsets count them as they are), and whether it had a BOM."""
+    """The file's text, line endings untouched (offsets count them as they are), and whether it had a BOM; a
+    .docx, .doc, .odt or .rtf as the Markdown File ▸ Open makes of it, its tracked changes accepted."""
+    from app.documents.fileio import FileError
+    from app.documents.imports import reader_for
     from model.errors import RequestError
 
+    reader = reader_for(path)
+    if reader is not None:
+        kind, read = reader
+        try:
+            return read(path, True).text, False
+        except FileError as error:
+            raise RequestError(f"cannot read {path} ({kind}): {error}") from error
     try:
         data = path.read_bytes()
     except OSError as error:

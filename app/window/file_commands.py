@@ -24,7 +24,6 @@ from PySide6.QtWidgets import QApplication, QFileDialog, QInputDialog, QMainWind
 from app.dialogs.message_bar import MessageBar
 from app.dialogs.saved_versions import choose_saved_version
 from app.documents.critic_markup import marks, reviewed, settle
-from app.documents.doc_import import is_doc_file, read_doc
 from app.documents.fileio import (
     FALLBACK_ENCODINGS,
     BinaryFileError,
@@ -34,10 +33,8 @@ from app.documents.fileio import (
     read_document,
     save_document,
 )
-from app.documents.odf_import import is_odf_text, read_odf_text
-from app.documents.rtf_import import is_rtf, read_rtf
+from app.documents.imports import Reader, reader_for
 from app.documents.saved_versions import SavedVersions
-from app.documents.word_import import is_word_file, read_word_document
 from app.settings import MAX_RECENT_FILES, Preferences
 from app.userdirs import user_dirs
 from app.window.docx_comments import inline_notes
@@ -198,14 +195,9 @@ class FileCommands(QMainWindow):
 
     def open_path(self, path: Path, encoding: str | None = None, ask_encoding: bool = False) -> bool:
         """Load ``path`` into the editor; on any problem show why and leave the current document alone."""
-        if is_odf_text(path):
-            return self.import_document(path, "OpenDocument")
-        if is_rtf(path):  # before Word's: WordPad's RTF is often named .doc
-            return self.import_document(path, "RTF")
-        if is_doc_file(path):
-            return self.import_document(path, "Word 97–2003")
-        if is_word_file(path):
-            return self.import_document(path, "Word")
+        reader = reader_for(path)
+        if reader is not None:
+            return self.import_document(path, *reader)
         try:
             loaded = read_document(path, encoding)
         except UnknownEncodingError as error:
@@ -237,18 +229,17 @@ class FileCommands(QMainWindow):
         self.documentReplaced.emit(loaded.text)
         return True
 
-    def import_document(self, path: Path, kind: str) -> bool:
+    def import_document(self, path: Path, kind: str, read: Reader) -> bool:
         """A Word document's, OpenDocument text's or RTF file's words in the editor as Markdown, as a document of
         its own: the file is never written over (Save asks for a name; Export as Word Document writes a .docx)."""
-        read = {"Word": read_word_document, "Word 97–2003": read_doc, "RTF": read_rtf}.get(kind, read_odf_text)
         try:
-            imported = read(path)
+            imported = read(path, True)
             choice = self._tracked_changes_choice(path, imported.tracked_changes) if imported.tracked_changes else ""
             unmarked = False  # review asked for, but its words hold CriticMarkup's own signs: shown accepted
             if choice == "before":
-                imported = read(path, accept_changes=False)
+                imported = read(path, False)
             elif choice == "review":
-                marked = reviewed(imported, read(path, accept_changes=False))
+                marked = reviewed(imported, read(path, False))
                 unmarked = marked is None
                 imported = marked or imported
         except FileError as error:
