@@ -179,7 +179,8 @@ def test_lists_nest_and_a_list_that_continues_another_goes_on_counting(tmp_path:
 def test_tracked_changes_comments_footnotes_and_what_is_left_out(tmp_path: Path) -> None:
     body = (
         '<text:tracked-changes><text:changed-region text:id="c1"><text:insertion/></text:changed-region>'
-        f'<text:changed-region text:id="c2"><text:deletion>{p("removed")}</text:deletion></text:changed-region>'
+        # The deleted words keep their own space, as LibreOffice writes them ("slowly " in the fixture).
+        f'<text:changed-region text:id="c2"><text:deletion>{p("removed ")}</text:deletion></text:changed-region>'
         "</text:tracked-changes>"
         + p('Kept <text:change-start text:change-id="c1"/>added <text:change-end text:change-id="c1"/>'
             '<text:change text:change-id="c2"/>end.')
@@ -211,6 +212,20 @@ def test_tracked_changes_comments_footnotes_and_what_is_left_out(tmp_path: Path)
     )
     before = read_odf_text(tmp_path / "returned.odt", accept_changes=False)  # the insertion out, the deletion back
     assert before.text.startswith("Kept removed end.\n\nThe stairs") and before.tracked_changes == 2
+
+
+def test_libreoffices_reading_of_our_tracked_word_export_keeps_every_change_and_author() -> None:
+    """What LibreOffice made of Export as Word Document (Keep Tracked) of
+    "The keeper {--walked--}{>>Maya<<}{++climbed++}{>>Ed<<} up." and a footnote
+    "His {--father's --}{>>Ed<<}note, {++kept ++}{>>Maya<<}dry.": each change, its author, its own spaces."""
+    path = FIXTURES / "tracked-export-libreoffice.odt"
+    accepted, before = read_odf_text(path), read_odf_text(path, accept_changes=False)
+    assert accepted.text == (
+        "# The Lighthouse\n\nThe keeper climbed up.\n\nHe kept the log[^1].\n\n[^1]: His note, kept dry.\n")
+    assert before.text == (  # a deletion put back with its own spaces, not one more ("walked  up")
+        "# The Lighthouse\n\nThe keeper walked up.\n\nHe kept the log[^1].\n\n[^1]: His father's note, dry.\n")
+    assert [(r.inserted, r.author, r.words.strip()) for r in accepted.revisions] == [
+        (False, "Maya", "walked"), (True, "Ed", "climbed"), (False, "Ed", "father's"), (True, "Maya", "kept")]
 
 
 def test_files_that_cannot_be_read_say_why(tmp_path: Path) -> None:

@@ -232,8 +232,13 @@ class OdfReader:
                     name = (author.text or "").strip() if author is not None else ""
                     self.counts[BY + name] += 1
                     self.authors[region.get(f"{TEXT}id", "")] = name
-                    words = " ".join(tidy(self.inline(p, inner=True)) for p in change.iter(f"{TEXT}p"))
-                    self.changes[region.get(f"{TEXT}id", "")] = (inserted, words.strip())
+                    # Its paragraphs run on, one space between; the spaces at its ends are the text's own ("slowly ").
+                    texts = [self.inline(p, inner=True) for p in change.iter(f"{TEXT}p")]
+                    words = " ".join(text.strip(" \t") for text in texts)
+                    if words and texts:
+                        words = texts[0][: len(texts[0]) - len(texts[0].lstrip(" \t"))] + words
+                        words += texts[-1][len(texts[-1].rstrip(" \t")) :]
+                    self.changes[region.get(f"{TEXT}id", "")] = (inserted, words)
 
     def blocks(self, container: ElementTree.Element) -> list[Block]:
         found: list[Block] = []
@@ -405,7 +410,7 @@ class OdfReader:
         elif marker.tag == f"{TEXT}change-end":
             self.hidden.discard(change)
         elif marker.tag == f"{TEXT}change" and not inserted and words and not self.hidden:
-            pieces.append((words + " ", style))
+            pieces.append((words, style))
 
     def _comment(self, annotation: ElementTree.Element, pieces: list[tuple[str, Format]]) -> None:
         """A comment becomes a note at the end of the words it is about (where its end is), else here."""
