@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from test_odf_import import FIXTURES, STORY
 
 from app.documents.compound_file import CompoundFile
+from app.documents.critic_markup import reviewed, settle
 from app.documents.doc_binary import Style
 from app.documents.doc_import import ParagraphProperties, is_doc_file, paragraph_of, read_doc
 from app.documents.fileio import FileError
@@ -63,6 +64,18 @@ def test_two_editors_changes_keep_their_authors_as_the_docx_they_came_from() -> 
         (True, "Ed Park"),
     ]  # fmt: skip
     assert from_doc.notes[0].endswith("(4 insertions, 2 deletions, by Maya Jones and Ed Park)")
+
+
+def test_whole_paragraphs_added_and_taken_out_review_as_they_were_marked() -> None:
+    """Export as Word Document (Keep Tracked) of the text below, saved as .doc by LibreOffice: the paragraph
+    marks tracked with their words, so Review Each marks the paragraphs whole, each by whoever made it."""
+    marked = ("# The Lighthouse\n\nThe keeper climbed.{++\n\nA new paragraph, by Ed.++}{>>Ed<<}\n\nHe lit the lamp."
+              "{--\n\nA paragraph taken out.--}{>>Maya<<}\n\nThe end{++ came++}{>>Ed<<}.\n")  # fmt: skip
+    path = FIXTURES / "paragraphs-libreoffice.doc"
+    accepted, before = read_doc(path), read_doc(path, accept_changes=False)
+    assert accepted.text == settle(marked, accept=True) and before.text == settle(marked, accept=False)
+    review = reviewed(accepted, before)
+    assert review is not None and review.text == marked
 
 
 def test_title_headings_unicode_hidden_text_lists_quote_breaks_pictures_and_character_styles() -> None:
