@@ -45,7 +45,7 @@ ADAPT_CORPUS_FILES = ("tinystories_subset_maxme1.txt", "gutenberg_00011_alice_s_
 # Books of corpus-xl beside them, as many as about this much xz holds (~8.5M tokens: the six books and the
 # stories alone were 1.3M, which the first lent session read 1.4 times over; a session reads ~3.4M). A shard
 # the training calls (train-a/train-b) do not carry; the size keeps call 3's part within its room, and leaves
-# the tree ~170 KB to grow in (each byte of it is carried three times).
+# the tree room to grow (~128 KB on 2026-12-05; each byte of it is carried three times).
 ADAPT_XL_SHARD = "books_04"
 ADAPT_XL_BYTES = 8 * MIB + MIB // 2
 # Multiples of the recipe's batch a lent GPU times before it trains (the dry run: the first two). The first
