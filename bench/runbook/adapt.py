@@ -42,7 +42,7 @@ ADAPT_CORPUS_FILES = ("tinystories_subset_maxme1.txt", "gutenberg_00011_alice_s_
                       "gutenberg_00035_the_time_machine.txt", "gutenberg_00045_anne_of_green_gables.txt",
                       "gutenberg_00084_frankenstein.txt", "gutenberg_00158_emma.txt",
                       "gutenberg_00514_little_women.txt")  # fmt: skip
-# Books of corpus-xl beside them, as many as about this much xz holds (~8.5M tokens: the six books and the
+# Books of corpus-xl beside them, as many as about this much xz holds (~8.3M tokens: the six books and the
 # stories alone were 1.3M, which the first lent session read 1.4 times over; a session reads ~3.4M). A shard
 # the training calls (train-a/train-b) do not carry; the size keeps call 3's part within its room, and leaves
 # the tree room to grow (~128 KB on 2026-12-05; each byte of it is carried three times).
