@@ -118,9 +118,12 @@ class RewriteEditor(QPlainTextEdit):
         return _as_saved(self.document().toRawText())
 
     def text_between(self, start: int, end: int) -> str:
+        """The text in [start, end), an end past the last character read as the text's end (Qt's contentsChange
+        counts the document's closing paragraph separator, which no cursor can reach)."""
+        last = self.document().characterCount() - 1
         cursor = QTextCursor(self.document())
-        cursor.setPosition(start)
-        cursor.setPosition(end, Anchor)
+        cursor.setPosition(min(start, last))
+        cursor.setPosition(min(end, last), Anchor)
         return _as_saved(cursor.selectedText())
 
     def line_around(self, start: int, end: int) -> tuple[int, str]:

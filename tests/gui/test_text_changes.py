@@ -48,8 +48,18 @@ def opened_for_review(qtbot, document_window, tmp_path: Path, monkeypatch) -> Ma
     qtbot.waitExposed(window)
     assert window.open_path(returned_manuscript(tmp_path / "returned.docx"))
     assert window.editor.plain_text() == MARKED
-    window.tracked_changes.in_text.recount()  # as the pause after the change does
     return window
+
+
+def test_a_document_opened_with_changes_counts_them_at_once_and_qt_says_nothing(qtlog, document_window, tmp_path,
+                                                                              monkeypatch) -> None:  # fmt: skip
+    answering(monkeypatch, "&Review Each")
+    window = document_window()
+    assert window.open_path(returned_manuscript(tmp_path / "returned.docx"))
+    # The whole text came in at once: its braces seen straight away, not after the pause a typed key waits for.
+    assert window.tracked_changes.in_text.count == 2 and window.tracked_changes.in_text.available()
+    assert window.editor.text_between(0, 10**6) == MARKED  # an end past the text is the text's end
+    assert not [record.message for record in qtlog.records if "out of range" in record.message]
 
 
 def key(qtbot, window: MainWindow, pressed: Qt.Key, modifiers: Qt.KeyboardModifier) -> None:
