@@ -56,7 +56,8 @@ document and choose <b>Review Each</b>: each change is marked in your text, <cod
 <code>{++added++}</code> or <code>{--removed--}</code>, signed with who made it,
 <code>{&gt;&gt;Maya&lt;&lt;}</code> (CriticMarkup, which other Markdown tools read too), so you can save halfway
 and come back. Alt+Return accepts the change the caret is in, Alt+Delete rejects it, each one step for Ctrl+Z;
-Accept All Changes and Reject All Changes settle the rest. An export asks what to do with the ones left: Export
+Accept All Changes and Reject All Changes settle the rest, and <b>By Author</b> (or a right-click on a change)
+settles every one of one editor's. An export asks what to do with the ones left: Export
 as Word Document can keep them as Word's own tracked changes, each by its author, and a PDF can show them.</p>
 <p>To steer a rewrite, select words inside the passage and press <b>Ctrl+K</b> (Rewrite ▸ Keep Words): they are
 underlined, and a rewrite of the passage keeps them exactly as written (Ctrl+K again unmarks them). The

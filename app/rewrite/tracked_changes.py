@@ -165,6 +165,8 @@ class TrackedChanges(QObject):
         submenu.addActions(self.actions[1:])
         submenu.addSeparator()
         submenu.addActions([self.in_text.accept_all_action, self.in_text.reject_all_action])
+        by_author = submenu.addMenu("By &Author")
+        by_author.aboutToShow.connect(lambda: self.in_text.fill_by_author(by_author))
         menu.insertMenu(before, submenu)
 
     # -- the controller's reports ---------------------------------------------------------------

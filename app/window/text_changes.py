@@ -1,10 +1,11 @@
-"""Edit ▸ Tracked Changes: the changes marked in the text as CriticMarkup (``app/documents/critic_markup.py``), as
-an editor's Word changes arrive when the writer chooses to review each one (File ▸ Open).
+"""Edit ▸ Tracked Changes: the changes marked in the text as CriticMarkup (``app/documents/critic_markup.py``), as an
+editor's Word changes arrive when the writer chooses to review each one (File ▸ Open).
 
-Next Change and Previous Change select a change; Accept Change and Reject Change settle the one the caret is in
-(its new words, or its old ones, replace the whole mark) and select the next; Accept All Changes and Reject All
-Changes settle every one. Each decision is one undo step. These are the same actions (and keys) that step through
-a finished draft's changes (``app/rewrite/tracked_changes.py``), which hands them here while no draft waits.
+Next Change and Previous Change select a change; Accept Change and Reject Change settle the one the caret is in (its
+new words, or its old ones, replace the whole mark) and select the next; Accept All Changes and Reject All Changes
+settle every one, and By Author (or a right-click on a signed change) every one of one editor's. Each decision is
+one undo step. These are the same actions (and keys) that step through a finished draft's changes
+(``app/rewrite/tracked_changes.py``), which hands them here while no draft waits.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from PySide6.QtWidgets import QMenu, QStatusBar
 
 from app.documents.critic_markup import Mark, marks
 from app.window.editor_widget import RewriteEditor
-from app.window.spelling import qt_ranges, top_of
+from app.window.spelling import disabled, qt_ranges, top_of
 
 NONE_IN_TEXT = (
     "No tracked changes in the text. A Word or LibreOffice document's changes are marked here when you open it "
@@ -94,17 +95,43 @@ class TextChanges(QObject):
 
     def offer(self, menu: QMenu, cursor: QTextCursor) -> None:
         """Accept Change and Reject Change at the top of the right-click ``menu``, where ``cursor`` (the pointer)
-        is in a change."""
+        is in a change; and, where its editor signed others, all of theirs."""
         at = cursor.position()
-        found = [(start, end) for _mark, start, end in self._found() if start <= at < end]
+        every = self._found()
+        found = [(mark, start) for mark, start, end in every if start <= at < end]
         if not found or self.editor.live_span is not None:
             return
         first = top_of(menu)
+        mark, start = found[-1]
         for label, accept in (("Accept Change", True), ("Reject Change", False)):
             action = QAction(label, menu)
-            action.triggered.connect(lambda _checked=False, yes=accept, start=found[-1][0]: self._decide_at(start, yes))
+            action.triggered.connect(lambda _checked=False, yes=accept, at=start: self._decide_at(at, yes))
             menu.insertAction(first, action)
+        if mark.author and sum(other.author == mark.author for other, _start, _end in every) > 1:
+            for action in self._by_author_actions(mark.author, menu):
+                menu.insertAction(first, action)
         menu.insertSeparator(first)
+
+    def authors(self) -> list[str]:
+        """Who signed the changes in the text, in the order their first change comes."""
+        return list(dict.fromkeys(mark.author for mark, _start, _end in self._found() if mark.author))
+
+    def fill_by_author(self, menu: QMenu) -> None:
+        """Edit ▸ Tracked Changes ▸ By Author, as it opens: Accept All and Reject All of each editor's changes."""
+        menu.clear()
+        authors = self.authors() if self.editor.live_span is None else []
+        for author in authors:
+            menu.addActions(self._by_author_actions(author, menu))
+        if not authors:
+            menu.addAction(disabled(menu, "No change in the text is signed with a name"))
+
+    def _by_author_actions(self, author: str, parent: QObject) -> list[QAction]:
+        actions = []
+        for verb, accept in (("Accept", True), ("Reject", False)):
+            action = QAction(f"{verb} All by {author.replace('&', '&&')}", parent)
+            action.triggered.connect(lambda _checked=False, yes=accept, who=author: self.settle_all(yes, who))
+            actions.append(action)
+        return actions
 
     def _decide_at(self, position: int, accept: bool) -> None:
         cursor = self.editor.textCursor()
@@ -156,9 +183,10 @@ class TextChanges(QObject):
         self._select(rest, later[0] if later else 0, f"Change {'accepted' if accept else 'rejected'}. ")
         return True
 
-    def settle_all(self, accept: bool) -> int:
-        """Accept (or reject) every change in the text, in one undo step; how many there were."""
-        found = self._found()
+    def settle_all(self, accept: bool, author: str | None = None) -> int:
+        """Accept (or reject) every change in the text (every one ``author`` signed, where given), in one undo
+        step; how many there were."""
+        found = [entry for entry in self._found() if author is None or entry[0].author == author]
         if not found:
             self.status().showMessage(NONE_IN_TEXT, 6000)
             return 0
@@ -170,7 +198,7 @@ class TextChanges(QObject):
             edit.insertText(mark.settled(accept))
         edit.endEditBlock()
         self.recount()
-        done = "accepted" if accept else "rejected"
+        done = f"{'' if author is None else f'by {author} '}{'accepted' if accept else 'rejected'}"
         self.status().showMessage(f"{len(found)} {'changes' if len(found) > 1 else 'change'} {done} (Ctrl+Z takes "
                                   f"{'them' if len(found) > 1 else 'it'} back).", 6000)  # fmt: skip
         return len(found)

@@ -277,6 +277,43 @@ def test_a_right_click_on_a_change_offers_to_accept_or_reject_it(qtbot, document
     assert plain.actions() == []
 
 
+def test_one_editors_changes_are_accepted_or_rejected_all_at_once(qtbot, document_window) -> None:
+    from PySide6.QtWidgets import QMenu
+
+    two = ("The {--old --}{>>Maya<<}keeper {++slowly ++}{>>Ed<<}climbed.\n\n"
+           "He lit {++the ++}{>>Maya<<}lamp{++ every evening++}{>>Ed<<}.{++ Late.++}\n")  # fmt: skip
+    window = document_window(two)
+    in_text = window.tracked_changes.in_text
+    assert in_text.authors() == ["Maya", "Ed"]
+    pointer = window.editor.textCursor()
+    pointer.setPosition(two.index("every evening"))  # Ed's: he signed two
+    menu = QMenu()
+    in_text.offer(menu, pointer)
+    assert [action.text() for action in menu.actions()][:4] == [
+        "Accept Change", "Reject Change", "Accept All by Ed", "Reject All by Ed"]
+    menu.actions()[2].trigger()  # Ed's two accepted, Maya's and the unsigned one left
+    assert window.editor.plain_text() == ("The {--old --}{>>Maya<<}keeper slowly climbed.\n\n"
+                                          "He lit {++the ++}{>>Maya<<}lamp every evening.{++ Late.++}\n")  # fmt: skip
+    assert window.statusBar().currentMessage().startswith("2 changes by Ed accepted")
+    window.editor.undo()  # one undo step
+    assert window.editor.plain_text() == two
+    # Edit ▸ Tracked Changes ▸ By Author, as it opens: each editor's two actions.
+    by_author = QMenu()
+    in_text.fill_by_author(by_author)
+    assert [action.text() for action in by_author.actions()] == [
+        "Accept All by Maya", "Reject All by Maya", "Accept All by Ed", "Reject All by Ed"]
+    by_author.actions()[1].trigger()  # Maya's rejected: her deletion undone, her insertion gone
+    assert window.editor.plain_text() == ("The old keeper {++slowly ++}{>>Ed<<}climbed.\n\n"
+                                          "He lit lamp{++ every evening++}{>>Ed<<}.{++ Late.++}\n")  # fmt: skip
+    in_text.settle_all(True)
+    unsigned = QMenu()
+    in_text.fill_by_author(unsigned)
+    assert [(a.text(), a.isEnabled()) for a in unsigned.actions()] == [
+        ("No change in the text is signed with a name", False)]
+    submenu = next(a.menu() for a in window.edit_menu.actions() if a.text() == "Tracked C&hanges")
+    assert "By &Author" in [action.text() for action in submenu.actions()]
+
+
 def test_the_word_count_counts_the_changes_to_decide_as_made(qtbot, document_window) -> None:
     window = document_window("The keeper {~~slowly~>quickly~~}{>>Maya<<} climbed{-- the stairs--}{>>Ed<<}.")
     window._update_counts()
