@@ -78,13 +78,14 @@ def test_whole_paragraphs_added_and_taken_out_review_as_they_were_marked() -> No
     assert review is not None and review.text == marked
 
 
-def test_title_headings_unicode_hidden_text_lists_quote_breaks_pictures_and_character_styles() -> None:
+def test_title_contents_headings_unicode_hidden_text_lists_quote_breaks_pictures_styles_and_links() -> None:
     imported = read_doc(FIXTURES / "features-libreoffice.doc")
     assert imported.text == (
-        "# Tales of the Coast\n\n## Ἀρχή: the beginning\n\n"
+        "# Tales of the Coast\n\nThe beginning\t1\n\nDeeper\t2\n\n## Ἀρχή: the beginning\n\n"  # its contents: no links
         "Snow fell on 東京 and on the café 🙂; the keeper wrote *a\\*b* \\<tag> and \\`x\\`.\n\n"  # "secret" hidden
         "Line one\\\nline two\n\n1. Three\n2. Four\n\n- Dot\n\n> Be brief.\n\n#### Deeper\n\n"
-        "After the break.\n\nA picture:\n\nA **strong** word and an *emphasised* one.\n\nThe end.\n"
+        "After the break.\n\nA picture:\n\nA **strong** word and an *emphasised* one.\n\n"
+        "See [the map](https://example.org/map).\n\nThe end.\n"
     )
     assert imported.notes == ("1 picture left out",)
 

@@ -198,7 +198,13 @@ def paragraph_of(grpprl: bytes, styles: list[binary.Style]) -> ParagraphProperti
 @dataclass
 class Field:
     instruction: list[str] = field(default_factory=list)
-    result_from: int = -1  # where its result's pieces start; -1 while its instruction is read
+    result: list[tuple[str, Format]] | None = None  # the paragraph's pieces its result goes into, once it begins
+    result_from: int = 0  # where in them
+
+
+def in_instruction(fields: list[Field]) -> bool:
+    """Whether the words read now are a field's instruction (a field inside another's instruction too)."""
+    return any(open_field.result is None for open_field in fields)
 
 
 @dataclass
@@ -288,13 +294,13 @@ class DocReader:
                 if mark == "\x13":
                     fields.append(Field())
                 elif mark == "\x14" and fields:
-                    fields[-1].result_from = len(pieces)
+                    fields[-1].result, fields[-1].result_from = pieces, len(pieces)
                 elif mark == "\x15" and fields:
                     done = fields.pop()
                     address = field_link("".join(done.instruction))
-                    if done.result_from >= 0 and address:
+                    if done.result is pieces and address:  # a link's result within one paragraph
                         pieces[done.result_from :] = linked(pieces[done.result_from :], address)
-                elif fields and fields[-1].result_from < 0:
+                elif in_instruction(fields):
                     continue  # inside a field's instruction: no words of the document's
                 elif mark in "\r\x07\x0c":
                     paragraphs.append(Paragraph(pieces, self._paragraph_at(at), mark == "\x07"))
@@ -316,7 +322,7 @@ class DocReader:
     def _words(text: str, style: Format, pieces: list[tuple[str, Format]], fields: list[Field]) -> None:
         if not text:
             return
-        if fields and fields[-1].result_from < 0:
+        if in_instruction(fields):
             fields[-1].instruction.append(text)
         else:
             pieces.append((escape_inline(text), style))
