@@ -148,7 +148,10 @@ def piece_text(word: bytes, piece: Piece) -> str:
     if piece.compressed:
         return data.decode("cp1252", errors="replace")
     # One character per 16-bit unit, surrogates apart, so that positions stay the file's; joined_pairs joins them.
-    return "".join(map(chr, array("H", data))) if sys.byteorder == "little" else data.decode("utf-16-le", "replace")
+    units = array("H", data)
+    if sys.byteorder == "big":
+        units.byteswap()
+    return "".join(map(chr, units))
 
 
 def joined_pairs(text: str) -> str:
