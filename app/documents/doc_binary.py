@@ -147,18 +147,12 @@ def piece_text(word: bytes, piece: Piece) -> str:
     data = word[piece.fc : piece.fc + size]
     if piece.compressed:
         return data.decode("cp1252", errors="replace")
-    # One character per 16-bit unit, surrogates apart, so that positions stay the file's; joined_pairs joins them.
+    # One character per 16-bit unit, surrogates apart, so that positions stay the file's (joined_pairs joins them).
     units = array("H", data)
     if sys.byteorder == "big":
         units.byteswap()
     return "".join(map(chr, units))
 
-
-def joined_pairs(text: str) -> str:
-    """UTF-16 surrogate pairs (an emoji, kept as two characters while read) as the one character they stand for."""
-    if not any(0xD800 <= ord(character) <= 0xDFFF for character in text):
-        return text
-    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
 
 
 def sprms(grpprl: bytes) -> Iterator[tuple[int, bytes]]:

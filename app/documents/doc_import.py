@@ -27,7 +27,6 @@ from app.documents import doc_binary as binary
 from app.documents.compound_file import CompoundFile
 from app.documents.fileio import FileError
 from app.documents.markdown_blocks import (
-    BY,
     CODE_STYLE_NAMES,
     MAX_PART_BYTES,
     OLE_MAGIC,
@@ -37,7 +36,8 @@ from app.documents.markdown_blocks import (
     Block,
     Format,
     ImportedDocument,
-    Revision,
+    ListNumbers,
+    RevisionLog,
     UnreadableDocument,
     comment_note,
     emphasised,
@@ -46,6 +46,7 @@ from app.documents.markdown_blocks import (
     field_link,
     import_notes,
     join_blocks,
+    joined_pairs,
     linked,
     one_line,
     paragraph_block,
@@ -228,11 +229,10 @@ class DocReader:
         self.authors = binary.sttb(binary.part_of(table, fib, binary.STTBFRMARK))
         self.comment_authors = binary.xst_list(binary.part_of(table, fib, binary.GRPXSTATNOWNERS))
         self.counts: Counter[str] = Counter()
-        self.revisions: list[Revision] = []
-        self.last_revision = ""  # the kind of the last change read: one change, not one per run
+        self.changes = RevisionLog(self.counts)
         self.notes_text: list[str] = []  # footnotes' and endnotes' words, in order of reference
         self.references = self._references()
-        self.list_counters: dict[tuple[int, int], int] = {}
+        self.list_numbers = ListNumbers()
         self.run_cache: dict[bytes, Run] = {}
         self.paragraph_cache: dict[bytes, ParagraphProperties] = {}
 
@@ -265,8 +265,8 @@ class DocReader:
             text += "\n\n" + "\n".join(f"[^{n}]: {words}" for n, words in enumerate(self.notes_text, start=1))
         changes = self.counts["insertion"] + self.counts["deletion"]
         notes = import_notes(self.counts, ("picture",), self.accept_changes)
-        revisions = tuple(replace(revision, words=binary.joined_pairs(revision.words)) for revision in self.revisions)
-        text = binary.joined_pairs(text)
+        revisions = tuple(replace(change, words=joined_pairs(change.words)) for change in self.changes.revisions)
+        text = joined_pairs(text)
         return ImportedDocument(text.strip("\n") + "\n" if text.strip() else "", notes, changes, revisions)
 
     # -- the text ---------------------------------------------------------------------------------------
@@ -285,7 +285,7 @@ class DocReader:
                 if run.deleted if self.accept_changes else run.inserted:
                     continue
             else:
-                self.last_revision = ""
+                self.changes.gap()
             position = 0
             for match in SPECIAL.finditer(text):
                 self._words(text[position : match.start()], run.format, pieces, fields)
@@ -368,18 +368,9 @@ class DocReader:
         return self.paragraph_cache[grpprl]
 
     def _revision(self, run: Run, text: str) -> None:
-        revision = "insertion" if run.inserted else "deletion"
         words = SPECIAL.sub(lambda mark: "\n" if mark.group() in "\r\x07" else "", text)
         author = self.authors[run.author].strip() if 0 < run.author < len(self.authors) else ""  # 0: "Unknown"
-        last = self.revisions[-1] if self.revisions and revision == self.last_revision else None
-        if last is not None and last.author == author:
-            self.revisions[-1] = replace(last, words=last.words + words)
-        else:
-            if revision != self.last_revision:
-                self.counts[revision] += 1
-                self.counts[BY + author] += 1
-            self.revisions.append(Revision(run.inserted, author, words))
-        self.last_revision = revision
+        self.changes.add(run.inserted, author, words)
 
     # -- notes and comments -------------------------------------------------------------------------------
 
@@ -440,8 +431,5 @@ class DocReader:
         entry, depth = properties.list_entry, min(properties.list_level, 8)
         levels = self.lists[entry - 1] if entry <= len(self.lists) else []
         level = levels[min(depth, len(levels) - 1)] if levels else binary.ListLevel(True, 1)
-        for key in [key for key in self.list_counters if key[0] == entry and key[1] > depth]:
-            del self.list_counters[key]
-        count = self.list_counters.get((entry, depth), level.start - 1) + 1
-        self.list_counters[(entry, depth)] = count
+        count = self.list_numbers.next(str(entry), depth, level.start)
         return Block("item", text, depth=depth, marker="-" if level.bullet else f"{count}.", list_id=f"doc{entry}")

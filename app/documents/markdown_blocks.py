@@ -117,6 +117,47 @@ def pipe_table(rows: list[list[str]]) -> str:
     return "\n".join(lines + [f"| {' | '.join(row)} |" for row in rows[1:]])
 
 
+class ListNumbers:
+    """Each list's count at each level, as word processors number: an item counts on from its level's last item
+    (else from the level's start), and starts every deeper level of its list afresh."""
+
+    def __init__(self) -> None:
+        self.counts: dict[tuple[str, int], int] = {}
+
+    def next(self, list_id: str, depth: int, start: int) -> int:
+        for key in [key for key in self.counts if key[0] == list_id and key[1] > depth]:
+            del self.counts[key]
+        count = self.counts.get((list_id, depth), start - 1) + 1
+        self.counts[(list_id, depth)] = count
+        return count
+
+
+class RevisionLog:
+    """The tracked changes of a reader that meets them run by run (RTF, .doc): runs of one kind in a row are one
+    change (counted in ``counts`` with its author under ``BY``), one revision per author within it."""
+
+    def __init__(self, counts: Counter[str]) -> None:
+        self.counts = counts
+        self.revisions: list[Revision] = []
+        self.last = ""  # the kind of the last run read: "insertion", "deletion", or "" (no change)
+
+    def add(self, inserted: bool, author: str, words: str) -> None:
+        kind = "insertion" if inserted else "deletion"
+        if kind != self.last:
+            self.counts[kind] += 1
+            self.counts[BY + author] += 1
+        last = self.revisions[-1] if self.revisions and kind == self.last else None
+        if last is not None and last.author == author:
+            self.revisions[-1] = replace(last, words=last.words + words)
+        else:
+            self.revisions.append(Revision(inserted, author, words))
+        self.last = kind
+
+    def gap(self) -> None:
+        """Words that are no change: the next changed run starts a change of its own."""
+        self.last = ""
+
+
 # How an import's note names tracked changes read as accepted; critic_markup.reviewed says "marked" instead.
 CHANGES_ACCEPTED = "its tracked changes are shown accepted"
 # A reader counts each tracked change's author under this prefix (counts[BY + name]), in the order met.
@@ -302,6 +343,14 @@ def _marked(text: str, style: Format) -> str:
     opening = [mark for mark, wanted in zip(("**", "*", "~~"), style[:3], strict=True) if wanted]
     lead, trail = text[: len(text) - len(text.lstrip(" "))], text[len(text.rstrip(" ")) :]
     return f"{lead}{''.join(opening)}{core}{''.join(reversed(opening))}{trail}"
+
+
+def joined_pairs(text: str) -> str:
+    """UTF-16 surrogate pairs (an emoji read as two units, RTF's two \\uN or a .doc's text) as the one character
+    they stand for."""
+    if not any(0xD800 <= ord(character) <= 0xDFFF for character in text):
+        return text
+    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
 
 
 def plural(count: int, word: str) -> str:

@@ -26,7 +26,6 @@ from pathlib import Path
 
 from app.documents.fileio import FileError
 from app.documents.markdown_blocks import (
-    BY,
     CODE_STYLE_NAMES,
     MAX_PART_BYTES,
     PLAIN,
@@ -34,7 +33,7 @@ from app.documents.markdown_blocks import (
     Block,
     Format,
     ImportedDocument,
-    Revision,
+    RevisionLog,
     UnreadableDocument,
     comment_note,
     emphasised,
@@ -43,6 +42,7 @@ from app.documents.markdown_blocks import (
     field_link,
     import_notes,
     join_blocks,
+    joined_pairs,
     linked,
     one_line,
     paragraph_block,
@@ -158,8 +158,7 @@ class RtfReader:
         self.rows: list[list[str]] = []  # the table being read
         self.cells: list[str] = []
         self._author_so_far = ""  # the revision table's name being read, up to its ";"
-        self.last_revision = ""  # whether the last words read were inserted or deleted: one change, not one per run
-        self.revisions: list[Revision] = []  # the tracked changes in order, each with its author and words
+        self.changes = RevisionLog(self.counts)  # the tracked changes in order, each with its author and words
 
     # -- reading ------------------------------------------------------------------------------------
 
@@ -220,11 +219,11 @@ class RtfReader:
         text = join_blocks(self.blocks)
         if self.notes_text:
             text += "\n\n" + "\n".join(f"[^{n}]: {words}" for n, words in enumerate(self.notes_text, start=1))
-        text = _pairs_joined(text)
+        text = joined_pairs(text)
         changes = self.counts["insertion"] + self.counts["deletion"]
         notes = import_notes(self.counts, ("picture",), self.accept_changes)
         return ImportedDocument(text.strip("\n") + "\n" if text.strip() else "", notes, changes,
-                                tuple(self.revisions))  # fmt: skip
+                                tuple(self.changes.revisions))  # fmt: skip
 
     def _control(self, word: str, value: int | None, state: State) -> None:
         on = value != 0
@@ -341,18 +340,11 @@ class RtfReader:
             return
         if state.hidden:
             return
-        revision = "insertion" if state.inserted else "deletion" if state.deleted else ""
-        author = self.authors[state.author].strip() if 0 < state.author < len(self.authors) else ""  # 0: "Unknown"
-        if revision and revision != self.last_revision:
-            self.counts[revision] += 1
-            self.counts[BY + author] += 1
-        if revision:
-            last = self.revisions[-1] if self.revisions and revision == self.last_revision else None
-            if last is not None and last.author == author:
-                self.revisions[-1] = replace(last, words=last.words + text)
-            else:
-                self.revisions.append(Revision(state.inserted, author, text))
-        self.last_revision = revision
+        if state.inserted or state.deleted:
+            author = self.authors[state.author].strip() if 0 < state.author < len(self.authors) else ""  # 0: Unknown
+            self.changes.add(state.inserted, author, text)
+        else:
+            self.changes.gap()
         if (state.inserted and not self.accept_changes) or (state.deleted and self.accept_changes):
             return
         code = state.code or self.styles.get(self.paragraph.style, "") in CODE_STYLE_NAMES
@@ -448,10 +440,3 @@ class RtfReader:
         if self.rows:
             self.blocks.append(Block("table", pipe_table(self.rows)))
             self.rows = []
-
-
-def _pairs_joined(text: str) -> str:
-    """UTF-16 surrogate pairs (an emoji as two \\uN) as the one character they stand for."""
-    if not any(0xD800 <= ord(character) <= 0xDFFF for character in text):
-        return text
-    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")

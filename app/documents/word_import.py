@@ -34,6 +34,7 @@ from app.documents.markdown_blocks import (
     Block,
     Format,
     ImportedDocument,
+    ListNumbers,
     Revision,
     UnreadableDocument,
     comment_note,
@@ -114,7 +115,7 @@ class WordReader:
         self.styles = Styles(self._part("word/styles.xml"))
         self.numbering = Numbering(self._part("word/numbering.xml"))
         self.links = self._relationships(self.main)
-        self.list_counters: dict[tuple[str, int], int] = {}
+        self.list_numbers = ListNumbers()
 
     def document(self) -> ImportedDocument:
         root = self._part(self.main)
@@ -204,18 +205,12 @@ class WordReader:
             styled = re.fullmatch(r"list (?:bullet|number|continue) ([2-9])", name)
             depth = max(depth, int(styled[1]) - 1) if styled else depth
             ordered, start = self.numbering.format_of(num_id, depth)
-            self._reset_deeper(num_id, depth)
-            count = self.list_counters.get((num_id, depth), start - 1) + 1
-            self.list_counters[(num_id, depth)] = count
+            count = self.list_numbers.next(num_id, depth, start)
             return Block("item", text, depth=depth, marker=f"{count}." if ordered else "-", list_id=num_id)
         quoted = self.styles.quote_depth(style, properties, name in QUOTE_STYLES)
         if quoted:
             return Block("quote", "> " * quoted + escape_block_start(text))
         return paragraph_block(text)
-
-    def _reset_deeper(self, num_id: str, depth: int) -> None:
-        for key in [k for k in self.list_counters if k[0] == num_id and k[1] > depth]:
-            del self.list_counters[key]
 
     def table(self, tbl: ElementTree.Element) -> str:
         rows: list[list[str]] = []
