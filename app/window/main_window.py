@@ -56,6 +56,7 @@ from app.settings import MAX_INSTRUCTION_HISTORY, Preferences, SettingsStore
 from app.window.action_states import DEMO_CANNOT_INSTRUCT, NO_MODEL, NOT_INSTRUCTION_TUNED, ActionStates
 from app.window.editor_widget import RewriteEditor
 from app.window.focus_mode import FocusMode
+from app.window.formatting import Formatting
 from app.window.headings import GoToHeading
 from app.window.notes import Notes
 from app.window.rewrap import rewrap_paragraphs
@@ -304,6 +305,8 @@ class MainWindow(ActionStates):
         self.tracked_changes = TrackedChanges(self)  # Rewrite ▸ Show Changes (app/rewrite/tracked_changes.py)
         self.tracked_changes.add_to(self.rewrite_menu)
         self.tracked_changes.add_text_menu(self.edit_menu, self.rewrap_action)  # Edit ▸ Tracked Changes
+        self.formatting = Formatting(self, self)  # Format ▸ Bold, Italic, Headings, Lists (Markdown's marks)
+        self.menuBar().insertMenu(self.rewrite_menu.menuAction(), self.formatting.menu)
 
     def _shade_span(self, shade: bool) -> None:
         self.editor.shade_hesitation = shade

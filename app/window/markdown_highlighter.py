@@ -1,7 +1,7 @@
 """Light cues in the editor, display only, never part of the text or undo: gap marks and tracked changes
-(CriticMarkup, ``app/documents/critic_markup.py``) always, Markdown's headings, emphasis and code only in a
-Markdown file (a .txt is plain: its ``*`` and ``_`` are the writer's), and the misspelled words' underline while
-View ▸ Check Spelling is on (``app/window/spelling.py``)."""
+(CriticMarkup, ``app/documents/critic_markup.py``) always, Markdown's headings, emphasis, strikethrough, quotes
+and code only in a Markdown file (a .txt is plain: its ``*`` and ``_`` are the writer's), and the misspelled
+words' underline while View ▸ Check Spelling is on (``app/window/spelling.py``)."""
 
 from __future__ import annotations
 
@@ -38,6 +38,8 @@ class MarkdownHighlighter(QSyntaxHighlighter):
         (re.compile(r"`[^`\n]+`"), "code"),
         # A note to self (and a Word comment brought in as one): quiet, as exports leave it out.
         (re.compile(r"<!--.*?-->"), "note"),
+        (re.compile(r"~~[^~\n]+~~"), "struck"),
+        (re.compile(r"\*\*\*[^*\n]+\*\*\*"), "bold italic"),  # after bold's and italic's, which see only part
     )
 
     def __init__(self, document: QTextDocument) -> None:
@@ -123,13 +125,20 @@ class MarkdownHighlighter(QSyntaxHighlighter):
             text_format.setForeground(self.heading_color)
             self.setFormat(0, len(text), text_format)
             return
+        if text.startswith(">"):  # a quote: set apart as the exports set it, in italic
+            quoted = QTextCharFormat()
+            quoted.setFontItalic(True)
+            self.setFormat(0, len(text), quoted)
         for pattern, style in self._INLINE:
             for match in pattern.finditer(text):
                 text_format = QTextCharFormat()
-                if style == "bold":
+                if style.startswith("bold"):
                     text_format.setFontWeight(QFont.Weight.Bold)
+                    text_format.setFontItalic(style == "bold italic")
                 elif style == "italic":
                     text_format.setFontItalic(True)
+                elif style == "struck":
+                    text_format.setFontStrikeOut(True)
                 elif style == "note":
                     text_format.setFontItalic(True)
                     text_format.setForeground(QGuiApplication.palette().color(QPalette.ColorRole.PlaceholderText))
