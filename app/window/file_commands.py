@@ -43,6 +43,7 @@ from app.window.editor_widget import RewriteEditor
 from app.window.file_drops import FileDrops
 from app.window.markdown_highlighter import is_markdown
 from app.window.pdf_export import export_pdf
+from app.window.printing import Printing
 
 
 def save_failure(reason: str) -> str:
@@ -95,6 +96,8 @@ class FileCommands(QMainWindow):
         file_menu.addActions([self.save_action, self.save_as_action, self.saved_versions_action])
         file_menu.addSeparator()
         file_menu.addActions([self.export_action, self.export_word_action])
+        self.printing = Printing(self, self)  # File ▸ Print… (Ctrl+P) and Print Preview… (app/window/printing.py)
+        file_menu.addActions([self.printing.preview_action, self.printing.print_action])
         file_menu.addSeparator()
         file_menu.addAction(self.quit_action)
         self.file_drops = FileDrops(self.open_dropped, self)  # a file dragged onto the text opens
@@ -340,20 +343,21 @@ class FileCommands(QMainWindow):
         notes_as_comments = suffix == ".docx" and self._notes_as_comments()
         return self.export_to(target, notes_as_comments, changes)
 
-    def _changes_for_export(self, title: str, word: bool) -> str | None:
-        """What an export does with the tracked changes still marked in the text (Edit ▸ Tracked Changes): "track"
-        (the default: Word's own tracked changes, or in a PDF struck through and underlined), "accept" or
-        "before"; None: the writer cancelled. The text keeps them marked."""
+    def _changes_for_export(self, title: str, word: bool, verb: str = "export") -> str | None:
+        """What an export (or a print, ``verb``) does with the tracked changes still marked in the text (Edit ▸
+        Tracked Changes): "track" (the default: Word's own tracked changes, or on a PDF's or the printer's pages
+        struck through and underlined), "accept" or "before"; None: the writer cancelled. The text keeps them."""
         count = len(marks(self.saved_text()))
         if not count:
             return "accept"
         them = "them" if count > 1 else "it"
+        pages = "in the PDF " if verb == "export" else ""
         answer = self._choose(
             title,
             f"This text has {f'{count} tracked changes' if count > 1 else 'a tracked change'} still to decide. "
             + (f"Keep {them} in the Word document as {'tracked changes' if count > 1 else 'a tracked change'}, or "
-               f"export it with {them} accepted, or as it was before {them}?" if word else f"Show {them} in the PDF "
-               f"struck through and underlined, or export it with {them} accepted, or as it was before {them}?")
+               f"export it with {them} accepted, or as it was before {them}?" if word else f"Show {them} {pages}"
+               f"struck through and underlined, or {verb} it with {them} accepted, or as it was before {them}?")
             + f"\n\nThe text here keeps {them} marked.",
             [("&Keep Tracked" if word else "&Show Changes", "track"), ("&Accept All", "accept"),
              ("&Before Them", "before"), ("Cancel", "cancel")], escape="cancel",

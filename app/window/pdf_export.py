@@ -22,10 +22,13 @@ from pathlib import Path
 from PySide6.QtCore import QBuffer, QIODevice, QLocale, QMarginsF, QRectF, QRegularExpression, QSizeF, Qt, QUrl
 from PySide6.QtGui import (
     QAbstractTextDocumentLayout,
+    QColor,
     QFont,
+    QPagedPaintDevice,
     QPageLayout,
     QPageSize,
     QPainter,
+    QPalette,
     QPdfWriter,
     QTextBlock,
     QTextBlockFormat,
@@ -194,12 +197,7 @@ def place_pictures(document: QTextDocument, folder: Path | None, room: QSizeF) -
 def pdf_bytes(document: QTextDocument, title: str, paper: QPageSize,
               folder: Path | None = None) -> tuple[bytes, int, list[str]]:  # fmt: skip
     """``document`` printed to a PDF in memory (its pictures read from ``folder``), its number of pages, and the
-    pictures it could not read.
-
-    Painted page by page here rather than by ``QTextDocument.print_``, for exact margins and page numbers set
-    in the text's typeface, centred, and for the paragraphs a page break splits: Qt draws such a paragraph's line
-    before the break on both pages (out of sight in a margin, but in the PDF's text, so a reader's search found
-    it twice; print_ does the same). Their lines are drawn here one by one, each on its own page."""
+    pictures it could not read."""
     buffer = QBuffer()
     buffer.open(QIODevice.OpenModeFlag.WriteOnly)
     writer = QPdfWriter(buffer)
@@ -209,12 +207,32 @@ def pdf_bytes(document: QTextDocument, title: str, paper: QPageSize,
     writer.setTitle(title)
     writer.setCreator("Redraft")
     writer.setPageLayout(QPageLayout(paper, QPageLayout.Orientation.Portrait, QMarginsF()))
-    page = writer.pageLayout().fullRectPixels(LAYOUT_DPI)
+    pages, missing = paint_pages(document, writer, folder)
+    return bytes(buffer.data().data()), pages, missing
+
+
+def paint_pages(
+    document: QTextDocument, device: QPagedPaintDevice, folder: Path | None = None, only: tuple[int, int] | None = None
+) -> tuple[int, list[str]]:
+    """``document`` painted on ``device``'s pages (a PDF writer, or File ▸ Print's printer) with this module's
+    margins and page numbers, its pictures read from ``folder``; the number of pages and the pictures it could not
+    read. The device's page layout is its paper, margins included: the margins here are drawn on it. ``only``:
+    the first and last page to paint (counted from 1), where a printer was asked for some pages.
+
+    Painted page by page here rather than by ``QTextDocument.print_``, for exact margins and page numbers set
+    in the text's typeface, centred, and for the paragraphs a page break splits: Qt draws such a paragraph's line
+    before the break on both pages (out of sight in a margin, but in the PDF's text, so a reader's search found
+    it twice; print_ does the same). Their lines are drawn here one by one, each on its own page."""
+    page = device.pageLayout().fullRectPixels(LAYOUT_DPI)
     margin = MARGIN_MM / 25.4 * LAYOUT_DPI
     # In Qt's layout units (1/64 px): its page breaks fall exactly where this loop's pages end.
     body = QSizeF(page.width() - 2 * margin, math.floor((page.height() - 2 * margin) * 64) / 64)
     layout = document.documentLayout()
-    layout.setPaintDevice(writer)  # fonts sized for the page, not for this screen's dpi
+    # Laid out at the page's own resolution, fonts sized for it, where the device took LAYOUT_DPI (a PDF writer,
+    # a CUPS printer); a printer that keeps its own gets the same layout scaled up.
+    scale = device.logicalDpiY() / LAYOUT_DPI
+    if scale == 1:
+        layout.setPaintDevice(device)
     document.setDocumentMargin(0)
     missing = place_pictures(document, folder, body)
     document.setPageSize(body)  # paginated: a line that does not fit on a page starts the next
@@ -222,10 +240,14 @@ def pdf_bytes(document: QTextDocument, title: str, paper: QPageSize,
     split = _split_paragraphs(document, body.height())
     numbers = QFont(document.defaultFont())
     numbers.setPointSizeF(PRINT_POINT_SIZE * 0.8)
-    painter = QPainter(writer)
-    for index in range(pages):
-        if index:
-            writer.newPage()
+    painter = QPainter(device)
+    painter.scale(device.logicalDpiX() / LAYOUT_DPI, scale)
+    context = QAbstractTextDocumentLayout.PaintContext()
+    context.palette.setColor(QPalette.ColorRole.Text, QColor(Qt.GlobalColor.black))  # not the dark theme's ink
+    first, last = only if only is not None else (1, pages)
+    for index in range(max(first, 1) - 1, min(last, pages)):
+        if index > max(first, 1) - 1:
+            device.newPage()
         top, bottom = index * body.height(), (index + 1) * body.height()
         painter.save()
         painter.translate(margin, margin - top)
@@ -240,7 +262,6 @@ def pdf_bytes(document: QTextDocument, title: str, paper: QPageSize,
         whole_to = min([bottom, *(_area(block).top() for block in on_page if block not in runs_on)])
         _draw_lines(painter, runs_on, top, bottom)
         if whole_to > whole_from:
-            context = QAbstractTextDocumentLayout.PaintContext()
             context.clip = QRectF(0, whole_from + CLEAR, body.width(), whole_to - whole_from - 2 * CLEAR)
             layout.draw(painter, context)
         _draw_lines(painter, [block for block in on_page if block not in runs_on], top, bottom)
@@ -249,7 +270,7 @@ def pdf_bytes(document: QTextDocument, title: str, paper: QPageSize,
         painter.drawText(QRectF(margin, page.height() - margin, body.width(), margin / 2),
                          Qt.AlignmentFlag.AlignCenter, str(index + 1))  # fmt: skip
     painter.end()
-    return bytes(buffer.data().data()), pages, missing
+    return pages, missing
 
 
 def _split_paragraphs(document: QTextDocument, page_height: float) -> list[QTextBlock]:
