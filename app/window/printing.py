@@ -11,11 +11,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Protocol
 
-from PySide6.QtCore import QObject, Qt
+from PySide6.QtCore import QObject, QSize, Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtPrintSupport import QAbstractPrintDialog, QPrintDialog, QPrinter, QPrintPreviewDialog
 from PySide6.QtWidgets import QApplication, QDialog, QStatusBar, QWidget
 
+from app.dialogs.screen_fit import fitted
 from app.documents.critic_markup import settle
 from app.settings import Preferences
 from app.window.markdown_highlighter import is_markdown
@@ -87,7 +88,7 @@ class Printing(QObject):
         dialog = QPrintPreviewDialog(self.printer, self.parent_widget)
         dialog.setWindowTitle("Print Preview")
         dialog.paintRequested.connect(lambda printer: self.print_to(printer, changes))
-        dialog.resize(900, 700)
+        dialog.resize(fitted(dialog, QSize(900, 760)))  # the screen's room at most
         return dialog.exec() == QDialog.DialogCode.Accepted
 
     def print_to(self, printer: QPrinter, changes: str = "accept") -> int:
