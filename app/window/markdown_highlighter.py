@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from itertools import accumulate
 from pathlib import Path
 
 from PySide6.QtGui import QColor, QFont, QGuiApplication, QPalette, QSyntaxHighlighter, QTextCharFormat, QTextDocument
@@ -47,6 +48,7 @@ class MarkdownHighlighter(QSyntaxHighlighter):
         self.heading_color = QColor("#24211d")
         self._markdown = True
         self._misspellings: Misspellings | None = None
+        self._units: list[int] | None = None  # the block's Qt position of each character, where they differ
 
     @property
     def markdown(self) -> bool:
@@ -79,14 +81,26 @@ class MarkdownHighlighter(QSyntaxHighlighter):
         text_format.setFontItalic(False)
         return text_format
 
+    def _unit(self, index: int) -> int:
+        """The block's position (UTF-16 units, as Qt counts) of the character at ``index`` in its Python text."""
+        return index if self._units is None else self._units[index]
+
+    def _format_chars(self, start: int, end: int, text_format: QTextCharFormat) -> None:
+        """``setFormat`` for the characters ``start:end`` of the block's Python text: past an emoji, Qt's positions
+        run ahead of Python's (it counts the emoji as two), and a bold word after one was drawn a letter off."""
+        first = self._unit(start)
+        self.setFormat(first, self._unit(end) - first, text_format)
+
     def highlightBlock(self, text: str) -> None:
+        astral = any(ord(c) > 0xFFFF for c in text)
+        self._units = list(accumulate((1 + (ord(c) > 0xFFFF) for c in text), initial=0)) if astral else None
         if self._markdown:
             self._markdown_block(text)
         gap = None  # made for a block that has a gap mark only: most have none, and a long book has many blocks
         for match in GAP_MARK.finditer(text):
             if gap is None:
                 gap = self.gap_format()
-            self.setFormat(match.start(), match.end() - match.start(), gap)
+            self._format_chars(match.start(), match.end(), gap)
         self._tracked_changes(text)
         if self._misspellings is not None:
             for start, end in self._misspellings(text, self.currentBlock().position()):
@@ -107,7 +121,7 @@ class MarkdownHighlighter(QSyntaxHighlighter):
         palette = QGuiApplication.palette()
         colors = change_colors(palette.color(QPalette.ColorRole.Base).lightness() < 128)
         for start, end, style in ranges:
-            text_format = QTextCharFormat(self.format(start))  # over a heading's or emphasis's format
+            text_format = QTextCharFormat(self.format(self._unit(start)))  # over a heading's or emphasis's format
             if style in ("delimiter", "comment"):  # the signs, and the name of who made the change: quiet
                 text_format.setForeground(palette.color(QPalette.ColorRole.PlaceholderText))
                 if style == "comment":
@@ -116,19 +130,19 @@ class MarkdownHighlighter(QSyntaxHighlighter):
                 text_format.setForeground(colors.added if style == "added" else colors.removed)
                 text_format.setFontUnderline(style == "added")
                 text_format.setFontStrikeOut(style == "removed")
-            self.setFormat(start, end - start, text_format)
+            self._format_chars(start, end, text_format)
 
     def _markdown_block(self, text: str) -> None:
         if re.match(r"#{1,6} ", text):
             text_format = QTextCharFormat()
             text_format.setFontWeight(QFont.Weight.Bold)
             text_format.setForeground(self.heading_color)
-            self.setFormat(0, len(text), text_format)
+            self._format_chars(0, len(text), text_format)
             return
         if text.startswith(">"):  # a quote: set apart as the exports set it, in italic
             quoted = QTextCharFormat()
             quoted.setFontItalic(True)
-            self.setFormat(0, len(text), quoted)
+            self._format_chars(0, len(text), quoted)
         for pattern, style in self._INLINE:
             for match in pattern.finditer(text):
                 text_format = QTextCharFormat()
@@ -144,4 +158,4 @@ class MarkdownHighlighter(QSyntaxHighlighter):
                     text_format.setForeground(QGuiApplication.palette().color(QPalette.ColorRole.PlaceholderText))
                 else:
                     text_format.setFontFamilies(["DejaVu Sans Mono", "monospace"])
-                self.setFormat(match.start(), match.end() - match.start(), text_format)
+                self._format_chars(match.start(), match.end(), text_format)

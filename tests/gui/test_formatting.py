@@ -126,3 +126,14 @@ def test_what_the_menu_writes_is_shown_as_it_will_print(make_window, tmp_path: P
     assert first["***both***"].fontWeight() >= QFont.Weight.Bold and first["***both***"].fontItalic()
     assert first["~~gone~~"].fontStrikeOut() and not first["~~gone~~"].fontItalic()
     assert runs(1)["> quoted words"].fontItalic()
+
+
+def test_marks_after_an_emoji_are_drawn_on_their_own_letters(make_window, tmp_path: Path) -> None:
+    # Qt counts 🌊 as two positions and Python as one: the bold used to start a letter early per emoji.
+    window = make_window(wait_for_model=False)
+    (tmp_path / "sea.md").write_text("A storm 🌊🌊 came **at night** and {++the++} sea rose [...] high\n")
+    assert window.open_path(tmp_path / "sea.md")
+    block = window.editor.document().firstBlock()
+    units = block.text().encode("utf-16-le")
+    drawn = {units[2 * r.start : 2 * (r.start + r.length)].decode("utf-16-le") for r in block.layout().formats()}
+    assert {"**at night**", "{++", "the", "++}", "[...]"} <= drawn, drawn
