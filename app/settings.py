@@ -82,6 +82,7 @@ class Preferences:
     theme: str = _setting("system", "ui/theme")
     font_family: str = _setting("", "ui/font_family")  # the text's typeface; "": the book serifs (PROSE_FONTS)
     drafts_panel: bool = _setting(True, "ui/drafts_panel")  # View ▸ Drafts Panel (app/rewrite/drafts_panel.py)
+    outline_panel: bool = _setting(False, "ui/outline_panel")  # View ▸ Outline (app/window/outline.py)
     shade_span: bool = _setting(False, "ui/shade_span")  # View ▸ Shade Hesitant Words in the Text
     check_spelling: bool = _setting(True, "ui/check_spelling")  # View ▸ Check Spelling (app/window/spelling.py)
     typewriter_scrolling: bool = _setting(False, "ui/typewriter_scrolling")  # View ▸ Typewriter Scrolling

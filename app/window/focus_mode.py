@@ -36,11 +36,11 @@ class FocusWindow(Protocol):
 class FocusMode(QObject):
     """The window's Focus Mode and what it put aside, to be put back."""
 
-    def __init__(self, window: FocusWindow, toolbar: QToolBar, panel: QDockWidget, parent: QObject) -> None:
+    def __init__(self, window: FocusWindow, toolbar: QToolBar, panels: list[QDockWidget], parent: QObject) -> None:
         super().__init__(parent)
         self.window = window
         self.toolbar = toolbar
-        self.panel = panel
+        self.panels = panels  # the Drafts panel and the Outline: aside while it is on
         self.action = QAction("&Focus Mode", parent)
         self.action.setCheckable(True)
         # F11 everywhere, and the platform's own keys for full screen where it has any: Qt lists none for X11
@@ -64,7 +64,7 @@ class FocusMode(QObject):
             # The menus' shortcuts live on in the window itself: a hidden menu bar's do not fire.
             for action in menu_entries(window.menuBar().actions()):
                 window.addAction(action)
-            self._put_aside = [w for w in (window.menuBar(), self.toolbar, self.panel) if w.isVisible()]
+            self._put_aside = [w for w in (window.menuBar(), self.toolbar, *self.panels) if w.isVisible()]
             for widget in self._put_aside:
                 widget.hide()
             window.setWindowState(self._state | Qt.WindowState.WindowFullScreen)

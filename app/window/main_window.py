@@ -20,21 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QPoint, QSize, Qt
-from PySide6.QtGui import (
-    QAction,
-    QCloseEvent,
-    QGuiApplication,
-    QIcon,
-    QKeySequence,
-)
-from PySide6.QtWidgets import (
-    QApplication,
-    QDialog,
-    QLabel,
-    QToolBar,
-    QVBoxLayout,
-    QWidget,
-)
+from PySide6.QtGui import QAction, QCloseEvent, QGuiApplication, QIcon, QKeySequence
+from PySide6.QtWidgets import QApplication, QDialog, QLabel, QToolBar, QVBoxLayout, QWidget
 
 from app.dialogs.find_replace import FindReplaceDialog
 from app.dialogs.help import HelpPage, WelcomeDialog
@@ -59,6 +46,7 @@ from app.window.focus_mode import FocusMode
 from app.window.formatting import Formatting
 from app.window.headings import GoToHeading
 from app.window.notes import Notes
+from app.window.outline import OutlinePanel
 from app.window.rewrap import rewrap_paragraphs
 from app.window.spelling import Spelling
 from app.window.theme import apply_theme, canvas_colors
@@ -288,7 +276,12 @@ class MainWindow(ActionStates):
         self.spelling.languageChosen.connect(lambda code: self._store(spelling_language=code))
         self.view_menu.addAction(self.spelling.action)
         self.view_menu.addMenu(self.spelling.language_menu)
-        self.focus_mode = FocusMode(self, self.toolbar, panel, self)  # View ▸ Focus Mode (F11)
+        self.outline = OutlinePanel(self, self)  # View ▸ Outline: the headings beside the text, on the left
+        self.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, self.outline)
+        self.outline.setVisible(self.prefs.outline_panel)
+        self.outline.shownByWriter.connect(lambda shown: self._store(outline_panel=shown))
+        self.view_menu.insertAction(panel.toggle_action, self.outline.toggle_action)
+        self.focus_mode = FocusMode(self, self.toolbar, [panel, self.outline], self)  # View ▸ Focus Mode (F11)
         self.typewriter = Typewriter(self.editor, self.prefs.typewriter_scrolling, self)  # View ▸ Typewriter Scrolling
         self.typewriter.action.toggled.connect(lambda on: self._store(typewriter_scrolling=on))
         self.go_to_heading = GoToHeading(self, self)  # Edit ▸ Go to Heading…

@@ -1,0 +1,175 @@
+"""View ▸ Outline (Ctrl+Shift+L): a panel beside the text listing the document's headings (``headings.py``: a
+Markdown document's # lines, a plain text's chapter lines), indented by level, each with the words of its
+section (a part's with its chapters'), the one the caret is in marked as the writer moves. A click puts the caret
+at a heading, in the middle of the view, and gives the keyboard back to the text: the panel never keeps it
+(typing after a click goes where the writer looks). It follows the text a moment after the typing stops."""
+
+from __future__ import annotations
+
+import bisect
+from pathlib import Path
+from typing import Protocol
+
+from PySide6.QtCore import QSize, Qt, QTimer, Signal
+from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QPalette
+from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow, QStackedWidget, QTreeWidget, QTreeWidgetItem, QWidget
+
+from app.documents.critic_markup import settle
+from app.window.editor_widget import RewriteEditor
+from app.window.headings import INDENT, Heading, headings
+from app.window.markdown_highlighter import is_markdown
+
+REFRESH_MS = 400  # after the last keystroke: a novel's outline is some milliseconds, every keystroke is too often
+PANEL_WIDTH = 210  # the Drafts panel's is wider: a draft's sentence, where this holds titles
+EMPTY_MARKDOWN = "No headings yet. A line that starts with # is one (Format ▸ Heading, Ctrl+1…6)."
+EMPTY_PLAIN = "No chapters yet. Lines such as “CHAPTER I” or “Part Two” are listed here."
+
+
+class OutlineWindow(Protocol):
+    @property
+    def editor(self) -> RewriteEditor: ...
+
+    @property
+    def path(self) -> Path | None: ...
+
+
+def section_words(text: str, found: list[Heading]) -> list[int]:
+    """The words of each heading's section: from after its line to the next heading of its level or above, so a
+    part counts its chapters' words too; counted as the status bar counts the document's (tracked changes made)."""
+    units = text.encode("utf-16-le")
+    counts = []
+    for index, heading in enumerate(found):
+        later = (other.position for other in found[index + 1 :] if other.level <= heading.level)
+        end = next(later, len(units) // 2)
+        body = settle(units[2 * heading.position : 2 * end].decode("utf-16-le", errors="ignore"), accept=True)
+        counts.append(max(0, len(body.split()) - len(body.split("\n", 1)[0].split())))
+    return counts
+
+
+class OutlinePanel(QDockWidget):
+    """The Outline dock; ``shownByWriter`` when the writer shows or hides it (to be remembered)."""
+
+    shownByWriter = Signal(bool)
+
+    def __init__(self, window: OutlineWindow, parent: QWidget) -> None:
+        super().__init__("Outline", parent)
+        self.setObjectName("outlinePanel")
+        self.host = window  # not self.window: QWidget.window() is Qt's
+        self.found: list[Heading] = []
+        self.tree = QTreeWidget()
+        self.tree.setColumnCount(2)
+        self.tree.setHeaderHidden(True)
+        self.tree.setRootIsDecorated(False)
+        self.tree.setIndentation(0)
+        self.tree.setUniformRowHeights(True)
+        self.tree.setStyleSheet("QTreeWidget::item { padding: 2px 2px; }")
+        self.tree.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # a click goes to the text; the keys stay there
+        self.tree.itemClicked.connect(lambda item, _column: self.go_to(self.tree.indexOfTopLevelItem(item)))
+        header = self.tree.header()
+        header.setStretchLastSection(False)
+        header.setSectionResizeMode(0, header.ResizeMode.Stretch)
+        header.setSectionResizeMode(1, header.ResizeMode.ResizeToContents)
+        self.empty = QLabel()
+        self.empty.setWordWrap(True)
+        self.empty.setAlignment(Qt.AlignmentFlag.AlignTop)
+        self.empty.setContentsMargins(8, 8, 8, 8)
+        self.empty.setForegroundRole(QPalette.ColorRole.PlaceholderText)
+        self.stack = QStackedWidget()
+        self.stack.addWidget(self.tree)
+        self.stack.addWidget(self.empty)
+        self.setWidget(self.stack)
+        self.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        self.setMinimumWidth(160)
+        self.setAllowedAreas(Qt.DockWidgetArea.LeftDockWidgetArea | Qt.DockWidgetArea.RightDockWidgetArea)
+        self.setFeatures(
+            QDockWidget.DockWidgetFeature.DockWidgetClosable | QDockWidget.DockWidgetFeature.DockWidgetMovable
+        )
+        self._sized = False
+        self.timer = QTimer(self)
+        self.timer.setSingleShot(True)
+        self.timer.setInterval(REFRESH_MS)
+        self.timer.timeout.connect(self.refresh)
+        editor = window.editor
+        editor.document().contentsChanged.connect(self._later)
+        editor.cursorPositionChanged.connect(self.mark_current)
+        self.visibilityChanged.connect(self._shown)
+        self.toggle_action: QAction = self.toggleViewAction()
+        self.toggle_action.setText("&Outline")
+        self.toggle_action.setShortcut(QKeySequence("Ctrl+Shift+L"))
+        self.toggle_action.setStatusTip("The document's headings beside the text, each section's words counted")
+        self.toggle_action.triggered.connect(lambda _checked=False: self.shownByWriter.emit(self.isVisibleTo(parent)))
+
+    def sizeHint(self) -> QSize:
+        return QSize(PANEL_WIDTH, super().sizeHint().height())
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        super().closeEvent(event)
+        if event.isAccepted():
+            self.shownByWriter.emit(False)
+
+    def _shown(self, visible: bool) -> None:
+        if not visible:
+            return
+        main = self.parentWidget()
+        if not self._sized and isinstance(main, QMainWindow):  # its width, not what its hint text would take
+            main.resizeDocks([self], [PANEL_WIDTH], Qt.Orientation.Horizontal)
+            self._sized = True
+        self.refresh()  # hidden, it did not follow the text
+
+    def _later(self) -> None:
+        if self.isVisible():
+            self.timer.start()
+
+    def refresh(self) -> None:
+        """The headings again, from the text as it stands (a rewrite developing reads as its text does now)."""
+        self.timer.stop()
+        text = self.host.editor.plain_text()
+        markdown = is_markdown(self.host.path)
+        found = headings(text, markdown)
+        words = section_words(text, found)
+        self.found = found
+        self.tree.clear()
+        for heading, count in zip(found, words, strict=True):
+            item = QTreeWidgetItem([INDENT * (heading.level - 1) + heading.title, f"{count:,}"])
+            item.setToolTip(0, heading.title)
+            item.setToolTip(1, f"{count:,} word{'s' if count != 1 else ''} in this section")
+            item.setTextAlignment(1, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+            item.setForeground(1, self.palette().color(QPalette.ColorRole.PlaceholderText))
+            self.tree.addTopLevelItem(item)
+        self.empty.setText(EMPTY_MARKDOWN if markdown else EMPTY_PLAIN)
+        self.stack.setCurrentWidget(self.tree if found else self.empty)
+        self.mark_current()
+
+    def current_index(self) -> int:
+        """The heading whose section the caret is in; -1 above the first."""
+        caret = self.host.editor.textCursor().position()
+        return bisect.bisect_right([heading.position for heading in self.found], caret) - 1
+
+    def mark_current(self) -> None:
+        if not self.isVisible() or not self.found:
+            return
+        index = self.current_index()
+        item = self.tree.topLevelItem(index) if index >= 0 else None
+        if item is None:  # above the first heading
+            self.tree.clearSelection()
+        else:
+            self.tree.setCurrentItem(item)
+            self.tree.scrollToItem(item)
+
+    def go_to(self, index: int) -> None:
+        """The caret to the start of heading ``index``'s line, that line in the middle of the view, the keys to the
+        text."""
+        if not 0 <= index < len(self.found):
+            return
+        if self.timer.isActive():  # typed since the last refresh: the positions first, the same heading found again
+            title = self.found[index].title
+            self.refresh()
+            index = next((i for i, heading in enumerate(self.found) if heading.title == title), -1)
+            if index < 0:
+                return
+        editor = self.host.editor
+        cursor = editor.textCursor()
+        cursor.setPosition(min(self.found[index].position, editor.end_position()))
+        editor.setTextCursor(cursor)
+        editor.centerCursor()
+        editor.setFocus()

@@ -1,0 +1,80 @@
+"""View ▸ Outline in a real window: the headings beside the text with their sections' words, the caret's section
+marked, a click that takes the caret there and leaves the keys with the text, the panel following the writing,
+a plain text's chapters, and the panel remembered and put aside in Focus Mode."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from gui_helpers import place_cursor
+from PySide6.QtCore import Qt
+
+from app.window.headings import headings
+from app.window.outline import EMPTY_MARKDOWN, REFRESH_MS, section_words
+
+BOOK = (
+    "# Part One\n\nThe keeper climbed the stairs.\n\n## The Storm\n\nRain came 🌊 in from the sea at night.\n\n"
+    "```\n# not a heading\n```\n\n## The Light\n\nIt held.\n"
+)
+
+
+def _rows(window) -> list[tuple[str, str]]:
+    tree = window.outline.tree
+    return [(tree.topLevelItem(i).text(0), tree.topLevelItem(i).text(1)) for i in range(tree.topLevelItemCount())]
+
+
+def test_each_sections_words_are_its_own() -> None:
+    found = headings(BOOK, markdown=True)
+    assert [h.title for h in found] == ["Part One", "The Storm", "The Light"]
+    assert section_words(BOOK, found) == [5 + 3 + 15 + 3 + 2, 15, 2]  # a part: its chapters' too
+
+
+def test_the_outline_lists_headings_marks_the_caret_and_a_click_gives_the_keys_back(document_window, qtbot) -> None:
+    window = document_window(text=BOOK)
+    outline = window.outline
+    assert not outline.isVisible()  # off until the writer asks for it
+    window.outline.toggle_action.trigger()
+    assert outline.isVisible() and window.prefs.outline_panel
+    assert _rows(window) == [("Part One", "28"), ("    The Storm", "15"), ("    The Light", "2")]
+    place_cursor(window, BOOK.index("from the sea"))
+    assert outline.tree.currentItem() is outline.tree.topLevelItem(1)
+    window.editor.setFocus()
+    rect = outline.tree.visualItemRect(outline.tree.topLevelItem(2))
+    qtbot.mouseClick(outline.tree.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+    light = BOOK.index("## The Light")
+    assert window.editor.textCursor().position() == len(BOOK[:light].encode("utf-16-le")) // 2  # past 🌊: +1
+    assert window.editor.hasFocus() or not window.isActiveWindow()  # the keys stay with the text
+    qtbot.keyClicks(window.editor, "X")
+    assert window.editor.plain_text().startswith(BOOK[: BOOK.index("## The Light")] + "X## The Light")
+
+
+def test_the_outline_follows_the_writing(document_window, qtbot) -> None:
+    window = document_window(text="Nothing here yet.\n")
+    window.outline.toggle_action.trigger()
+    assert window.outline.empty.text() == EMPTY_MARKDOWN
+    assert window.outline.stack.currentWidget() is window.outline.empty
+    place_cursor(window, 0)
+    qtbot.keyClick(window.editor, Qt.Key.Key_1, Qt.KeyboardModifier.ControlModifier)  # Format ▸ Heading 1
+    qtbot.waitUntil(lambda: _rows(window) == [("Nothing here yet.", "0")], timeout=REFRESH_MS * 10)
+    assert window.outline.stack.currentWidget() is window.outline.tree
+
+
+def test_a_plain_texts_chapters_are_its_outline(document_window, tmp_path: Path) -> None:
+    path = tmp_path / "book.txt"
+    path.write_text("CHAPTER I. Down the Rabbit-Hole\n\nAlice was beginning.\n\nCHAPTER II. The Pool\n\nCurious.\n")
+    window = document_window(text="")
+    window.outline.toggle_action.trigger()
+    assert window.open_path(path)
+    window.outline.refresh()
+    assert _rows(window) == [("CHAPTER I. Down the Rabbit-Hole", "3"), ("CHAPTER II. The Pool", "1")]
+
+
+def test_the_outline_is_remembered_and_put_aside_in_focus_mode(document_window, make_window) -> None:
+    window = document_window(text=BOOK)
+    window.outline.toggle_action.trigger()
+    window.focus_mode.action.trigger()
+    assert not window.outline.isVisible()
+    window.focus_mode.action.trigger()
+    assert window.outline.isVisible()
+    again = make_window(wait_for_model=False)
+    assert again.outline.isVisible()
