@@ -9,6 +9,8 @@ from app.documents.markdown_format import (
     Edit,
     Inline,
     LineKind,
+    NewLine,
+    continuation,
     set_heading,
     toggle_inline,
     toggle_lines,
@@ -164,3 +166,18 @@ def test_every_toggle_twice_gives_the_text_back(lines, data):
     for level in (1, 2, 6):
         once = set_heading(text, start, end, level)
         assert set_heading(once.text, once.start, once.end, level).text == text, level
+
+
+def test_enter_in_a_list_continues_it_ends_it_on_an_empty_item_and_leaves_other_lines_alone():
+    assert continuation("- milk", 6) == NewLine("- ")
+    assert continuation("  * nested", 10) == NewLine("  * ")
+    assert continuation("41. answer", 10) == NewLine("42. ")
+    assert continuation("- [X] done", 10) == NewLine("- [ ] ")
+    assert continuation(">> deep quote", 13) == NewLine(">> ")
+    assert continuation("- milk", 3) == NewLine("- ")  # inside the words: the rest goes to the next item
+    assert continuation("- ", 2) == NewLine(end=True)
+    assert continuation(">  ", 3) == NewLine(end=True)
+    assert continuation("- milk", 1) is None  # inside the mark itself
+    assert continuation("*italic* start", 14) is None
+    assert continuation("---", 3) is None
+    assert continuation("plain words", 5) is None

@@ -284,3 +284,32 @@ def toggle_link(text: str, start: int, end: int, clipboard: str = "") -> Edit:
     else:  # the caret waits for the address
         caret = line_start + low + len(chosen) + 3
     return Edit(text[:line_start] + new_line + text[line_end:], caret, caret)
+
+
+LIST_ITEM = re.compile(r"^([ \t]*)(?:([-*+])|(\d{1,9})([.)]))([ \t]+)(\[[ xX]\][ \t]+)?")
+QUOTE_LEAD = re.compile(r"^(?:>[ \t]?)+")
+
+
+@dataclass(frozen=True)
+class NewLine:
+    """What Enter does at the end of a list item or a quoted line: ``prefix`` starts the new line (the next
+    item's mark: a bullet, the next number, an empty task box, the quote's ``>``); or, on an item left empty,
+    ``end`` the list: the mark is taken off and no line is added, as a word processor's Enter on an empty bullet."""
+
+    prefix: str = ""
+    end: bool = False
+
+
+def continuation(line: str, column: int) -> NewLine | None:
+    """What Enter does with the caret at ``column`` of ``line``; None: a plain new line (not a list item or a quoted
+    line, or the caret inside its mark)."""
+    lead = LIST_ITEM.match(line) or QUOTE_LEAD.match(line)
+    if lead is None or column < lead.end():
+        return None
+    if not line[lead.end() :].strip():
+        return NewLine(end=True)
+    if lead.re is QUOTE_LEAD:
+        return NewLine(lead.group().rstrip() + " ")
+    indent, bullet, number, closer, space, task = lead.groups()
+    mark = bullet if bullet else f"{int(number) + 1}{closer}"
+    return NewLine(indent + mark + space + ("[ ] " if task else ""))

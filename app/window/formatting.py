@@ -4,7 +4,10 @@ one undo step, with the selection kept on the same words. Italic is not Ctrl+I, 
 
 Only a Markdown document (.md, or untitled) is formatted: in a .txt, ``*`` and ``#`` are the writer's own
 characters, so there the menu is greyed out and says why. Text that a rewrite is developing in is left alone
-until the draft is accepted or rejected; edits elsewhere go under the rewrite as the writer's typing does."""
+until the draft is accepted or rejected; edits elsewhere go under the rewrite as the writer's typing does.
+
+Enter at a list item starts the next one (and on an empty item ends the list), as word processors and Markdown
+editors do; while a rewrite is open, Enter stays the draft's (it accepts a waiting one at the caret)."""
 
 from __future__ import annotations
 
@@ -13,11 +16,20 @@ from functools import partial
 from pathlib import Path
 from typing import Protocol
 
-from PySide6.QtCore import QObject
-from PySide6.QtGui import QAction, QGuiApplication, QKeySequence, QTextCursor
+from PySide6.QtCore import QEvent, QObject, Qt
+from PySide6.QtGui import QAction, QGuiApplication, QKeyEvent, QKeySequence, QTextCursor
 from PySide6.QtWidgets import QMenu, QStatusBar, QWidget
 
-from app.documents.markdown_format import Edit, Inline, LineKind, set_heading, toggle_inline, toggle_lines, toggle_link
+from app.documents.markdown_format import (
+    Edit,
+    Inline,
+    LineKind,
+    continuation,
+    set_heading,
+    toggle_inline,
+    toggle_lines,
+    toggle_link,
+)
 from app.window.editor_widget import RewriteEditor
 from app.window.live_span import utf16_length
 from app.window.markdown_highlighter import is_markdown
@@ -73,6 +85,7 @@ class Formatting(QObject):
         self.menu.aboutToShow.connect(self.update_enabled)
         parent.windowTitleChanged.connect(lambda _title: self.update_enabled())  # a new file, maybe a .txt
         window.editor.context_menu_extras.append(self.offer)
+        window.editor.installEventFilter(self)  # Enter in a list: the next item (``continue_list``)
 
     def _add(self, text: str, rule: Rule, keys: str, tip: str, menu: QMenu | None = None) -> QAction:
         action = QAction(text, self.parent())
@@ -146,4 +159,38 @@ class Formatting(QObject):
         selection.setPosition(new_start + utf16_length(edit.text[: edit.start]))
         selection.setPosition(new_start + utf16_length(edit.text[: edit.end]), QTextCursor.MoveMode.KeepAnchor)
         editor.setTextCursor(selection)
+        return True
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        """Enter at a list item or a quoted line starts the next (``markdown_format.continuation``)."""
+        enter = isinstance(event, QKeyEvent) and event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter)
+        if enter and event.type() == QEvent.Type.KeyPress and watched is self.window.editor:
+            assert isinstance(event, QKeyEvent)
+            if not event.modifiers() & ~Qt.KeyboardModifier.KeypadModifier and self.continue_list():
+                return True
+        return super().eventFilter(watched, event)
+
+    def continue_list(self) -> bool:
+        """Enter in a Markdown list or quote, with no rewrite open (Enter is the draft's then): the next item's mark
+        on the new line, or the mark taken off an empty item to end the list; one undo step. Whether it did."""
+        editor = self.window.editor
+        cursor = editor.textCursor()
+        if editor.live_span is not None or editor.isReadOnly() or cursor.hasSelection():
+            return False
+        if not is_markdown(self.window.path):
+            return False
+        line = cursor.block().text()
+        step = continuation(line, _code_point(line, cursor.positionInBlock()))
+        if step is None:
+            return False
+        cursor.beginEditBlock()
+        if step.end:
+            cursor.movePosition(QTextCursor.MoveOperation.StartOfBlock)
+            cursor.movePosition(QTextCursor.MoveOperation.EndOfBlock, QTextCursor.MoveMode.KeepAnchor)
+            cursor.removeSelectedText()
+        else:
+            cursor.insertText("\n" + step.prefix)
+        cursor.endEditBlock()
+        editor.setTextCursor(cursor)
+        editor.ensureCursorVisible()
         return True

@@ -137,3 +137,54 @@ def test_marks_after_an_emoji_are_drawn_on_their_own_letters(make_window, tmp_pa
     units = block.text().encode("utf-16-le")
     drawn = {units[2 * r.start : 2 * (r.start + r.length)].decode("utf-16-le") for r in block.layout().formats()}
     assert {"**at night**", "{++", "the", "++}", "[...]"} <= drawn, drawn
+
+
+def test_enter_continues_a_list_and_ends_it_on_an_empty_item(document_window, qtbot) -> None:
+    window = document_window(text="Shopping:\n- milk")
+    editor = window.editor
+    place_cursor(window, len("Shopping:\n- milk"))
+    qtbot.keyClick(editor, Qt.Key.Key_Return)
+    qtbot.keyClicks(editor, "eggs")
+    assert editor.plain_text() == "Shopping:\n- milk\n- eggs"
+    qtbot.keyClick(editor, Qt.Key.Key_Return)
+    qtbot.keyClick(editor, Qt.Key.Key_Return)  # on the empty item: the list ends there
+    assert editor.plain_text() == "Shopping:\n- milk\n- eggs\n"
+    qtbot.keyClicks(editor, "Done.")
+    assert editor.plain_text() == "Shopping:\n- milk\n- eggs\nDone."
+    window.undo()  # the words typed, then the list's end, then the new item: each its own step
+    window.undo()
+    assert editor.plain_text() == "Shopping:\n- milk\n- eggs\n- "
+
+
+def test_numbers_count_on_tasks_get_an_empty_box_and_quotes_go_on(document_window, qtbot) -> None:
+    for text, added in (
+        ("1. first", "\n2. "),
+        ("  9) ninth", "\n  10) "),
+        ("- [x] done", "\n- [ ] "),
+        ("> quoted", "\n> "),
+    ):
+        window = document_window(text=text)
+        place_cursor(window, len(text))
+        qtbot.keyClick(window.editor, Qt.Key.Key_Return)
+        assert window.editor.plain_text() == text + added, text
+
+
+def test_shift_enter_a_plain_text_and_a_waiting_draft_keep_enter_as_it_was(
+    document_window, qtbot, tmp_path: Path
+) -> None:
+    window = document_window(text="- milk")
+    place_cursor(window, len("- milk"))
+    qtbot.keyClick(window.editor, Qt.Key.Key_Return, Qt.KeyboardModifier.ShiftModifier)
+    assert window.editor.plain_text() in ("- milk\n", "- milk\u2028")  # a plain break, no new item
+    path = tmp_path / "list.txt"
+    path.write_text("- milk", encoding="utf-8")
+    assert window.open_path(path)
+    place_cursor(window, len("- milk"))
+    qtbot.keyClick(window.editor, Qt.Key.Key_Return)
+    assert window.editor.plain_text() == "- milk\n"  # a .txt's dash is the writer's own
+    window = document_window(text="- the keeper climbed the stairs", candidates=1, max_denoising_steps=4)
+    select(window, "climbed the stairs")
+    window.rewrite_selection()
+    qtbot.waitUntil(lambda: window.run is not None and window.run.result is not None, timeout=SIGNAL_TIMEOUT_MS)
+    qtbot.keyClick(window.editor, Qt.Key.Key_Return)  # Enter at a waiting draft accepts it, as ever
+    assert window.run is None and "\n" not in window.editor.plain_text()
