@@ -15,10 +15,9 @@ from collections.abc import Callable
 from dataclasses import replace
 from html import escape
 
-from PySide6.QtCore import QSize, Qt, Signal
-from PySide6.QtGui import QAction, QCloseEvent, QColor, QGuiApplication, QKeySequence, QMouseEvent
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QAction, QColor, QGuiApplication, QKeySequence, QMouseEvent
 from PySide6.QtWidgets import (
-    QDockWidget,
     QFrame,
     QLabel,
     QMainWindow,
@@ -29,6 +28,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.dialogs.side_panel import SidePanel
 from app.rewrite.drafts import accepted_share, hesitation
 from app.rewrite.rewrite_controller import RewriteController
 from app.rewrite.run import word_edge
@@ -128,13 +128,13 @@ class DraftCard(QFrame):
         self.setFrameShadow(QFrame.Shadow.Plain if shown else QFrame.Shadow.Sunken)
 
 
-class DraftsPanel(QDockWidget):
-    """The dock beside the text; ``order`` is the candidates as listed (by rank once the run ends)."""
-
-    shownByWriter = Signal(bool)  # the writer showed or hid the panel (View menu, its close button)
+class DraftsPanel(SidePanel):
+    """The dock beside the text; ``order`` is the candidates as listed (by rank once the run ends). Its width holds a
+    sentence a line or two at a time beside the text's column."""
 
     def __init__(self, window: QMainWindow, controller: RewriteController) -> None:
-        super().__init__("Drafts", window)
+        areas = Qt.DockWidgetArea.RightDockWidgetArea | Qt.DockWidgetArea.BottomDockWidgetArea
+        super().__init__("Drafts", window, "&Drafts Panel", "Ctrl+Shift+D", PANEL_WIDTH, areas)
         self.setObjectName("draftsPanel")
         self.controller = controller
         self.colors: CanvasColors | None = None
@@ -147,10 +147,6 @@ class DraftsPanel(QDockWidget):
         self.cards: list[DraftCard] = []
         # Rewrite ▸ Show Changes (app/rewrite/tracked_changes.py): a finished draft's text as its changes.
         self.changes_html: Callable[[str], str] | None = None
-        self.setAllowedAreas(Qt.DockWidgetArea.RightDockWidgetArea | Qt.DockWidgetArea.BottomDockWidgetArea)
-        self.setFeatures(
-            QDockWidget.DockWidgetFeature.DockWidgetClosable | QDockWidget.DockWidgetFeature.DockWidgetMovable
-        )
         self.summary = QLabel(EMPTY_HINT)
         self.summary.setWordWrap(True)
         self.list = QWidget()
@@ -166,13 +162,8 @@ class DraftsPanel(QDockWidget):
         scroll.setWidget(self.list)
         # A click on a draft chooses it; the keyboard stays with the text (Enter, Esc and typing go there).
         scroll.setFocusPolicy(Qt.FocusPolicy.NoFocus)
-        self.setFocusPolicy(Qt.FocusPolicy.NoFocus)
         self.setWidget(scroll)
         self.setMinimumWidth(220)
-        self.toggle_action = self.toggleViewAction()
-        self.toggle_action.setText("&Drafts Panel")
-        self.toggle_action.setShortcut(QKeySequence("Ctrl+Shift+D"))
-        self.toggle_action.triggered.connect(lambda _checked=False: self.shownByWriter.emit(self.isVisibleTo(window)))
         self.shade_action = QAction("Shade &Hesitant Words in the Text", self)
         self.shade_action.setCheckable(True)
         self.shade_action.setShortcut(QKeySequence("Ctrl+Shift+H"))
@@ -187,15 +178,6 @@ class DraftsPanel(QDockWidget):
         action.triggered.connect(lambda _checked=False: self.choose_listed(number - 1))
         action.setEnabled(False)
         return action
-
-    def sizeHint(self) -> QSize:
-        """Wide enough for a sentence a line or two at a time beside the text's column."""
-        return QSize(PANEL_WIDTH, super().sizeHint().height())
-
-    def closeEvent(self, event: QCloseEvent) -> None:
-        super().closeEvent(event)
-        if event.isAccepted():
-            self.shownByWriter.emit(False)
 
     def draft_menu(self, parent: QMenu) -> QMenu:
         """Rewrite ▸ Show Draft: Alt+1…9, numbered as the panel lists the drafts."""
@@ -279,8 +261,10 @@ class DraftsPanel(QDockWidget):
         count = len(self.order)
         drafts = f"{count} draft{'s' if count != 1 else ''}"
         if result is not None:
-            what = f"{drafts}, best first (the model's mean log-probability of its own words)" if count > 1 else (
-                "One draft (Settings ▸ Rewriting ▸ Drafts asks for more)"
+            what = (
+                f"{drafts}, best first (the model's mean log-probability of its own words)"
+                if count > 1
+                else ("One draft (Settings ▸ Rewriting ▸ Drafts asks for more)")
             )
         else:
             what = f"{drafts} {'polishing' if step.polishing else 'developing'} · pass {step.step + 1}" + (

@@ -10,10 +10,11 @@ import bisect
 from pathlib import Path
 from typing import Protocol
 
-from PySide6.QtCore import QSize, Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QPalette
-from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow, QStackedWidget, QTreeWidget, QTreeWidgetItem, QWidget
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtGui import QPalette
+from PySide6.QtWidgets import QLabel, QMainWindow, QStackedWidget, QTreeWidget, QTreeWidgetItem
 
+from app.dialogs.side_panel import SidePanel
 from app.documents.critic_markup import settle
 from app.window.editor_widget import RewriteEditor
 from app.window.headings import INDENT, Heading, headings
@@ -46,13 +47,12 @@ def section_words(text: str, found: list[Heading]) -> list[int]:
     return counts
 
 
-class OutlinePanel(QDockWidget):
+class OutlinePanel(SidePanel):
     """The Outline dock; ``shownByWriter`` when the writer shows or hides it (to be remembered)."""
 
-    shownByWriter = Signal(bool)
-
-    def __init__(self, window: OutlineWindow, parent: QWidget) -> None:
-        super().__init__("Outline", parent)
+    def __init__(self, window: OutlineWindow, parent: QMainWindow) -> None:
+        areas = Qt.DockWidgetArea.LeftDockWidgetArea | Qt.DockWidgetArea.RightDockWidgetArea
+        super().__init__("Outline", parent, "&Outline", "Ctrl+Shift+L", PANEL_WIDTH, areas)
         self.setObjectName("outlinePanel")
         self.host = window  # not self.window: QWidget.window() is Qt's
         self.found: list[Heading] = []
@@ -78,12 +78,7 @@ class OutlinePanel(QDockWidget):
         self.stack.addWidget(self.tree)
         self.stack.addWidget(self.empty)
         self.setWidget(self.stack)
-        self.setFocusPolicy(Qt.FocusPolicy.NoFocus)
         self.setMinimumWidth(160)
-        self.setAllowedAreas(Qt.DockWidgetArea.LeftDockWidgetArea | Qt.DockWidgetArea.RightDockWidgetArea)
-        self.setFeatures(
-            QDockWidget.DockWidgetFeature.DockWidgetClosable | QDockWidget.DockWidgetFeature.DockWidgetMovable
-        )
         self._sized = False
         self.timer = QTimer(self)
         self.timer.setSingleShot(True)
@@ -93,19 +88,7 @@ class OutlinePanel(QDockWidget):
         editor.document().contentsChanged.connect(self._later)
         editor.cursorPositionChanged.connect(self.mark_current)
         self.visibilityChanged.connect(self._shown)
-        self.toggle_action: QAction = self.toggleViewAction()
-        self.toggle_action.setText("&Outline")
-        self.toggle_action.setShortcut(QKeySequence("Ctrl+Shift+L"))
         self.toggle_action.setStatusTip("The document's headings beside the text, each section's words counted")
-        self.toggle_action.triggered.connect(lambda _checked=False: self.shownByWriter.emit(self.isVisibleTo(parent)))
-
-    def sizeHint(self) -> QSize:
-        return QSize(PANEL_WIDTH, super().sizeHint().height())
-
-    def closeEvent(self, event: QCloseEvent) -> None:
-        super().closeEvent(event)
-        if event.isAccepted():
-            self.shownByWriter.emit(False)
 
     def _shown(self, visible: bool) -> None:
         if not visible:
