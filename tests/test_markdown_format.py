@@ -181,3 +181,19 @@ def test_enter_in_a_list_continues_it_ends_it_on_an_empty_item_and_leaves_other_
     assert continuation("*italic* start", 14) is None
     assert continuation("---", 3) is None
     assert continuation("plain words", 5) is None
+
+
+def test_tab_nests_an_item_under_the_one_before_and_shift_tab_brings_it_back():
+    from app.documents.markdown_format import indent_items
+
+    text = "- milk\n- eggs\n1. one\n1. two"
+    deeper = indent_items(text, 10, 10)
+    assert deeper is not None and deeper.text == "- milk\n  - eggs\n1. one\n1. two"
+    assert deeper.start == 12  # the caret moved with its word
+    numbered = indent_items(text, len(text) - 1, len(text) - 1)
+    assert numbered is not None and numbered.text.endswith("1. one\n   1. two")  # under "1. ": three spaces
+    back = indent_items(deeper.text, deeper.start, deeper.end, outdent=True)
+    assert back is not None and back.text == text
+    assert indent_items("Plain words.", 3, 3) is None  # Tab types a tab
+    assert indent_items("- milk\nplain", 0, 12) is None  # not every touched line is an item
+    assert indent_items(text, 2, 2, outdent=True).text == text  # as far out as it goes

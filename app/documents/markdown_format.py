@@ -313,3 +313,29 @@ def continuation(line: str, column: int) -> NewLine | None:
     indent, bullet, number, closer, space, task = lead.groups()
     mark = bullet if bullet else f"{int(number) + 1}{closer}"
     return NewLine(indent + mark + space + ("[ ] " if task else ""))
+
+
+def indent_items(text: str, start: int, end: int, outdent: bool = False) -> Edit | None:
+    """Tab (Shift+Tab: ``outdent``) on list items: each touched item one level deeper, under the item before it (its
+    words' column, as CommonMark nests: two spaces under ``- ``, three under ``1. ``), or one level up, to the
+    column of the nearest item above that is shallower. None where a touched line is not a list item (Tab types
+    a tab there, as ever)."""
+    lines = text.split("\n")
+    touched = [i for i in _touched(text, start, end) if lines[i].strip()]
+    items = {i: LIST_ITEM.match(lines[i]) for i in touched}
+    if not touched or any(item is None for item in items.values()):
+        return None
+    prefixes: dict[int, tuple[int, str]] = {}
+    for i in touched:
+        depth = len(lines[i]) - len(lines[i].lstrip(" \t"))
+        above = [m for m in (LIST_ITEM.match(line) for line in reversed(lines[:i])) if m is not None]
+        if outdent:
+            shallower = next((len(m.group(1)) for m in above if len(m.group(1)) < depth), 0)
+            prefixes[i] = (depth, " " * shallower)
+        else:
+            parent = next((m for m in above if len(m.group(1)) <= depth), None)
+            column = parent.end() - len(parent.group(6) or "") if parent is not None else 0
+            prefixes[i] = (depth, " " * (column if column > depth else depth + 2))
+    if all(cut == len(new) for cut, new in prefixes.values()):
+        return Edit(text, start, end)  # already as far out as it goes
+    return _relined(text, start, end, prefixes)

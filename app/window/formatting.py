@@ -6,8 +6,9 @@ Only a Markdown document (.md, or untitled) is formatted: in a .txt, ``*`` and `
 characters, so there the menu is greyed out and says why. Text that a rewrite is developing in is left alone
 until the draft is accepted or rejected; edits elsewhere go under the rewrite as the writer's typing does.
 
-Enter at a list item starts the next one (and on an empty item ends the list), as word processors and Markdown
-editors do; while a rewrite is open, Enter stays the draft's (it accepts a waiting one at the caret)."""
+Enter at a list item starts the next one (and on an empty item ends the list), and Tab and Shift+Tab nest an
+item or bring it out, as word processors and Markdown editors do; while a rewrite is open, Enter and Tab stay the
+draft's (they accept a waiting one at the caret)."""
 
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ from app.documents.markdown_format import (
     Inline,
     LineKind,
     continuation,
+    indent_items,
     set_heading,
     toggle_inline,
     toggle_lines,
@@ -162,22 +164,45 @@ class Formatting(QObject):
         return True
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        """Enter at a list item or a quoted line starts the next (``markdown_format.continuation``)."""
-        enter = isinstance(event, QKeyEvent) and event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter)
-        if enter and event.type() == QEvent.Type.KeyPress and watched is self.window.editor:
-            assert isinstance(event, QKeyEvent)
-            if not event.modifiers() & ~Qt.KeyboardModifier.KeypadModifier and self.continue_list():
+        """Enter at a list item or a quoted line starts the next (``markdown_format.continuation``); Tab and Shift+Tab
+        on list items nest them deeper or bring them out (``markdown_format.indent_items``)."""
+        if event.type() == QEvent.Type.KeyPress and watched is self.window.editor and isinstance(event, QKeyEvent):
+            key, plain = event.key(), not event.modifiers() & ~Qt.KeyboardModifier.KeypadModifier
+            if key in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and plain and self.continue_list():
+                return True
+            if (key == Qt.Key.Key_Tab and plain or key == Qt.Key.Key_Backtab) and self.indent_list(
+                key == Qt.Key.Key_Backtab
+            ):
                 return True
         return super().eventFilter(watched, event)
 
+    def _list_keys_apply(self) -> bool:
+        """Whether Enter and Tab may work a list here: a Markdown document with no rewrite open (those keys are the
+        draft's then: Enter and Tab accept a waiting one)."""
+        editor = self.window.editor
+        return editor.live_span is None and not editor.isReadOnly() and is_markdown(self.window.path)
+
+    def indent_list(self, outdent: bool) -> bool:
+        """Tab (Shift+Tab) on the list items the selection touches; False where they are not all list items."""
+        if not self._list_keys_apply():
+            return False
+        items = False
+
+        def rule(text: str, start: int, end: int) -> Edit:
+            nonlocal items
+            edit = indent_items(text, start, end, outdent)
+            items = edit is not None
+            return edit or Edit(text, start, end)
+
+        self.apply(rule)
+        return items
+
     def continue_list(self) -> bool:
-        """Enter in a Markdown list or quote, with no rewrite open (Enter is the draft's then): the next item's mark
-        on the new line, or the mark taken off an empty item to end the list; one undo step. Whether it did."""
+        """Enter in a Markdown list or quote: the next item's mark on the new line, or the mark taken off an empty
+        item to end the list; one undo step. Whether it did."""
         editor = self.window.editor
         cursor = editor.textCursor()
-        if editor.live_span is not None or editor.isReadOnly() or cursor.hasSelection():
-            return False
-        if not is_markdown(self.window.path):
+        if not self._list_keys_apply() or cursor.hasSelection():
             return False
         line = cursor.block().text()
         step = continuation(line, _code_point(line, cursor.positionInBlock()))

@@ -188,3 +188,19 @@ def test_shift_enter_a_plain_text_and_a_waiting_draft_keep_enter_as_it_was(
     qtbot.waitUntil(lambda: window.run is not None and window.run.result is not None, timeout=SIGNAL_TIMEOUT_MS)
     qtbot.keyClick(window.editor, Qt.Key.Key_Return)  # Enter at a waiting draft accepts it, as ever
     assert window.run is None and "\n" not in window.editor.plain_text()
+
+
+def test_tab_nests_list_items_and_types_a_tab_elsewhere(document_window, qtbot) -> None:
+    text = "- milk\n- eggs\n\nPlain words."
+    window = document_window(text=text)
+    editor = window.editor
+    place_cursor(window, text.index("eggs"))
+    qtbot.keyClick(editor, Qt.Key.Key_Tab)
+    assert editor.plain_text() == "- milk\n  - eggs\n\nPlain words."
+    qtbot.keyClick(editor, Qt.Key.Key_Backtab, Qt.KeyboardModifier.ShiftModifier)
+    assert editor.plain_text() == text
+    qtbot.keyClick(editor, Qt.Key.Key_Backtab, Qt.KeyboardModifier.ShiftModifier)  # as far out as it goes
+    assert editor.plain_text() == text
+    place_cursor(window, text.index("words"))
+    qtbot.keyClick(editor, Qt.Key.Key_Tab)
+    assert editor.plain_text() == text.replace("words", "\twords")
