@@ -10,9 +10,17 @@ import bisect
 from pathlib import Path
 from typing import Protocol
 
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QSize, Qt, QTimer
 from PySide6.QtGui import QPalette
-from PySide6.QtWidgets import QLabel, QMainWindow, QStackedWidget, QTreeWidget, QTreeWidgetItem
+from PySide6.QtWidgets import (
+    QLabel,
+    QMainWindow,
+    QStackedWidget,
+    QStyledItemDelegate,
+    QStyleOptionViewItem,
+    QTreeWidget,
+    QTreeWidgetItem,
+)
 
 from app.dialogs.side_panel import SidePanel
 from app.documents.critic_markup import settle
@@ -47,6 +55,14 @@ def section_words(text: str, found: list[Heading]) -> list[int]:
     return counts
 
 
+class RoomyRows(QStyledItemDelegate):
+    """Rows a little taller than Qt's tightest, to click in a list of titles (a style sheet would do it, but one on
+    the list drew it white in the dark theme: the sheet's style paints the background, not the palette)."""
+
+    def sizeHint(self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex) -> QSize:
+        return super().sizeHint(option, index) + QSize(0, 4)
+
+
 class OutlinePanel(SidePanel):
     """The Outline dock; ``shownByWriter`` when the writer shows or hides it (to be remembered)."""
 
@@ -62,7 +78,7 @@ class OutlinePanel(SidePanel):
         self.tree.setRootIsDecorated(False)
         self.tree.setIndentation(0)
         self.tree.setUniformRowHeights(True)
-        self.tree.setStyleSheet("QTreeWidget::item { padding: 2px 2px; }")
+        self.tree.setItemDelegate(RoomyRows(self.tree))
         self.tree.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # a click goes to the text; the keys stay there
         self.tree.itemClicked.connect(lambda item, _column: self.go_to(self.tree.indexOfTopLevelItem(item)))
         header = self.tree.header()

@@ -78,3 +78,20 @@ def test_the_outline_is_remembered_and_put_aside_in_focus_mode(document_window, 
     assert window.outline.isVisible()
     again = make_window(wait_for_model=False)
     assert again.outline.isVisible()
+
+
+def test_the_outline_is_dark_in_the_dark_theme(document_window, qtbot) -> None:
+    from dataclasses import replace
+
+    window = document_window(text=BOOK)
+    window.outline.toggle_action.trigger()
+    try:
+        for theme, dark in (("dark", True), ("light", False)):
+            window.apply_preferences(replace(window.prefs, theme=theme))
+            qtbot.wait(50)  # the palette's change reaches the panel's widgets as events
+            tree = window.outline.tree
+            image = tree.viewport().grab().toImage()
+            corner = image.pixelColor(image.width() - 3, image.height() - 3)  # below the last heading: the ground
+            assert (corner.lightness() < 128) is dark, (theme, corner.name())
+    finally:
+        window.apply_preferences(replace(window.prefs, theme="light"))
