@@ -75,6 +75,7 @@ class Run:
     code: bool = False
     link: str = ""  # a hyperlink's address
     picture: str = ""  # a picture's file name, as the Markdown gives it (the run has no text)
+    raised: bool = False  # superscript: a footnote's number where notes are endnotes (the e-book's)
 
 
 @dataclass
@@ -193,6 +194,7 @@ def _runs(block: QTextBlock) -> list[Run]:
                 text, bold=form.fontWeight() >= QFont.Weight.DemiBold, italic=form.fontItalic(),
                 strike=form.fontStrikeOut(), code=form.fontFixedPitch() or "monospace" in (form.fontFamilies() or []),
                 link=form.anchorHref() if form.isAnchor() and not form.anchorHref().startswith("#") else "",
+                raised=form.verticalAlignment() == QTextCharFormat.VerticalAlignment.AlignSuperScript,
             ))  # fmt: skip
         fragments += 1
     return runs

@@ -38,8 +38,9 @@ from app.documents.saved_versions import SavedVersions
 from app.settings import MAX_RECENT_FILES, Preferences
 from app.userdirs import user_dirs
 from app.window.docx_comments import inline_notes
-from app.window.docx_export import export_docx
+from app.window.docx_export import export_docx, word_language
 from app.window.editor_widget import RewriteEditor
+from app.window.epub_export import export_epub
 from app.window.file_drops import FileDrops
 from app.window.markdown_highlighter import is_markdown
 from app.window.pdf_export import export_pdf
@@ -87,6 +88,8 @@ class FileCommands(QMainWindow):
         self.saved_versions_action.setStatusTip("Every version of this file Redraft saved: one back in the editor")
         self.export_action = action("&Export as PDF…", self.export_pdf)
         self.export_word_action = action("Export as &Word Document…", self.export_word)
+        self.export_epub_action = action("Export as &EPUB E-book…", lambda: self._export("Export as EPUB", ".epub",
+                                                                                      "EPUB e-book (*.epub)"))
         self.quit_action = action("&Quit", self.close, StandardKey.Quit)
         file_menu = menus.addMenu("&File")
         file_menu.addActions([self.new_action, self.open_action])
@@ -95,7 +98,7 @@ class FileCommands(QMainWindow):
         file_menu.addSeparator()
         file_menu.addActions([self.save_action, self.save_as_action, self.saved_versions_action])
         file_menu.addSeparator()
-        file_menu.addActions([self.export_action, self.export_word_action])
+        file_menu.addActions([self.export_action, self.export_word_action, self.export_epub_action])
         self.printing = Printing(self, self)  # File ▸ Print… (Ctrl+P) and Print Preview… (app/window/printing.py)
         file_menu.addActions([self.printing.preview_action, self.printing.print_action])
         file_menu.addSeparator()
@@ -331,7 +334,8 @@ class FileCommands(QMainWindow):
         return self._export("Export as Word Document", ".docx", "Word document (*.docx)")
 
     def _export(self, title: str, suffix: str, kind: str) -> bool:
-        changes = self._changes_for_export(title, word=suffix == ".docx")
+        verb = "e-book" if suffix == ".epub" else "export"
+        changes = self._changes_for_export(title, word=suffix == ".docx", verb=verb)
         if changes is None:
             return False
         origin = self.named_after()
@@ -350,11 +354,17 @@ class FileCommands(QMainWindow):
         count = len(marks(self.saved_text()))
         if not count:
             return "accept"
-        them = "them" if count > 1 else "it"
+        them, said = ("them", f"{count} tracked changes") if count > 1 else ("it", "a tracked change")
         pages = "in the PDF " if verb == "export" else ""
+        if verb == "e-book":  # an e-book shows no changes: made, or as before them
+            answer = self._choose(title, f"This text has {said} still to decide. Export it with {them} accepted, or "
+                                  f"as it was before {them}?\n\nThe text here keeps {them} marked.",
+                                  [("&Accept All", "accept"), ("&Before Them", "before"), ("Cancel", "cancel")],
+                                  escape="cancel")  # fmt: skip
+            return None if answer == "cancel" else answer
         answer = self._choose(
             title,
-            f"This text has {f'{count} tracked changes' if count > 1 else 'a tracked change'} still to decide. "
+            f"This text has {said} still to decide. "
             + (f"Keep {them} in the Word document as {'tracked changes' if count > 1 else 'a tracked change'}, or "
                f"export it with {them} accepted, or as it was before {them}?" if word else f"Show {them} {pages}"
                f"struck through and underlined, or {verb} it with {them} accepted, or as it was before {them}?")
@@ -393,7 +403,11 @@ class FileCommands(QMainWindow):
         QApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)  # a novel takes a second or two
         try:
             folder = origin.parent if origin is not None else None
-            if path.suffix.lower() == ".docx":
+            if path.suffix.lower() == ".epub":
+                language = word_language(self.spelling.language, QLocale.system())
+                missing = export_epub(text, markdown, path, name, language, folder)
+                done = f"Exported {path.name}"
+            elif path.suffix.lower() == ".docx":
                 missing = export_docx(text, markdown, path, name, country, self.prefs.font_family,
                                       self.spelling.language, folder, notes_as_comments, tracked)  # fmt: skip
                 done = f"Exported {path.name}"
