@@ -153,7 +153,9 @@ def shortcuts_html(menus: Iterable[QMenu]) -> str:
             lines.append(f"<tr><td colspan='2'><b>{escape(menu)}</b></td></tr>")
             last_menu = menu
         lines.append(f"<tr><td>{escape(action)}</td><td><code>{escape(keys)}</code></td></tr>")
-    lines.append("</table><p>While a draft waits, <b>Tab</b> accepts it as <b>Enter</b> does.</p>")
+    lines.append("</table><p>While a draft waits, <b>Tab</b> accepts it as <b>Enter</b> does. Otherwise, in a Markdown "
+                 "list, <b>Enter</b> starts the next item (on an empty one it ends the list), <b>Tab</b> nests an item "
+                 "and <b>Shift+Tab</b> brings it back.</p>")
     return "\n".join(lines)
 
 
