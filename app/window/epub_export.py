@@ -16,12 +16,24 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from io import BytesIO
 from pathlib import Path
-from xml.sax.saxutils import escape, quoteattr
+from xml.sax import saxutils
 
 from app.documents.fileio import save_bytes
 from app.window.docx_export import CODE, Lists, Paragraph, Run, Table, markdown_body, plain_paragraphs
+from app.window.docx_marks import NOT_XML
 from app.window.export_pictures import read_picture
 from app.window.pdf_export import title_of, typeset
+
+
+def escape(text: str) -> str:
+    """``text`` for XHTML, without the characters XML forbids (a form feed between a plain text's chapters): a
+    reading system refuses a whole book over one."""
+    return saxutils.escape(NOT_XML.sub("", text))
+
+
+def quoteattr(text: str) -> str:
+    return saxutils.quoteattr(NOT_XML.sub("", text))
+
 
 XHTML_HEAD = (
     '<?xml version="1.0" encoding="utf-8"?>\n<!DOCTYPE html>\n<html xmlns="http://www.w3.org/1999/xhtml" '

@@ -110,3 +110,11 @@ def test_tracked_changes_are_made_or_left_out_never_shown(document_window, tmp_p
     assert offered == [["accept", "before", "cancel"]]
     _package, _opf, pages = _read(tmp_path / "b.epub")
     assert "The keeper slowly climbed the stairs." in _text(pages["OEBPS/text/part0.xhtml"])
+
+
+def test_characters_xml_forbids_are_left_out_not_the_book(document_window, tmp_path: Path) -> None:
+    # A plain text's chapters are often a form feed apart (Project Gutenberg's, a printer's); XML has no place for one.
+    window = document_window(text="# One\x0c\n\nThe \x01keeper.\x0c\n\n# Two\n\nHe lit the lamp.\n")
+    assert window.export_to(tmp_path / "odd.epub")
+    _package, _opf, pages = _read(tmp_path / "odd.epub")  # every page parses
+    assert "The keeper." in _text(pages["OEBPS/text/part1.xhtml"])  # no front matter: the book opens at One
