@@ -33,7 +33,7 @@ from app.documents.markdown_format import (
     toggle_link,
 )
 from app.window.editor_widget import RewriteEditor
-from app.window.live_span import utf16_length
+from app.window.live_span import index_at, utf16_length
 from app.window.markdown_highlighter import is_markdown
 
 Rule = Callable[[str, int, int], Edit]
@@ -52,11 +52,6 @@ class FormattingWindow(Protocol):
     def path(self) -> Path | None: ...
 
     def statusBar(self) -> QStatusBar: ...  # noqa: N802 - Qt's name
-
-
-def _code_point(text: str, units: int) -> int:
-    """The index in ``text`` of the character at ``units`` UTF-16 units (the document's positions)."""
-    return len(text.encode("utf-16-le")[: 2 * units].decode("utf-16-le", errors="ignore"))
 
 
 class Formatting(QObject):
@@ -134,7 +129,7 @@ class Formatting(QObject):
         last_block = document.findBlock(last)
         region_end = last_block.position() + last_block.length() - 1
         old = editor.text_between(region_start, region_end)
-        edit = rule(old, _code_point(old, first - region_start), _code_point(old, last - region_start))
+        edit = rule(old, index_at(old, first - region_start), index_at(old, last - region_start))
         if edit.text == old:
             return False
         live = editor.live_range()
@@ -205,7 +200,7 @@ class Formatting(QObject):
         if not self._list_keys_apply() or cursor.hasSelection():
             return False
         line = cursor.block().text()
-        step = continuation(line, _code_point(line, cursor.positionInBlock()))
+        step = continuation(line, index_at(line, cursor.positionInBlock()))
         if step is None:
             return False
         cursor.beginEditBlock()

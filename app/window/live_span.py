@@ -58,6 +58,11 @@ def utf16_length(text: str) -> int:
     return len(text.encode("utf-16-le")) // 2
 
 
+def index_at(text: str, units: int) -> int:
+    """The inverse of ``utf16_length``: the index in ``text`` of the character ``units`` document positions in."""
+    return len(text.encode("utf-16-le")[: 2 * units].decode("utf-16-le", errors="ignore"))
+
+
 def positions(runs: list[tuple[str, QTextCharFormat]]) -> int:
     return sum(utf16_length(text) for text, _ in runs)
 
