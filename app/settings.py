@@ -32,6 +32,7 @@ SERVER_PASSES = ("one-request", "per-pass")  # model.server.SERVER_PASSES, witho
 EXPERT_PLACEMENTS = ("auto", "device", "host-stream", "host-compute")
 MAX_RECENT_FILES = 10
 MAX_INSTRUCTION_HISTORY = 20
+MAX_NAME_CHARS = 200
 
 
 def _setting(default: Any, key: str) -> Any:
@@ -89,6 +90,7 @@ class Preferences:
     spelling_language: str = _setting("", "ui/spelling_language")  # View ▸ Spelling Language; "": the system's
     zoom: int = _setting(0, "ui/zoom")
     session_goal: int = _setting(0, "writing/session_goal")  # View ▸ Session Word Goal…; 0: none
+    author_name: str = _setting("", "writing/author_name")  # Settings ▸ Documents: the exports' author
     window_geometry: str = _setting("", "ui/window_geometry")  # where the window was at its last close (base64)
     recent_files: tuple[str, ...] = _setting((), "files/recent")
     instruction_history: tuple[str, ...] = _setting((), "rewrite/instruction_history")
@@ -127,6 +129,7 @@ class Preferences:
             pass_display_ms=min(max(self.pass_display_ms, 0), 2000),
             zoom=min(max(self.zoom, -8), 24),
             session_goal=min(max(self.session_goal, 0), 100_000),
+            author_name=" ".join(self.author_name.split())[:MAX_NAME_CHARS],
             recent_files=self.recent_files[:MAX_RECENT_FILES],
             instruction_history=self.instruction_history[:MAX_INSTRUCTION_HISTORY],
         )

@@ -94,7 +94,10 @@ writes a .docx for an editor or a publisher, a Markdown document's headings, lis
 Word's own. A PDF numbers footnotes in the text and sets them as Notes at the end. Both carry a Markdown document's
 pictures (<code>![a caption](images/map.png)</code>, read from beside the document), scaled to fit the page, and
 tell you of any they could not read. Both export what Save would write: a rewrite still open goes as its
-original.</p>
+original. A Markdown document's front matter (a <code>---</code> block on its first lines, with
+<code>title:</code>, <code>subtitle:</code>, <code>author:</code> and <code>date:</code>, as Pandoc reads it) is
+never printed: every export opens with its title block and names its title and authors in the file's properties.
+Where it names no author, your name in <b>Settings ▸ Documents</b> does.</p>
 <p><b>File ▸ Open…</b> also opens a Word document (.docx, or an older .doc from Word 97 to 2003), a LibreOffice one
 (.odt) or an RTF file (.rtf, as TextEdit, WordPad and Scrivener write): its words come in as Markdown, with its
 headings, lists, quotes, emphasis, links, tables and footnotes; its tracked changes marked to review one by one,
@@ -222,7 +225,7 @@ class WelcomeDialog(QDialog):
         layout.addWidget(buttons)
         self.setMaximumWidth(640)
 
+
     def _open_settings(self) -> None:
         self.accept()
         self.settingsRequested.emit()
-

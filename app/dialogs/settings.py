@@ -150,6 +150,9 @@ class SettingsDialog(QDialog):
         self.pass_display.setToolTip("The least time each denoising pass stays on screen")
         self.theme = combo_box(THEME_LABELS, p.theme)
         self.font_family = font_box(p.font_family)
+        self.author_name = QLineEdit(p.author_name)
+        self.author_name.setPlaceholderText("as it should appear on a title page")
+        self.author_name.setMinimumWidth(self.author_name.fontMetrics().averageCharWidth() * 36)
 
         self.use_server = QCheckBox("Edit on a team's server instead of this computer")
         self.use_server.setChecked(p.use_server)
@@ -249,6 +252,12 @@ class SettingsDialog(QDialog):
             ),
         )
 
+        documents_form = form_layout()
+        documents_form.addRow("Your name:", described(
+            self.author_name, "The author of your PDFs, Word documents and e-books, where a document's front matter "
+            "(a --- block at its top with author: in it) names none. Left empty, they name no author.",
+        ))  # fmt: skip
+
         advanced_form = form_layout()
         advanced_form.addRow(
             wrapped_label(
@@ -295,6 +304,7 @@ class SettingsDialog(QDialog):
             ("Server", server_form),
             ("Rewriting", rewriting_form),
             ("Appearance", look_form),
+            ("Documents", documents_form),
             ("Advanced", advanced_form),
         ):
             page = QWidget()
@@ -332,7 +342,7 @@ class SettingsDialog(QDialog):
         self.resize(fitted(self, PREFERRED_SIZE))
 
     def show_page(self, title: str) -> None:
-        """Turn to a page by its title (Model, Server, Rewriting, Appearance, Advanced)."""
+        """Turn to a page by its title (Model, Server, Rewriting, Appearance, Documents, Advanced)."""
         self.page_list.setCurrentRow(list(self.pages).index(title))
 
     def _describe_strength(self, percent: int) -> None:
@@ -403,7 +413,9 @@ class SettingsDialog(QDialog):
 
     def restore_defaults(self) -> None:
         defaults = Preferences()
-        kept = replace(defaults, recent_files=self.original.recent_files, zoom=self.original.zoom)
+        # Who the writer is is no preference to reset.
+        kept = replace(defaults, recent_files=self.original.recent_files, zoom=self.original.zoom,
+                       author_name=self.original.author_name)  # fmt: skip
         fresh = SettingsDialog(kept)
         self._copy_from(fresh)
 
@@ -437,6 +449,7 @@ class SettingsDialog(QDialog):
         self.server_url.setText(other.server_url.text())
         self.server_model.setText(other.server_model.text())
         self.server_passes.setCurrentIndex(other.server_passes.currentIndex())
+        self.author_name.setText(other.author_name.text())
 
     def preferences(self) -> Preferences:
         source = self.model_source.currentData()
@@ -474,4 +487,5 @@ class SettingsDialog(QDialog):
             server_url=self.server_url.text().strip(),
             server_model=self.server_model.text().strip(),
             server_passes=str(self.server_passes.currentData()),
+            author_name=self.author_name.text(),
         ).sanitized()

@@ -5,7 +5,8 @@ navigation pane lists them), emphasis, strike-through and code as run formats, l
 numbered lists as Word lists (each numbered list counting from its own start), quotes set in, code blocks in a
 fixed-pitch face, rules as a paragraph's border, tables as tables, pictures in line (export_pictures), and
 footnotes (``[^1]``) as Word's own (docx_footnotes), and its notes (``<!-- … -->``) left out or, where the
-writer asks, as Word comments (docx_comments). Qt's
+writer asks, as Word comments (docx_comments). Its front matter's title block is set in Word's Title and
+Subtitle styles (and Pandoc's Author and Date), its title and authors in the file's properties (title_page). Qt's
 Markdown reader (the PDF export's too) reads the text. Any other file is paragraphs: a blank line ends one; a
 hand-wrapped paragraph's lines are joined (Word wraps them itself), any other keeps its line breaks (verse, an
 address).
@@ -19,7 +20,6 @@ or not at all, as a save is.
 from __future__ import annotations
 
 import re
-import time
 import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
@@ -40,21 +40,28 @@ from PySide6.QtGui import (
     QTextTableCell,
 )
 
-from app.documents.critic_markup import settle
 from app.documents.fileio import save_bytes
 from app.window.docx_changes import SIGN, Revisions, mark_changes
 from app.window.docx_comments import Comments
 from app.window.docx_footnotes import Footnotes
 from app.window.docx_marks import NOT_XML, MarkedPart, R, W, split_marks
+from app.window.docx_parts import (
+    CODE_FAMILY,
+    PACKAGE_RELS,
+    content_types_xml,
+    core_xml,
+    footer_xml,
+    numbering_xml,
+    relationships_xml,
+    styles_xml,
+)
 from app.window.export_pictures import Pictures
-from app.window.pdf_export import MARGIN_MM, paper_for, read_markdown, title_of
+from app.window.pdf_export import MARGIN_MM, paper_for, read_markdown
+from app.window.title_page import TITLE_PART, describe, put_title_page
 from model.edit.wrapping import wrap_width
 
-BODY_POINT_SIZE = 12  # the manuscript size
 DEFAULT_FAMILY = "Georgia"
-CODE_FAMILY = "Courier New"
 TWIPS_PER_MM = 1440 / 25.4
-PACKAGE_RELS = "http://schemas.openxmlformats.org/package/2006/relationships"
 WP = "http://schemas.openxmlformats.org/drawingml/2006/wordprocessingDrawing"
 NUMBERED_STYLES = frozenset({
     QTextListFormat.Style.ListDecimal, QTextListFormat.Style.ListLowerAlpha, QTextListFormat.Style.ListUpperAlpha,
@@ -63,7 +70,6 @@ NUMBERED_STYLES = frozenset({
 CODE = "SourceCode"  # the code block's paragraph style
 PARAGRAPH_SPACING = '<w:spacing w:after="160"/>'
 CELL_SPACING = '<w:spacing w:before="40" w:after="40"/>'
-HEADING_SIZES = {1: 36, 2: 30, 3: 26, 4: 24, 5: 24, 6: 24}  # half-points
 
 
 @dataclass
@@ -156,7 +162,9 @@ def _cell_paragraphs(
 def _paragraph(block: QTextBlock, numbering: dict[int, int], lists: Lists) -> Paragraph:
     form = block.blockFormat()
     paragraph = Paragraph(_runs(block))
-    if form.headingLevel():
+    if form.hasProperty(TITLE_PART):  # the front matter's title block: Word's Title, Subtitle…
+        paragraph.style = str(form.property(TITLE_PART))
+    elif form.headingLevel():
         paragraph.style = f"Heading{min(form.headingLevel(), 6)}"
     elif form.hasProperty(QTextFormat.Property.BlockCodeFence):
         paragraph.style = CODE
@@ -290,10 +298,11 @@ class _Writer:
 
 
 def docx_bytes(body: list[Paragraph | Table], lists: Lists, title: str, paper_twips: tuple[int, int], family: str,
-               language: str, folder: Path | None = None,
-               extras: Sequence[MarkedPart] = ()) -> tuple[bytes, list[str]]:  # fmt: skip
-    """The .docx package of ``body`` (document, styles, numbering, footer, properties, the pictures read from
-    ``folder`` and the ``extras`` marked in it: comments, footnotes), and the pictures it could not carry."""
+               language: str, folder: Path | None = None, extras: Sequence[MarkedPart] = (),
+               authors: tuple[str, ...] = ()) -> tuple[bytes, list[str]]:  # fmt: skip
+    """The .docx package of ``body`` (document, styles, numbering, footer, properties with ``title`` and
+    ``authors``, the pictures read from ``folder`` and the ``extras`` marked in it: comments, footnotes), and the
+    pictures it could not carry."""
     width, height = paper_twips
     margin = round(MARGIN_MM * TWIPS_PER_MM)
     pictures = Pictures(folder, width - 2 * margin)
@@ -312,23 +321,23 @@ def docx_bytes(body: list[Paragraph | Table], lists: Lists, title: str, paper_tw
         for index, address in enumerate(writer.links, start=1)
     )
     parts = {
-        "[Content_Types].xml": _content_types(pictures.content_types() + "".join(e.content_types() for e in extras)),
-        "_rels/.rels": _relationships(
+        "[Content_Types].xml": content_types_xml(pictures.content_types() + "".join(e.content_types() for e in extras)),
+        "_rels/.rels": relationships_xml(
             f'<Relationship Id="rDocument" Type="{R}/officeDocument" Target="word/document.xml"/>'
             f'<Relationship Id="rCore" Type="{PACKAGE_RELS}/metadata/core-properties" Target="docProps/core.xml"/>'
             f'<Relationship Id="rApp" Type="{R}/extended-properties" Target="docProps/app.xml"/>'
         ),
         "word/document.xml": document,
-        "word/_rels/document.xml.rels": _relationships(
+        "word/_rels/document.xml.rels": relationships_xml(
             f'<Relationship Id="rStyles" Type="{R}/styles" Target="styles.xml"/>'
             f'<Relationship Id="rNumbering" Type="{R}/numbering" Target="numbering.xml"/>'
             f'<Relationship Id="rFooter" Type="{R}/footer" Target="footer1.xml"/>' + links + pictures.relationships()
             + "".join(extra.relationships() for extra in extras)
         ),
-        "word/styles.xml": _styles(family, language),
-        "word/numbering.xml": _numbering(lists),
-        "word/footer1.xml": _footer(),
-        "docProps/core.xml": _core(title),
+        "word/styles.xml": styles_xml(family, language),
+        "word/numbering.xml": numbering_xml(lists.starts),
+        "word/footer1.xml": footer_xml(),
+        "docProps/core.xml": core_xml(title, authors),
         **{name: xml for extra in extras for name, xml in extra.parts().items()},
         "docProps/app.xml": (
             '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n<Properties xmlns='
@@ -345,119 +354,6 @@ def docx_bytes(body: list[Paragraph | Table], lists: Lists, title: str, paper_tw
     return buffer.getvalue(), pictures.missing
 
 
-def _relationships(inner: str) -> str:
-    head = '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n'
-    return f'{head}<Relationships xmlns="{PACKAGE_RELS}">{inner}</Relationships>'
-
-
-def _content_types(pictures: str = "") -> str:
-    office = "application/vnd.openxmlformats-officedocument"
-    overrides = {
-        "/word/document.xml": f"{office}.wordprocessingml.document.main+xml",
-        "/word/styles.xml": f"{office}.wordprocessingml.styles+xml",
-        "/word/numbering.xml": f"{office}.wordprocessingml.numbering+xml",
-        "/word/footer1.xml": f"{office}.wordprocessingml.footer+xml",
-        "/docProps/core.xml": "application/vnd.openxmlformats-package.core-properties+xml",
-        "/docProps/app.xml": f"{office}.extended-properties+xml",
-    }
-    return (
-        '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n'
-        '<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">'
-        '<Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/>'
-        '<Default Extension="xml" ContentType="application/xml"/>' + pictures
-        + "".join(f'<Override PartName="{name}" ContentType="{kind}"/>' for name, kind in overrides.items())
-        + "</Types>"
-    )
-
-
-def _styles(family: str, language: str) -> str:
-    font = quoteattr(family)
-    fonts = f"<w:rFonts w:ascii={font} w:hAnsi={font} w:eastAsia={font} w:cs={font}/>"
-    size = BODY_POINT_SIZE * 2
-    headings = "".join(
-        f'<w:style w:type="paragraph" w:styleId="Heading{level}"><w:name w:val="heading {level}"/>'
-        '<w:basedOn w:val="Normal"/><w:next w:val="Normal"/><w:uiPriority w:val="9"/><w:qFormat/>'
-        f'<w:pPr><w:keepNext/><w:keepLines/><w:spacing w:before="{360 if level < 3 else 240}" w:after="120"/>'
-        f'<w:outlineLvl w:val="{level - 1}"/></w:pPr><w:rPr><w:b/>{"<w:i/>" if level > 4 else ""}'
-        f'<w:sz w:val="{half_points}"/><w:szCs w:val="{half_points}"/></w:rPr></w:style>'
-        for level, half_points in HEADING_SIZES.items()
-    )
-    code = f'<w:rFonts w:ascii="{CODE_FAMILY}" w:hAnsi="{CODE_FAMILY}" w:cs="{CODE_FAMILY}"/>'
-    return (
-        f'<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n<w:styles xmlns:w="{W}">'
-        f'<w:docDefaults><w:rPrDefault><w:rPr>{fonts}<w:sz w:val="{size}"/><w:szCs w:val="{size}"/>'
-        f"<w:lang w:val={quoteattr(language)}/></w:rPr></w:rPrDefault>"
-        '<w:pPrDefault><w:pPr><w:spacing w:after="160" w:line="276" w:lineRule="auto"/></w:pPr></w:pPrDefault>'
-        "</w:docDefaults>"
-        '<w:style w:type="paragraph" w:default="1" w:styleId="Normal"><w:name w:val="Normal"/><w:qFormat/></w:style>'
-        f"{headings}"
-        '<w:style w:type="paragraph" w:styleId="ListParagraph"><w:name w:val="List Paragraph"/>'
-        '<w:basedOn w:val="Normal"/><w:pPr><w:spacing w:after="60"/><w:contextualSpacing/></w:pPr></w:style>'
-        '<w:style w:type="paragraph" w:styleId="SourceCode"><w:name w:val="Source Code"/><w:basedOn w:val="Normal"/>'
-        f'<w:pPr><w:spacing w:after="0" w:line="240" w:lineRule="auto"/></w:pPr><w:rPr>{code}'
-        '<w:sz w:val="20"/></w:rPr></w:style>'
-        '<w:style w:type="paragraph" w:styleId="Footer"><w:name w:val="footer"/><w:basedOn w:val="Normal"/>'
-        '<w:pPr><w:spacing w:after="0"/><w:jc w:val="center"/></w:pPr><w:rPr><w:sz w:val="19"/></w:rPr></w:style>'
-        '<w:style w:type="character" w:styleId="Hyperlink"><w:name w:val="Hyperlink"/>'
-        '<w:rPr><w:color w:val="0563C1"/><w:u w:val="single"/></w:rPr></w:style>'
-        "</w:styles>"
-    )
-
-
-MULTI = "hybridMultilevel"
-
-
-def _numbering(lists: Lists) -> str:
-    def levels(numbered: bool) -> str:
-        return "".join(
-            f'<w:lvl w:ilvl="{level}"><w:start w:val="1"/>'
-            + (f'<w:numFmt w:val="decimal"/><w:lvlText w:val="%{level + 1}."/>' if numbered
-               else f'<w:numFmt w:val="bullet"/><w:lvlText w:val="{"•◦▪"[level % 3]}"/>')
-            + f'<w:lvlJc w:val="left"/><w:pPr><w:ind w:left="{360 * (level + 2)}" w:hanging="360"/></w:pPr></w:lvl>'
-            for level in range(9)
-        )  # fmt: skip
-
-    numbers = "".join(
-        f'<w:num w:numId="{num_id}"><w:abstractNumId w:val="1"/><w:lvlOverride w:ilvl="{level}">'
-        f'<w:startOverride w:val="{start}"/></w:lvlOverride></w:num>'
-        for num_id, (level, start) in enumerate(lists.starts, start=2)
-    )
-    return (
-        f'<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n<w:numbering xmlns:w="{W}">'
-        f'<w:abstractNum w:abstractNumId="0"><w:multiLevelType w:val="{MULTI}"/>{levels(False)}</w:abstractNum>'
-        f'<w:abstractNum w:abstractNumId="1"><w:multiLevelType w:val="{MULTI}"/>{levels(True)}</w:abstractNum>'
-        f'<w:num w:numId="1"><w:abstractNumId w:val="0"/></w:num>{numbers}</w:numbering>'
-    )
-
-
-def _footer() -> str:
-    field_char = '<w:r><w:fldChar w:fldCharType="{}"/></w:r>'
-    return (
-        f'<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n<w:ftr xmlns:w="{W}" xmlns:r="{R}">'
-        '<w:p><w:pPr><w:pStyle w:val="Footer"/></w:pPr>'
-        + field_char.format("begin")
-        + '<w:r><w:instrText xml:space="preserve"> PAGE </w:instrText></w:r>'
-        + field_char.format("separate")
-        + "<w:r><w:t>1</w:t></w:r>"
-        + field_char.format("end")
-        + "</w:p></w:ftr>"
-    )
-
-
-def _core(title: str) -> str:
-    now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    return (
-        '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n<cp:coreProperties xmlns:cp='
-        '"http://schemas.openxmlformats.org/package/2006/metadata/core-properties" '
-        'xmlns:dc="http://purl.org/dc/elements/1.1/" xmlns:dcterms="http://purl.org/dc/terms/" '
-        'xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance">'
-        f"<dc:title>{escape(NOT_XML.sub('', title))}</dc:title>"
-        f'<dcterms:created xsi:type="dcterms:W3CDTF">{now}</dcterms:created>'
-        f'<dcterms:modified xsi:type="dcterms:W3CDTF">{now}</dcterms:modified>'
-        "</cp:coreProperties>"
-    )
-
-
 def paper_twips(country: QLocale.Country) -> tuple[int, int]:
     size = paper_for(country).size(paper_for(country).Unit.Millimeter)
     return round(size.width() * TWIPS_PER_MM), round(size.height() * TWIPS_PER_MM)
@@ -472,26 +368,28 @@ def word_language(language: str, system: QLocale) -> str:
 
 def export_docx(text: str, markdown: bool, path: Path, name: str, country: QLocale.Country, family: str = "",
                 language: str = "", folder: Path | None = None, notes_as_comments: bool = False,
-                tracked: bool = False) -> list[str]:  # fmt: skip
+                tracked: bool = False, author: str = "") -> list[str]:  # fmt: skip
     """Write ``text`` to ``path`` as a Word document (see the module's docstring): ``family`` is the writer's
-    typeface ("": Georgia), ``language`` its language's code ("": the system's), ``folder`` where the document is
-    (its pictures are read from there); ``notes_as_comments``: a Markdown text's inline notes as Word comments
-    (docx_comments), else left out; ``tracked``: its CriticMarkup as Word's tracked changes (docx_changes), else
-    as written. Returns the pictures it could not carry. Raises ``FileError`` (in the writer's words) where it
-    cannot be written; nothing is half-written."""
+    typeface ("": Georgia), ``language`` its language's code ("": the system's; a front matter's ``lang`` comes
+    first), ``folder`` where the document is (its pictures are read from there); ``notes_as_comments``: a Markdown
+    text's inline notes as Word comments (docx_comments), else left out; ``tracked``: its CriticMarkup as Word's
+    tracked changes (docx_changes), else as written; ``author``: the writer's name, the document's author where its
+    front matter names none. Returns the pictures it could not carry. Raises ``FileError`` (in the writer's words)
+    where it cannot be written; nothing is half-written."""
     lists = Lists()
     comments, footnotes = Comments(), Footnotes(Revisions(first_id=100_000) if tracked else None)
     body: list[Paragraph | Table]
-    marked = mark_changes(text, signed=True) if tracked else text
+    told = describe(text, markdown, name, author, tracked)
+    marked = mark_changes(told.body, signed=True) if tracked else told.body
     if markdown:
         document = QTextDocument()
         read_markdown(document, footnotes.mark(comments.mark(marked) if notes_as_comments else marked))
+        put_title_page(document, told.page)
         body = markdown_body(document, lists)
     else:
         body = [*plain_paragraphs(marked)]
-    title = title_of(settle(text, accept=True) if tracked else text, markdown, name)
-    data, missing = docx_bytes(body, lists, title, paper_twips(country),
-                               family or DEFAULT_FAMILY, word_language(language, QLocale.system()), folder,
-                               (comments, footnotes))  # fmt: skip
+    data, missing = docx_bytes(body, lists, told.title, paper_twips(country), family or DEFAULT_FAMILY,
+                               told.page.language or word_language(language, QLocale.system()), folder,
+                               (comments, footnotes), told.authors)  # fmt: skip
     save_bytes(path, data, again="export again")
     return missing

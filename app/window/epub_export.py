@@ -5,7 +5,8 @@ lists, quotes, code, rules, tables, emphasis, links and pictures) and written as
 top-level heading (the text before the first is a file of its own), a table of contents (``nav.xhtml``) of the
 top two levels, footnotes numbered in the text and set as Notes at the end (as the PDF sets them), pictures read
 from beside the document and carried inside the book. A plain text is its paragraphs, in one file. The book's
-title is the PDF's; its language the spelling language's. Written whole or not at all, as a save is.
+title and authors are the PDF's (``title_page``), its front matter's title block opens it; its language is the
+front matter's ``lang``, else the spelling language's. Written whole or not at all, as a save is.
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ from app.documents.fileio import save_bytes
 from app.window.docx_export import CODE, Lists, Paragraph, Run, Table, markdown_body, plain_paragraphs
 from app.window.docx_marks import NOT_XML
 from app.window.export_pictures import read_picture
-from app.window.pdf_export import title_of, typeset
+from app.window.pdf_export import typeset
+from app.window.title_page import describe
 
 
 def escape(text: str) -> str:
@@ -51,7 +53,12 @@ hr { border: none; border-top: 1px solid #888; margin: 1.5em 20%; }
 table { border-collapse: collapse; margin: 0 0 0.8em; }
 td, th { border: 1px solid #888; padding: 0.2em 0.5em; }
 img { max-width: 100%; }
+.title { font-size: 2em; font-weight: bold; text-align: center; margin: 3em 0 0.5em; }
+.subtitle { font-size: 1.4em; font-style: italic; text-align: center; }
+.author, .date { text-align: center; }
+.date { margin-bottom: 3em; }
 """
+TITLE_PARTS = ("Title", "Subtitle", "Author", "Date")  # title_page's, as classes
 
 
 @dataclass
@@ -169,6 +176,8 @@ def _xhtml_body(parts: list[Paragraph | Table], lists: Lists, book: Book, anchor
             level = part.style[-1]
             anchor = anchors.pop(0) if anchors else ""
             out.append(f"<h{level} id={quoteattr(anchor)}>{_runs(part.runs, book, bold_already=True)}</h{level}>")
+        elif part.style in TITLE_PARTS:
+            out.append(f'<p class="{part.style.lower()}">{_runs(part.runs, book, bold_already=True)}</p>')
         elif part.rule:
             out.append("<hr/>")
         elif part.runs:
@@ -180,8 +189,8 @@ def _xhtml_body(parts: list[Paragraph | Table], lists: Lists, book: Book, anchor
     return "\n".join(out)
 
 
-def epub_bytes(body: list[Paragraph | Table], lists: Lists, title: str, language: str,
-               folder: Path | None = None) -> tuple[bytes, list[str]]:  # fmt: skip
+def epub_bytes(body: list[Paragraph | Table], lists: Lists, title: str, language: str, folder: Path | None = None,
+               authors: tuple[str, ...] = ()) -> tuple[bytes, list[str]]:  # fmt: skip
     """The book as an EPUB 3 package in memory, and the pictures it could not carry."""
     book = Book(folder)
     chapters = chapters_of(body)
@@ -230,7 +239,8 @@ def epub_bytes(body: list[Paragraph | Table], lists: Lists, title: str, language
         '<metadata xmlns:dc="http://purl.org/dc/elements/1.1/">\n'
         f'<dc:identifier id="book-id">{identifier}</dc:identifier>\n<dc:title>{escape(title)}</dc:title>\n'
         f"<dc:language>{escape(language or 'en')}</dc:language>\n"
-        f'<meta property="dcterms:modified">{modified}</meta>\n</metadata>\n'
+        + "".join(f"<dc:creator>{escape(author)}</dc:creator>\n" for author in authors)
+        + f'<meta property="dcterms:modified">{modified}</meta>\n</metadata>\n'
         f"<manifest>\n{chr(10).join(manifest)}\n</manifest>\n<spine>\n{chr(10).join(spine)}\n</spine>\n</package>\n"
     )
     container = (
@@ -252,13 +262,15 @@ def epub_bytes(body: list[Paragraph | Table], lists: Lists, title: str, language
     return buffer.getvalue(), book.missing
 
 
-def export_epub(text: str, markdown: bool, path: Path, name: str, language: str = "",
-                folder: Path | None = None) -> list[str]:  # fmt: skip
-    """Write ``text`` to ``path`` as an EPUB (see the module's docstring), its pictures read from ``folder``; the
-    pictures it could not carry. Raises ``FileError`` (in the writer's words) where it cannot be written."""
+def export_epub(text: str, markdown: bool, path: Path, name: str, language: str = "", folder: Path | None = None,
+                author: str = "") -> list[str]:  # fmt: skip
+    """Write ``text`` to ``path`` as an EPUB (see the module's docstring), its pictures read from ``folder``,
+    ``author`` (the writer's name) its author where its front matter names none; the pictures it could not carry.
+    Raises ``FileError`` (in the writer's words) where it cannot be written."""
     lists = Lists()
-    body: list[Paragraph | Table] = (markdown_body(typeset(text, markdown=True), lists) if markdown
-                                     else [*plain_paragraphs(text)])  # fmt: skip
-    data, missing = epub_bytes(body, lists, title_of(text, markdown, name), language, folder)
+    told = describe(text, markdown, name, author)
+    body: list[Paragraph | Table] = (markdown_body(typeset(told.body, markdown=True, page=told.page), lists)
+                                     if markdown else [*plain_paragraphs(text)])  # fmt: skip
+    data, missing = epub_bytes(body, lists, told.title, told.page.language or language, folder, told.authors)
     save_bytes(path, data, again="export again")
     return missing

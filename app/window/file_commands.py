@@ -405,15 +405,16 @@ class FileCommands(QMainWindow):
             folder = origin.parent if origin is not None else None
             if path.suffix.lower() == ".epub":
                 language = word_language(self.spelling.language, QLocale.system())
-                missing = export_epub(text, markdown, path, name, language, folder)
+                missing = export_epub(text, markdown, path, name, language, folder, self.prefs.author_name)
                 done = f"Exported {path.name}"
             elif path.suffix.lower() == ".docx":
                 missing = export_docx(text, markdown, path, name, country, self.prefs.font_family,
-                                      self.spelling.language, folder, notes_as_comments, tracked)  # fmt: skip
+                                      self.spelling.language, folder, notes_as_comments, tracked,
+                                      self.prefs.author_name)  # fmt: skip
                 done = f"Exported {path.name}"
             else:
                 pages, missing = export_pdf(text, markdown, path, name, country, self.prefs.font_family, folder,
-                                            tracked)  # fmt: skip
+                                            tracked, self.prefs.author_name)  # fmt: skip
                 done = f"Exported {path.name} ({pages} page{'s' if pages != 1 else ''})"
             if missing:  # said where it stays until read: an editor should not be the one to notice
                 some = ", ".join(missing[:3]) + (f" and {len(missing) - 3} more" if len(missing) > 3 else "")

@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.dialogs.popups import show_within_screen
+from app.documents.front_matter import front_matter_end
 from app.window.editor_widget import RewriteEditor
 from app.window.live_span import utf16_length
 from app.window.markdown_highlighter import is_markdown
@@ -47,10 +48,12 @@ def headings(text: str, markdown: bool) -> list[Heading]:
 
 
 def each_heading(text: str, markdown: bool) -> Iterator[Heading]:
-    """:func:`headings` one by one, as far as they are wanted (a PDF's title needs the first only)."""
-    at = 0  # the line's start in Qt's positions, which count UTF-16 units
+    """:func:`headings` one by one, as far as they are wanted (a PDF's title needs the first only). A Markdown
+    document's front matter is not its text: a YAML comment there is no heading."""
+    front = front_matter_end(text) if markdown else 0
+    at = utf16_length(text[:front])  # the line's start in Qt's positions, which count UTF-16 units
     fenced = False
-    for line in text.split("\n"):
+    for line in text[front:].split("\n"):
         if markdown and FENCE.match(line):
             fenced = not fenced
         elif markdown and not fenced and (heading := MARKDOWN_HEADING.match(line)):

@@ -1,7 +1,8 @@
 """Light cues in the editor, display only, never part of the text or undo: gap marks and tracked changes
 (CriticMarkup, ``app/documents/critic_markup.py``) always, Markdown's headings, emphasis, strikethrough, quotes
-and code only in a Markdown file (a .txt is plain: its ``*`` and ``_`` are the writer's), and the misspelled
-words' underline while View ▸ Check Spelling is on (``app/window/spelling.py``)."""
+and code only in a Markdown file (a .txt is plain: its ``*`` and ``_`` are the writer's), its front matter
+(``app/documents/front_matter.py``) quiet, as no export prints it, and the misspelled words' underline while
+View ▸ Check Spelling is on (``app/window/spelling.py``)."""
 
 from __future__ import annotations
 
@@ -10,9 +11,11 @@ from collections.abc import Callable
 from itertools import accumulate
 from pathlib import Path
 
+from PySide6.QtCore import QTimer
 from PySide6.QtGui import QColor, QFont, QGuiApplication, QPalette, QSyntaxHighlighter, QTextCharFormat, QTextDocument
 
 from app.documents.critic_markup import OUTSIDE, painted
+from app.documents.front_matter import MOST_CHARS, OPENING, read_front_matter
 from app.window.theme import change_colors
 from model.edit.request import GAP_MARK
 
@@ -49,6 +52,9 @@ class MarkdownHighlighter(QSyntaxHighlighter):
         self._markdown = True
         self._misspellings: Misspellings | None = None
         self._units: list[int] | None = None  # the block's Qt position of each character, where they differ
+        self._front_revision = -1  # the document's revision the front matter was last looked for in
+        self._front_lines = ""  # the lines it was read from
+        self._front_blocks = 0  # how many blocks it takes, its closing line's included
 
     @property
     def markdown(self) -> bool:
@@ -94,7 +100,12 @@ class MarkdownHighlighter(QSyntaxHighlighter):
     def highlightBlock(self, text: str) -> None:
         astral = any(ord(c) > 0xFFFF for c in text)
         self._units = list(accumulate((1 + (ord(c) > 0xFFFF) for c in text), initial=0)) if astral else None
-        if self._markdown:
+        front = self._markdown and self.currentBlock().blockNumber() < self._front_matter_blocks()
+        if front:
+            quiet = QTextCharFormat()
+            quiet.setForeground(QGuiApplication.palette().color(QPalette.ColorRole.PlaceholderText))
+            self._format_chars(0, len(text), quiet)
+        elif self._markdown:
             self._markdown_block(text)
         gap = None  # made for a block that has a gap mark only: most have none, and a long book has many blocks
         for match in GAP_MARK.finditer(text):
@@ -102,12 +113,44 @@ class MarkdownHighlighter(QSyntaxHighlighter):
                 gap = self.gap_format()
             self._format_chars(match.start(), match.end(), gap)
         self._tracked_changes(text)
-        if self._misspellings is not None:
+        if self._misspellings is not None and not front:  # its keys and values are no prose
             for start, end in self._misspellings(text, self.currentBlock().position()):
                 underlined = QTextCharFormat(self.format(start))  # over a heading's or emphasis's format
                 underlined.setUnderlineStyle(QTextCharFormat.UnderlineStyle.SpellCheckUnderline)
                 underlined.setUnderlineColor(MISSPELLED_RED)
                 self.setFormat(start, end - start, underlined)
+
+    def _front_matter_blocks(self) -> int:
+        """How many of the first blocks are front matter (0: none), read again only when the text has changed and
+        then its YAML only when the lines at the top have. Where that changes, the blocks it moved over are shown
+        again: typing the closing ``---`` turns the lines above it quiet."""
+        document = self.document()
+        if document is None or document.revision() == self._front_revision:
+            return self._front_blocks
+        self._front_revision = document.revision()
+        lines, block, size = [], document.firstBlock(), 0
+        if OPENING.match(block.text() + "\n"):
+            while block.isValid() and size < MOST_CHARS:
+                lines.append(block.text())
+                size += len(lines[-1]) + 1
+                block = block.next()
+        top = "\n".join(lines) + "\n"
+        if top != self._front_lines:
+            self._front_lines = top
+            found = read_front_matter(top) if lines else None
+            blocks = top[: found.end].count("\n") if found is not None else 0
+            if blocks != self._front_blocks:
+                moved = max(blocks, self._front_blocks)
+                QTimer.singleShot(0, self, lambda: self._show_again(moved))  # not inside a block's highlighting
+                self._front_blocks = blocks
+        return self._front_blocks
+
+    def _show_again(self, blocks: int) -> None:
+        document = self.document()
+        block = document.firstBlock() if document is not None else None
+        while block is not None and block.isValid() and block.blockNumber() < blocks:
+            self.rehighlightBlock(block)
+            block = block.next()
 
     def _tracked_changes(self, text: str) -> None:
         """Added words underlined and removed ones struck through, in the Show Changes inks; the signs around

@@ -5,8 +5,8 @@ and quotes set and its marks gone, its pictures read from beside it (export_pict
 numbered in the text and set as Notes at its end (a page's foot is Word's to lay out; docx_footnotes); any other
 is its plain
 text, line for line. Both in the editor's typeface at a print size, on A4, or on US Letter where the system's
-country uses it, with margins and page numbers. The PDF's title is the document's first heading, else its file
-name.
+country uses it, with margins and page numbers. Front matter (``app.documents.front_matter``) is not printed as
+words: its title block opens the first page; the PDF's title and author are the document's (``title_page``).
 
 What is exported is what Save would write: a rewrite still developing or waiting for Accept is exported as its
 original. The file is written as a save is (``app.documents.fileio.save_bytes``): whole or not at all, an
@@ -39,20 +39,21 @@ from PySide6.QtGui import (
     QTextImageFormat,
 )
 
-from app.documents.critic_markup import settle
 from app.documents.fileio import save_bytes
+from app.documents.front_matter import TitlePage
 from app.window.docx_changes import ADDED, ADDED_END, REMOVED, REMOVED_END, mark_changes
 from app.window.docx_footnotes import MARK as FOOTNOTE_MARK
 from app.window.docx_footnotes import Footnotes
 from app.window.export_pictures import Picture, read_picture
-from app.window.headings import each_heading
 from app.window.theme import change_colors, prose_families
+from app.window.title_page import describe, put_title_page
 
 PRINT_POINT_SIZE = 11.5  # a book's body size; the editor's is a screen's
 MARGIN_MM = 25.0
 QUOTE_INDENT_PT = 24.0
 LAYOUT_DPI = 96
 HTML_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
+LEADING_RULE = re.compile(r"\A\ufeff?---(?=\r?\n)")
 CLEAR = 0.01  # px: less than Qt's layout unit (1/64 px), to keep a clip off the line at its edge
 # Countries whose paper is US Letter; the rest of the world's is A4.
 LETTER_COUNTRIES = frozenset({
@@ -65,10 +66,12 @@ def paper_for(country: QLocale.Country) -> QPageSize:
     return QPageSize(QPageSize.PageSizeId.Letter if country in LETTER_COUNTRIES else QPageSize.PageSizeId.A4)
 
 
-def typeset(text: str, markdown: bool, family: str = "", show_changes: bool = False) -> QTextDocument:
+def typeset(text: str, markdown: bool, family: str = "", show_changes: bool = False,
+            page: TitlePage | None = None) -> QTextDocument:  # fmt: skip
     """``text`` laid out for print: as Markdown (GitHub's dialect) or as plain lines, in the text's typeface
-    (``family``, Settings ▸ Appearance; "": the book serifs); ``show_changes``: its tracked changes (CriticMarkup)
-    shown as Show Changes shows them, else their signs printed as written."""
+    (``family``, Settings ▸ Appearance; "": the book serifs), ``page``'s title block (its front matter's, which
+    ``text`` no longer holds) on top; ``show_changes``: its tracked changes (CriticMarkup) shown as Show Changes
+    shows them, else their signs printed as written."""
     document = QTextDocument()
     font = QFont()
     font.setFamilies(prose_families(family))
@@ -83,6 +86,8 @@ def typeset(text: str, markdown: bool, family: str = "", show_changes: bool = Fa
         _endnotes(document, footnotes.notes)
     else:
         document.setPlainText(text)
+    if page is not None:
+        put_title_page(document, page)
     if show_changes:
         _changes_shown(document)
     return document
@@ -114,9 +119,11 @@ def _changes_shown(document: QTextDocument) -> None:
 def read_markdown(document: QTextDocument, text: str) -> None:
     """``text`` into ``document`` as GitHub's Markdown, with any HTML in it as the words it is: Qt's reader let a
     tag it did not know (a writer's "<angle>") swallow the rest of the document. HTML comments, notes to self that
-    Markdown never shows, are left out."""
+    Markdown never shows, are left out. The front matter was taken off before (``title_page.describe``): a text
+    that still opens with ``---`` opens with a rule, which Qt (6.10 and later) would take, with every word up to
+    the next ``---``, for front matter and drop."""
     features = QTextDocument.MarkdownFeature.MarkdownDialectGitHub | QTextDocument.MarkdownFeature.MarkdownNoHTML
-    document.setMarkdown(HTML_COMMENT.sub("", text), features)
+    document.setMarkdown(LEADING_RULE.sub("***", HTML_COMMENT.sub("", text), count=1), features)
 
 
 def _endnotes(document: QTextDocument, notes: list[str]) -> None:
@@ -148,12 +155,6 @@ def _indent_quotes(document: QTextDocument) -> None:
             quote.setRightMargin(QUOTE_INDENT_PT)
             QTextCursor(block).setBlockFormat(quote)
         block = block.next()
-
-
-def title_of(text: str, markdown: bool, name: str) -> str:
-    """The PDF's title: a Markdown document's first heading, else ``name`` (the file's, without its suffix)."""
-    heading = next(each_heading(text, markdown=True), None) if markdown else None
-    return heading.title.strip() if heading else name
 
 
 def place_pictures(document: QTextDocument, folder: Path | None, room: QSizeF) -> list[str]:
@@ -194,10 +195,10 @@ def place_pictures(document: QTextDocument, folder: Path | None, room: QSizeF) -
     return [name for name in dict.fromkeys(form.name() for _, form in found) if read[name] is None]
 
 
-def pdf_bytes(document: QTextDocument, title: str, paper: QPageSize,
-              folder: Path | None = None) -> tuple[bytes, int, list[str]]:  # fmt: skip
-    """``document`` printed to a PDF in memory (its pictures read from ``folder``), its number of pages, and the
-    pictures it could not read."""
+def pdf_bytes(document: QTextDocument, title: str, paper: QPageSize, folder: Path | None = None,
+              authors: tuple[str, ...] = ()) -> tuple[bytes, int, list[str]]:  # fmt: skip
+    """``document`` printed to a PDF in memory (its pictures read from ``folder``, ``title`` and ``authors`` in its
+    properties), its number of pages, and the pictures it could not read."""
     buffer = QBuffer()
     buffer.open(QIODevice.OpenModeFlag.WriteOnly)
     writer = QPdfWriter(buffer)
@@ -205,6 +206,7 @@ def pdf_bytes(document: QTextDocument, title: str, paper: QPageSize,
     # which at the writer's own 1200 dpi shrank to nothing; text and paper are in points either way.
     writer.setResolution(LAYOUT_DPI)
     writer.setTitle(title)
+    writer.setAuthor(", ".join(authors))
     writer.setCreator("Redraft")
     writer.setPageLayout(QPageLayout(paper, QPageLayout.Orientation.Portrait, QMarginsF()))
     pages, missing = paint_pages(document, writer, folder)
@@ -309,13 +311,15 @@ def _draw_lines(painter: QPainter, blocks: list[QTextBlock], top: float, bottom:
 
 
 def export_pdf(text: str, markdown: bool, path: Path, name: str, country: QLocale.Country, family: str = "",
-               folder: Path | None = None, show_changes: bool = False) -> tuple[int, list[str]]:  # fmt: skip
+               folder: Path | None = None, show_changes: bool = False,
+               author: str = "") -> tuple[int, list[str]]:  # fmt: skip
     """Write ``text`` to ``path`` as a PDF (see the module's docstring) in ``family`` (the editor's typeface), a
-    Markdown document's pictures read from ``folder``, its tracked changes shown if ``show_changes``; the number of
-    pages and the pictures it could not read. Raises ``FileError`` (in the writer's words) where it cannot be
-    written; nothing is half-written."""
-    title = title_of(settle(text, accept=True) if show_changes else text, markdown, name)
-    data, pages, missing = pdf_bytes(typeset(text, markdown, family, show_changes), title, paper_for(country),
-                                     folder)  # fmt: skip
+    Markdown document's pictures read from ``folder``, its tracked changes shown if ``show_changes``, ``author``
+    (the writer's name) its author where its front matter names none; the number of pages and the pictures it
+    could not read. Raises ``FileError`` (in the writer's words) where it cannot be written; nothing is
+    half-written."""
+    told = describe(text, markdown, name, author, tracked=show_changes)
+    data, pages, missing = pdf_bytes(typeset(told.body, markdown, family, show_changes, told.page), told.title,
+                                     paper_for(country), folder, told.authors)  # fmt: skip
     save_bytes(path, data, again="export again")
     return pages, missing

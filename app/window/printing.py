@@ -20,7 +20,8 @@ from app.dialogs.screen_fit import fitted
 from app.documents.critic_markup import settle
 from app.settings import Preferences
 from app.window.markdown_highlighter import is_markdown
-from app.window.pdf_export import LAYOUT_DPI, paint_pages, title_of, typeset
+from app.window.pdf_export import LAYOUT_DPI, paint_pages, typeset
+from app.window.title_page import Described, describe
 
 
 class PrintingWindow(Protocol):
@@ -67,7 +68,7 @@ class Printing(QObject):
         changes = self.window._changes_for_export("Print", word=False, verb="print")
         if changes is None:
             return False
-        self.printer.setDocName(self._text_and_title(changes)[1])  # Qt names a print to file after it
+        self.printer.setDocName(self._described(changes).title)  # Qt names a print to file after it
         dialog = QPrintDialog(self.printer, self.parent_widget)
         dialog.setWindowTitle("Print")
         dialog.setOption(QAbstractPrintDialog.PrintDialogOption.PrintPageRange, True)
@@ -95,30 +96,28 @@ class Printing(QObject):
         """The document painted on ``printer``'s pages (those it asks for), its tracked changes shown ("track"),
         accepted or left out ("before"); the number of pages painted."""
         window = self.window
-        text, title = self._text_and_title(changes)
+        told = self._described(changes)
         origin = window.named_after()
-        printer.setDocName(title)
+        printer.setDocName(told.title)
         printer.setCreator("Redraft")
         printer.setResolution(LAYOUT_DPI)  # as the PDF's: its spacings are pixels of this size
         printer.setFullPage(True)  # the margins are the document's own, measured from the paper's edge
         some = printer.printRange() == QPrinter.PrintRange.PageRange and printer.fromPage() > 0
         only = (printer.fromPage(), printer.toPage() or printer.fromPage()) if some else None
-        document = typeset(text, is_markdown(window.path), window.prefs.font_family, changes == "track")
+        document = typeset(told.body, is_markdown(window.path), window.prefs.font_family, changes == "track", told.page)
         pages, _missing = paint_pages(document, printer, origin.parent if origin is not None else None, only)
         if only is not None:
             pages = max(0, min(only[1], pages) - only[0] + 1)
         return pages
 
-    def _text_and_title(self, changes: str) -> tuple[str, str]:
-        """The text to print, its tracked changes kept ("track"), made or left out; its title, as the PDF's."""
+    def _described(self, changes: str) -> Described:
+        """The text to print, its tracked changes kept ("track"), made or left out, as the PDF describes it."""
         window = self.window
-        text, markdown = window.saved_text(), is_markdown(window.path)
-        tracked = changes == "track"
+        text, tracked = window.saved_text(), changes == "track"
         text = text if tracked else settle(text, accept=changes != "before")
         origin = window.named_after()
-        title = title_of(settle(text, accept=True) if tracked else text, markdown,
-                         origin.stem if origin is not None else "Untitled")  # fmt: skip
-        return text, title
+        return describe(text, is_markdown(window.path), origin.stem if origin is not None else "Untitled",
+                        window.prefs.author_name, tracked)  # fmt: skip
 
     def _said(self, pages: int) -> bool:
         printer = self.printer

@@ -133,7 +133,7 @@ CHOSEN_VALUES: dict[str, Any] = dict(
     entropy_bound=0.25, left_to_right_bias=0.0, polish_rounds=2, candidates=3, random_seed=False, seed=1234,
     context_budget=512, fill_max_tokens=40, rewrite_strength=0.35, rewrite_length="longer", pass_display_ms=120,
     theme="dark", font_family="A Family Not Installed", zoom=3, spelling_language="fr", window_geometry="AdnQyw==",
-    recent_files=("/a.md",), instruction_history=("Shorter",), session_goal=750,
+    recent_files=("/a.md",), instruction_history=("Shorter",), session_goal=750, author_name="Maya Okafor",
 )  # fmt: skip
 # Every setting away from its default, so that passing through the dialog proves something; settings the
 # dialog does not show (a View menu's toggles) are flipped here and must come back untouched.
@@ -156,7 +156,7 @@ def test_settings_are_pages_and_keep_every_setting(qtbot: Any) -> None:
     assert [f.name for f in fields(Preferences) if getattr(CHOSEN, f.name) == f.default] == []
     dialog = SettingsDialog(CHOSEN)
     qtbot.addWidget(dialog)
-    assert list(dialog.pages) == ["Model", "Server", "Rewriting", "Appearance", "Advanced"]
+    assert list(dialog.pages) == ["Model", "Server", "Rewriting", "Appearance", "Documents", "Advanced"]
     assert dialog.preferences() == CHOSEN  # nothing lost or changed by passing through the pages
     dialog.show_page("Appearance")
     assert dialog.stack.currentWidget() is dialog.pages["Appearance"]
@@ -166,6 +166,7 @@ def test_settings_are_pages_and_keep_every_setting(qtbot: Any) -> None:
         "Server": ("use_server", "server_url", "server_model", "server_key", "server_passes", "test_connection"),
         "Rewriting": ("strength", "candidates", "fewer_drafts", "fill_words", "random_seed", "seed"),
         "Appearance": ("theme", "font_family", "pass_display"),
+        "Documents": ("author_name",),
         "Advanced": ("max_steps", "t_max", "t_min", "entropy_bound", "left_to_right_bias", "polish_rounds",
                      "context_budget"),
     }  # fmt: skip
