@@ -15,9 +15,11 @@ from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QLabel, QProgressBar, QPushButton
 
 from app.documents.critic_markup import settle
+from app.documents.front_matter import without_front_matter
 from app.model_sources import server_key
 from app.rewrite.worker import ModelInfo, ModelSpec, RewriteService, ServerSpec
 from app.window.file_commands import FileCommands
+from app.window.markdown_highlighter import is_markdown
 from app.window.session_goal import SessionGoal
 
 if TYPE_CHECKING:
@@ -89,6 +91,8 @@ class ModelStatusBar(FileCommands):
     def _update_counts(self) -> None:
         text = self.saved_text()  # a developing span counts as its original, not as its noise
         text = settle(text, accept=True)  # tracked changes still to decide count as made: their new words once
+        if is_markdown(self.path):  # front matter is no part of the text: no export prints it
+            text = without_front_matter(text)[1]
         words, characters = len(text.split()), len(text)
         self.session_goal.counted(words)
         cursor = self.editor.textCursor()
