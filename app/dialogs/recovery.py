@@ -110,14 +110,26 @@ class RecoveringWindow(Protocol):
     @property
     def message_bar(self) -> MessageBar: ...
 
+    @property
+    def path(self) -> Path | None: ...
+
+    def maybe_save(self) -> bool: ...
+
     def load_unsaved(self, text: str, path: Path | None, file_format: TextDocument,
                      imported_from: Path | None = None) -> None: ...  # fmt: skip
 
     def restore_versions(self, records: list[dict[str, Any]]) -> int: ...
 
 
-def recover_into(window: RecoveringWindow, document: RecoveredDocument) -> None:
-    """Put a recovered document into ``window`` as unsaved text under its old name."""
+def recover_into(window: RecoveringWindow, document: RecoveredDocument) -> bool:
+    """Put a recovered document into ``window`` as unsaved text under its old name.
+
+    The document already there (a file named on the command line, words typed since) is the writer's too: its
+    unsaved changes are asked about first, and False (Cancel) leaves everything as it was.
+    """
+    if not window.maybe_save():
+        return False
+    closed = window.path if window.path is not None and window.path != document.path else None
     window.load_unsaved(
         document.text,
         document.path,
@@ -125,9 +137,12 @@ def recover_into(window: RecoveringWindow, document: RecoveredDocument) -> None:
         document.imported_from,
     )
     window.restore_versions(list(document.versions))  # Rewrite ▸ Versions… works on them as before
+    still = f" {closed.name} is as it was on disk (File ▸ Open Recent)." if closed is not None else ""
     window.message_bar.show_message(
-        f"Recovered {document.title} as autosaved at {document.autosaved}. It is not saved yet: Save keeps it.", "info"
+        f"Recovered {document.title} as autosaved at {document.autosaved}. It is not saved yet: Save keeps it.{still}",
+        "info",
     )
+    return True
 
 
 def offer_recovery(
@@ -144,8 +159,13 @@ def offer_recovery(
 
     def answered(_result: int) -> None:
         if dialog.chosen is not None:
-            recover_into(window, dialog.chosen)
-            area.discard([dialog.chosen])
+            if recover_into(window, dialog.chosen):
+                area.discard([dialog.chosen])
+            else:  # kept, as Later keeps it
+                window.message_bar.show_message(
+                    f"{dialog.chosen.title} was not recovered; its autosaved copy is offered again at the next start.",
+                    "info",
+                )
         elif dialog.discard_all:
             area.discard(documents)
 

@@ -10,6 +10,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from gui_helpers import SIGNAL_TIMEOUT_MS, select
 from PySide6.QtWidgets import QMessageBox
 
@@ -69,6 +70,8 @@ def test_a_developing_rewrite_is_recorded_as_the_original(document_window: Calla
 INSTANCE = """
 import sys, time
 from pathlib import Path
+
+import pytest
 from app.documents.recovery import RECORD_SUFFIX, RecoveryArea
 area = RecoveryArea(Path(sys.argv[1]))
 area.write("doc", "Recovered chapter.\\r\\nSecond line.", path=Path(sys.argv[2]), title="chapter.md", newline="\\r\\n")
@@ -105,6 +108,50 @@ def test_work_of_a_killed_instance_is_offered_and_recovered(document_window: Cal
     assert area.orphans() == [] and offer_recovery(window, area, window) is None
     assert window.save_to(path)
     assert path.read_bytes() == b"Recovered chapter.\r\nSecond line."
+
+
+def test_recovering_leaves_the_file_opened_at_start_as_it_is_on_disk(
+    document_window: Callable[..., MainWindow], tmp_path: Path
+) -> None:
+    essay = tmp_path / "essay.md"
+    essay.write_bytes(b"The essay, saved.\n")
+    window = document_window()
+    assert window.open_path(essay)  # as `redraft essay.md` opens it before the offer
+    area = killed_instance_wrote(INSTANCE, tmp_path / "recovery", tmp_path / "chapter.md")
+    dialog = offer_recovery(window, area, window)
+    assert dialog is not None
+    dialog.recover_button.click()
+    assert window.editor.plain_text() == "Recovered chapter.\nSecond line." and window.path == tmp_path / "chapter.md"
+    said = window.message_bar.label.text()
+    assert "Recovered chapter.md" in said and "essay.md is as it was on disk" in said
+    assert essay.read_bytes() == b"The essay, saved.\n"
+
+
+@pytest.mark.parametrize("answer", [QMessageBox.StandardButton.Cancel, QMessageBox.StandardButton.Discard],
+                         ids=["cancel", "discard"])
+def test_recovering_asks_before_it_replaces_unsaved_words(document_window: Callable[..., MainWindow], monkeypatch,
+                                                          tmp_path: Path, answer: QMessageBox.StandardButton) -> None:
+    window = document_window()
+    window.editor.insertPlainText("Words typed while the offer waited.")
+    typed = window.editor.plain_text()
+    asked: list[str] = []
+
+    def warning(_parent, _title, text, *_buttons):
+        asked.append(text)
+        return answer
+
+    monkeypatch.setattr(QMessageBox, "warning", warning)
+    area = killed_instance_wrote(INSTANCE, tmp_path / "recovery", tmp_path / "chapter.md")
+    dialog = offer_recovery(window, area, window)
+    assert dialog is not None
+    dialog.recover_button.click()
+    assert len(asked) == 1 and "unsaved changes" in asked[0]
+    if answer == QMessageBox.StandardButton.Cancel:  # the typed words stay, and the autosave waits for next time
+        assert window.editor.plain_text() == typed
+        assert [document.title for document in area.orphans()] == ["chapter.md"]
+        assert "offered again at the next start" in window.message_bar.label.text()
+    else:
+        assert window.editor.plain_text() == "Recovered chapter.\nSecond line." and area.orphans() == []
 
 
 def test_an_unmodified_document_reloads_when_its_file_changes(document_window: Callable[..., MainWindow], qtbot,
@@ -178,6 +225,8 @@ def test_a_failed_save_keeps_the_document_open_and_unsaved(document_window: Call
 IMPORTED_INSTANCE = """
 import sys, time
 from pathlib import Path
+
+import pytest
 from app.documents.recovery import RecoveryArea
 area = RecoveryArea(Path(sys.argv[1]))
 area.write("doc", "Her chapter, revised.", path=None, title="from the agent.docx (imported)",
