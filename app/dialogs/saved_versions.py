@@ -22,7 +22,8 @@ from PySide6.QtWidgets import (
 )
 
 from app.dialogs.screen_fit import fitted
-from app.documents.saved_versions import SavedVersion, SavedVersions, digest_of, word_count
+from app.documents.saved_versions import SavedVersion, SavedVersions, digest_of
+from app.documents.word_count import count_words
 from app.window.editor_widget import RewriteEditor
 
 PREFERRED_SIZE = QSize(640, 520)
@@ -77,7 +78,7 @@ class SavedVersionsDialog(QDialog):
         self._texts: dict[int, str | None] = {}  # read when first shown: a long history of a novel is not read whole
         self.list = QListWidget()
         self.list.setAlternatingRowColors(True)
-        now, words_now = digest_of(current), word_count(current)  # once, not for every version listed
+        now, words_now = digest_of(current), count_words(current)  # once, not for every version listed
         for version in versions:
             compared = _against(version, now, words_now)
             item = QListWidgetItem(f"{when_saved(version.at)} · {version.words:,} words · {compared}")

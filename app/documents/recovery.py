@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from app.documents.fileio import fsync_folder
+from app.documents.word_count import count_words
 
 RECORD_VERSION = 1
 LOCK_NAME = "lock"
@@ -90,14 +91,14 @@ class RecoveredDocument:
 
     def summary(self) -> str:
         """The recovery dialog's entry: short lines, the path last (where it may be shortened)."""
-        words = len(self.text.split())
+        words = count_words(self.text)
         where = str(self.path) if self.path is not None else "untitled, never saved"
         return f"{self.title}: {words:,} word{'' if words == 1 else 's'}, autosaved {self.autosaved}\n{where}"
 
     def describe(self) -> str:
         when = self.autosaved
         where = str(self.path) if self.path is not None else "untitled"
-        words = len(self.text.split())
+        words = count_words(self.text)
         return f"{self.title} ({where}), {words} words, autosaved {when}"
 
 

@@ -24,6 +24,8 @@ from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from pathlib import Path
 
+from app.documents.word_count import count_words
+
 KEEP_RECENT = 30
 KEEP_DAILY = 60
 FOLDER = "saved versions"
@@ -42,10 +44,6 @@ class SavedVersion:
         """The version's text; ``OSError`` (or ``ValueError`` for a damaged file) if it cannot be read."""
         with gzip.open(self.file, "rt", encoding="utf-8", newline="") as stream:
             return stream.read()
-
-
-def word_count(text: str) -> int:
-    return len(text.split())
 
 
 def digest_of(text: str) -> str:
@@ -90,12 +88,12 @@ class SavedVersions:
         folder = self.folder_of(path)
         folder.mkdir(parents=True, exist_ok=True)
         self._name(folder, path)
-        target = folder / f"{when.strftime(STAMP)}.w{word_count(text)}.{digest}.txt.gz"
+        target = folder / f"{when.strftime(STAMP)}.w{count_words(text)}.{digest}.txt.gz"
         partial = target.with_name(target.name + ".partial")
         with gzip.open(partial, "wt", encoding="utf-8", newline="", compresslevel=6) as stream:
             stream.write(text)
         partial.replace(target)  # a version is whole or absent
-        kept = SavedVersion(when, word_count(text), digest, target)
+        kept = SavedVersion(when, count_words(text), digest, target)
         for version in pruned([kept, *existing]):
             version.file.unlink(missing_ok=True)
         return kept

@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 
 from app.dialogs.side_panel import SidePanel
 from app.documents.critic_markup import settle
+from app.documents.word_count import count_words
 from app.window.editor_widget import RewriteEditor
 from app.window.headings import INDENT, Heading, headings
 from app.window.markdown_highlighter import is_markdown
@@ -51,7 +52,7 @@ def section_words(text: str, found: list[Heading]) -> list[int]:
         later = (other.position for other in found[index + 1 :] if other.level <= heading.level)
         end = next(later, len(units) // 2)
         body = settle(units[2 * heading.position : 2 * end].decode("utf-16-le", errors="ignore"), accept=True)
-        counts.append(max(0, len(body.split()) - len(body.split("\n", 1)[0].split())))
+        counts.append(max(0, count_words(body) - count_words(body.split("\n", 1)[0])))
     return counts
 
 

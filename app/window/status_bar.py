@@ -16,6 +16,7 @@ from PySide6.QtWidgets import QLabel, QProgressBar, QPushButton
 
 from app.documents.critic_markup import settle
 from app.documents.front_matter import without_front_matter
+from app.documents.word_count import count_words
 from app.model_sources import server_key
 from app.rewrite.worker import ModelInfo, ModelSpec, RewriteService, ServerSpec
 from app.window.file_commands import FileCommands
@@ -54,7 +55,7 @@ class ModelStatusBar(FileCommands):
         self.counts_label = QLabel("")
         # View ▸ Session Word Goal…: the words written since the document was opened, towards the goal.
         self.session_goal = SessionGoal(self, self.prefs.session_goal, self._keep_session_goal, self)
-        self.documentReplaced.connect(lambda text: self.session_goal.begin(len(text.split())))
+        self.documentReplaced.connect(lambda text: self.session_goal.begin(self._words_of(text)))
         self.load_progress = QProgressBar()
         self.load_progress.setRange(0, 100)
         self.load_progress.setMaximumWidth(160)
@@ -88,17 +89,24 @@ class ModelStatusBar(FileCommands):
     def _keep_session_goal(self, goal: int) -> None:
         self._store(session_goal=goal)
 
+    def _counted_text(self, text: str) -> str:
+        """``text`` as the counts see it: tracked changes still to decide as made (their new words once), and a
+        Markdown text without its front matter, which no export prints as words."""
+        text = settle(text, accept=True)
+        return without_front_matter(text)[1] if is_markdown(self.path) else text
+
+    def _words_of(self, text: str) -> int:
+        """The words the status bar would count in ``text``: the session goal's start counts them the same way."""
+        return count_words(self._counted_text(text))
+
     def _update_counts(self) -> None:
-        text = self.saved_text()  # a developing span counts as its original, not as its noise
-        text = settle(text, accept=True)  # tracked changes still to decide count as made: their new words once
-        if is_markdown(self.path):  # front matter is no part of the text: no export prints it
-            text = without_front_matter(text)[1]
-        words, characters = len(text.split()), len(text)
+        text = self._counted_text(self.saved_text())  # a developing span counts as its original, not its noise
+        words, characters = count_words(text), len(text)
         self.session_goal.counted(words)
         cursor = self.editor.textCursor()
         if cursor.hasSelection() and self.editor.live_span is None:  # "12 of 479 words": what the selection holds
             selected = settle(self.editor.text_between(cursor.selectionStart(), cursor.selectionEnd()), accept=True)
-            self.counts_label.setText(f"{len(selected.split()):,} of {counted(words, 'word')} · "
+            self.counts_label.setText(f"{count_words(selected):,} of {counted(words, 'word')} · "
                                       f"{len(selected):,} of {counted(characters, 'character')}")  # fmt: skip
             return
         self.counts_label.setText(f"{counted(words, 'word')} · {counted(characters, 'character')}")

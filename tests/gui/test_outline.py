@@ -26,7 +26,8 @@ def _rows(window) -> list[tuple[str, str]]:
 def test_each_sections_words_are_its_own() -> None:
     found = headings(BOOK, markdown=True)
     assert [h.title for h in found] == ["Part One", "The Storm", "The Light"]
-    assert section_words(BOOK, found) == [5 + 3 + 15 + 3 + 2, 15, 2]  # a part: its chapters' too
+    # Marks, fences and the emoji are no words; a part counts its chapters' headings and words too.
+    assert section_words(BOOK, found) == [5 + 2 + 11 + 2 + 2, 8 + 3, 2]
 
 
 def test_the_outline_lists_headings_marks_the_caret_and_a_click_gives_the_keys_back(document_window, qtbot) -> None:
@@ -35,7 +36,7 @@ def test_the_outline_lists_headings_marks_the_caret_and_a_click_gives_the_keys_b
     assert not outline.isVisible()  # off until the writer asks for it
     window.outline.toggle_action.trigger()
     assert outline.isVisible() and window.prefs.outline_panel
-    assert _rows(window) == [("Part One", "28"), ("    The Storm", "15"), ("    The Light", "2")]
+    assert _rows(window) == [("Part One", "22"), ("    The Storm", "11"), ("    The Light", "2")]
     place_cursor(window, BOOK.index("from the sea"))
     assert outline.tree.currentItem() is outline.tree.topLevelItem(1)
     window.editor.setFocus()

@@ -58,3 +58,20 @@ def test_the_words_written_this_session_count_towards_the_goal(make_window, tmp_
     assert window.session_goal.label.text() == "0 of 12 words this session"
     window.session_goal.set_goal(0)
     assert not window.session_goal.label.isVisible() and window.settings.load().session_goal == 0
+
+
+def test_a_session_counts_the_words_the_status_bar_counts(make_window, tmp_path: Path) -> None:
+    """The session starts from the status bar's own count: front matter, marks and undecided changes are counted
+    alike at the start and after, so the first words typed count from the first."""
+    chapter = tmp_path / "chapter.md"
+    chapter.write_text("---\ntitle: The Salt Road\nauthor: Maya Okafor\n---\n\n# One\n\nShe {++quietly ++}left.\n"
+                       "\n* * *\n", encoding="utf-8")  # fmt: skip
+    window = make_window(wait_for_model=False)
+    assert window.open_path(chapter)
+    window.session_goal.set_goal(10)
+    window._update_counts()
+    assert window.counts_label.text().startswith("4 words")  # One, She, quietly, left.
+    assert window.session_goal.label.text() == "0 of 10 words this session"
+    type_at_end(window, "\nThe tide — at last — turned. ")
+    assert window.counts_label.text().startswith("9 words")  # the dashes are no words
+    assert window.session_goal.label.text() == "5 of 10 words this session"

@@ -1,0 +1,34 @@
+"""Words counted as writers count them: runs between white space holding a letter or a digit."""
+
+from __future__ import annotations
+
+import pytest
+
+from app.documents.word_count import count_words
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ("", 0),
+        ("   \n\t ", 0),
+        ("The keeper climbed the stairs.", 5),
+        ("# Chapter One", 2),  # a heading's mark is no word
+        ("- milk\n- bread\n> quoted", 3),
+        ("1. eggs", 2),  # a list's number counts, as any number does
+        ("* * *\n\n---\n\n***", 0),  # scene breaks and rules
+        ("He paused — then left.", 4),  # a spaced dash
+        ("**bold** and *italic* `code`", 4),  # marks around a word leave it one word
+        ("don't well-known 3.14 #1 42", 5),
+        ("café naïve Ωμέγα Привет", 4),  # letters of any script
+        ("_ __ -- … “ ”", 0),
+        ("我们去海边", 1),  # no spaces between its words: a run is one, as splitting counted it
+    ],
+)
+def test_words_hold_a_letter_or_a_digit(text: str, words: int) -> None:
+    assert count_words(text) == words
+
+
+def test_prose_counts_as_splitting_on_spaces_counts() -> None:
+    prose = "It was the best of times, it was the worst of times; it was 1859.\nShe said: “Go.”"
+    assert count_words(prose) == len(prose.split())
