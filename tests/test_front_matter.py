@@ -9,6 +9,7 @@ from app.documents.front_matter import (
     MOST_CHARS,
     TitlePage,
     front_matter_end,
+    language_tag,
     read_front_matter,
     without_front_matter,
 )
@@ -87,6 +88,29 @@ def test_values_are_plain_words_on_one_line() -> None:
     assert found.page.subtitle == "folded over lines"
     assert found.page.date == "2026-12-05"
     assert found.page.language == ""  # a list is no language tag
+
+
+@pytest.mark.parametrize(
+    ("written", "tag"),
+    [
+        ("en-GB", "en-GB"),
+        ("fr", "fr"),
+        ("zh-Hant-TW", "zh-Hant-TW"),
+        ("es-419", "es-419"),
+        ("en_GB", "en-GB"),  # a locale's spelling, mended
+        ("de_AT.UTF-8", "de-AT"),
+        ("C", ""),  # the POSIX locale is no language
+        ("English", ""),
+        ("en GB", ""),
+        ("<b>", ""),
+        ("en-", ""),
+    ],
+)
+def test_the_language_is_a_well_formed_tag_or_none(written: str, tag: str) -> None:
+    """An e-book whose language is malformed is refused by the stores' checks; the exports then use the app's."""
+    assert language_tag(written) == tag
+    found = read_front_matter(f"---\nlang: '{written}'\n---\n")
+    assert found is not None and found.page.language == tag
 
 
 def test_tracked_changes_inside_it_are_read_made() -> None:

@@ -31,6 +31,8 @@ MOST_CHARS = 65_536  # a block longer than this is not front matter but a docume
 MOST_AUTHORS = 50
 # Emphasis and code marks in a title ("*Ulysses* Annotated"): the metadata is plain words.
 INLINE_MARKS = re.compile(r"(\*{1,3}|_{1,3}|`+)(?=\S)(.+?)(?<=\S)\1")
+# A well-formed language tag as EPUB and Word take it (BCP 47's shape: a 2-3 letter language, then subtags).
+LANGUAGE_TAG = re.compile(r"[A-Za-z]{2,3}(?:-[A-Za-z0-9]{1,8})*")
 
 
 @dataclass(frozen=True)
@@ -90,7 +92,7 @@ def read_front_matter(text: str) -> FrontMatter | None:
             subtitle=_plain(fields.get("subtitle")),
             authors=_authors(fields.get("author", fields.get("authors"))),
             date=_plain(fields.get("date")),
-            language=_plain(fields.get("lang", fields.get("language"))),
+            language=language_tag(_plain(fields.get("lang", fields.get("language")))),
         ),
         end,
     )
@@ -100,6 +102,13 @@ def without_front_matter(text: str) -> tuple[TitlePage, str]:
     """``text``'s title page (empty where it has no front matter) and the text after its front matter."""
     found = read_front_matter(text)
     return (found.page, text[found.end :]) if found is not None else (TitlePage(), text)
+
+
+def language_tag(value: str) -> str:
+    """``value`` as a language tag ("en-GB"), a locale's spelling ("en_GB.UTF-8") mended; "" for anything that is
+    none ("C", "English"): an e-book with a malformed one is refused by the stores' checks (EPUBCheck)."""
+    tag = value.strip().split(".", 1)[0].split("@", 1)[0].replace("_", "-")
+    return tag if LANGUAGE_TAG.fullmatch(tag) else ""
 
 
 def _yaml_mapping(block: str) -> dict[str, Any] | None:

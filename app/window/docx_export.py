@@ -41,6 +41,7 @@ from PySide6.QtGui import (
 )
 
 from app.documents.fileio import save_bytes
+from app.documents.front_matter import language_tag
 from app.window.docx_changes import SIGN, Revisions, mark_changes
 from app.window.docx_comments import Comments
 from app.window.docx_footnotes import Footnotes
@@ -363,7 +364,8 @@ def word_language(language: str, system: QLocale) -> str:
     """The language tag Word checks the text in: ``language``'s (a code, "" for the system's) in the system's
     country where the system speaks it (en-GB for a British writer, not Qt's en-US), else its usual one."""
     same = not language or system.name().split("_")[0] == language
-    return (system if same else QLocale(language)).name().replace("_", "-")
+    # Qt's "C" locale (LANG=C, as in many containers) is no language tag; its words are English, as Qt's are.
+    return language_tag((system if same else QLocale(language)).name()) or "en-US"
 
 
 def export_docx(text: str, markdown: bool, path: Path, name: str, country: QLocale.Country, family: str = "",

@@ -5,11 +5,18 @@ its marks gone, footnotes as Notes, pictures carried, and the tracked-changes qu
 
 from __future__ import annotations
 
+import shutil
+import subprocess
 import zipfile
 from pathlib import Path
 from xml.etree import ElementTree
 
+import pytest
+from PySide6.QtCore import QLocale
 from PySide6.QtGui import QColor, QImage
+
+from app.window.docx_export import word_language
+from app.window.epub_export import export_epub
 
 XHTML = "{http://www.w3.org/1999/xhtml}"
 OPF = "{http://www.idpf.org/2007/opf}"
@@ -118,3 +125,43 @@ def test_characters_xml_forbids_are_left_out_not_the_book(document_window, tmp_p
     assert window.export_to(tmp_path / "odd.epub")
     _package, _opf, pages = _read(tmp_path / "odd.epub")  # every page parses
     assert "The keeper." in _text(pages["OEBPS/text/part1.xhtml"])  # no front matter: the book opens at One
+
+
+def _epubcheck() -> list[str] | None:
+    """The W3C's EPUBCheck (Debian's `epubcheck`, a jar run by Java) where installed; .ci/run installs it."""
+    jar, java = shutil.which("epubcheck"), shutil.which("java")
+    return [java, "-jar", jar, "--quiet"] if jar and java else None
+
+
+FRONT_MATTER = (
+    "---\ntitle: The *Salt* Road\nsubtitle: A _novel_\nauthor: [Maya Okafor, Tom Reyes]\nlang: en-GB\n---\n\n"
+)
+
+
+
+@pytest.mark.skipif(_epubcheck() is None, reason="EPUBCheck is not installed (Debian: apt install epubcheck)")
+@pytest.mark.parametrize(
+    ("text", "markdown"),
+    [
+        (FRONT_MATTER + BOOK + "\n- [x] a task\n\n{++added++}{>>Ed<<} & <tag> 🌊 我们\n\n***\n", True),
+        (BOOK, True),
+        ("A plain text,\x0cits form feed & <marks> kept as words.\n\nSecond paragraph.", False),
+        ("", True),
+        (FRONT_MATTER, True),  # a title page and nothing else
+        ("---\ntitle: T\nlang: English (UK)\n---\n\nWords.", True),  # no tag: the app's own is used
+    ],
+    ids=["front-matter-book", "book", "plain-text", "empty", "only-front-matter", "malformed-language"],
+)
+def test_epubcheck_finds_nothing_wrong(tmp_path: Path, text: str, markdown: bool) -> None:
+    """What a store (Apple Books, Kobo, Google Play) runs before it takes a book: no fatal, error or warning."""
+    picture = QImage(8, 6, QImage.Format.Format_RGB32)
+    picture.fill(QColor("#3070b0"))
+    assert picture.save(str(tmp_path / "sea.png"))
+    book = tmp_path / "book.epub"
+    language = word_language("", QLocale.c())  # the app's own language on a LANG=C machine
+    export_epub(text, markdown, book, "book.md", language, folder=tmp_path, author="Writer Name")
+    command = _epubcheck()
+    assert command is not None
+    checked = subprocess.run([*command, str(book)], capture_output=True, text=True, timeout=300)
+    assert checked.returncode == 0 and "ERROR" not in checked.stdout + checked.stderr, checked.stdout + checked.stderr
+    assert "WARNING" not in checked.stdout + checked.stderr, checked.stdout + checked.stderr

@@ -149,6 +149,7 @@ def test_the_language_is_in_the_writers_own_country_where_it_can_be() -> None:
     assert word_language("en", british) == word_language("", british) == "en-GB"
     assert word_language("fr", british) == "fr-FR"  # a French text on a British computer
     assert word_language("de", QLocale(QLocale.Language.German, QLocale.Country.Austria)) == "de-AT"
+    assert word_language("", QLocale.c()) == "en-US"  # LANG=C: Qt's "C" is no language tag, its words English
 
 
 def test_the_page_is_the_countrys_and_the_typeface_the_writers(document_window, tmp_path: Path) -> None:
