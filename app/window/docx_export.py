@@ -165,6 +165,8 @@ def _paragraph(block: QTextBlock, numbering: dict[int, int], lists: Lists) -> Pa
     paragraph = Paragraph(_runs(block))
     if form.hasProperty(TITLE_PART):  # the front matter's title block: Word's Title, Subtitle…
         paragraph.style = str(form.property(TITLE_PART))
+        for run in paragraph.runs:  # its bold and italic are its style's (the words are plain: front_matter)
+            run.bold = run.italic = False
     elif form.headingLevel():
         paragraph.style = f"Heading{min(form.headingLevel(), 6)}"
     elif form.hasProperty(QTextFormat.Property.BlockCodeFence):

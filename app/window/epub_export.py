@@ -177,7 +177,7 @@ def _xhtml_body(parts: list[Paragraph | Table], lists: Lists, book: Book, anchor
             anchor = anchors.pop(0) if anchors else ""
             out.append(f"<h{level} id={quoteattr(anchor)}>{_runs(part.runs, book, bold_already=True)}</h{level}>")
         elif part.style in TITLE_PARTS:
-            out.append(f'<p class="{part.style.lower()}">{_runs(part.runs, book, bold_already=True)}</p>')
+            out.append(f'<p class="{part.style.lower()}">{_runs(part.runs, book)}</p>')  # its class is its look
         elif part.rule:
             out.append("<hr/>")
         elif part.runs:

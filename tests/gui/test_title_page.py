@@ -90,6 +90,10 @@ def test_the_word_document_sets_the_block_in_words_styles_and_its_properties(
     styles = ElementTree.fromstring(package.read("word/styles.xml"))
     defined = {style.get(f"{W}styleId") for style in styles.iter(f"{W}style")}
     assert {"Title", "Subtitle", "Author", "Date"} <= defined  # every style a paragraph names exists
+    body = ElementTree.fromstring(package.read("word/document.xml"))
+    opening = [p for p in body.iter(f"{W}p") if p.find(f"{W}pPr/{W}pStyle") is not None][:4]
+    direct = [mark.tag for p in opening for mark in p.iter() if mark.tag in (f"{W}b", f"{W}i")]
+    assert direct == []  # the block's look is its styles' alone: a writer restyling Title in Word sees it follow
     language = next(styles.iter(f"{W}lang")).get(f"{W}val")
     assert language == "en-GB"  # the front matter's lang
     core = ElementTree.fromstring(package.read("docProps/core.xml"))
@@ -107,6 +111,7 @@ def test_the_e_book_names_each_author_and_opens_with_the_title_page(document_win
     classes = [(p.get("class"), "".join(p.itertext())) for p in opening.iter(f"{XHTML}p")]
     assert classes == [("title", "The Salt Road"), ("subtitle", "A novel"), ("author", "Maya Okafor, Tom Reyes"),
                        ("date", "2026-12-05")]  # fmt: skip
+    assert [e.tag for p in opening.iter(f"{XHTML}p") for e in p.iter() if e.tag != f"{XHTML}p"] == []  # classes'
     book = " ".join("".join(ElementTree.fromstring(package.read(n)).itertext()) for n in package.namelist()
                     if n.startswith("OEBPS/text/"))  # fmt: skip
     assert not any(yaml in book for yaml in YAML_WORDS)
