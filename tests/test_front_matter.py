@@ -4,15 +4,19 @@ front matter and what stays the writer's text, and the fields the exports take f
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from app.documents.front_matter import (
     MOST_CHARS,
     TitlePage,
     front_matter_end,
+    front_matter_text,
     language_tag,
     read_front_matter,
     without_front_matter,
 )
+from app.documents.markdown_blocks import escape_inline
 
 NOVEL = (
     "---\ntitle: The Salt Road\nsubtitle: A novel\nauthor: Maya Okafor\ndate: 2026-12-05\nlang: en-GB\n"
@@ -128,3 +132,26 @@ def test_a_block_that_would_run_past_the_limit_is_no_front_matter() -> None:
 def test_the_quick_look_finds_the_shape_without_reading_yaml() -> None:
     assert front_matter_end("---\nIntro.\n---\nText") == len("---\nIntro.\n---\n")  # shaped so; YAML decides later
     assert front_matter_end("Text\n---\n") == 0
+
+
+@given(st.lists(st.text(st.characters(codec="utf-8", exclude_categories=("Cc", "Cs", "Co", "Cn", "Zl", "Zp")),
+                        min_size=1), min_size=4, max_size=6))
+@settings(max_examples=200, deadline=None)
+def test_what_is_written_as_front_matter_reads_back(values: list[str]) -> None:
+    """An imported title page's words (Markdown, escaped as the importers escape them) survive YAML either way."""
+    title, subtitle, date, *authors = (escape_inline(value) for value in values)
+    text = front_matter_text(title, subtitle, tuple(authors), date)
+    found = read_front_matter(text + "# One\n")
+    assert found is not None and found.end == len(text) - 1 and found.page.language == ""  # the blank line after
+
+    def plain(value: str) -> str:  # one line, and no soft hyphens (the importers leave them out)
+        return " ".join(value.replace("\u00ad", "").split())
+
+    page = found.page
+    assert (page.title, page.subtitle, page.date) == (plain(values[0]), plain(values[1]), plain(values[2]))
+    assert page.authors == tuple(plain(value) for value in values[3:] if plain(value))
+
+
+def test_escaped_marks_are_characters_not_emphasis() -> None:
+    found = read_front_matter("---\ntitle: '\\*Not\\* *but* this \\\\ and 2\\*3'\n---\n")
+    assert found is not None and found.page.title == "*Not* but this \\ and 2*3"

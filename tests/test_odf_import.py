@@ -137,6 +137,18 @@ def test_headings_runs_and_what_markdown_would_misread(tmp_path: Path) -> None:
     ])  # fmt: skip
 
 
+def test_a_title_page_is_front_matter_as_pandocs_opendocument_writer_sets_it(tmp_path: Path) -> None:
+    styles = "".join(f'<style:style style:name="{name}" style:family="paragraph"/>'
+                     for name in ("Title", "Subtitle", "Author", "Date"))  # fmt: skip
+    body = (p("The Lighthouse", "Title") + p("A novel", "Subtitle") + p("Maya Okafor", "Author")
+            + '<text:h text:outline-level="1">One</text:h>' + p("Body."))  # fmt: skip
+
+    imported = read_odf_text(odt(tmp_path / "titled.odt", body, styles=styles))
+
+    front = "---\ntitle: The Lighthouse\nsubtitle: A novel\nauthor: Maya Okafor\n---\n"
+    assert imported.text == front + "\n# One\n\nBody.\n"  # the chapter keeps its level
+
+
 def test_a_title_is_the_one_top_heading_and_the_headings_sit_under_it(tmp_path: Path) -> None:
     # As LibreOffice 7.4 writes a Word document's Title and Heading 1: a paragraph in its Title style, then a heading.
     styles = '<style:style style:name="Title" style:family="paragraph" style:class="chapter"/>'

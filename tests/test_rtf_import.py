@@ -97,6 +97,17 @@ def test_words_rtf_lists_pictures_hidden_text_and_another_code_page(tmp_path: Pa
     assert imported.notes == ("2 pictures left out",)
 
 
+def test_a_title_page_is_front_matter(tmp_path: Path) -> None:
+    source = (
+        "{\\rtf1\\ansi{\\stylesheet{\\s0 Normal;}{\\s1 Title;}{\\s2 Subtitle;}{\\s3 Author;}"
+        "{\\s4\\outlinelevel0 heading 1;}}"
+        "\\pard\\plain\\s1 The Lighthouse\\par\\pard\\plain\\s2 A novel\\par"
+        "\\pard\\plain\\s3 Maya Okafor\\par\\pard\\plain\\s4 One\\par\\pard\\plain Body.\\par}"
+    )
+    imported = read_rtf(rtf(tmp_path, source, "titled.rtf"))
+    assert imported.text == "---\ntitle: The Lighthouse\nsubtitle: A novel\nauthor: Maya Okafor\n---\n\n# One\n\nBody.\n"
+
+
 def test_a_file_that_is_not_rtf_or_is_damaged_says_why_and_never_crashes(tmp_path: Path) -> None:
     with pytest.raises(UnreadableDocument, match="not RTF"):
         read_rtf(rtf(tmp_path, "Just some words with a .rtf name."))

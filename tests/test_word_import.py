@@ -12,8 +12,10 @@ from xml.sax.saxutils import escape
 
 import docx
 import pytest
+from docx.enum.style import WD_STYLE_TYPE
 
 from app.documents import markdown_blocks
+from app.documents.front_matter import TitlePage, read_front_matter
 from app.documents.markdown_blocks import Revision, UnreadableDocument
 from app.documents.word_import import is_word_file, read_word_document
 
@@ -77,6 +79,51 @@ def test_a_document_made_from_words_own_template_keeps_its_structure(tmp_path: P
         "| Tool | Use |\n|---|---|\n| lamp | light \\| heat |\n"
     )
     assert imported.notes == ()
+
+
+def test_a_title_page_under_the_title_is_front_matter_and_the_chapters_keep_their_level(tmp_path: Path) -> None:
+    """Title, Subtitle, Author and Date paragraphs, as Pandoc's and Redraft's Word exports write a title page, come
+    back as the front matter they were written from, and the Heading 1s stay chapters (an e-book cuts at them)."""
+    document = docx.Document()
+    for style in ("Author", "Date"):
+        document.styles.add_style(style, WD_STYLE_TYPE.PARAGRAPH)
+    document.add_heading("The Salt Road: *Book* One", level=0)
+    document.add_paragraph("A novel", style="Subtitle")
+    document.add_paragraph("Maya Okafor", style="Author")
+    document.add_paragraph("Tom Reyes", style="Author")
+    document.add_paragraph("2026-12-05", style="Date")
+    document.add_heading("One", level=1)
+    document.add_paragraph("It began.")
+    document.add_paragraph("5 December", style="Date")  # a letter's date further on is the text's
+    path = tmp_path / "salt road.docx"
+    document.save(str(path))
+
+    imported = read_word_document(path).text
+
+    found = read_front_matter(imported)
+    assert found is not None
+    assert found.page == TitlePage("The Salt Road: *Book* One", "A novel", ("Maya Okafor", "Tom Reyes"), "2026-12-05")
+    assert imported[found.end :] == "\n# One\n\nIt began.\n\n5 December\n"
+
+
+@pytest.mark.parametrize(
+    "opening",
+    [
+        [("Title", "The Salt Road")],  # a lone Title: the top heading, as before
+        [("Title", "The Salt Road"), ("Subtitle", "A novel"), ("Subtitle", "Or, the sea")],  # not one page's
+        [("Normal", "Draft 3"), ("Title", "The Salt Road"), ("Subtitle", "A novel")],  # words before the title
+    ],
+    ids=["lone-title", "two-subtitles", "words-first"],
+)
+def test_no_title_page_no_front_matter(tmp_path: Path, opening: list[tuple[str, str]]) -> None:
+    document = docx.Document()
+    for style, words in opening:
+        document.add_paragraph(words, style=style)
+    document.add_heading("One", level=1)
+    path = tmp_path / "draft.docx"
+    document.save(str(path))
+    imported = read_word_document(path).text
+    assert read_front_matter(imported) is None and "# The Salt Road\n\n" in imported and "## One" in imported
 
 
 def test_hyperlink_fields_are_links_and_a_table_of_contents_entry_is_not(tmp_path: Path) -> None:

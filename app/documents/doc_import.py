@@ -424,7 +424,7 @@ class DocReader:
             return self._item(properties, text)
         if style.name in QUOTE_STYLE_NAMES:
             return Block("quote", "> " + escape_block_start(text))
-        return paragraph_block(text)
+        return paragraph_block(text, style.name)
 
     def _item(self, properties: ParagraphProperties, text: str) -> Block:
         """A list item, numbered as its list's level says (counted from its start), else a bullet."""

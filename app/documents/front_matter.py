@@ -29,8 +29,10 @@ OPENING = re.compile(r"\A\ufeff?---[ \t]*\r?\n(?![ \t]*\r?\n)")
 CLOSING = re.compile(r"^(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.MULTILINE)
 MOST_CHARS = 65_536  # a block longer than this is not front matter but a document's first part
 MOST_AUTHORS = 50
-# Emphasis and code marks in a title ("*Ulysses* Annotated"): the metadata is plain words.
-INLINE_MARKS = re.compile(r"(\*{1,3}|_{1,3}|`+)(?=\S)(.+?)(?<=\S)\1")
+# Emphasis and code marks in a title ("*Ulysses* Annotated"): the metadata is plain words. A mark escaped with a
+# backslash is a character, as Pandoc reads the values as Markdown; the escapes go after.
+INLINE_MARKS = re.compile(r"(?<!\\)(\*{1,3}|_{1,3}|`+)(?=\S)(.+?)(?<=[^\s\\])\1")
+MARKDOWN_ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
 # A well-formed language tag as EPUB and Word take it (BCP 47's shape: a 2-3 letter language, then subtags).
 LANGUAGE_TAG = re.compile(r"[A-Za-z]{2,3}(?:-[A-Za-z0-9]{1,8})*")
 
@@ -46,9 +48,10 @@ class TitlePage:
     language: str = ""  # a language tag ("en-GB"), as Pandoc's ``lang``
 
     def lines(self) -> list[tuple[str, str]]:
-        """The title block's lines as the exports set them, each with its part's name (Word's style for it)."""
-        parts = (("Title", self.title), ("Subtitle", self.subtitle), ("Author", ", ".join(self.authors)),
-                 ("Date", self.date))  # fmt: skip
+        """The title block's lines as the exports set them, each with its part's name (Word's style for it): an
+        author a line, as a book's title page and Pandoc's Word writer set them, so each comes back apart."""
+        parts = [("Title", self.title), ("Subtitle", self.subtitle), *(("Author", name) for name in self.authors),
+                 ("Date", self.date)]  # fmt: skip
         return [(part, words) for part, words in parts if words]
 
 
@@ -98,6 +101,18 @@ def read_front_matter(text: str) -> FrontMatter | None:
     )
 
 
+def front_matter_text(title: str, subtitle: str = "", authors: tuple[str, ...] = (), date: str = "") -> str:
+    """The front matter block (closed, with the blank line after it) that reads back as these values: Markdown, as
+    Pandoc reads a value, so an imported title keeps its escaped characters. YAML quotes what needs quoting."""
+    import yaml
+
+    author: object = authors[0] if len(authors) == 1 else list(authors)
+    fields = {"title": title, "subtitle": subtitle, "author": author, "date": date}
+    kept = {key: value for key, value in fields.items() if value}
+    dumped = yaml.safe_dump(kept, allow_unicode=True, sort_keys=False, default_flow_style=False, width=1 << 20)
+    return f"---\n{dumped}---\n\n"
+
+
 def without_front_matter(text: str) -> tuple[TitlePage, str]:
     """``text``'s title page (empty where it has no front matter) and the text after its front matter."""
     found = read_front_matter(text)
@@ -129,7 +144,7 @@ def _plain(value: object) -> str:
     if isinstance(value, bool) or not isinstance(value, str | int | float | datetime.date):
         return ""
     words = " ".join(str(value).split())
-    return INLINE_MARKS.sub(r"\2", words)
+    return MARKDOWN_ESCAPE.sub(r"\1", INLINE_MARKS.sub(r"\2", words))
 
 
 def _authors(value: object) -> tuple[str, ...]:

@@ -234,20 +234,52 @@ def comment_note(author: str, words: str) -> str:
     return re.sub(r"-{2,}", "–", note.replace("\n", " "))
 
 
-def paragraph_block(text: str) -> Block:
-    """A body paragraph: a scene break stays one, and a start Markdown would read as a mark is escaped."""
+def paragraph_block(text: str, style_name: str = "") -> Block:
+    """A body paragraph: a scene break stays one, and a start Markdown would read as a mark is escaped. One in a
+    title block's style (``style_name`` lower case: Subtitle, Author, Date) says so, for join_blocks."""
+    kind = style_name if style_name in TITLE_BLOCK_PARTS else "paragraph"
     if SCENE_BREAK.match(text):
-        return Block("paragraph", text.replace("\\*", "*"))
-    return Block("paragraph", escape_block_start(text))
+        return Block(kind, text.replace("\\*", "*"))
+    return Block(kind, escape_block_start(text))
+
+
+# The styles of a title block's paragraphs under the Title, as Pandoc's Word and OpenDocument writers and Redraft's
+# own Word export set them (app/window/title_page.py); Word's letters use Date too, which only counts under a Title.
+TITLE_BLOCK_PARTS = frozenset({"subtitle", "author", "date"})
 
 
 @dataclass
 class Block:
-    kind: str  # title (Word's or LibreOffice's Title style), heading, paragraph, quote, item, code, table
+    kind: str  # title (Word's or LibreOffice's Title style), heading, paragraph, quote, item, code, table, or a
+    # title block's part (TITLE_BLOCK_PARTS): a paragraph unless it follows the document's opening Title
     text: str
     depth: int = 0
     marker: str = ""
     list_id: str = ""
+
+
+def _title_block(blocks: list[Block]) -> tuple[str, list[Block]]:
+    """A document that opens with its one Title and its Subtitle, Author or Date under it has a title page, which
+    Markdown keeps as front matter (as Pandoc reads a .docx): its text and the blocks after it (their headings
+    keep their levels). A lone Title stays the document's top heading (``_under_title``). Either way the parts
+    found elsewhere are paragraphs."""
+    end = 1
+    while end < len(blocks) and blocks[end].kind in TITLE_BLOCK_PARTS:
+        end += 1
+    head, rest = blocks[:end], [replace(b, kind="paragraph") if b.kind in TITLE_BLOCK_PARTS else b for b in blocks]
+    parts: dict[str, list[str]] = {"title": [], "subtitle": [], "author": [], "date": []}
+    for block in head:
+        parts.setdefault(block.kind, []).append(block.text)
+    lone = end == 1 or head[0].kind != "title" or any(block.kind == "title" for block in blocks[end:])
+    if lone or len(parts["subtitle"]) > 1 or len(parts["date"]) > 1 or any(
+        "<!--" in block.text or "\\\n" in block.text for block in head  # a note or a line break: the text's own
+    ):
+        return "", rest
+    from app.documents.front_matter import front_matter_text  # here: it reads critic_markup, which reads this
+
+    title = head[0].text.split(" ", 1)[1]  # after the heading's "# "
+    subtitle, date = (parts[kind][0] if parts[kind] else "" for kind in ("subtitle", "date"))
+    return front_matter_text(title, subtitle, tuple(parts["author"]), date), rest[end:]
 
 
 def _under_title(blocks: list[Block]) -> list[Block]:
@@ -266,8 +298,9 @@ def _under_title(blocks: list[Block]) -> list[Block]:
 def join_blocks(blocks: list[Block]) -> str:
     """Blocks as Markdown: a blank line between blocks, none inside a list or a code block; nested items set
     in under their parent's text, as CommonMark nests them."""
+    front_matter, blocks = _title_block(blocks)
     blocks = _under_title(blocks)
-    lines: list[str] = []
+    lines: list[str] = [front_matter.removesuffix("\n")] if front_matter else []
     previous: Block | None = None
     indents: list[int] = []  # where each open list level's text begins
     top_list = ""  # the list of the last item at the outer level: an outer item of another starts a new list

@@ -24,6 +24,7 @@ from xml.etree import ElementTree
 from app.documents.markdown_blocks import (
     BY,
     PLAIN,
+    TITLE_BLOCK_PARTS,
     ZIP_MAGIC,
     Block,
     Format,
@@ -273,7 +274,7 @@ class OdfReader:
             return Block("title" if title else "heading", f"{'#' * min(6, level)} {text}")
         if any(name in QUOTE_STYLES for name in names):
             return Block("quote", "> " + escape_block_start(text))
-        return paragraph_block(text)
+        return paragraph_block(text, next((name for name in names if name in TITLE_BLOCK_PARTS), ""))
 
     def list_items(self, element: ElementTree.Element, depth: int, style: str | None, key: str) -> list[Block]:
         style = element.get(f"{TEXT}style-name") or style

@@ -418,7 +418,7 @@ class RtfReader:
         elif name in QUOTE_STYLE_NAMES:
             self.blocks.append(Block("quote", "> " + escape_block_start(text)))
         else:
-            self.blocks.append(paragraph_block(text))
+            self.blocks.append(paragraph_block(text, name))
 
     @staticmethod
     def _item(paragraph: Paragraph, text: str) -> Block:

@@ -210,7 +210,7 @@ class WordReader:
         quoted = self.styles.quote_depth(style, properties, name in QUOTE_STYLES)
         if quoted:
             return Block("quote", "> " * quoted + escape_block_start(text))
-        return paragraph_block(text)
+        return paragraph_block(text, name)
 
     def table(self, tbl: ElementTree.Element) -> str:
         rows: list[list[str]] = []

@@ -16,6 +16,7 @@ from PySide6.QtGui import QPalette, QTextCursor
 from test_pdf_export import words_of
 
 from app.dialogs.settings import SettingsDialog
+from app.documents.front_matter import read_front_matter
 from app.settings import Preferences
 from app.window.headings import headings
 
@@ -52,7 +53,7 @@ def _docx_paragraphs(path: Path) -> list[tuple[str, str]]:
 
 def test_the_pdf_opens_with_the_title_block_and_names_title_and_authors(document_window, tmp_path: Path) -> None:
     reader, words = words_of(_exported(document_window, tmp_path, FRONT, ".pdf", author_name="Someone Else"))
-    assert words.startswith("The Salt Road A novel Maya Okafor, Tom Reyes 2026-12-05 Chapter One The keeper")
+    assert words.startswith("The Salt Road A novel Maya Okafor Tom Reyes 2026-12-05 Chapter One The keeper")
     assert not any(yaml in words for yaml in YAML_WORDS) and "---" not in words
     assert reader.metadata.title == "The Salt Road"  # the front matter's, not the first heading's
     assert reader.metadata.author == "Maya Okafor, Tom Reyes"  # the front matter's, over the writer's name
@@ -83,15 +84,15 @@ def test_the_word_document_sets_the_block_in_words_styles_and_its_properties(
 ) -> None:
     path = _exported(document_window, tmp_path, FRONT, ".docx", author_name="Someone Else")
     paragraphs = [paragraph for paragraph in _docx_paragraphs(path) if paragraph[1]]
-    assert paragraphs == [("Title", "The Salt Road"), ("Subtitle", "A novel"), ("Author", "Maya Okafor, Tom Reyes"),
-                          ("Date", "2026-12-05"), ("Heading1", "Chapter One"),
+    assert paragraphs == [("Title", "The Salt Road"), ("Subtitle", "A novel"), ("Author", "Maya Okafor"),
+                          ("Author", "Tom Reyes"), ("Date", "2026-12-05"), ("Heading1", "Chapter One"),
                           ("", "The keeper climbed the stairs.")]  # fmt: skip
     package = zipfile.ZipFile(path)
     styles = ElementTree.fromstring(package.read("word/styles.xml"))
     defined = {style.get(f"{W}styleId") for style in styles.iter(f"{W}style")}
     assert {"Title", "Subtitle", "Author", "Date"} <= defined  # every style a paragraph names exists
     body = ElementTree.fromstring(package.read("word/document.xml"))
-    opening = [p for p in body.iter(f"{W}p") if p.find(f"{W}pPr/{W}pStyle") is not None][:4]
+    opening = [p for p in body.iter(f"{W}p") if p.find(f"{W}pPr/{W}pStyle") is not None][:5]
     direct = [mark.tag for p in opening for mark in p.iter() if mark.tag in (f"{W}b", f"{W}i")]
     assert direct == []  # the block's look is its styles' alone: a writer restyling Title in Word sees it follow
     language = next(styles.iter(f"{W}lang")).get(f"{W}val")
@@ -109,8 +110,8 @@ def test_the_e_book_names_each_author_and_opens_with_the_title_page(document_win
     assert next(opf.iter(f"{DC}title")).text == "The Salt Road"
     opening = ElementTree.fromstring(package.read("OEBPS/text/part0.xhtml"))
     classes = [(p.get("class"), "".join(p.itertext())) for p in opening.iter(f"{XHTML}p")]
-    assert classes == [("title", "The Salt Road"), ("subtitle", "A novel"), ("author", "Maya Okafor, Tom Reyes"),
-                       ("date", "2026-12-05")]  # fmt: skip
+    assert classes == [("title", "The Salt Road"), ("subtitle", "A novel"), ("author", "Maya Okafor"),
+                       ("author", "Tom Reyes"), ("date", "2026-12-05")]  # fmt: skip
     assert [e.tag for p in opening.iter(f"{XHTML}p") for e in p.iter() if e.tag != f"{XHTML}p"] == []  # classes'
     book = " ".join("".join(ElementTree.fromstring(package.read(n)).itertext()) for n in package.namelist()
                     if n.startswith("OEBPS/text/"))  # fmt: skip
@@ -165,3 +166,15 @@ def test_the_word_count_leaves_the_front_matter_out(document_window) -> None:
     window.editor.setPlainText("---\nIntro after a rule.\n---\n\nText.\n")  # no front matter: every word counts
     window._update_counts()
     assert window.counts_label.text().startswith("5 words")  # the rules are no words either
+
+
+def test_a_title_page_comes_back_from_word_as_the_front_matter_it_was(document_window, tmp_path: Path) -> None:
+    """The writer's way round: a Markdown novel out to an editor as a Word document, and back into Redraft."""
+    exported = _exported(document_window, tmp_path, FRONT, ".docx")
+    returned = document_window(text="")
+    assert returned.open_path(exported)
+    text = returned.editor.plain_text()
+    found, sent = read_front_matter(text), read_front_matter(FRONT)
+    assert found is not None and sent is not None
+    assert found.page == replace(sent.page, language="")  # the language went as Word's, not as a paragraph
+    assert text[found.end :].strip() == "# Chapter One\n\nThe keeper climbed the stairs."  # still a chapter
