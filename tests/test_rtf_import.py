@@ -105,7 +105,8 @@ def test_a_title_page_is_front_matter(tmp_path: Path) -> None:
         "\\pard\\plain\\s3 Maya Okafor\\par\\pard\\plain\\s4 One\\par\\pard\\plain Body.\\par}"
     )
     imported = read_rtf(rtf(tmp_path, source, "titled.rtf"))
-    assert imported.text == "---\ntitle: The Lighthouse\nsubtitle: A novel\nauthor: Maya Okafor\n---\n\n# One\n\nBody.\n"
+    front = "---\ntitle: The Lighthouse\nsubtitle: A novel\nauthor: Maya Okafor\n---\n"
+    assert imported.text == front + "\n# One\n\nBody.\n"
 
 
 def test_a_file_that_is_not_rtf_or_is_damaged_says_why_and_never_crashes(tmp_path: Path) -> None:

@@ -22,7 +22,10 @@ from app.documents.word_count import count_words
         ("don't well-known 3.14 #1 42", 5),
         ("café naïve Ωμέγα Привет", 4),  # letters of any script
         ("_ __ -- … “ ”", 0),
-        ("我们去海边", 1),  # no spaces between its words: a run is one, as splitting counted it
+        ("我们去海边", 5),  # no spaces between its words: a character a word, as Word counts Chinese
+        ("私はカタカナ、です。", 8),  # kanji and kana alike; the ideographic comma and stop are no words
+        ("Tokyo东京 is big", 5),
+        ("한국어 단어 세기", 3),  # Korean spaces its words
     ],
 )
 def test_words_hold_a_letter_or_a_digit(text: str, words: int) -> None:

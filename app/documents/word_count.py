@@ -1,19 +1,25 @@
 """Counting words as writers and editors count them: a word holds at least one letter or digit.
 
 Splitting on white space alone counts Markdown's marks (`#`, `-`, `>`), a scene break's `* * *` and a spaced
-dash as words; word processors and writing apps (Word, Scrivener, Ulysses) leave those out. Text without spaces
-between its words (Chinese, Japanese) still counts a run as one word, as splitting did.
+dash as words; word processors and writing apps (Word, Scrivener, Ulysses) leave those out. Chinese and Japanese
+put no spaces between words, so each of their characters (ideographs and kana) counts as one, as Word counts them;
+Korean spaces its words and counts as any other script.
 """
 
 from __future__ import annotations
 
 import re
 
-# From a letter or digit to the end of its run of non-space characters: one match per word, in linear time
-# (a pattern that also looked back over the run's leading marks backtracks quadratically on a long run of them).
-WORD = re.compile(r"[^\W_]\S*")
+# CJK ideographs (with extension A, the compatibility block and the supplementary planes' extensions), hiragana
+# and katakana.
+EAST_ASIAN = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f"
+# One East Asian character, or from a letter or digit to the end of its run of other non-space characters: one
+# match per word, in linear time (a pattern that also looked back over a run's leading marks would backtrack
+# quadratically on a long run of them).
+WORD = re.compile(f"[{EAST_ASIAN}]|[^\\W_{EAST_ASIAN}][^\\s{EAST_ASIAN}]*")
 
 
 def count_words(text: str) -> int:
-    """The words in ``text``: runs between white space that hold a letter or a digit."""
+    """The words in ``text``: East Asian characters one each, else runs between white space that hold a letter or
+    a digit."""
     return sum(1 for _ in WORD.finditer(text))
