@@ -11,12 +11,11 @@ from app.documents.front_matter import (
     MOST_CHARS,
     TitlePage,
     front_matter_end,
-    front_matter_text,
     language_tag,
     read_front_matter,
     without_front_matter,
 )
-from app.documents.markdown_blocks import escape_inline
+from app.documents.markdown_blocks import escape_inline, front_matter_text
 
 NOVEL = (
     "---\ntitle: The Salt Road\nsubtitle: A novel\nauthor: Maya Okafor\ndate: 2026-12-05\nlang: en-GB\n"

@@ -101,18 +101,6 @@ def read_front_matter(text: str) -> FrontMatter | None:
     )
 
 
-def front_matter_text(title: str, subtitle: str = "", authors: tuple[str, ...] = (), date: str = "") -> str:
-    """The front matter block (closed, with the blank line after it) that reads back as these values: Markdown, as
-    Pandoc reads a value, so an imported title keeps its escaped characters. YAML quotes what needs quoting."""
-    import yaml
-
-    author: object = authors[0] if len(authors) == 1 else list(authors)
-    fields = {"title": title, "subtitle": subtitle, "author": author, "date": date}
-    kept = {key: value for key, value in fields.items() if value}
-    dumped = yaml.safe_dump(kept, allow_unicode=True, sort_keys=False, default_flow_style=False, width=1 << 20)
-    return f"---\n{dumped}---\n\n"
-
-
 def without_front_matter(text: str) -> tuple[TitlePage, str]:
     """``text``'s title page (empty where it has no front matter) and the text after its front matter."""
     found = read_front_matter(text)

@@ -275,11 +275,22 @@ def _title_block(blocks: list[Block]) -> tuple[str, list[Block]]:
         "<!--" in block.text or "\\\n" in block.text for block in head  # a note or a line break: the text's own
     ):
         return "", rest
-    from app.documents.front_matter import front_matter_text  # here: it reads critic_markup, which reads this
-
     title = head[0].text.split(" ", 1)[1]  # after the heading's "# "
     subtitle, date = (parts[kind][0] if parts[kind] else "" for kind in ("subtitle", "date"))
     return front_matter_text(title, subtitle, tuple(parts["author"]), date), rest[end:]
+
+
+def front_matter_text(title: str, subtitle: str = "", authors: tuple[str, ...] = (), date: str = "") -> str:
+    """The front matter block (closed, with the blank line after it) that reads back as these values: Markdown, as
+    Pandoc reads a value, so an imported title keeps its escaped characters. YAML quotes what needs quoting;
+    app.documents.front_matter reads it."""
+    import yaml  # only for a title page: the editor starts without it
+
+    author: object = authors[0] if len(authors) == 1 else list(authors)
+    fields = {"title": title, "subtitle": subtitle, "author": author, "date": date}
+    kept = {key: value for key, value in fields.items() if value}
+    dumped = yaml.safe_dump(kept, allow_unicode=True, sort_keys=False, default_flow_style=False, width=1 << 20)
+    return f"---\n{dumped}---\n\n"
 
 
 def _under_title(blocks: list[Block]) -> list[Block]:
