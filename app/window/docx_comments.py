@@ -3,7 +3,8 @@
 Word (``app.documents.word_import`` makes them notes), answered or not.
 
 A note inside a paragraph becomes a comment at its place: "Name: words" is the comment's author and its words, as
-the import writes them; a note without a name, or one that starts "TODO:" or the like, is Redraft's. The notes are
+the import writes them; a note without a name, or one that starts "TODO:" or the like, is the writer's own, signed
+with their name from Settings ▸ Documents (Redraft's where none is set). The notes are
 marked in the Markdown before Qt reads it (Qt's reader drops HTML comments) by private-use characters that carry
 their number through, and the writer puts each comment's anchor where its mark lands. A note on a line of its own,
 or inside a fenced code block, stays out, as notes do in every export.
@@ -37,13 +38,19 @@ def inline_notes(text: str) -> list[str]:
     return [match.group(1) for line, inline in _lines(text) if inline for match in NOTE.finditer(line)]
 
 
+def initials(name: str) -> str:
+    """The initials Word shows beside a comment: "ME" for Maya Editor, up to three letters."""
+    return "".join(word[0] for word in name.split())[:3].upper()
+
+
 class Comments:
     """The notes of one export: marked in the text, then written as comments.xml and their anchors."""
 
     pattern = MARK
 
-    def __init__(self) -> None:
+    def __init__(self, writer: str = "") -> None:
         self.notes: list[tuple[str, str]] = []  # (author, words) by comment id
+        self.writer = writer.strip() or DEFAULT_AUTHOR  # who signs the notes that name no one
 
     def mark(self, text: str) -> str:
         """``text`` with each inline note replaced by its mark (see ``inline_notes``)."""
@@ -55,7 +62,7 @@ class Comments:
         if named and named.group(1).strip().lower() not in NOT_AUTHORS:
             self.notes.append((named.group(1).strip(), named.group(2)))
         else:
-            self.notes.append((DEFAULT_AUTHOR, words))
+            self.notes.append((self.writer, words))
         return f"\ue000{len(self.notes) - 1}\ue001"
 
     def anchor_xml(self, index: int) -> str:
@@ -75,7 +82,7 @@ class Comments:
             return {}
         comments = "".join(
             f'<w:comment w:id="{index}" w:author={quoteattr(NOT_XML.sub("", author))} '
-            f'w:initials={quoteattr(NOT_XML.sub("", author)[:1])}><w:p><w:r><w:t xml:space="preserve">'
+            f'w:initials={quoteattr(initials(NOT_XML.sub("", author)))}><w:p><w:r><w:t xml:space="preserve">'
             f"{escape(NOT_XML.sub('', words))}</w:t></w:r></w:p></w:comment>"
             for index, (author, words) in enumerate(self.notes)
         )

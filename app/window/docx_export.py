@@ -378,10 +378,10 @@ def export_docx(text: str, markdown: bool, path: Path, name: str, country: QLoca
     first), ``folder`` where the document is (its pictures are read from there); ``notes_as_comments``: a Markdown
     text's inline notes as Word comments (docx_comments), else left out; ``tracked``: its CriticMarkup as Word's
     tracked changes (docx_changes), else as written; ``author``: the writer's name, the document's author where its
-    front matter names none. Returns the pictures it could not carry. Raises ``FileError`` (in the writer's words)
-    where it cannot be written; nothing is half-written."""
+    front matter names none, and the author of their notes that name no one. Returns the pictures it could not
+    carry. Raises ``FileError`` (in the writer's words) where it cannot be written; nothing is half-written."""
     lists = Lists()
-    comments, footnotes = Comments(), Footnotes(Revisions(first_id=100_000) if tracked else None)
+    comments, footnotes = Comments(author), Footnotes(Revisions(first_id=100_000) if tracked else None)
     body: list[Paragraph | Table]
     told = describe(text, markdown, name, author, tracked)
     marked = mark_changes(told.body, signed=True) if tracked else told.body

@@ -146,7 +146,7 @@ def test_an_editors_comments_go_back_to_word_as_comments_when_asked(document_win
     paragraph.add_run(".")
     document.add_comment(commented, text="Every single one?", author="Maya Editor", initials="ME")
     document.save(str(returned))
-    window = document_window()
+    window = document_window(author_name="Ann Lee")  # Settings ▸ Documents: the writer's name
     assert window.open_path(returned)
     assert window.editor.plain_text() == "The keeper climbed the stairs every evening<!-- Maya Editor: Every single " \
                                          "one? -->.\n"  # fmt: skip
@@ -168,7 +168,7 @@ def test_an_editors_comments_go_back_to_word_as_comments_when_asked(document_win
 
     kept = docx.Document(str(tmp_path / "with comments.docx"))
     assert [(c.author, c.initials, c.text) for c in kept.comments] == [
-        ("Maya Editor", "M", "Every single one?"), ("Redraft", "R", "every one of them"),  # no name: Redraft's
+        ("Maya Editor", "ME", "Every single one?"), ("Ann Lee", "AL", "every one of them"),  # no name: the writer's
     ]  # fmt: skip
     assert [p.text for p in kept.paragraphs] == ["The keeper climbed the stairs every evening.", "He lit the lamp."]
     assert "commentReference" in kept.paragraphs[0]._p.xml  # anchored in its paragraph
@@ -177,8 +177,17 @@ def test_an_editors_comments_go_back_to_word_as_comments_when_asked(document_win
     assert window.open_path(tmp_path / "with comments.docx")  # and round again: the notes as they were
     assert window.editor.plain_text() == (
         "The keeper climbed the stairs every evening<!-- Maya Editor: Every single one? -->.\n\n"
-        "He lit the lamp.<!-- Redraft: every one of them -->\n"
+        "He lit the lamp.<!-- Ann Lee: every one of them -->\n"
     )
+
+
+def test_a_note_that_names_no_one_is_redrafts_where_the_writer_has_no_name() -> None:
+    from app.window.docx_comments import Comments
+
+    for writer, signed in (("", "Redraft"), ("  ", "Redraft"), ("Jo March", "Jo March")):
+        comments = Comments(writer)
+        comments.mark("One<!-- TODO: check --> two<!-- Maya: why? --> three<!-- plain -->.")
+        assert comments.notes == [(signed, "TODO: check"), ("Maya", "why?"), (signed, "plain")]
 
 
 def edited_docx(path: Path) -> Path:
