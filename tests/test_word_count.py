@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.documents.word_count import count_words
+from app.documents.word_count import count_words, without_notes
 
 
 @pytest.mark.parametrize(
@@ -35,3 +35,10 @@ def test_words_hold_a_letter_or_a_digit(text: str, words: int) -> None:
 def test_prose_counts_as_splitting_on_spaces_counts() -> None:
     prose = "It was the best of times, it was the worst of times; it was 1859.\nShe said: “Go.”"
     assert count_words(prose) == len(prose.split())
+
+
+def test_a_markdown_texts_notes_are_no_words_of_it() -> None:
+    text = "He lit<!-- Maya: every one? --> the lamp.<!-- a note\nover two lines -->\n\n<!-- on its own -->\nEnd."
+    assert count_words(without_notes(text)) == 5  # He lit the lamp. End.
+    assert without_notes("the lamp<!-- x -->s") == "the lamps"  # the words either side meet as they print
+    assert without_notes("An open <!-- note is the writer's text") == "An open <!-- note is the writer's text"

@@ -3,7 +3,9 @@
 Splitting on white space alone counts Markdown's marks (`#`, `-`, `>`), a scene break's `* * *` and a spaced
 dash as words; word processors and writing apps (Word, Scrivener, Ulysses) leave those out. Chinese and Japanese
 put no spaces between words, so each of their characters (ideographs and kana) counts as one, as Word counts them;
-Korean spaces its words and counts as any other script.
+Korean spaces its words and counts as any other script. A Markdown text's notes (``<!-- … -->``, an editor's
+comments among them) are no part of the manuscript, which no export prints, so the counts leave them out, as Word
+leaves out its comments.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ EAST_ASIAN = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0
 # One East Asian character, or from a letter or digit to the end of its run of other non-space characters: one
 # match per word, in linear time (a pattern that also looked back over a run's leading marks would backtrack
 # quadratically on a long run of them).
+# A note, across lines as HTML's comments may run; one left open is the writer's text still.
+NOTE = re.compile(r"<!--.*?-->", re.DOTALL)
 WORD = re.compile(f"[{EAST_ASIAN}]|[^\\W_{EAST_ASIAN}][^\\s{EAST_ASIAN}]*")
 
 
@@ -23,3 +27,8 @@ def count_words(text: str) -> int:
     """The words in ``text``: East Asian characters one each, else runs between white space that hold a letter or
     a digit."""
     return len(WORD.findall(text))
+
+
+def without_notes(text: str) -> str:
+    """A Markdown ``text`` as its words are counted: its notes taken out, the words on either side as they meet."""
+    return NOTE.sub("", text)

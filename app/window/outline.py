@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
 
 from app.dialogs.side_panel import SidePanel
 from app.documents.critic_markup import settle
-from app.documents.word_count import count_words
+from app.documents.word_count import count_words, without_notes
 from app.window.editor_widget import RewriteEditor
 from app.window.headings import INDENT, Heading, headings
 from app.window.markdown_highlighter import is_markdown
@@ -43,15 +43,17 @@ class OutlineWindow(Protocol):
     def path(self) -> Path | None: ...
 
 
-def section_words(text: str, found: list[Heading]) -> list[int]:
+def section_words(text: str, found: list[Heading], markdown: bool = False) -> list[int]:
     """The words of each heading's section: from after its line to the next heading of its level or above, so a
-    part counts its chapters' words too; counted as the status bar counts the document's (tracked changes made)."""
+    part counts its chapters' words too; counted as the status bar counts the document's (tracked changes made,
+    a Markdown text's notes left out)."""
     units = text.encode("utf-16-le")
     counts = []
     for index, heading in enumerate(found):
         later = (other.position for other in found[index + 1 :] if other.level <= heading.level)
         end = next(later, len(units) // 2)
         body = settle(units[2 * heading.position : 2 * end].decode("utf-16-le", errors="ignore"), accept=True)
+        body = without_notes(body) if markdown else body
         counts.append(max(0, count_words(body) - count_words(body.split("\n", 1)[0])))
     return counts
 
@@ -126,7 +128,7 @@ class OutlinePanel(SidePanel):
         text = self.host.editor.plain_text()
         markdown = is_markdown(self.host.path)
         found = headings(text, markdown)
-        words = section_words(text, found)
+        words = section_words(text, found, markdown)
         self.found = found
         self.tree.clear()
         for heading, count in zip(found, words, strict=True):

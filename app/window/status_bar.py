@@ -16,7 +16,7 @@ from PySide6.QtWidgets import QLabel, QProgressBar, QPushButton
 
 from app.documents.critic_markup import settle
 from app.documents.front_matter import without_front_matter
-from app.documents.word_count import count_words
+from app.documents.word_count import count_words, without_notes
 from app.model_sources import server_key
 from app.rewrite.worker import ModelInfo, ModelSpec, RewriteService, ServerSpec
 from app.window.file_commands import FileCommands
@@ -91,9 +91,9 @@ class ModelStatusBar(FileCommands):
 
     def _counted_text(self, text: str) -> str:
         """``text`` as the counts see it: tracked changes still to decide as made (their new words once), and a
-        Markdown text without its front matter, which no export prints as words."""
+        Markdown text without its front matter and notes, which no export prints as words."""
         text = settle(text, accept=True)
-        return without_front_matter(text)[1] if is_markdown(self.path) else text
+        return without_notes(without_front_matter(text)[1]) if is_markdown(self.path) else text
 
     def _words_of(self, text: str) -> int:
         """The words the status bar would count in ``text``: the session goal's start counts them the same way."""
@@ -106,6 +106,7 @@ class ModelStatusBar(FileCommands):
         cursor = self.editor.textCursor()
         if cursor.hasSelection() and self.editor.live_span is None:  # "12 of 479 words": what the selection holds
             selected = settle(self.editor.text_between(cursor.selectionStart(), cursor.selectionEnd()), accept=True)
+            selected = without_notes(selected) if is_markdown(self.path) else selected
             self.counts_label.setText(f"{count_words(selected):,} of {counted(words, 'word')} · "
                                       f"{len(selected):,} of {counted(characters, 'character')}")  # fmt: skip
             return

@@ -28,6 +28,9 @@ def test_each_sections_words_are_its_own() -> None:
     assert [h.title for h in found] == ["Part One", "The Storm", "The Light"]
     # Marks, fences and the emoji are no words; a part counts its chapters' headings and words too.
     assert section_words(BOOK, found) == [5 + 2 + 11 + 2 + 2, 8 + 3, 2]
+    noted = BOOK.replace("It held.", "It held.<!-- Ed: did it? -->")
+    assert section_words(noted, found, markdown=True)[2] == 2  # a note is no word of its section
+    assert section_words(noted, found)[2] == 5  # in a plain text its signs are words
 
 
 def test_the_outline_lists_headings_marks_the_caret_and_a_click_gives_the_keys_back(document_window, qtbot) -> None:

@@ -168,6 +168,26 @@ def test_the_word_count_leaves_the_front_matter_out(document_window) -> None:
     assert window.counts_label.text().startswith("5 words")  # the rules are no words either
 
 
+def test_the_word_count_leaves_a_markdown_texts_notes_out(document_window, tmp_path: Path) -> None:
+    """Notes, an editor's comments among them, print in no export: the counts leave them out, as Word its comments;
+    in a plain text the same signs are the writer's words."""
+    text = "The keeper<!-- Ed: which keeper? --> climbed.\n\n<!-- TODO: a storm\nhere -->\nIt held.\n"
+    window = document_window(text=text)
+    window._update_counts()
+    assert window.counts_label.text() == "5 words · 31 characters"
+    cursor = window.editor.textCursor()
+    cursor.setPosition(0)
+    cursor.setPosition(text.index(" climbed"), cursor.MoveMode.KeepAnchor)
+    window.editor.setTextCursor(cursor)
+    window._update_counts()
+    assert window.counts_label.text() == "2 of 5 words · 10 of 31 characters"
+    plain = tmp_path / "notes.txt"
+    plain.write_text(text, encoding="utf-8")
+    assert window.open_path(plain)
+    window._update_counts()
+    assert window.counts_label.text().startswith("12 words")
+
+
 def test_a_title_page_comes_back_from_word_as_the_front_matter_it_was(document_window, tmp_path: Path) -> None:
     """The writer's way round: a Markdown novel out to an editor as a Word document, and back into Redraft."""
     exported = _exported(document_window, tmp_path, FRONT, ".docx")
