@@ -1,12 +1,13 @@
 """Edit ▸ Go to Heading… (Ctrl+Shift+O): a long document's headings in a list at the top of the text, narrowed as
 the writer types; Enter puts the caret at the one chosen, in the middle of the view. A Markdown document's
-headings are its # lines (not those inside a fenced code block); a plain text's are its chapter lines, as
-Project Gutenberg sets them ("CHAPTER III. A Caucus-Race", "Part Two", "BOOK I")."""
+headings are its # lines (not those inside a fenced code block); a plain text's are its chapter lines, as novels
+and Project Gutenberg set them ("CHAPTER III. A Caucus-Race", "Part Two", "XIV": app.documents.chapters)."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from itertools import accumulate
 from pathlib import Path
 from typing import NamedTuple, Protocol
 
@@ -24,6 +25,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.dialogs.popups import show_within_screen
+from app.documents.chapters import chapters
 from app.documents.front_matter import front_matter_end
 from app.window.editor_widget import RewriteEditor
 from app.window.live_span import utf16_length
@@ -31,14 +33,13 @@ from app.window.markdown_highlighter import is_markdown
 
 MARKDOWN_HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.+?)[ \t#]*$")
 FENCE = re.compile(r"^ {0,3}(```|~~~)")
-CHAPTER = re.compile(r"^[ \t]*((?:CHAPTER|Chapter|PART|Part|BOOK|Book)\b[^\n]{0,78})$")
 INDENT = "    "  # a level deeper in the list
 VISIBLE_ROWS = 16
 
 
 class Heading(NamedTuple):
     position: int  # where its line starts, in Qt's positions
-    level: int  # 1 for #, 2 for ##…; a chapter line is 1
+    level: int  # 1 for #, 2 for ##…; a plain text's outermost kind of chapter line is 1
     title: str
 
 
@@ -50,16 +51,19 @@ def headings(text: str, markdown: bool) -> list[Heading]:
 def each_heading(text: str, markdown: bool) -> Iterator[Heading]:
     """:func:`headings` one by one, as far as they are wanted (a PDF's title needs the first only). A Markdown
     document's front matter is not its text: a YAML comment there is no heading."""
-    front = front_matter_end(text) if markdown else 0
+    if not markdown:
+        lines = text.split("\n")
+        starts = list(accumulate((utf16_length(line) + 1 for line in lines), initial=0))  # Qt's positions
+        yield from (Heading(starts[chapter.line], chapter.level, chapter.title) for chapter in chapters(lines))
+        return
+    front = front_matter_end(text)
     at = utf16_length(text[:front])  # the line's start in Qt's positions, which count UTF-16 units
     fenced = False
     for line in text[front:].split("\n"):
-        if markdown and FENCE.match(line):
+        if FENCE.match(line):
             fenced = not fenced
-        elif markdown and not fenced and (heading := MARKDOWN_HEADING.match(line)):
+        elif not fenced and (heading := MARKDOWN_HEADING.match(line)):
             yield Heading(at, len(heading.group(1)), heading.group(2))
-        elif not markdown and (chapter := CHAPTER.match(line)):
-            yield Heading(at, 1, chapter.group(1).strip())
         at += utf16_length(line) + 1
 
 
@@ -146,7 +150,8 @@ class GoToHeading(QObject):
         found = headings(editor.plain_text(), is_markdown(self.window.path))
         if not found:
             self.window.statusBar().showMessage(
-                "No headings here: Markdown's # lines, or a plain text's chapter lines (CHAPTER I, Part Two).", 6000
+                "No headings here: Markdown's # lines, or a plain text's chapter lines (CHAPTER I, Part Two, XIV).",
+                6000,
             )
             return
         self.popup = HeadingsPopup(self.parent_widget, found)

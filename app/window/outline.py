@@ -32,7 +32,7 @@ from app.window.markdown_highlighter import is_markdown
 REFRESH_MS = 400  # after the last keystroke: a novel's outline is some milliseconds, every keystroke is too often
 PANEL_WIDTH = 210  # the Drafts panel's is wider: a draft's sentence, where this holds titles
 EMPTY_MARKDOWN = "No headings yet. A line that starts with # is one (Format ▸ Heading, Ctrl+1…6)."
-EMPTY_PLAIN = "No chapters yet. Lines such as “CHAPTER I” or “Part Two” are listed here."
+EMPTY_PLAIN = "No chapters yet. Lines such as “CHAPTER I”, “Part Two” or “XIV” alone are listed here."
 
 
 class OutlineWindow(Protocol):
@@ -54,7 +54,8 @@ def section_words(text: str, found: list[Heading], markdown: bool = False) -> li
         end = next(later, len(units) // 2)
         body = settle(units[2 * heading.position : 2 * end].decode("utf-16-le", errors="ignore"), accept=True)
         body = without_notes(body) if markdown else body
-        counts.append(max(0, count_words(body) - count_words(body.split("\n", 1)[0])))
+        title = without_notes(heading.title) if markdown else heading.title
+        counts.append(max(0, count_words(body) - count_words(title)))  # its title's words are not its own
     return counts
 
 

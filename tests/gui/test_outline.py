@@ -71,6 +71,13 @@ def test_a_plain_texts_chapters_are_its_outline(document_window, tmp_path: Path)
     assert window.open_path(path)
     window.outline.refresh()
     assert _rows(window) == [("CHAPTER I. Down the Rabbit-Hole", "3"), ("CHAPTER II. The Pool", "1")]
+    # Numbered only, in parts, the title a line below the number: the parts hold their chapters and their words.
+    path.write_text("PART ONE\n\n I\n\n Introduction\n\nThe Time Traveller was expounding.\n\n II\n\nThe thing he "
+                    "held.\n\nPART TWO\n\n III\n\n The Morlocks\n\nDark.\n\nEpilogue\n\nThe end.\n")  # fmt: skip
+    assert window.open_path(path)
+    window.outline.refresh()
+    assert _rows(window) == [("PART ONE", "12"), ("    I. Introduction", "5"), ("    II", "4"), ("PART TWO", "4"),
+                             ("    III. The Morlocks", "1"), ("Epilogue", "2")]  # fmt: skip
 
 
 def test_the_outline_is_remembered_and_put_aside_in_focus_mode(document_window, make_window) -> None:

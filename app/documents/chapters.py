@@ -1,0 +1,111 @@
+"""A plain text's chapter lines, as novels and Project Gutenberg set them: "CHAPTER III. A Caucus-Race", "Part
+Two", "BOOK THE FIRST", "Stave One", "Letter 4", a Roman or Arabic numeral on a line of its own ("XIV"), and
+"Prologue" or "Epilogue" alone. A chapter line follows a blank line (or opens the text): a line of prose that
+happens to start "Part of the crowd…" or "Book.  I asked…" is none, and a contents list gives at most its first
+line. A bare number or name also stands before a blank line, so that a line holding only "I" inside a paragraph
+is no chapter either.
+
+A line that is only a chapter's number ("CHAPTER II", "II") takes its title from the short line right after it,
+where there is one ("CHAPTER 1" then "The River and Its History": "CHAPTER 1. The River and Its History").
+
+Levels follow the kinds a text uses: parts above books above chapters, a volume above all, so "PART TWO" holds its
+"Chapter 1"s; a text that numbers only its chapters has them all at the top, and a Prologue or an Epilogue stands
+at the top too. A play's acts hold its scenes; a novel's acts (a play its characters put on) are left out. Nothing
+here needs Qt.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import NamedTuple
+
+# Outermost first; a scene sits in an act, a bare numeral inside whatever chapters a text also has.
+RANKS = {"volume": 0, "part": 1, "book": 2, "act": 3, "chapter": 4, "stave": 4, "letter": 4, "scene": 5}
+NUMERAL_RANK = 6
+ROMAN = r"(?=[MDCLXVI])M{0,3}(?:CM|CD|D?C{0,3})(?:XC|XL|L?X{0,3})(?:IX|IV|V?I{0,3})"
+NUMBER_WORDS = (
+    "one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen"
+    "|eighteen|nineteen|twenty|first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|twelfth"
+    "|last|the"
+)
+NUMBER = rf"(?:{ROMAN}|[ivxlcdm]+|\d{{1,3}}|(?i:{NUMBER_WORDS}))"
+KEYWORDS = "|".join(f"{word.upper()}|{word.title()}" for word in RANKS)
+# A kind and its number, then a title on the same line or nothing.
+KEYWORD_LINE = re.compile(rf"^[ \t]*(?P<kind>{KEYWORDS})[ \t]+{NUMBER}\b(?P<rest>[^\n]{{0,100}})$")
+NUMERAL_LINE = re.compile(rf"^[ \t]*(?:{ROMAN}|\d{{1,3}})\.?[ \t]*$")
+NAMES = ("prologue", "epilogue", "preface", "introduction", "interlude", "afterword", "conclusion")
+NAMED_LINE = re.compile("^[ \t]*(?:" + "|".join(f"{n.upper()}|{n.title()}" for n in NAMES) + r")\.?[ \t]*$")
+TITLE_CHARS = 60
+SHORT_LINE = 40
+# A title ends in a word, a question or a cry; a line ending in a full stop or comma is a sentence, unless it is
+# set in capitals ("LIMMERIDGE HOUSE.").
+SENTENCE_END = re.compile(r"[.,;:]\s*$")
+
+
+class Chapter(NamedTuple):
+    line: int  # the index of its line
+    level: int  # 1 for the outermost kind the text uses
+    title: str
+
+
+def _blank(lines: list[str], index: int) -> bool:
+    """Whether line ``index`` is blank, or past either end of the text."""
+    return not 0 <= index < len(lines) or not lines[index].strip()
+
+
+def _kind_of(lines: list[str], index: int) -> int | None:
+    """The rank of line ``index`` as a chapter line, None where it is no chapter line (-1: a name, Prologue…)."""
+    line = lines[index]
+    if not _blank(lines, index - 1) or not line.strip():
+        return None
+    if found := KEYWORD_LINE.match(line):
+        # A long line opening a long paragraph is prose that starts with the word ("Act third was the castle
+        # hall, and…") or a contents list's first entry; a heading's title may run on over a line or two.
+        prose = len(line.strip()) > SHORT_LINE and not any(_blank(lines, index + n) for n in range(1, 4))
+        return None if prose else RANKS[found.group("kind").lower()]
+    if _blank(lines, index + 1) and NUMERAL_LINE.match(line):
+        return NUMERAL_RANK
+    if _blank(lines, index + 1) and NAMED_LINE.match(line):
+        return -1
+    return None
+
+
+def _title_after(lines: list[str], index: int) -> int | None:
+    """The line after chapter line ``index`` (directly, or past one blank line) that is its title, if one is: a
+    paragraph of one short line that starts with a letter or digit and reads as a title, not a sentence, and is
+    no chapter line itself (a name may be a numeral's title: "I", then "Introduction")."""
+    for candidate in (index + 1, index + 2):
+        if candidate == index + 2 and not _blank(lines, index + 1):
+            break
+        if _blank(lines, candidate):
+            continue
+        words = lines[candidate].strip()
+        title_like = words[0].isalnum() and (not SENTENCE_END.search(words) or words.upper() == words)
+        alone = _blank(lines, candidate + 1) and (candidate == index + 1 or _blank(lines, candidate - 1))
+        kind = _kind_of(lines, candidate)
+        other = kind is not None and not (kind == -1 and NUMERAL_LINE.match(lines[index]))
+        if len(words) <= TITLE_CHARS and title_like and alone and not other:
+            return candidate
+        break
+    return None
+
+
+def chapters(lines: list[str]) -> list[Chapter]:
+    """The chapter lines among a plain text's ``lines``, in order (see the module's docstring)."""
+    found: list[tuple[int, int, str]] = []  # (line, rank, title)
+    taken = -1  # the last line a chapter's title came from: it is no chapter itself
+    for index in range(len(lines)):
+        if index <= taken or (rank := _kind_of(lines, index)) is None:
+            continue
+        title = lines[index].strip()
+        keyword = KEYWORD_LINE.match(lines[index])
+        bare = keyword is None or not keyword.group("rest").strip(" \t.")  # only the number: the title may follow
+        if rank >= 0 and bare and (after := _title_after(lines, index)) is not None:
+            title = f"{title}{' ' if title[-1] in '.:—–-' else '. '}{lines[after].strip()}"
+            taken = after
+        found.append((index, rank, title))
+    ranks = {rank for _line, rank, _title in found}
+    if RANKS["chapter"] in ranks:  # a novel's acts and scenes are a play inside it, no part of its shape
+        found = [entry for entry in found if entry[1] not in (RANKS["act"], RANKS["scene"])]
+    used = sorted({rank for _line, rank, _title in found if rank >= 0})
+    return [Chapter(line, used.index(rank) + 1 if rank >= 0 else 1, title) for line, rank, title in found]

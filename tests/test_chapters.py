@@ -1,0 +1,78 @@
+"""A plain text's chapter lines as novels set them, and the prose lines that only look like them."""
+
+from __future__ import annotations
+
+from app.documents.chapters import chapters
+
+
+def _found(text: str) -> list[tuple[int, str]]:
+    return [(chapter.level, chapter.title) for chapter in chapters(text.split("\n"))]
+
+
+def test_each_kind_of_chapter_line_and_its_title() -> None:
+    text = (
+        "CHAPTER III. A Caucus-Race\n\nWords.\n\nChapter 4\n\nWords.\n\nCHAPTER TWENTY-ONE\n\nWords.\n\n"
+        "Stave One\n\nWords.\n\nLetter 4\n\nWords.\n\nChapter the Last\n\nWords.\n\nchapter 5\n\nWords.\n"
+    )
+    assert _found(text) == [(1, "CHAPTER III. A Caucus-Race"), (1, "Chapter 4"), (1, "CHAPTER TWENTY-ONE"),
+                            (1, "Stave One"), (1, "Letter 4"), (1, "Chapter the Last")]  # fmt: skip
+
+
+def test_a_numeral_alone_is_a_chapter_and_the_short_line_after_it_its_title() -> None:
+    text = (
+        " I\n\n Introduction\n\nThe Time Traveller (for so it will be convenient to speak of him) was\nexpounding.\n\n"
+        " II\n\n The Machine\n\nThe thing the Time Traveller held in his hand.\n\n"
+        "III\n\nWe all met again at dinner-time.\n\n"  # a sentence of one line is the chapter's first, no title
+        "IV\n\nLIMMERIDGE HOUSE.\n\nWords.\n\n"  # set in capitals, a full stop is a title's
+        "12.\n\nWords.\n\nEpilogue\n\nWords.\n"
+    )
+    assert _found(text) == [(1, "I. Introduction"), (1, "II. The Machine"), (1, "III"), (1, "IV. LIMMERIDGE HOUSE."),
+                            (1, "12."), (1, "Epilogue")]  # fmt: skip
+
+
+def test_a_title_on_the_next_line_or_past_one_blank_line() -> None:
+    text = "CHAPTER I.\nThe Period\n\nIt was.\n\nCHAPTER 1\n\nThe River and Its History\n\nThe Mississippi.\n"
+    assert _found(text) == [(1, "CHAPTER I. The Period"), (1, "CHAPTER 1. The River and Its History")]
+    chapter_then_prose = "Chapter 3\nThe rain had not stopped since Tuesday, and the roads\nwere mud.\n"
+    assert _found(chapter_then_prose) == [(1, "Chapter 3")]
+
+
+def test_prose_that_only_looks_like_a_chapter_line_is_none() -> None:
+    text = (
+        "He said it was so.\n\nPart of the crowd moved away.\n\nBook.  I asked her once what was the attraction.\n\n"
+        "Act third was the castle hall, and here Hagar appeared, having come to\nwork her spell and see the lovers\n"
+        "part, which she did in a song of great beauty and power, as the\naudience saw.\n\n"
+        "She counted:\nI\n\nIn the middle of a paragraph a numeral on its own line is none either.\n"
+        "Chapter 2 was where\nit went wrong.\n"  # no blank line before it: the paragraph's second line
+    )
+    assert _found(text) == []
+
+
+def test_a_contents_list_gives_at_most_its_first_line() -> None:
+    text = "CONTENTS\n\nCHAPTER I. Loomings\nCHAPTER II. The Carpet-Bag\nCHAPTER III. The Spouter-Inn\n\n" \
+           "CHAPTER I. Loomings\n\nCall me Ishmael.\n"  # fmt: skip
+    assert _found(text) == [(1, "CHAPTER I. Loomings"), (1, "CHAPTER I. Loomings")]
+    long_entries = (
+        "CONTENTS\n\nCHAPTER I.          Mrs. Rachel Lynde Is Surprised\nCHAPTER II.         Matthew Cuthbert Is "
+        "Surprised\nCHAPTER III.        Marilla Is Surprised\nCHAPTER IV.         Morning\n"
+    )
+    assert _found(long_entries) == []
+
+
+def test_parts_hold_their_chapters_and_a_prologue_stands_at_the_top() -> None:
+    text = (
+        "Prologue\n\nWords.\n\nPART ONE\n\nChapter 1\n\nWords.\n\nChapter 2\n\nWords.\n\n"
+        "PART TWO\n\nChapter 1\n\nWords.\n\n  I\n\nA section of the chapter.\n\nEpilogue\n\nWords.\n"
+    )
+    assert _found(text) == [(1, "Prologue"), (1, "PART ONE"), (2, "Chapter 1"), (2, "Chapter 2"), (1, "PART TWO"),
+                            (2, "Chapter 1"), (3, "I"), (1, "Epilogue")]  # fmt: skip
+    volumes = "VOLUME I\n\nBOOK FIRST--A JUST MAN\n\nCHAPTER I--M. MYRIEL\n\nWords.\n\nBOOK SECOND\n\nWords.\n"
+    assert _found(volumes) == [(1, "VOLUME I"), (2, "BOOK FIRST--A JUST MAN"), (3, "CHAPTER I--M. MYRIEL"),
+                               (2, "BOOK SECOND")]  # fmt: skip
+
+
+def test_a_plays_acts_hold_its_scenes_and_a_novels_play_is_no_part_of_its_shape() -> None:
+    play = "ACT I\n\nSCENE 1. A room\n\nWords.\n\nSCENE 2\n\nWords.\n\nACT II\n\nSCENE 1\n\nWords.\n"
+    assert _found(play) == [(1, "ACT I"), (2, "SCENE 1. A room"), (2, "SCENE 2"), (1, "ACT II"), (2, "SCENE 1")]
+    novel = "CHAPTER ONE\n\nThe girls put on a play.\n\nACT I\n\nA gloomy wood.\n\nCHAPTER TWO\n\nWords.\n"
+    assert _found(novel) == [(1, "CHAPTER ONE"), (1, "CHAPTER TWO")]
