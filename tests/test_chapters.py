@@ -76,3 +76,8 @@ def test_a_plays_acts_hold_its_scenes_and_a_novels_play_is_no_part_of_its_shape(
     assert _found(play) == [(1, "ACT I"), (2, "SCENE 1. A room"), (2, "SCENE 2"), (1, "ACT II"), (2, "SCENE 1")]
     novel = "CHAPTER ONE\n\nThe girls put on a play.\n\nACT I\n\nA gloomy wood.\n\nCHAPTER TWO\n\nWords.\n"
     assert _found(novel) == [(1, "CHAPTER ONE"), (1, "CHAPTER TWO")]
+
+
+def test_a_name_is_a_chapters_title_but_not_a_volumes() -> None:
+    text = "Volume I\n\nPreface\n\nWords.\n\nCHAPTER I\n\nIntroduction\n\nWords.\n\nIntroduction\n\nWords.\n"
+    assert _found(text) == [(1, "Volume I"), (1, "Preface"), (2, "CHAPTER I. Introduction"), (1, "Introduction")]

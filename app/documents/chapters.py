@@ -31,10 +31,10 @@ NUMBER_WORDS = (
 NUMBER = rf"(?:{ROMAN}|[ivxlcdm]+|\d{{1,3}}|(?i:{NUMBER_WORDS}))"
 KEYWORDS = "|".join(f"{word.upper()}|{word.title()}" for word in RANKS)
 # A kind and its number, then a title on the same line or nothing.
-KEYWORD_LINE = re.compile(rf"^[ \t]*(?P<kind>{KEYWORDS})[ \t]+{NUMBER}\b(?P<rest>[^\n]{{0,100}})$")
-NUMERAL_LINE = re.compile(rf"^[ \t]*(?:{ROMAN}|\d{{1,3}})\.?[ \t]*$")
+KEYWORD_LINE = re.compile(rf"^[ \t\f]*(?P<kind>{KEYWORDS})[ \t]+{NUMBER}\b(?P<rest>[^\n]{{0,100}})$")
+NUMERAL_LINE = re.compile(rf"^[ \t\f]*(?:{ROMAN}|\d{{1,3}})\.?[ \t]*$")
 NAMES = ("prologue", "epilogue", "preface", "introduction", "interlude", "afterword", "conclusion")
-NAMED_LINE = re.compile("^[ \t]*(?:" + "|".join(f"{n.upper()}|{n.title()}" for n in NAMES) + r")\.?[ \t]*$")
+NAMED_LINE = re.compile("^[ \t\f]*(?:" + "|".join(f"{n.upper()}|{n.title()}" for n in NAMES) + r")\.?[ \t]*$")
 TITLE_CHARS = 60
 SHORT_LINE = 40
 # A title ends in a word, a question or a cry; a line ending in a full stop or comma is a sentence, unless it is
@@ -46,6 +46,7 @@ class Chapter(NamedTuple):
     line: int  # the index of its line
     level: int  # 1 for the outermost kind the text uses
     title: str
+    title_line: int = -1  # the index of the line its title came from, where that is a line of its own
 
 
 def _blank(lines: list[str], index: int) -> bool:
@@ -70,10 +71,11 @@ def _kind_of(lines: list[str], index: int) -> int | None:
     return None
 
 
-def _title_after(lines: list[str], index: int) -> int | None:
+def _title_after(lines: list[str], index: int, rank: int) -> int | None:
     """The line after chapter line ``index`` (directly, or past one blank line) that is its title, if one is: a
     paragraph of one short line that starts with a letter or digit and reads as a title, not a sentence, and is
-    no chapter line itself (a name may be a numeral's title: "I", then "Introduction")."""
+    no chapter line itself; a name may be a chapter's title ("I", then "Introduction"), not a part's or a volume's
+    ("Volume I", then its "Preface")."""
     for candidate in (index + 1, index + 2):
         if candidate == index + 2 and not _blank(lines, index + 1):
             break
@@ -83,7 +85,7 @@ def _title_after(lines: list[str], index: int) -> int | None:
         title_like = words[0].isalnum() and (not SENTENCE_END.search(words) or words.upper() == words)
         alone = _blank(lines, candidate + 1) and (candidate == index + 1 or _blank(lines, candidate - 1))
         kind = _kind_of(lines, candidate)
-        other = kind is not None and not (kind == -1 and NUMERAL_LINE.match(lines[index]))
+        other = kind is not None and not (kind == -1 and rank >= RANKS["chapter"])
         if len(words) <= TITLE_CHARS and title_like and alone and not other:
             return candidate
         break
@@ -92,20 +94,21 @@ def _title_after(lines: list[str], index: int) -> int | None:
 
 def chapters(lines: list[str]) -> list[Chapter]:
     """The chapter lines among a plain text's ``lines``, in order (see the module's docstring)."""
-    found: list[tuple[int, int, str]] = []  # (line, rank, title)
+    found: list[tuple[int, int, str, int]] = []  # (line, rank, title, title line)
     taken = -1  # the last line a chapter's title came from: it is no chapter itself
     for index in range(len(lines)):
         if index <= taken or (rank := _kind_of(lines, index)) is None:
             continue
-        title = lines[index].strip()
+        title, title_line = lines[index].strip(), -1
         keyword = KEYWORD_LINE.match(lines[index])
         bare = keyword is None or not keyword.group("rest").strip(" \t.")  # only the number: the title may follow
-        if rank >= 0 and bare and (after := _title_after(lines, index)) is not None:
+        if rank >= 0 and bare and (after := _title_after(lines, index, rank)) is not None:
             title = f"{title}{' ' if title[-1] in '.:—–-' else '. '}{lines[after].strip()}"
-            taken = after
-        found.append((index, rank, title))
-    ranks = {rank for _line, rank, _title in found}
+            taken = title_line = after
+        found.append((index, rank, title, title_line))
+    ranks = {entry[1] for entry in found}
     if RANKS["chapter"] in ranks:  # a novel's acts and scenes are a play inside it, no part of its shape
         found = [entry for entry in found if entry[1] not in (RANKS["act"], RANKS["scene"])]
-    used = sorted({rank for _line, rank, _title in found if rank >= 0})
-    return [Chapter(line, used.index(rank) + 1 if rank >= 0 else 1, title) for line, rank, title in found]
+    used = sorted({entry[1] for entry in found if entry[1] >= 0})
+    return [Chapter(line, used.index(rank) + 1 if rank >= 0 else 1, title, title_line)
+            for line, rank, title, title_line in found]  # fmt: skip

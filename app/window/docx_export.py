@@ -19,7 +19,6 @@ or not at all, as a save is.
 
 from __future__ import annotations
 
-import re
 import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
@@ -40,6 +39,7 @@ from PySide6.QtGui import (
     QTextTableCell,
 )
 
+from app.documents.chapters import chapters
 from app.documents.fileio import save_bytes
 from app.documents.front_matter import language_tag
 from app.window.docx_changes import SIGN, Revisions, mark_changes
@@ -113,12 +113,35 @@ class Lists:
 
 
 def plain_paragraphs(text: str) -> list[Paragraph]:
-    """A plain text's paragraphs (blank lines apart): a hand-wrapped one's lines joined, another's kept."""
-    paragraphs = []
-    for chunk in re.split(r"\n[ \t]*\n", text.replace("\r\n", "\n").strip("\n")):
-        lines = chunk.split("\n")
-        joined = " ".join(line.strip() for line in lines) if wrap_width(lines) else chunk
-        paragraphs.append(Paragraph([Run(joined)]))
+    """A plain text's paragraphs (blank lines apart): a hand-wrapped one's lines joined, another's kept. Its chapter
+    lines (app.documents.chapters: "CHAPTER I", "Part Two", "XIV") are headings of their level, as a Markdown
+    text's # lines are, so Word's navigation pane and an e-book's contents list them; a heading keeps its lines,
+    and a numeral's title on a line of its own below it joins it on a line of the heading's own."""
+    lines = text.replace("\r\n", "\n").strip("\n").split("\n")
+    headings = {chapter.line: chapter for chapter in chapters(lines)}
+    titles = {chapter.title_line: chapter.line for chapter in headings.values() if chapter.title_line >= 0}
+    paragraphs: list[Paragraph] = []
+    heading_of: dict[int, Paragraph] = {}  # a chapter line's index → its heading, which its title line joins
+    start = 0
+    while start < len(lines):
+        if not lines[start].strip():
+            start += 1
+            continue
+        end = start
+        while end < len(lines) and lines[end].strip():
+            end += 1
+        chunk = lines[start:end]
+        if start in titles:  # the title under a numeral: its heading's second line
+            heading_of[titles[start]].runs.append(Run("\u2028" + "\u2028".join(line.strip() for line in chunk)))
+        elif start in headings:
+            heading = Paragraph([Run("\u2028".join(line.strip() for line in chunk))],
+                                f"Heading{min(headings[start].level, 6)}")  # fmt: skip
+            heading_of[start] = heading
+            paragraphs.append(heading)
+        else:
+            joined = " ".join(line.strip() for line in chunk) if wrap_width(chunk) else "\n".join(chunk)
+            paragraphs.append(Paragraph([Run(joined)]))
+        start = end
     return paragraphs
 
 

@@ -4,7 +4,8 @@ The text is read as the Word export reads it (``docx_export.markdown_body``: Qt'
 lists, quotes, code, rules, tables, emphasis, links and pictures) and written as XHTML: a chapter file for each
 top-level heading (the text before the first is a file of its own), a table of contents (``nav.xhtml``) of the
 top two levels, footnotes numbered in the text and set as Notes at the end (as the PDF sets them), pictures read
-from beside the document and carried inside the book. A plain text is its paragraphs, in one file. The book's
+from beside the document and carried inside the book. A plain text is its paragraphs and its chapter lines as
+headings (``docx_export.plain_paragraphs``), cut into chapter files the same way. The book's
 title and authors are the PDF's (``title_page``), its front matter's title block opens it; its language is the
 front matter's ``lang``, else the spelling language's. Written whole or not at all, as a save is.
 """
@@ -89,12 +90,18 @@ class Book:
         return self.pictures[name][0]
 
 
+def heading_words(heading: Paragraph) -> str:
+    """A heading's words on one line, as a contents list and a chapter's title show them (a plain text's chapter
+    heading may hold a line break: "CHAPTER I", then its title)."""
+    return "".join(run.text for run in heading.runs).replace("\u2028", " ")
+
+
 def chapters_of(body: list[Paragraph | Table]) -> list[Chapter]:
     """The body cut before each top-level heading (a document with none is one chapter)."""
     chapters = [Chapter("text/part0.xhtml", "")]
     for part in body:
         if isinstance(part, Paragraph) and part.style == "Heading1":
-            chapters.append(Chapter(f"text/part{len(chapters)}.xhtml", "".join(run.text for run in part.runs)))
+            chapters.append(Chapter(f"text/part{len(chapters)}.xhtml", heading_words(part)))
         chapters[-1].parts.append(part)
     return [chapter for chapter in chapters if chapter.parts]
 
@@ -203,7 +210,7 @@ def epub_bytes(body: list[Paragraph | Table], lists: Lists, title: str, language
         for heading, anchor in zip(headings, anchors, strict=True):
             level = int(heading.style[-1])
             if level <= 2:
-                toc.append((level, "".join(run.text for run in heading.runs), f"{chapter.file}#{anchor}"))
+                toc.append((level, heading_words(heading), f"{chapter.file}#{anchor}"))
         head = XHTML_HEAD.format(language=language_attr, title=escape(chapter.title or title),
                                  style='<link rel="stylesheet" type="text/css" href="../style.css"/>\n')  # fmt: skip
         files[chapter.file] = head + _xhtml_body(chapter.parts, lists, book, anchors) + "\n</body>\n</html>\n"

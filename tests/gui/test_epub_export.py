@@ -119,6 +119,23 @@ def test_tracked_changes_are_made_or_left_out_never_shown(document_window, tmp_p
     assert "The keeper slowly climbed the stairs." in _text(pages["OEBPS/text/part0.xhtml"])
 
 
+def test_a_plain_texts_chapters_are_the_books_chapters(document_window, tmp_path: Path) -> None:
+    story = tmp_path / "machine.txt"
+    machine = "The Time Machine\n\n I\n\n Introduction\n\nThe Time Traveller was expounding.\n\n\x0c\n II\n\n"
+    story.write_text(machine + " The Machine\n\nThe thing he held.\n\nEpilogue\n\nThe end.\n", encoding="utf-8")
+    window = document_window(text="")
+    assert window.open_path(story) and window.export_to(tmp_path / "machine.epub")
+    _package, _opf, pages = _read(tmp_path / "machine.epub")
+    assert [_text(a) for a in pages["OEBPS/nav.xhtml"].iter(f"{XHTML}a")] == [
+        "I Introduction", "II The Machine", "Epilogue",  # the text before the first chapter is a file of its own
+    ]  # fmt: skip
+    chapter = pages["OEBPS/text/part1.xhtml"]
+    assert [list(h.itertext()) for h in chapter.iter(f"{XHTML}h1")] == [["I", "Introduction"]]
+    assert len(list(chapter.iter(f"{XHTML}br"))) == 1  # the numeral and its title on two lines
+    assert [_text(p) for p in chapter.iter(f"{XHTML}p")] == ["The Time Traveller was expounding."]
+    assert _text(pages["OEBPS/text/part0.xhtml"]).endswith("The Time Machine")
+
+
 def test_characters_xml_forbids_are_left_out_not_the_book(document_window, tmp_path: Path) -> None:
     # A plain text's chapters are often a form feed apart (Project Gutenberg's, a printer's); XML has no place for one.
     window = document_window(text="# One\x0c\n\nThe \x01keeper.\x0c\n\n# Two\n\nHe lit the lamp.\n")
@@ -145,7 +162,8 @@ FRONT_MATTER = (
     [
         (FRONT_MATTER + BOOK + "\n- [x] a task\n\n{++added++}{>>Ed<<} & <tag> 🌊 我们\n\n***\n", True),
         (BOOK, True),
-        ("A plain text,\x0cits form feed & <marks> kept as words.\n\nSecond paragraph.", False),
+        ("A plain text,\x0cits form feed & <marks> kept as words.\n\nSecond paragraph.\n\nCHAPTER I\n\nThe "
+         "Period\n\nWords.\n\n\x0c\nII\n\nWords.", False),
         ("", True),
         (FRONT_MATTER, True),  # a title page and nothing else
         ("---\ntitle: T\nlang: English (UK)\n---\n\nWords.", True),  # no tag: the app's own is used

@@ -136,6 +136,25 @@ def test_a_plain_texts_paragraphs_are_joined_where_hand_wrapped(document_window,
     assert fonts.find(qn("w:sz")).get(qn("w:val")) == "24"  # 12 pt
 
 
+def test_a_plain_texts_chapter_lines_are_words_headings(document_window, tmp_path: Path) -> None:
+    """A novel kept as plain text: its parts and chapters in Word's navigation pane, as a Markdown text's # lines."""
+    novel = (
+        "PART ONE\n\nCHAPTER I\n\n Introduction\n\nThe Time Traveller (for so it will be convenient to speak of him) "
+        "was\nexpounding a recondite matter to us. His grey eyes shone and twinkled,\nand his usually pale face was "
+        "flushed and animated.\n\nCHAPTER II.\nThe Period\n\nPart of the crowd moved away.\n"
+    )
+    document = export(document_window(), tmp_path, "novel.txt", novel)
+    assert [(p.style.name, p.text) for p in document.paragraphs] == [
+        ("Heading 1", "PART ONE"),
+        ("Heading 2", "CHAPTER I\nIntroduction"),  # its title under it, on a line of the heading's own
+        ("Normal", "The Time Traveller (for so it will be convenient to speak of him) was expounding a recondite "
+                   "matter to us. His grey eyes shone and twinkled, and his usually pale face was flushed and "
+                   "animated."),
+        ("Heading 2", "CHAPTER II.\nThe Period"),
+        ("Normal", "Part of the crowd moved away."),  # prose that starts with a kind of chapter is prose
+    ]  # fmt: skip
+
+
 def test_the_text_is_marked_in_its_language_for_words_spelling(document_window, tmp_path: Path) -> None:
     window = document_window()
     document = export(window, tmp_path, "lettre.txt", FRENCH)
