@@ -29,6 +29,7 @@ from app.rewrite.rewrite_controller import RewriteController
 from app.rewrite.run import RewriteRun
 from app.settings import Preferences
 from app.window.editor_widget import RewriteEditor
+from app.window.highlights import set_layer
 from model.edit.request import GAP_MARK, Length
 
 # Length ▸ choices: (value sent as EditRequest.length, menu text, toolbar text, what it does).
@@ -221,7 +222,7 @@ class KeepMarks(QObject):
             selection.cursor = mark.cursor()  # type: ignore[misc]
             selection.format = look  # type: ignore[misc]
             selections.append(selection)
-        self.editor.setExtraSelections(selections)
+        set_layer(self.editor, "kept words", selections)
 
     def span_began(self, start: int, end: int, original: str) -> None:
         """A rewrite locked ``[start, end)``: set its marks aside, relative to its start."""

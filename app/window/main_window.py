@@ -23,7 +23,6 @@ from PySide6.QtCore import QPoint, QSize, Qt
 from PySide6.QtGui import QAction, QCloseEvent, QGuiApplication, QIcon, QKeySequence
 from PySide6.QtWidgets import QApplication, QDialog, QLabel, QToolBar, QVBoxLayout, QWidget
 
-from app.dialogs.find_replace import FindReplaceDialog
 from app.dialogs.help import HelpPage, WelcomeDialog
 from app.dialogs.message_bar import MessageBar
 from app.dialogs.model_manager import install_model_manager
@@ -42,6 +41,7 @@ from app.rewrite.worker import ModelInfo, RewriteService
 from app.settings import MAX_INSTRUCTION_HISTORY, Preferences, SettingsStore
 from app.window.action_states import DEMO_CANNOT_INSTRUCT, NO_MODEL, NOT_INSTRUCTION_TUNED, ActionStates
 from app.window.editor_widget import RewriteEditor
+from app.window.find_bar import FindBar
 from app.window.focus_mode import FocusMode
 from app.window.formatting import Formatting
 from app.window.headings import GoToHeading
@@ -91,9 +91,10 @@ class MainWindow(ActionStates):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(0)
         layout.addWidget(self.message_bar)
+        self.find_bar = FindBar(self.editor, central)  # Edit ▸ Find and Replace, above the text
+        layout.addWidget(self.find_bar)
         layout.addWidget(self.editor, 1)
         self.setCentralWidget(central)
-        self.find_dialog: FindReplaceDialog | None = None
 
         self._build_status_bar()
         self._build_actions()
@@ -167,7 +168,11 @@ class MainWindow(ActionStates):
         self.copy_action = a("&Copy", self.editor.copy, StandardKey.Copy)
         self.paste_action = a("&Paste", self.editor.paste, StandardKey.Paste)
         self.select_all_action = a("Select &All", self.editor.selectAll, StandardKey.SelectAll)
-        self.find_action = a("&Find and Replace…", self.show_find, StandardKey.Find)
+        self.find_action = a("&Find…", lambda: self.find_bar.open(), StandardKey.Find)
+        self.replace_action = a("R&eplace…", lambda: self.find_bar.open(replace=True), "Ctrl+H")
+        # Not StandardKey.FindNext/FindPrevious: on Linux they hold Ctrl+Shift+G, Fill Gap's keys.
+        self.find_next_action = a("Find Ne&xt", lambda: self.find_bar.step_or_open(+1), "F3")
+        self.find_previous_action = a("Find Pre&vious", lambda: self.find_bar.step_or_open(-1), "Shift+F3")
         self.rewrap_action = a("Re&wrap Paragraph", lambda: self.statusBar().showMessage(
             rewrap_paragraphs(self.editor), 8000), "Alt+Q")  # fmt: skip
         self.rewrap_action.setToolTip("Wrap the paragraph at the cursor again at the document's width")
@@ -219,7 +224,8 @@ class MainWindow(ActionStates):
         edit_menu.addSeparator()
         edit_menu.addActions([self.cut_action, self.copy_action, self.paste_action, self.select_all_action])
         edit_menu.addSeparator()
-        edit_menu.addActions([self.find_action, self.rewrap_action, self.settings_action])
+        edit_menu.addActions([self.find_action, self.replace_action, self.find_next_action, self.find_previous_action])
+        edit_menu.addActions([self.rewrap_action, self.settings_action])
         view_menu = menus.addMenu("&View")
         view_menu.addActions([self.zoom_in_action, self.zoom_out_action, self.zoom_reset_action])
         self.view_menu = view_menu
@@ -410,16 +416,6 @@ class MainWindow(ActionStates):
     def redo(self) -> None:
         self._end_live_span()
         self.undo_in_place(undo=False)
-
-    def show_find(self) -> None:
-        if self.find_dialog is None:
-            self.find_dialog = FindReplaceDialog(self.editor, self)
-        selected = self.editor.textCursor().selectedText()
-        if selected and "\u2029" not in selected:
-            self.find_dialog.find_text.setText(selected)
-        self.find_dialog.show()
-        self.find_dialog.raise_()
-        self.find_dialog.find_text.setFocus()
 
     def zoom(self, step: int | None) -> None:
         level = 0 if step is None else min(max(self.editor.zoom_level + step, -8), 24)

@@ -1,0 +1,287 @@
+"""Edit ▸ Find (Ctrl+F) and Replace (Ctrl+H): a bar above the text, as browsers and writing apps have, rather than
+a window over it that the keys have to find their way into.
+
+It searches as the writer types, from where the caret was, marks every match and says which is selected ("3 of
+12"). Enter or F3 goes to the next, Shift+Enter or Shift+F3 to the one before, round the text's end; Esc closes it
+and gives the keys back to the text with the match selected. Replace and Replace All are one undo step each and
+never touch a developing rewrite's words. The matches follow the text as it changes while the bar is open.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_left
+from collections.abc import Callable
+
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer
+from PySide6.QtGui import QColor, QKeyEvent, QPalette, QTextCharFormat, QTextCursor
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QFrame,
+    QGridLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QTextEdit,
+    QToolButton,
+    QWidget,
+)
+
+from app.window.editor_widget import RewriteEditor
+from app.window.highlights import set_layer
+
+LAYER = "find"
+MARKED = 2000  # matches marked in the text at most: more is a search for a letter, and marking costs
+REFRESH_MS = 250  # after the text changes: a novel's matches are some milliseconds, a pass comes every 35
+ASTRAL = re.compile("[\U00010000-\U0010ffff]")  # two positions each in Qt's document
+
+
+def matches_in(text: str, needle: str, match_case: bool, whole_words: bool) -> list[tuple[int, int]]:
+    """Where ``needle`` occurs in ``text`` (not overlapping), as [start, end) in Qt's positions (UTF-16 units)."""
+    if not needle:
+        return []
+    pattern = re.escape(needle)
+    if whole_words:  # a word's own letters may not go on either side, whatever the needle's ends are
+        pattern = rf"(?<!\w){pattern}(?!\w)"
+    found = re.compile(pattern, 0 if match_case else re.IGNORECASE)
+    astral = [match.start() for match in ASTRAL.finditer(text)]
+
+    def units(index: int) -> int:
+        return index + bisect_left(astral, index)
+
+    return [(units(match.start()), units(match.end())) for match in found.finditer(text) if match.end() > match.start()]
+
+
+class FindBar(QFrame):
+    """The bar; :meth:`open` shows it (with the replace row where asked), Esc or its ✕ hides it."""
+
+    def __init__(self, editor: RewriteEditor, parent: QWidget) -> None:
+        super().__init__(parent)
+        self.setObjectName("findBar")
+        self.setFrameShape(QFrame.Shape.NoFrame)
+        self.setAutoFillBackground(True)
+        self.editor = editor
+        self.matches: list[tuple[int, int]] = []
+        self.current = -1
+        self.origin = 0  # where the search starts from: the caret when the bar opened, then the match last shown
+        self.find_text = QLineEdit()
+        self.find_text.setPlaceholderText("Find")
+        self.find_text.setClearButtonEnabled(True)
+        self.replace_text = QLineEdit()
+        self.replace_text.setPlaceholderText("Replace with")
+        self.match_case = QCheckBox("Match case")
+        self.whole_words = QCheckBox("Whole words")
+        self.count = QLabel()
+        self.count.setMinimumWidth(self.count.fontMetrics().horizontalAdvance("2,000+ matches") + 8)
+        self.previous_button = self._tool("↑", "The match before (Shift+Enter, Shift+F3)", lambda: self.step(-1))
+        self.next_button = self._tool("↓", "The next match (Enter, F3)", lambda: self.step(+1))
+        self.close_button = self._tool("✕", "Close the find bar (Esc)", self.close_bar)
+        self.replace_button = QPushButton("Replace")
+        self.replace_button.setToolTip("Replace the selected match and go to the next")
+        self.replace_button.clicked.connect(self.replace_one)
+        self.replace_all_button = QPushButton("Replace All")
+        self.replace_all_button.setToolTip("Replace every match outside a rewrite in progress, as one undo step")
+        self.replace_all_button.clicked.connect(self.replace_all)
+        self.replace_row = QWidget()
+        replace_layout = QHBoxLayout(self.replace_row)
+        replace_layout.setContentsMargins(0, 0, 0, 0)
+        replace_layout.addWidget(self.replace_text, 1)
+        replace_layout.addWidget(self.replace_button)
+        replace_layout.addWidget(self.replace_all_button)
+        grid = QGridLayout(self)
+        grid.setContentsMargins(10, 6, 6, 6)
+        grid.setVerticalSpacing(4)
+        find_row = QHBoxLayout()
+        for widget in (self.previous_button, self.next_button, self.count, self.match_case, self.whole_words):
+            find_row.addWidget(widget)
+        grid.addWidget(self.find_text, 0, 0)
+        grid.addLayout(find_row, 0, 1)
+        grid.addWidget(self.close_button, 0, 2, Qt.AlignmentFlag.AlignTop)
+        grid.addWidget(self.replace_row, 1, 0, 1, 2)
+        grid.setColumnStretch(0, 1)
+        self.refresh_timer = QTimer(self)
+        self.refresh_timer.setSingleShot(True)
+        self.refresh_timer.setInterval(REFRESH_MS)
+        self.refresh_timer.timeout.connect(lambda: self.search(select=False))
+        self.find_text.textChanged.connect(lambda _text: self.search())
+        self.match_case.toggled.connect(lambda _on: self.search())
+        self.whole_words.toggled.connect(lambda _on: self.search())
+        editor.textChanged.connect(self._text_changed)
+        for line in (self.find_text, self.replace_text):
+            line.installEventFilter(self)
+        self.hide()
+
+    def _tool(self, glyph: str, tip: str, slot: Callable[[], None]) -> QToolButton:
+        button = QToolButton()
+        button.setText(glyph)
+        button.setToolTip(tip)
+        button.setAutoRaise(True)
+        button.clicked.connect(slot)
+        return button
+
+    # -- opening and closing ------------------------------------------------------------------------
+
+    def open(self, replace: bool = False) -> None:
+        """Show the bar with the keys in its find line, holding the selection where it is one line; ``replace``:
+        with the replace row (kept if it is showing already)."""
+        cursor = self.editor.textCursor()
+        selected = cursor.selectedText()
+        self.origin = cursor.selectionStart()
+        self.replace_row.setVisible(replace or (self.isVisible() and self.replace_row.isVisible()))
+        self.show()
+        if selected and "\u2029" not in selected and selected != self.find_text.text():
+            self.find_text.setText(selected)  # searches
+        else:
+            self.search()
+        (self.replace_text if replace and self.find_text.text() else self.find_text).setFocus()
+        self.find_text.selectAll()
+
+    def close_bar(self) -> None:
+        self.hide()
+        self.refresh_timer.stop()
+        self.matches, self.current = [], -1
+        set_layer(self.editor, LAYER, [])
+        self.editor.setFocus()
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        """Enter and Shift+Enter step through the matches (Enter in the replace line replaces); Esc closes."""
+        if isinstance(event, QKeyEvent) and event.type() == QEvent.Type.KeyPress:
+            if event.key() == Qt.Key.Key_Escape:
+                self.close_bar()
+                return True
+            if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
+                backward = bool(event.modifiers() & Qt.KeyboardModifier.ShiftModifier)
+                if watched is self.replace_text and not backward:
+                    self.replace_one()
+                else:
+                    self.step(-1 if backward else +1)
+                return True
+        return super().eventFilter(watched, event)
+
+    # -- searching ----------------------------------------------------------------------------------
+
+    def search(self, select: bool = True) -> None:
+        """Find every match again; ``select``: show the first at or after ``origin`` (round to the top), else
+        keep the one shown where it still is (the text changed under an open bar)."""
+        if not self.isVisible():
+            return
+        shown = self.matches[self.current] if 0 <= self.current < len(self.matches) else None
+        self.matches = self._all_matches()
+        if select:
+            after = next((index for index, (start, _end) in enumerate(self.matches) if start >= self.origin), 0)
+            self.current = after if self.matches else -1
+            if self.matches:
+                self._show(self.current)
+        else:
+            self.current = self.matches.index(shown) if shown in self.matches else -1
+        self._mark()
+
+    def _all_matches(self) -> list[tuple[int, int]]:
+        return matches_in(self.editor.plain_text(), self.find_text.text(), self.match_case.isChecked(),
+                          self.whole_words.isChecked())  # fmt: skip
+
+    def _text_changed(self) -> None:
+        if self.isVisible() and self.find_text.text():
+            self.refresh_timer.start()
+
+    def step_or_open(self, direction: int) -> None:
+        """Edit ▸ Find Next (F3) or Find Previous (Shift+F3): the bar opens where it is closed."""
+        if self.isVisible() and self.find_text.text():
+            self.step(direction)
+        else:
+            self.open()
+
+    def step(self, direction: int) -> None:
+        """The next match (``direction`` +1) or the one before (-1), from the one shown or else the caret."""
+        if not self.matches:
+            self.search()
+            return
+        if self.current < 0:  # none shown (the text changed under it): from the caret
+            caret = self.editor.textCursor().selectionStart()
+            later = next((index for index, (start, _end) in enumerate(self.matches) if start >= caret), 0)
+            self.current = (later if direction > 0 else later - 1) % len(self.matches)
+        else:
+            self.current = (self.current + direction) % len(self.matches)
+        self._show(self.current)
+        self._mark()
+
+    def _show(self, index: int) -> None:
+        start, end = self.matches[index]
+        cursor = QTextCursor(self.editor.document())
+        cursor.setPosition(start)
+        cursor.setPosition(end, QTextCursor.MoveMode.KeepAnchor)
+        self.editor.setTextCursor(cursor)
+        self.editor.ensureCursorVisible()
+        self.origin = start
+
+    def _mark(self) -> None:
+        """Tint every match (up to MARKED) and say which is shown of how many."""
+        total = len(self.matches)
+        if not self.find_text.text():
+            self.count.setText("")
+        elif not total:
+            self.count.setText("No matches")
+        else:
+            place = f"{self.current + 1:,} of " if self.current >= 0 else ""
+            self.count.setText(f"{place}{total:,} match{'es' if total != 1 else ''}")
+        tint = QColor(self.editor.palette().color(QPalette.ColorRole.Highlight))
+        tint.setAlpha(70)
+        look = QTextCharFormat()
+        look.setBackground(tint)
+        selections = []
+        for start, end in self.matches[:MARKED]:
+            selection = QTextEdit.ExtraSelection()
+            cursor = QTextCursor(self.editor.document())
+            cursor.setPosition(start)
+            cursor.setPosition(end, QTextCursor.MoveMode.KeepAnchor)
+            selection.cursor = cursor  # type: ignore[misc]
+            selection.format = look  # type: ignore[misc]
+            selections.append(selection)
+        set_layer(self.editor, LAYER, selections)
+
+    # -- replacing ----------------------------------------------------------------------------------
+
+    def _cursors(self, ranges: list[tuple[int, int]]) -> tuple[list[QTextCursor], int]:
+        """A cursor over each range outside a developing rewrite (Qt moves them with the text as the rewrite is
+        lifted for the edit), and how many ranges touch the rewrite."""
+        span = self.editor.live_span
+        cursors, held = [], 0
+        for start, end in ranges:
+            if span is not None and span.touches(start, end):
+                held += 1
+                continue
+            cursor = QTextCursor(self.editor.document())
+            cursor.setPosition(start)
+            cursor.setPosition(end, QTextCursor.MoveMode.KeepAnchor)
+            cursors.append(cursor)
+        return cursors, held
+
+    def replace_one(self) -> None:
+        """Replace the match that is selected, then show the next; where none is selected, show one first."""
+        self.search(select=False)  # the matches as the text is now, not as it was a moment ago
+        selection = self.editor.textCursor()
+        chosen = (selection.selectionStart(), selection.selectionEnd())
+        if chosen not in self.matches:
+            self.step(+1)
+            return
+        cursors, held = self._cursors([chosen])
+        if held:
+            self.count.setText("That match is in the rewrite in progress")
+            return
+        with self.editor.writer_edit():
+            cursors[0].insertText(self.replace_text.text())
+        self.origin = cursors[0].position()
+        self.search()
+
+    def replace_all(self) -> int:
+        """Replace every match outside a developing rewrite as one undo step; how many were replaced."""
+        cursors, held = self._cursors(self._all_matches())
+        if cursors:
+            with self.editor.writer_edit():
+                for cursor in cursors:
+                    cursor.insertText(self.replace_text.text())
+        self.search(select=False)
+        said = f"Replaced {len(cursors):,}" if cursors else "Nothing replaced"
+        self.count.setText(said + (f", {held:,} left in the rewrite in progress" if held else ""))
+        return len(cursors)

@@ -1,0 +1,140 @@
+"""Edit ▸ Find and Replace in a real window: the bar above the text that searches as the writer types, steps
+through the matches with the keys, replaces one or all as one undo step each, leaves a rewrite in progress alone,
+and gives the keys back to the text."""
+
+from __future__ import annotations
+
+from gui_helpers import place_cursor, select
+from PySide6.QtCore import Qt
+
+from app.window.find_bar import LAYER, REFRESH_MS, matches_in
+from app.window.highlights import layer, set_layer
+
+TEXT = (
+    "The keeper climbed the stairs. The lamp was lit.\n\n"
+    "the keepers slept; THE keeper did not. Then the keeper wrote.\n"
+)
+
+
+def _selected(window) -> str:
+    return window.editor.textCursor().selectedText()
+
+
+def test_matches_are_qt_positions_case_and_whole_words_as_asked() -> None:
+    assert matches_in("a Cat, a cat, catalogue", "cat", match_case=False, whole_words=False) == [(2, 5), (9, 12),
+                                                                                                  (14, 17)]  # fmt: skip
+    assert matches_in("a Cat, a cat, catalogue", "cat", match_case=True, whole_words=True) == [(9, 12)]
+    # A character beyond the Basic Multilingual Plane takes two of Qt's positions: what follows it shifts.
+    assert matches_in("🌊 sea, 𒃦 sea", "sea", match_case=False, whole_words=False) == [(3, 6), (11, 14)]
+    assert matches_in("a.b a-b", ".", match_case=False, whole_words=False) == [(1, 2)]  # the needle's signs are signs
+    assert matches_in("anything", "", match_case=False, whole_words=False) == []
+
+
+def test_ctrl_f_searches_as_the_writer_types_and_the_keys_step_through(document_window, qtbot) -> None:
+    window = document_window(text=TEXT)
+    window.show()
+    place_cursor(window, TEXT.index("slept"))
+    qtbot.keyClick(window.editor, Qt.Key.Key_F, Qt.KeyboardModifier.ControlModifier)
+    bar = window.find_bar
+    assert bar.isVisible() and not bar.replace_row.isVisible()
+    assert bar.find_text.hasFocus()  # the keys are in the bar, not in the text
+    qtbot.keyClicks(bar.find_text, "keeper")
+    assert window.editor.plain_text() == TEXT  # nothing typed into the text
+    assert bar.count.text() == "3 of 4 matches"  # from the caret: "THE keeper" after "slept"
+    assert window.editor.textCursor().selectionStart() == TEXT.index("keeper did")
+    assert len(layer(window.editor, LAYER)) == 4  # every match tinted
+    qtbot.keyClick(bar.find_text, Qt.Key.Key_Return)
+    assert bar.count.text() == "4 of 4 matches" and _selected(window) == "keeper"
+    qtbot.keyClick(bar.find_text, Qt.Key.Key_Return)  # round the end to the first
+    assert bar.count.text() == "1 of 4 matches" and window.editor.textCursor().selectionStart() == 4
+    qtbot.keyClick(bar.find_text, Qt.Key.Key_Return, Qt.KeyboardModifier.ShiftModifier)  # and back round
+    assert bar.count.text() == "4 of 4 matches"
+    bar.whole_words.setChecked(True)  # "keepers" is another word
+    assert bar.count.text().endswith("of 3 matches")
+    bar.match_case.setChecked(True)
+    qtbot.keyClicks(bar.find_text, "z")
+    assert bar.count.text() == "No matches"
+    qtbot.keyClick(bar.find_text, Qt.Key.Key_Backspace)
+    qtbot.keyClick(bar.find_text, Qt.Key.Key_Escape)
+    assert not bar.isVisible() and window.editor.hasFocus() and layer(window.editor, LAYER) == []
+    assert _selected(window) == "keeper"  # the match shown stays selected, to type over or copy
+
+
+def test_a_selection_is_what_ctrl_f_looks_for_and_f3_goes_on_with_the_bar_closed(document_window, qtbot) -> None:
+    window = document_window(text=TEXT)
+    window.show()
+    select(window, "lamp")
+    window.find_action.trigger()
+    bar = window.find_bar
+    assert bar.find_text.text() == "lamp" and bar.find_text.selectedText() == "lamp"  # typing replaces it
+    assert bar.count.text() == "1 of 1 match"
+    bar.find_text.setText("the")
+    bar.close_bar()
+    place_cursor(window, 0)
+    window.find_next_action.trigger()  # F3, the bar closed: it opens on the last search
+    assert bar.isVisible() and bar.find_text.text() == "the" and bar.count.text().startswith("1 of")
+    window.find_next_action.trigger()
+    assert bar.count.text().startswith("2 of")
+    window.find_previous_action.trigger()
+    assert bar.count.text().startswith("1 of")
+    assert (window.find_next_action.shortcut().toString(), window.find_previous_action.shortcut().toString()) == (
+        "F3", "Shift+F3")  # fmt: skip
+
+
+def test_replace_one_and_all_each_one_undo_step(document_window, qtbot) -> None:
+    window = document_window(text=TEXT)
+    window.show()
+    place_cursor(window, 0)
+    window.replace_action.trigger()
+    bar = window.find_bar
+    assert bar.replace_row.isVisible()
+    bar.find_text.setText("keeper")
+    bar.whole_words.setChecked(True)
+    bar.replace_text.setText("warden")
+    assert bar.count.text() == "1 of 3 matches"
+    bar.replace_one()
+    assert window.editor.plain_text().startswith("The warden climbed")
+    assert bar.count.text() == "1 of 2 matches" and _selected(window) == "keeper"  # the next one shown
+    assert bar.replace_all() == 2
+    assert bar.count.text() == "Replaced 2"
+    assert window.editor.plain_text() == TEXT.replace("the keepers", "#").replace("keeper", "warden").replace(
+        "#", "the keepers")  # fmt: skip
+    window.undo()  # Replace All, whole
+    assert window.editor.plain_text() == TEXT.replace("The keeper", "The warden", 1)
+    window.undo()  # the one replaced alone
+    assert window.editor.plain_text() == TEXT
+
+
+def test_the_matches_follow_the_text_and_a_rewrite_in_progress_is_left_alone(document_window, qtbot) -> None:
+    window = document_window(text=TEXT)
+    window.show()
+    editor = window.editor
+    bar = window.find_bar
+    window.find_action.trigger()
+    bar.find_text.setText("keeper")
+    start, end = TEXT.index("the keepers slept"), TEXT.index(" Then")
+    editor.begin_live_span(start, end)
+    editor.show_result("a draft 🌊 twice as long as the words it took the place of, with a keeper in it;")
+    qtbot.waitUntil(lambda: bar.count.text().endswith("3 matches"), timeout=REFRESH_MS * 20)  # as it reads now
+    bar.replace_text.setText("warden")
+    assert bar.replace_all() == 2
+    assert bar.count.text() == "Replaced 2, 1 left in the rewrite in progress"
+    assert "with a keeper in it;" in editor.plain_text()  # the draft as it was
+    editor.restore_live_span()  # rejected: the original comes back, the writer's replacements around it kept
+    assert editor.plain_text() == TEXT.replace("The keeper", "The warden").replace("Then the keeper", "Then the warden")
+    place_cursor(window, 0)
+    qtbot.keyClicks(editor, "keeper ")  # typed in the text: the bar's count follows
+    qtbot.waitUntil(lambda: bar.count.text() == "3 matches" or bar.count.text().endswith("of 3 matches"),
+                    timeout=REFRESH_MS * 20)  # fmt: skip
+
+
+def test_find_and_keep_words_marks_are_drawn_together(document_window) -> None:
+    window = document_window(text=TEXT)
+    editor = window.editor
+    window.find_action.trigger()
+    window.find_bar.find_text.setText("lamp")
+    select(window, "stairs")
+    window.steering.keep_action.trigger()  # Rewrite ▸ Keep Words marks "stairs"
+    assert len(editor.extraSelections()) == 2  # the kept words' mark and the match: neither wiped the other
+    set_layer(editor, LAYER, [])
+    assert len(editor.extraSelections()) == 1
