@@ -43,15 +43,18 @@ def test_prose_that_only_looks_like_a_chapter_line_is_none() -> None:
         "Act third was the castle hall, and here Hagar appeared, having come to\nwork her spell and see the lovers\n"
         "part, which she did in a song of great beauty and power, as the\naudience saw.\n\n"
         "She counted:\nI\n\nIn the middle of a paragraph a numeral on its own line is none either.\n"
-        "Chapter 2 was where\nit went wrong.\n"  # no blank line before it: the paragraph's second line
+        "Chapter 2 was where\nit went wrong.\n\nM. Madeleine arrived.\n\n"  # an initial, not a thousand
+        "I. A Fast-Fish belongs to the party fast to it.\n\nAnd so on.\n"  # a numbered sentence
     )
     assert _found(text) == []
 
 
-def test_a_contents_list_gives_at_most_its_first_line() -> None:
+def test_a_contents_list_is_no_chapter_and_a_part_may_stand_right_above_its_first() -> None:
     text = "CONTENTS\n\nCHAPTER I. Loomings\nCHAPTER II. The Carpet-Bag\nCHAPTER III. The Spouter-Inn\n\n" \
            "CHAPTER I. Loomings\n\nCall me Ishmael.\n"  # fmt: skip
-    assert _found(text) == [(1, "CHAPTER I. Loomings"), (1, "CHAPTER I. Loomings")]
+    assert _found(text) == [(1, "CHAPTER I. Loomings")]
+    assert _found("PART ONE\nChapter 1\n\nWords.\n\nChapter 2\nThe Storm\n\nWords.\n") == [
+        (1, "PART ONE"), (2, "Chapter 1"), (2, "Chapter 2. The Storm")]  # fmt: skip
     long_entries = (
         "CONTENTS\n\nCHAPTER I.          Mrs. Rachel Lynde Is Surprised\nCHAPTER II.         Matthew Cuthbert Is "
         "Surprised\nCHAPTER III.        Marilla Is Surprised\nCHAPTER IV.         Morning\n"
@@ -81,3 +84,9 @@ def test_a_plays_acts_hold_its_scenes_and_a_novels_play_is_no_part_of_its_shape(
 def test_a_name_is_a_chapters_title_but_not_a_volumes() -> None:
     text = "Volume I\n\nPreface\n\nWords.\n\nCHAPTER I\n\nIntroduction\n\nWords.\n\nIntroduction\n\nWords.\n"
     assert _found(text) == [(1, "Volume I"), (1, "Preface"), (2, "CHAPTER I. Introduction"), (1, "Introduction")]
+
+
+def test_a_roman_numeral_with_its_title_on_one_line() -> None:
+    text = "Book the First--Recalled to Life\n\nI. The Period\n\nIt was the best of times.\n\nII. The Mail\n\nIt.\n"
+    assert _found(text) == [(1, "Book the First--Recalled to Life"), (2, "I. The Period"), (2, "II. The Mail")]
+    assert _found("I. HISTORY.\n\nThere is one mind.\n") == [(1, "I. HISTORY.")]  # in capitals, a full stop too

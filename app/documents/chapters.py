@@ -1,9 +1,11 @@
 """A plain text's chapter lines, as novels and Project Gutenberg set them: "CHAPTER III. A Caucus-Race", "Part
-Two", "BOOK THE FIRST", "Stave One", "Letter 4", a Roman or Arabic numeral on a line of its own ("XIV"), and
-"Prologue" or "Epilogue" alone. A chapter line follows a blank line (or opens the text): a line of prose that
-happens to start "Part of the crowd…" or "Book.  I asked…" is none, and a contents list gives at most its first
-line. A bare number or name also stands before a blank line, so that a line holding only "I" inside a paragraph
-is no chapter either.
+Two", "BOOK THE FIRST", "Stave One", "Letter 4", a Roman or Arabic numeral on a line of its own ("XIV") or a Roman
+one with its title ("I. The Period"), and "Prologue" or "Epilogue" alone. A chapter line follows a blank line (or
+opens the text, or stands right under its part's line): a line of prose that happens to start "Part of the
+crowd…" or "Book.  I asked…" is none, and so is a contents list's line, one of its kind right under it ("CHAPTER
+I. Loomings", "CHAPTER II. The Carpet-Bag"). A bare number or name also stands before a blank line, so that a
+line holding only "I" inside a paragraph is no chapter either, nor is a sentence of its own that opens with a
+name's initial ("M. Madeleine arrived.").
 
 A line that is only a chapter's number ("CHAPTER II", "II") takes its title from the short line right after it,
 where there is one ("CHAPTER 1" then "The River and Its History": "CHAPTER 1. The River and Its History").
@@ -33,6 +35,8 @@ KEYWORDS = "|".join(f"{word.upper()}|{word.title()}" for word in RANKS)
 # A kind and its number, then a title on the same line or nothing.
 KEYWORD_LINE = re.compile(rf"^[ \t\f]*(?P<kind>{KEYWORDS})[ \t]+{NUMBER}\b(?P<rest>[^\n]{{0,100}})$")
 NUMERAL_LINE = re.compile(rf"^[ \t\f]*(?:{ROMAN}|\d{{1,3}})\.?[ \t]*$")
+# A Roman numeral, a full stop and a short title, a paragraph of its own: A Tale of Two Cities' "I. The Period".
+NUMBERED_TITLE_LINE = re.compile(rf"^[ \t\f]*(?![MDCL]\.){ROMAN}\.[ \t]+(?P<title>[A-Z][^\n]{{0,60}})$")
 NAMES = ("prologue", "epilogue", "preface", "introduction", "interlude", "afterword", "conclusion")
 NAMED_LINE = re.compile("^[ \t\f]*(?:" + "|".join(f"{n.upper()}|{n.title()}" for n in NAMES) + r")\.?[ \t]*$")
 TITLE_CHARS = 60
@@ -54,21 +58,40 @@ def _blank(lines: list[str], index: int) -> bool:
     return not 0 <= index < len(lines) or not lines[index].strip()
 
 
+def _keyword_rank(lines: list[str], index: int) -> int | None:
+    """The rank of the kind line ``index`` starts with ("PART", "Chapter"…), None where it is no such line."""
+    found = KEYWORD_LINE.match(lines[index]) if 0 <= index < len(lines) else None
+    return RANKS[found.group("kind").lower()] if found else None
+
+
 def _kind_of(lines: list[str], index: int) -> int | None:
     """The rank of line ``index`` as a chapter line, None where it is no chapter line (-1: a name, Prologue…)."""
     line = lines[index]
-    if not _blank(lines, index - 1) or not line.strip():
+    rank = _keyword_rank(lines, index)
+    above = _keyword_rank(lines, index - 1)
+    # After a blank line; a chapter right under its part's line ("PART ONE", then "Chapter 1") too.
+    if not line.strip() or not (_blank(lines, index - 1) or (rank is not None and above is not None and above < rank)):
         return None
-    if found := KEYWORD_LINE.match(line):
+    if rank is not None:
         # A long line opening a long paragraph is prose that starts with the word ("Act third was the castle
-        # hall, and…") or a contents list's first entry; a heading's title may run on over a line or two.
+        # hall, and…") or a contents list's first entry; a heading's title may run on over a line or two. A line
+        # with another of its kind right under it is a contents list's too.
         prose = len(line.strip()) > SHORT_LINE and not any(_blank(lines, index + n) for n in range(1, 4))
-        return None if prose else RANKS[found.group("kind").lower()]
-    if _blank(lines, index + 1) and NUMERAL_LINE.match(line):
+        return None if prose or _keyword_rank(lines, index + 1) == rank else rank
+    numbered = NUMBERED_TITLE_LINE.match(line)
+    if numbered and not _reads_as_title(numbered.group("title")):
+        numbered = None
+    if _blank(lines, index + 1) and (NUMERAL_LINE.match(line) or numbered):
         return NUMERAL_RANK
     if _blank(lines, index + 1) and NAMED_LINE.match(line):
         return -1
     return None
+
+
+def _reads_as_title(words: str) -> bool:
+    """A title, not a sentence: it starts with a letter or digit and ends without a full stop or comma, unless it is
+    set in capitals ("LIMMERIDGE HOUSE.")."""
+    return words[0].isalnum() and (not SENTENCE_END.search(words) or words.upper() == words)
 
 
 def _title_after(lines: list[str], index: int, rank: int) -> int | None:
@@ -82,7 +105,7 @@ def _title_after(lines: list[str], index: int, rank: int) -> int | None:
         if _blank(lines, candidate):
             continue
         words = lines[candidate].strip()
-        title_like = words[0].isalnum() and (not SENTENCE_END.search(words) or words.upper() == words)
+        title_like = _reads_as_title(words)
         alone = _blank(lines, candidate + 1) and (candidate == index + 1 or _blank(lines, candidate - 1))
         kind = _kind_of(lines, candidate)
         other = kind is not None and not (kind == -1 and rank >= RANKS["chapter"])
@@ -100,8 +123,8 @@ def chapters(lines: list[str]) -> list[Chapter]:
         if index <= taken or (rank := _kind_of(lines, index)) is None:
             continue
         title, title_line = lines[index].strip(), -1
-        keyword = KEYWORD_LINE.match(lines[index])
-        bare = keyword is None or not keyword.group("rest").strip(" \t.")  # only the number: the title may follow
+        keyword = KEYWORD_LINE.match(lines[index])  # only the number: the title may follow
+        bare = NUMERAL_LINE.match(lines[index]) or (keyword and not keyword.group("rest").strip(" \t."))
         if rank >= 0 and bare and (after := _title_after(lines, index, rank)) is not None:
             title = f"{title}{' ' if title[-1] in '.:—–-' else '. '}{lines[after].strip()}"
             taken = title_line = after
