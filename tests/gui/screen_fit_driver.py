@@ -128,6 +128,10 @@ def main() -> None:
     window.editor.setTextCursor(cursor)
     settle()
     results = [measure("main window", window)]
+    window.find_bar.open(replace=True)  # Edit ▸ Replace…: the bar above the text, both its rows
+    settle()
+    results.append(measure("main window with the find bar", window))
+    window.find_bar.close_bar()
 
     settings = SettingsDialog(window.prefs, window)
     settings.show()
