@@ -3,8 +3,10 @@ a window over it that the keys have to find their way into.
 
 It searches as the writer types, from where the caret was, marks every match and says which is selected ("3 of
 12"). Enter or F3 goes to the next, Shift+Enter or Shift+F3 to the one before, round the text's end; Esc closes it
-and gives the keys back to the text with the match selected. Replace and Replace All are one undo step each and
-never touch a developing rewrite's words. The matches follow the text as it changes while the bar is open.
+and gives the keys back to the text with the match selected. Opened on a passage (a selection over a paragraph's
+end), it finds and replaces in that passage alone until the writer unticks In selection. Replace and Replace All
+are one undo step each and never touch a developing rewrite's words. The matches follow the text as it changes
+while the bar is open.
 """
 
 from __future__ import annotations
@@ -72,6 +74,10 @@ class FindBar(QFrame):
         self.replace_text.setPlaceholderText("Replace with")
         self.match_case = QCheckBox("Match case")
         self.whole_words = QCheckBox("Whole words")
+        self.in_selection = QCheckBox("In selection")
+        self.in_selection.setToolTip("Find and replace only in the passage selected when the bar opened")
+        self.in_selection.setEnabled(False)
+        self.scope: QTextCursor | None = None  # that passage; Qt moves it with the text as it changes
         self.count = QLabel()
         self.count.setMinimumWidth(self.count.fontMetrics().horizontalAdvance("2,000+ matches") + 8)
         self.previous_button = self._tool("↑", "The match before (Shift+Enter, Shift+F3)", lambda: self.step(-1))
@@ -93,7 +99,8 @@ class FindBar(QFrame):
         grid.setContentsMargins(10, 6, 6, 6)
         grid.setVerticalSpacing(4)
         find_row = QHBoxLayout()
-        for widget in (self.previous_button, self.next_button, self.count, self.match_case, self.whole_words):
+        for widget in (self.previous_button, self.next_button, self.count, self.match_case, self.whole_words,
+                       self.in_selection):  # fmt: skip
             find_row.addWidget(widget)
         grid.addWidget(self.find_text, 0, 0)
         grid.addLayout(find_row, 0, 1)
@@ -107,6 +114,7 @@ class FindBar(QFrame):
         self.find_text.textChanged.connect(lambda _text: self.search())
         self.match_case.toggled.connect(lambda _on: self.search())
         self.whole_words.toggled.connect(lambda _on: self.search())
+        self.in_selection.toggled.connect(lambda _on: self.search())
         editor.textChanged.connect(self._text_changed)
         for line in (self.find_text, self.replace_text):
             line.installEventFilter(self)
@@ -123,11 +131,18 @@ class FindBar(QFrame):
     # -- opening and closing ------------------------------------------------------------------------
 
     def open(self, replace: bool = False) -> None:
-        """Show the bar with the keys in its find line, holding the selection where it is one line; ``replace``:
-        with the replace row (kept if it is showing already)."""
+        """Show the bar with the keys in its find line, holding the selection where it is one line and searching
+        in it where it is a passage (over a paragraph's end); ``replace``: with the replace row (kept if it is
+        showing already)."""
         cursor = self.editor.textCursor()
         selected = cursor.selectedText()
         self.origin = cursor.selectionStart()
+        if "\u2029" in selected:  # "he" to "she" in this chapter
+            self.scope = QTextCursor(cursor)
+        elif not self.isVisible():
+            self.scope = None
+        self.in_selection.setEnabled(self.scope is not None)
+        self.in_selection.setChecked(self.scope is not None)
         self.replace_row.setVisible(replace or (self.isVisible() and self.replace_row.isVisible()))
         self.show()
         if selected and "\u2029" not in selected and selected != self.find_text.text():
@@ -178,8 +193,12 @@ class FindBar(QFrame):
         self._mark()
 
     def _all_matches(self) -> list[tuple[int, int]]:
-        return matches_in(self.editor.plain_text(), self.find_text.text(), self.match_case.isChecked(),
-                          self.whole_words.isChecked())  # fmt: skip
+        found = matches_in(self.editor.plain_text(), self.find_text.text(), self.match_case.isChecked(),
+                           self.whole_words.isChecked())  # fmt: skip
+        if self.scope is None or not self.in_selection.isChecked():
+            return found
+        first, last = self.scope.selectionStart(), self.scope.selectionEnd()
+        return [(start, end) for start, end in found if first <= start and end <= last]
 
     def _text_changed(self) -> None:
         if self.isVisible() and self.find_text.text():

@@ -138,3 +138,27 @@ def test_find_and_keep_words_marks_are_drawn_together(document_window) -> None:
     assert len(editor.extraSelections()) == 2  # the kept words' mark and the match: neither wiped the other
     set_layer(editor, LAYER, [])
     assert len(editor.extraSelections()) == 1
+
+
+def test_replace_in_a_selected_passage_alone(document_window) -> None:
+    text = "He left early.\n\nHe said he would. He did.\n\nHe came back.\n"
+    window = document_window(text=text)
+    window.show()
+    start = text.index("He said")
+    window.editor.select_range(start, text.index("He came"))  # the middle paragraph and its break
+    window.replace_action.trigger()
+    bar = window.find_bar
+    assert bar.in_selection.isEnabled() and bar.in_selection.isChecked()
+    bar.find_text.setText("he")
+    bar.whole_words.setChecked(True)
+    bar.replace_text.setText("she")
+    assert bar.count.text() == "1 of 3 matches"  # He, he, He: the passage's alone
+    assert bar.replace_all() == 3
+    assert window.editor.plain_text() == "He left early.\n\nshe said she would. she did.\n\nHe came back.\n"
+    bar.in_selection.setChecked(False)  # the whole text again
+    assert bar.count.text().endswith("2 matches")
+    window.undo()
+    assert window.editor.plain_text() == text
+    bar.close_bar()
+    window.find_action.trigger()  # opened again on a caret: the whole text, nothing to search in
+    assert not bar.in_selection.isEnabled() and not bar.in_selection.isChecked()
