@@ -118,6 +118,10 @@ class FindBar(QFrame):
         editor.textChanged.connect(self._text_changed)
         for line in (self.find_text, self.replace_text):
             line.installEventFilter(self)
+        order = (self.find_text, self.replace_text, self.replace_button, self.replace_all_button, self.match_case,
+                 self.whole_words, self.in_selection)  # fmt: skip
+        for first, then in zip(order, order[1:], strict=False):
+            QWidget.setTabOrder(first, then)
         self.hide()
 
     def _tool(self, glyph: str, tip: str, slot: Callable[[], None]) -> QToolButton:
@@ -125,6 +129,7 @@ class FindBar(QFrame):
         button.setText(glyph)
         button.setToolTip(tip)
         button.setAutoRaise(True)
+        button.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # the keys have Enter, F3 and Esc; Tab goes line to line
         button.clicked.connect(slot)
         return button
 

@@ -87,7 +87,9 @@ def test_replace_one_and_all_each_one_undo_step(document_window, qtbot) -> None:
     place_cursor(window, 0)
     window.replace_action.trigger()
     bar = window.find_bar
-    assert bar.replace_row.isVisible()
+    assert bar.replace_row.isVisible() and bar.find_text.hasFocus()
+    qtbot.keyClick(bar.find_text, Qt.Key.Key_Tab)
+    assert bar.replace_text.hasFocus()  # Tab goes from line to line, past the arrows
     bar.find_text.setText("keeper")
     bar.whole_words.setChecked(True)
     bar.replace_text.setText("warden")
