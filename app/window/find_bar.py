@@ -249,18 +249,22 @@ class FindBar(QFrame):
         else:
             place = f"{self.current + 1:,} of " if self.current >= 0 else ""
             self.count.setText(f"{place}{total:,} match{'es' if total != 1 else ''}")
-        tint = QColor(self.editor.palette().color(QPalette.ColorRole.Highlight))
-        tint.setAlpha(70)
-        look = QTextCharFormat()
-        look.setBackground(tint)
+        ranges = [(start, end, 70) for start, end in self.matches[:MARKED]]
+        if self.scope is not None and self.in_selection.isChecked():  # the passage searched, fainter, beneath
+            ranges.insert(0, (self.scope.selectionStart(), self.scope.selectionEnd(), 22))
+        highlight = self.editor.palette().color(QPalette.ColorRole.Highlight)
         selections = []
-        for start, end in self.matches[:MARKED]:
+        for start, end, alpha in ranges:
+            tint = QColor(highlight)
+            tint.setAlpha(alpha)
+            look = QTextCharFormat()
+            look.setBackground(tint)
             selection = QTextEdit.ExtraSelection()
+            selection.format = look  # type: ignore[misc]
             cursor = QTextCursor(self.editor.document())
             cursor.setPosition(start)
             cursor.setPosition(end, QTextCursor.MoveMode.KeepAnchor)
             selection.cursor = cursor  # type: ignore[misc]
-            selection.format = look  # type: ignore[misc]
             selections.append(selection)
         set_layer(self.editor, LAYER, selections)
 

@@ -155,6 +155,9 @@ def test_replace_in_a_selected_passage_alone(document_window) -> None:
     bar.whole_words.setChecked(True)
     bar.replace_text.setText("she")
     assert bar.count.text() == "1 of 3 matches"  # He, he, He: the passage's alone
+    tints = layer(window.editor, LAYER)
+    assert len(tints) == 4 and tints[0].cursor.selectedText() == text[start:text.index("He came")].replace(
+        "\n", "\u2029")  # the passage searched, beneath its matches  # fmt: skip
     assert bar.replace_all() == 3
     assert window.editor.plain_text() == "He left early.\n\nshe said she would. she did.\n\nHe came back.\n"
     bar.in_selection.setChecked(False)  # the whole text again
