@@ -97,8 +97,8 @@ class HeadingsPopup(QFrame):
             item.setData(Qt.ItemDataRole.UserRole, heading.position)
             self.list.addItem(item)
         self.list.setCurrentRow(0)
-        rows = min(self.list.count(), VISIBLE_ROWS)  # as tall as its headings, up to a point
-        self.list.setFixedHeight(self.list.sizeHintForRow(0) * rows + 2 * self.list.frameWidth() + 4)
+        self.row_height = max(self.list.sizeHintForRow(0), self.list.fontMetrics().height())  # row 0 may hide later
+        self._fit(self.list.count())
         self.list.itemActivated.connect(lambda _item: self.choose())
         self.filter.textChanged.connect(self._narrow)
         self.filter.installEventFilter(self)
@@ -113,6 +113,15 @@ class HeadingsPopup(QFrame):
             item.setHidden(wanted not in item.text().casefold())
         visible = [row for row in range(self.list.count()) if not self.list.item(row).isHidden()]
         self.list.setCurrentRow(visible[0] if visible else -1)
+        self._fit(len(visible))
+
+    def _fit(self, shown: int) -> None:
+        """As tall as the headings it shows, up to a point: narrowed to two, no box of empty rows below them."""
+        rows = max(1, min(shown, VISIBLE_ROWS))
+        self.list.setFixedHeight(self.row_height * rows + 2 * self.list.frameWidth() + 4)
+        if (layout := self.layout()) is not None:
+            layout.activate()  # the new height in its size hint before the popup takes it
+            self.resize(self.width(), self.sizeHint().height())
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         """Up, Down and Enter in the line work the list."""

@@ -244,8 +244,10 @@ def test_go_to_heading_narrows_the_list_as_the_writer_types_and_jumps(document_w
     QTest.keyClick(editor, Qt.Key.Key_O, CTRL | Qt.KeyboardModifier.ShiftModifier)
     popup = window.go_to_heading.popup
     assert popup is not None and popup.isVisible() and popup.list.count() == 3
+    tall = popup.height()
     QTest.keyClicks(popup.filter, "two")
     assert [popup.list.item(row).isHidden() for row in range(3)] == [True, True, False]
+    assert popup.height() < tall  # as tall as the one heading it shows
     QTest.keyClick(popup.filter, Qt.Key.Key_Return)
     assert not popup.isVisible() and editor.hasFocus()
     block = editor.textCursor().block()
