@@ -157,6 +157,12 @@ class FindBar(QFrame):
         (self.replace_text if replace and self.find_text.text() else self.find_text).setFocus()
         self.find_text.selectAll()
 
+    def forget_passage(self) -> None:
+        """Another document is in the editor: the passage selected in the last one is no place to search."""
+        self.scope = None
+        self.in_selection.setChecked(False)
+        self.in_selection.setEnabled(False)
+
     def close_bar(self) -> None:
         self.hide()
         self.refresh_timer.stop()

@@ -97,6 +97,7 @@ class MainWindow(ActionStates):
         self.setCentralWidget(central)
 
         self._build_status_bar()
+        self.documentReplaced.connect(lambda _text: self.find_bar.forget_passage())
         self._build_actions()
         self._build_menus_and_toolbar()
         # Model ▸ Manage Models… and the download's status-bar label (app/dialogs/model_manager.py).

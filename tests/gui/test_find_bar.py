@@ -167,3 +167,8 @@ def test_replace_in_a_selected_passage_alone(document_window) -> None:
     bar.close_bar()
     window.find_action.trigger()  # opened again on a caret: the whole text, nothing to search in
     assert not bar.in_selection.isEnabled() and not bar.in_selection.isChecked()
+    window.editor.select_range(start, text.index("He came"))
+    window.replace_action.trigger()
+    assert bar.in_selection.isChecked()
+    window.new_document()  # another document: the passage of the last one is forgotten
+    assert not bar.in_selection.isEnabled() and not bar.in_selection.isChecked()
