@@ -16,7 +16,7 @@ from bisect import bisect_left
 from collections.abc import Callable
 
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer
-from PySide6.QtGui import QColor, QKeyEvent, QPalette, QTextCharFormat, QTextCursor
+from PySide6.QtGui import QColor, QKeyEvent, QPalette, QTextCharFormat, QTextCursor, QTextDocument
 from PySide6.QtWidgets import (
     QCheckBox,
     QFrame,
@@ -53,6 +53,13 @@ def matches_in(text: str, needle: str, match_case: bool, whole_words: bool) -> l
         return index + bisect_left(astral, index)
 
     return [(units(match.start()), units(match.end())) for match in found.finditer(text) if match.end() > match.start()]
+
+
+def _range_cursor(document: QTextDocument, start: int, end: int) -> QTextCursor:
+    cursor = QTextCursor(document)
+    cursor.setPosition(start)
+    cursor.setPosition(end, QTextCursor.MoveMode.KeepAnchor)
+    return cursor
 
 
 class FindBar(QFrame):
@@ -195,8 +202,7 @@ class FindBar(QFrame):
         shown = self.matches[self.current] if 0 <= self.current < len(self.matches) else None
         self.matches = self._all_matches()
         if select:
-            after = next((index for index, (start, _end) in enumerate(self.matches) if start >= self.origin), 0)
-            self.current = after if self.matches else -1
+            self.current = self._first_from(self.origin) % len(self.matches) if self.matches else -1
             if self.matches:
                 self._show(self.current)
         else:
@@ -228,20 +234,20 @@ class FindBar(QFrame):
             self.search()
             return
         if self.current < 0:  # none shown (the text changed under it): from the caret
-            caret = self.editor.textCursor().selectionStart()
-            later = next((index for index, (start, _end) in enumerate(self.matches) if start >= caret), 0)
+            later = self._first_from(self.editor.textCursor().selectionStart())
             self.current = (later if direction > 0 else later - 1) % len(self.matches)
         else:
             self.current = (self.current + direction) % len(self.matches)
         self._show(self.current)
         self._mark()
 
+    def _first_from(self, position: int) -> int:
+        """The index of the first match that starts at ``position`` or after (the count of them: none does)."""
+        return bisect_left(self.matches, position, key=lambda match: match[0])
+
     def _show(self, index: int) -> None:
         start, end = self.matches[index]
-        cursor = QTextCursor(self.editor.document())
-        cursor.setPosition(start)
-        cursor.setPosition(end, QTextCursor.MoveMode.KeepAnchor)
-        self.editor.setTextCursor(cursor)
+        self.editor.select_range(start, end)
         self.editor.ensureCursorVisible()
         self.origin = start
 
@@ -267,10 +273,7 @@ class FindBar(QFrame):
             look.setBackground(tint)
             selection = QTextEdit.ExtraSelection()
             selection.format = look  # type: ignore[misc]
-            cursor = QTextCursor(self.editor.document())
-            cursor.setPosition(start)
-            cursor.setPosition(end, QTextCursor.MoveMode.KeepAnchor)
-            selection.cursor = cursor  # type: ignore[misc]
+            selection.cursor = _range_cursor(self.editor.document(), start, end)  # type: ignore[misc]
             selections.append(selection)
         set_layer(self.editor, LAYER, selections)
 
@@ -285,10 +288,7 @@ class FindBar(QFrame):
             if span is not None and span.touches(start, end):
                 held += 1
                 continue
-            cursor = QTextCursor(self.editor.document())
-            cursor.setPosition(start)
-            cursor.setPosition(end, QTextCursor.MoveMode.KeepAnchor)
-            cursors.append(cursor)
+            cursors.append(_range_cursor(self.editor.document(), start, end))
         return cursors, held
 
     def replace_one(self) -> None:
