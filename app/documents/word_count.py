@@ -30,5 +30,5 @@ def count_words(text: str) -> int:
 
 
 def without_notes(text: str) -> str:
-    """A Markdown ``text`` as its words are counted: its notes taken out, the words on either side as they meet."""
+    """A Markdown ``text`` as its words are counted and printed (the PDF): its notes out, the words either side met."""
     return NOTE.sub("", text)

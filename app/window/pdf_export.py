@@ -41,6 +41,7 @@ from PySide6.QtGui import (
 
 from app.documents.fileio import save_bytes
 from app.documents.front_matter import TitlePage
+from app.documents.word_count import without_notes
 from app.window.docx_changes import ADDED, ADDED_END, REMOVED, REMOVED_END, mark_changes
 from app.window.docx_footnotes import MARK as FOOTNOTE_MARK
 from app.window.docx_footnotes import Footnotes
@@ -52,7 +53,6 @@ PRINT_POINT_SIZE = 11.5  # a book's body size; the editor's is a screen's
 MARGIN_MM = 25.0
 QUOTE_INDENT_PT = 24.0
 LAYOUT_DPI = 96
-HTML_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 LEADING_RULE = re.compile(r"\A\ufeff?---(?=\r?\n)")
 CLEAR = 0.01  # px: less than Qt's layout unit (1/64 px), to keep a clip off the line at its edge
 # Countries whose paper is US Letter; the rest of the world's is A4.
@@ -123,7 +123,7 @@ def read_markdown(document: QTextDocument, text: str) -> None:
     that still opens with ``---`` opens with a rule, which Qt (6.10 and later) would take, with every word up to
     the next ``---``, for front matter and drop."""
     features = QTextDocument.MarkdownFeature.MarkdownDialectGitHub | QTextDocument.MarkdownFeature.MarkdownNoHTML
-    document.setMarkdown(LEADING_RULE.sub("***", HTML_COMMENT.sub("", text), count=1), features)
+    document.setMarkdown(LEADING_RULE.sub("***", without_notes(text), count=1), features)
 
 
 def _endnotes(document: QTextDocument, notes: list[str]) -> None:
