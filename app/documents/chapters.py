@@ -58,17 +58,18 @@ def _blank(lines: list[str], index: int) -> bool:
     return not 0 <= index < len(lines) or not lines[index].strip()
 
 
-def _keyword_rank(lines: list[str], index: int) -> int | None:
-    """The rank of the kind line ``index`` starts with ("PART", "Chapter"…), None where it is no such line."""
-    found = KEYWORD_LINE.match(lines[index]) if 0 <= index < len(lines) else None
+def _keyword_rank(line: str) -> int | None:
+    """The rank of the kind ``line`` starts with ("PART", "Chapter"…), None where it is no such line."""
+    found = KEYWORD_LINE.match(line)
     return RANKS[found.group("kind").lower()] if found else None
 
 
-def _kind_of(lines: list[str], index: int) -> int | None:
-    """The rank of line ``index`` as a chapter line, None where it is no chapter line (-1: a name, Prologue…)."""
+def _kind_of(lines: list[str], keyword: list[int | None], index: int) -> int | None:
+    """The rank of line ``index`` as a chapter line, None where it is no chapter line (-1: a name, Prologue…);
+    ``keyword``: each line's ``_keyword_rank``, matched once for the text."""
     line = lines[index]
-    rank = _keyword_rank(lines, index)
-    above = _keyword_rank(lines, index - 1)
+    rank = keyword[index]
+    above = keyword[index - 1] if index > 0 else None
     # After a blank line; a chapter right under its part's line ("PART ONE", then "Chapter 1") too.
     if not line.strip() or not (_blank(lines, index - 1) or (rank is not None and above is not None and above < rank)):
         return None
@@ -77,7 +78,8 @@ def _kind_of(lines: list[str], index: int) -> int | None:
         # hall, and…") or a contents list's first entry; a heading's title may run on over a line or two. A line
         # with another of its kind right under it is a contents list's too.
         prose = len(line.strip()) > SHORT_LINE and not any(_blank(lines, index + n) for n in range(1, 4))
-        return None if prose or _keyword_rank(lines, index + 1) == rank else rank
+        below = keyword[index + 1] if index + 1 < len(lines) else None
+        return None if prose or below == rank else rank
     numbered = NUMBERED_TITLE_LINE.match(line)
     if numbered and not _reads_as_title(numbered.group("title")):
         numbered = None
@@ -94,7 +96,7 @@ def _reads_as_title(words: str) -> bool:
     return words[0].isalnum() and (not SENTENCE_END.search(words) or words.upper() == words)
 
 
-def _title_after(lines: list[str], index: int, rank: int) -> int | None:
+def _title_after(lines: list[str], keyword: list[int | None], index: int, rank: int) -> int | None:
     """The line after chapter line ``index`` (directly, or past one blank line) that is its title, if one is: a
     paragraph of one short line that starts with a letter or digit and reads as a title, not a sentence, and is
     no chapter line itself; a name may be a chapter's title ("I", then "Introduction"), not a part's or a volume's
@@ -107,7 +109,7 @@ def _title_after(lines: list[str], index: int, rank: int) -> int | None:
         words = lines[candidate].strip()
         title_like = _reads_as_title(words)
         alone = _blank(lines, candidate + 1) and (candidate == index + 1 or _blank(lines, candidate - 1))
-        kind = _kind_of(lines, candidate)
+        kind = _kind_of(lines, keyword, candidate)
         other = kind is not None and not (kind == -1 and rank >= RANKS["chapter"])
         if len(words) <= TITLE_CHARS and title_like and alone and not other:
             return candidate
@@ -119,13 +121,14 @@ def chapters(lines: list[str]) -> list[Chapter]:
     """The chapter lines among a plain text's ``lines``, in order (see the module's docstring)."""
     found: list[tuple[int, int, str, int]] = []  # (line, rank, title, title line)
     taken = -1  # the last line a chapter's title came from: it is no chapter itself
+    keyword = [_keyword_rank(line) for line in lines]
     for index in range(len(lines)):
-        if index <= taken or (rank := _kind_of(lines, index)) is None:
+        if index <= taken or (rank := _kind_of(lines, keyword, index)) is None:
             continue
         title, title_line = lines[index].strip(), -1
-        keyword = KEYWORD_LINE.match(lines[index])  # only the number: the title may follow
-        bare = NUMERAL_LINE.match(lines[index]) or (keyword and not keyword.group("rest").strip(" \t."))
-        if rank >= 0 and bare and (after := _title_after(lines, index, rank)) is not None:
+        found_kind = KEYWORD_LINE.match(lines[index]) if keyword[index] is not None else None
+        bare = NUMERAL_LINE.match(lines[index]) or (found_kind and not found_kind.group("rest").strip(" \t."))
+        if rank >= 0 and bare and (after := _title_after(lines, keyword, index, rank)) is not None:
             title = f"{title}{' ' if title[-1] in '.:—–-' else '. '}{lines[after].strip()}"
             taken = title_line = after
         found.append((index, rank, title, title_line))
