@@ -102,6 +102,7 @@ class FindBar(QFrame):
         replace_layout.addWidget(self.replace_text, 1)
         replace_layout.addWidget(self.replace_button)
         replace_layout.addWidget(self.replace_all_button)
+        replace_layout.addStretch(1)  # the buttons beside the line, not stretched along a wide screen
         grid = QGridLayout(self)
         grid.setContentsMargins(10, 6, 6, 6)
         grid.setVerticalSpacing(4)
@@ -111,9 +112,15 @@ class FindBar(QFrame):
             find_row.addWidget(widget)
         grid.addWidget(self.find_text, 0, 0)
         grid.addLayout(find_row, 0, 1)
-        grid.addWidget(self.close_button, 0, 2, Qt.AlignmentFlag.AlignTop)
+        grid.addWidget(self.close_button, 0, 3, Qt.AlignmentFlag.AlignTop)
         grid.addWidget(self.replace_row, 1, 0, 1, 2)
-        grid.setColumnStretch(0, 1)
+        # On a wide screen the lines stop at a search's width; the room left goes before the close button.
+        char = self.find_text.fontMetrics().averageCharWidth()
+        for line in (self.find_text, self.replace_text):
+            line.setMinimumWidth(char * 20)
+            line.setMaximumWidth(char * 48)
+        grid.setColumnStretch(0, 10)  # the line takes the room first, up to its widest
+        grid.setColumnStretch(2, 1)
         self.refresh_timer = QTimer(self)
         self.refresh_timer.setSingleShot(True)
         self.refresh_timer.setInterval(REFRESH_MS)
