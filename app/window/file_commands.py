@@ -130,6 +130,12 @@ class FileCommands(QMainWindow):
         self.setWindowModified(self.editor.document().isModified())
         self.editor.highlighter.set_markdown(is_markdown(self.path))  # a .txt's * and _ are plain characters
 
+    def _show_text(self, text: str, path: Path | None) -> None:
+        """Another document's ``text`` in the editor, its cues (Markdown's or plain text's) set first: a long book's
+        blocks are highlighted once as they go in, not again by update_title."""
+        self.editor.highlighter.set_markdown(is_markdown(path), show_now=False)
+        self.editor.setPlainText(text)
+
     def saved_text(self) -> str:
         """The document's text with any developing span shown as its original."""
         editor = self.editor
@@ -162,7 +168,7 @@ class FileCommands(QMainWindow):
         if not self.maybe_save():
             return
         self._end_live_span()
-        self.editor.setPlainText("")
+        self._show_text("", None)
         self.path = self.imported_from = None
         self.file_format = TextDocument(text="")
         self.editor.document().setModified(False)
@@ -173,7 +179,7 @@ class FileCommands(QMainWindow):
                      imported_from: Path | None = None) -> None:  # fmt: skip
         """Show ``text`` as an unsaved document under ``path``'s name (a recovered one): Save writes it there; an
         untitled text imported from ``imported_from`` keeps that name (Save As offers it as Markdown beside it)."""
-        self.editor.setPlainText(text)
+        self._show_text(text, path)
         self.path, self.imported_from = path, imported_from if path is None else None
         self.file_format = replace(file_format, text="")
         self.editor.document().setModified(True)
@@ -219,7 +225,7 @@ class FileCommands(QMainWindow):
             self.message_bar.show_message(f"Could not open {path.name}: {error}.")
             return False
         self._end_live_span()
-        self.editor.setPlainText(loaded.text)
+        self._show_text(loaded.text, path)
         self.editor.document().setModified(False)
         self.path, self.imported_from = path, None
         self.file_format = replace(loaded, text="")
@@ -252,7 +258,7 @@ class FileCommands(QMainWindow):
             self.message_bar.show_message(f"Could not open {path.name}: {error}.")
             return False
         self._end_live_span()
-        self.editor.setPlainText(imported.text)
+        self._show_text(imported.text, None)  # Markdown, as it will be saved
         self.editor.document().setModified(False)  # nothing to lose yet: the words are still in the file
         self.path, self.imported_from = None, path
         self.file_format = TextDocument(text="")

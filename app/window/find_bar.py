@@ -32,11 +32,11 @@ from PySide6.QtWidgets import (
 
 from app.window.editor_widget import RewriteEditor
 from app.window.highlights import set_layer
+from app.window.live_span import ASTRAL
 
 LAYER = "find"
 MARKED = 2000  # matches marked in the text at most: more is a search for a letter, and marking costs
 REFRESH_MS = 250  # after the text changes: a novel's matches are some milliseconds, a pass comes every 35
-ASTRAL = re.compile("[\U00010000-\U0010ffff]")  # two positions each in Qt's document
 
 
 def matches_in(text: str, needle: str, match_case: bool, whole_words: bool) -> list[tuple[int, int]]:

@@ -4,6 +4,8 @@ has changes of the writer's that are not saved yet."""
 
 from __future__ import annotations
 
+import re
+
 from PySide6.QtGui import QColor, QTextCharFormat, QTextCursor, QTextDocument
 
 from app.rewrite.drafts import hesitation
@@ -51,6 +53,10 @@ class LiveSpan:
 
     def block_on_top(self) -> bool:
         return self.painted and self.document.availableUndoSteps() == self.undo_steps_after_paint
+
+
+# A character past UTF-16's first plane (an emoji): two positions in Qt's document, one in Python's text.
+ASTRAL = re.compile("[\U00010000-\U0010ffff]")
 
 
 def utf16_length(text: str) -> int:

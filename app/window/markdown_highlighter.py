@@ -16,6 +16,7 @@ from PySide6.QtGui import QColor, QFont, QGuiApplication, QPalette, QSyntaxHighl
 
 from app.documents.critic_markup import OUTSIDE, painted
 from app.documents.front_matter import MOST_CHARS, OPENING, read_front_matter
+from app.window.live_span import ASTRAL
 from app.window.theme import change_colors
 from model.edit.request import GAP_MARK
 
@@ -60,10 +61,13 @@ class MarkdownHighlighter(QSyntaxHighlighter):
     def markdown(self) -> bool:
         return self._markdown
 
-    def set_markdown(self, markdown: bool) -> None:
+    def set_markdown(self, markdown: bool, show_now: bool = True) -> None:
+        """Markdown's cues on or off; ``show_now`` False just before the document's text is replaced, which is
+        highlighted as it goes in: a long book's blocks shown once, not as Markdown and again as plain text."""
         if markdown != self._markdown:
             self._markdown = markdown
-            self.rehighlight()
+            if show_now:
+                self.rehighlight()
 
     @property
     def checks_spelling(self) -> bool:
@@ -98,7 +102,7 @@ class MarkdownHighlighter(QSyntaxHighlighter):
         self.setFormat(first, self._unit(end) - first, text_format)
 
     def highlightBlock(self, text: str) -> None:
-        astral = any(ord(c) > 0xFFFF for c in text)
+        astral = not text.isascii() and ASTRAL.search(text) is not None
         self._units = list(accumulate((1 + (ord(c) > 0xFFFF) for c in text), initial=0)) if astral else None
         front = self._markdown and self.currentBlock().blockNumber() < self._front_matter_blocks()
         if front:

@@ -12,7 +12,6 @@ throughout."""
 from __future__ import annotations
 
 import contextlib
-import re
 import threading
 from collections.abc import Callable
 from typing import Protocol
@@ -34,10 +33,7 @@ from app.window.dictionary import (
     misspelled,
 )
 from app.window.editor_widget import RewriteEditor
-from app.window.live_span import utf16_length
-
-# A character outside the Basic Multilingual Plane: two UTF-16 units in Qt's positions, one in Python's.
-ASTRAL = re.compile("[\U00010000-\U0010FFFF]")
+from app.window.live_span import ASTRAL, utf16_length
 
 
 def qt_ranges(text: str, ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:

@@ -204,3 +204,23 @@ def test_tab_nests_list_items_and_types_a_tab_elsewhere(document_window, qtbot) 
     place_cursor(window, text.index("words"))
     qtbot.keyClick(editor, Qt.Key.Key_Tab)
     assert editor.plain_text() == text.replace("words", "\twords")
+
+
+def test_a_document_is_highlighted_once_as_it_opens_in_its_own_kind(document_window, tmp_path: Path) -> None:
+    """A .txt opened over Markdown (and back) shows its kind's cues at once, each paragraph highlighted once: a
+    long novel's were done twice, as Markdown and then again as plain text (2 s of War and Peace's 6.5 s)."""
+    chapter = "# The Lighthouse\n\nThe keeper climbed the **stairs**.\n"
+    plain, markdown = tmp_path / "chapter.txt", tmp_path / "chapter.md"
+    plain.write_text(chapter * 50, encoding="utf-8")
+    markdown.write_text(chapter * 50, encoding="utf-8")
+    window = document_window(text=chapter)
+    highlighter = window.editor.highlighter
+    highlighted: list[str] = []
+    original = highlighter.highlightBlock
+    highlighter.highlightBlock = lambda text: (highlighted.append(text), original(text))  # type: ignore[method-assign]
+    for path, bold in ((plain, False), (markdown, True), (plain, False)):
+        highlighted.clear()
+        assert window.open_path(path)
+        assert highlighted.count("The keeper climbed the **stairs**.") == 50
+        stairs = window.editor.document().findBlockByNumber(2).layout().formats()
+        assert any(f.format.fontWeight() == QFont.Weight.Bold for f in stairs) is bold
