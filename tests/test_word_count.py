@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
-from app.documents.word_count import count_words, without_notes
+from app.documents.word_count import WordCounter, count_words, without_notes
 
 
 @pytest.mark.parametrize(
@@ -42,3 +44,22 @@ def test_a_markdown_texts_notes_are_no_words_of_it() -> None:
     assert count_words(without_notes(text)) == 5  # He lit the lamp. End.
     assert without_notes("the lamp<!-- x -->s") == "the lamps"  # the words either side meet as they print
     assert without_notes("An open <!-- note is the writer's text") == "An open <!-- note is the writer's text"
+
+
+def test_a_counter_that_keeps_its_lines_counts_as_count_words_through_a_writers_edits() -> None:
+    lines = ["The keeper climbed the stairs.", "", "# Chapter 两", "我们去海边 at dawn", "* * *", "He paused — then."]
+    text = "\n".join(lines * 40)
+    counter, draw = WordCounter(), random.Random(3)
+    for _ in range(200):  # a letter typed or deleted, a line split or joined, a paste, anywhere
+        at = draw.randrange(len(text) + 1)
+        edit = draw.choice(["x", " ", "\n", "", "word again\n\nand", "东"])
+        text = text[:at] + edit + text[at + draw.randrange(0, 6) :]
+        assert counter(text) == count_words(text)
+
+
+def test_a_counter_forgets_lines_long_gone() -> None:
+    counter = WordCounter()
+    for draft in range(400):  # every line new each time: what is kept must not grow with every count
+        counter("\n".join(f"draft {draft} line {line} of the chapter" for line in range(500)))
+    kept = sum(len(line) for line in counter._words)
+    assert kept <= 4 * len("\n".join(f"draft 399 line {n} of the chapter" for n in range(500))) + (1 << 20) + 20_000

@@ -7,6 +7,7 @@ at a heading, in the middle of the view, and gives the keyboard back to the text
 from __future__ import annotations
 
 import bisect
+from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
 
@@ -24,7 +25,7 @@ from PySide6.QtWidgets import (
 
 from app.dialogs.side_panel import SidePanel
 from app.documents.critic_markup import settle
-from app.documents.word_count import count_words, without_notes
+from app.documents.word_count import WordCounter, count_words, without_notes
 from app.window.editor_widget import RewriteEditor
 from app.window.headings import INDENT, Heading, headings
 from app.window.markdown_highlighter import is_markdown
@@ -42,11 +43,16 @@ class OutlineWindow(Protocol):
     @property
     def path(self) -> Path | None: ...
 
+    @property
+    def word_counter(self) -> WordCounter: ...
 
-def section_words(text: str, found: list[Heading], markdown: bool = False) -> list[int]:
+
+def section_words(
+    text: str, found: list[Heading], markdown: bool = False, count: Callable[[str], int] = count_words
+) -> list[int]:
     """The words of each heading's section: from after its line to the next heading of its level or above, so a
     part counts its chapters' words too; counted as the status bar counts the document's (tracked changes made,
-    a Markdown text's notes left out)."""
+    a Markdown text's notes left out), by ``count`` (a WordCounter: a part's lines are its chapters')."""
     units = text.encode("utf-16-le")
     counts = []
     for index, heading in enumerate(found):
@@ -55,7 +61,7 @@ def section_words(text: str, found: list[Heading], markdown: bool = False) -> li
         body = settle(units[2 * heading.position : 2 * end].decode("utf-16-le", errors="ignore"), accept=True)
         body = without_notes(body) if markdown else body
         title = without_notes(heading.title) if markdown else heading.title
-        counts.append(max(0, count_words(body) - count_words(title)))  # its title's words are not its own
+        counts.append(max(0, count(body) - count_words(title)))  # its title's words are not its own
     return counts
 
 
@@ -129,7 +135,7 @@ class OutlinePanel(SidePanel):
         text = self.host.editor.plain_text()
         markdown = is_markdown(self.host.path)
         found = headings(text, markdown)
-        words = section_words(text, found, markdown)
+        words = section_words(text, found, markdown, self.host.word_counter)
         self.found = found
         self.tree.clear()
         for heading, count in zip(found, words, strict=True):

@@ -16,7 +16,7 @@ from PySide6.QtWidgets import QLabel, QProgressBar, QPushButton
 
 from app.documents.critic_markup import settle
 from app.documents.front_matter import without_front_matter
-from app.documents.word_count import count_words, without_notes
+from app.documents.word_count import WordCounter, without_notes
 from app.model_sources import server_key
 from app.rewrite.worker import ModelInfo, ModelSpec, RewriteService, ServerSpec
 from app.window.file_commands import FileCommands
@@ -53,6 +53,7 @@ class ModelStatusBar(FileCommands):
         self.model_label = QLabel("No model")
         self.figures_label = QLabel("")
         self.counts_label = QLabel("")
+        self.word_counter = WordCounter()  # the status bar's and the Outline's: a long book's lines counted once
         # View ▸ Session Word Goal…: the words written since the document was opened, towards the goal.
         self.session_goal = SessionGoal(self, self.prefs.session_goal, self._keep_session_goal, self)
         self.documentReplaced.connect(lambda text: self.session_goal.begin(self._words_of(text)))
@@ -97,17 +98,17 @@ class ModelStatusBar(FileCommands):
 
     def _words_of(self, text: str) -> int:
         """The words the status bar would count in ``text``: the session goal's start counts them the same way."""
-        return count_words(self._counted_text(text))
+        return self.word_counter(self._counted_text(text))
 
     def _update_counts(self) -> None:
         text = self._counted_text(self.saved_text())  # a developing span counts as its original, not its noise
-        words, characters = count_words(text), len(text)
+        words, characters = self.word_counter(text), len(text)
         self.session_goal.counted(words)
         cursor = self.editor.textCursor()
         if cursor.hasSelection() and self.editor.live_span is None:  # "12 of 479 words": what the selection holds
             selected = settle(self.editor.text_between(cursor.selectionStart(), cursor.selectionEnd()), accept=True)
             selected = without_notes(selected) if is_markdown(self.path) else selected
-            self.counts_label.setText(f"{count_words(selected):,} of {counted(words, 'word')} · "
+            self.counts_label.setText(f"{self.word_counter(selected):,} of {counted(words, 'word')} · "
                                       f"{len(selected):,} of {counted(characters, 'character')}")  # fmt: skip
             return
         self.counts_label.setText(f"{counted(words, 'word')} · {counted(characters, 'character')}")
