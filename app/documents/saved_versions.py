@@ -88,12 +88,14 @@ class SavedVersions:
         folder = self.folder_of(path)
         folder.mkdir(parents=True, exist_ok=True)
         self._name(folder, path)
-        target = folder / f"{when.strftime(STAMP)}.w{count_words(text)}.{digest}.txt.gz"
+        words = count_words(text)  # once: a long book's count is a tenth of a second
+        target = folder / f"{when.strftime(STAMP)}.w{words}.{digest}.txt.gz"
         partial = target.with_name(target.name + ".partial")
-        with gzip.open(partial, "wt", encoding="utf-8", newline="", compresslevel=6) as stream:
+        # Level 1: War and Peace in 33 ms, not 215 (level 6), at 44 % of its size, not 37: each save waits for it.
+        with gzip.open(partial, "wt", encoding="utf-8", newline="", compresslevel=1) as stream:
             stream.write(text)
         partial.replace(target)  # a version is whole or absent
-        kept = SavedVersion(when, count_words(text), digest, target)
+        kept = SavedVersion(when, words, digest, target)
         for version in pruned([kept, *existing]):
             version.file.unlink(missing_ok=True)
         return kept
