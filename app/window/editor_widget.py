@@ -97,7 +97,7 @@ class RewriteEditor(QPlainTextEdit):
         font.setPointSizeF(max(base_size, 10.5) + 2)
         self.setFont(font)
         self.set_prose_font("")
-        self.highlighter = MarkdownHighlighter(self.document())
+        self.highlighter = MarkdownHighlighter(self.document(), self.firstVisibleBlock)
         self.document().setDocumentMargin(28)
         # Qt counts a margin change as a change to the text: a fresh window must not ask to save it.
         self.document().setModified(False)
@@ -148,7 +148,7 @@ class RewriteEditor(QPlainTextEdit):
     def set_colors(self, colors: CanvasColors, heading: QColor | None = None) -> None:
         old, self.colors = self.colors, colors
         self.highlighter.heading_color = heading or colors.ink
-        self.highlighter.rehighlight()
+        self.highlighter.show_again()
         if self._span is not None:
             self._span.last_paint = [(text, recolored(fmt, old, colors)) for text, fmt in self._span.last_paint]
         if self._span is not None and self._span.painted:

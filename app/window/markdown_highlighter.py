@@ -7,12 +7,23 @@ View ▸ Check Spelling is on (``app/window/spelling.py``)."""
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Callable
 from itertools import accumulate
 from pathlib import Path
 
 from PySide6.QtCore import QTimer
-from PySide6.QtGui import QColor, QFont, QGuiApplication, QPalette, QSyntaxHighlighter, QTextCharFormat, QTextDocument
+from PySide6.QtGui import (
+    QColor,
+    QFont,
+    QGuiApplication,
+    QPalette,
+    QSyntaxHighlighter,
+    QTextBlock,
+    QTextCharFormat,
+    QTextCursor,
+    QTextDocument,
+)
 
 from app.documents.critic_markup import OUTSIDE, painted
 from app.documents.front_matter import MOST_CHARS, OPENING, read_front_matter
@@ -25,6 +36,9 @@ Misspellings = Callable[[str, int], list[tuple[int, int]]]
 # The wavy underline's colour in both themes: the red every word processor uses for a misspelling.
 MISSPELLED_RED = QColor("#e0321f")
 
+# Showing every block again: a text of more blocks than this is done a slice at a time, each slice up to SLICE_MS.
+SLICE_BLOCKS = 400
+SLICE_MS = 12
 MARKDOWN_SUFFIXES = frozenset({".md", ".markdown"})
 
 
@@ -47,8 +61,13 @@ class MarkdownHighlighter(QSyntaxHighlighter):
         (re.compile(r"\*\*\*[^*\n]+\*\*\*"), "bold italic"),  # after bold's and italic's, which see only part
     )
 
-    def __init__(self, document: QTextDocument) -> None:
+    def __init__(self, document: QTextDocument, first_visible: Callable[[], QTextBlock] | None = None) -> None:
         super().__init__(document)
+        self._first_visible = first_visible  # the view's top block: shown first when every block is shown again
+        self._next_block: QTextCursor | None = None  # where showing every block again goes on (a cursor moves
+        self._slices = QTimer(self)  # with the writer's edits meanwhile)
+        self._slices.setInterval(0)
+        self._slices.timeout.connect(self._show_slice)
         self.heading_color = QColor("#24211d")
         self._markdown = True
         self._misspellings: Misspellings | None = None
@@ -67,7 +86,7 @@ class MarkdownHighlighter(QSyntaxHighlighter):
         if markdown != self._markdown:
             self._markdown = markdown
             if show_now:
-                self.rehighlight()
+                self.show_again()
 
     @property
     def checks_spelling(self) -> bool:
@@ -77,7 +96,54 @@ class MarkdownHighlighter(QSyntaxHighlighter):
         """Underline what ``misspellings`` finds in each block (None: nothing)."""
         if misspellings is not self._misspellings:
             self._misspellings = misspellings
+            self.show_again()
+
+    def show_again(self) -> None:
+        """Highlight every block again (spelling turned on, a word added to the dictionary, another theme): at
+        once in a short text; in a long one the view's blocks at once and the rest a slice at a time between the
+        writer's keystrokes, as QSyntaxHighlighter.rehighlight froze War and Peace for two seconds."""
+        document = self.document()
+        if document is None:
+            return
+        if document.blockCount() <= SLICE_BLOCKS:
+            self._slices.stop()
+            self._next_block = None
             self.rehighlight()
+            return
+        block = self._first_visible() if self._first_visible is not None else document.firstBlock()
+        for _ in range(SLICE_BLOCKS // 4):  # a tall window's worth
+            if not block.isValid():
+                break
+            self.rehighlightBlock(block)
+            block = block.next()
+        self._next_block = QTextCursor(document.firstBlock())
+        self._slices.start()
+
+    def _show_slice(self) -> None:
+        """The next blocks of show_again's, for SLICE_MS at most."""
+        block = self._next_block.block() if self._next_block is not None else QTextBlock()
+        ends = time.perf_counter() + SLICE_MS / 1000
+        # One edit block around the slice, as rehighlight has around the whole text: the layout is redone once,
+        # not after every block (ten times the cost). Formats are no edit: nothing reaches the undo history.
+        batch = QTextCursor(self.document())
+        batch.beginEditBlock()
+        while block.isValid() and time.perf_counter() < ends:
+            for _ in range(32):
+                if not block.isValid():
+                    break
+                self.rehighlightBlock(block)
+                block = block.next()
+        batch.endEditBlock()
+        if block.isValid() and self._next_block is not None:
+            self._next_block.setPosition(block.position())
+        else:
+            self._slices.stop()
+            self._next_block = None
+
+    @property
+    def showing_again(self) -> bool:
+        """Whether show_again's slices are still under way."""
+        return self._slices.isActive()
 
     def gap_format(self) -> QTextCharFormat:
         """A gap mark: the theme's link ink on a tint of its selection colour, upright and regular weight."""

@@ -297,7 +297,7 @@ class Spelling(QObject):
         except OSError as error:
             self.window.message_bar.show_message(f"Your words ({self.dictionary.personal}) could not be changed: "
                                                  f"{error}.")  # fmt: skip
-        self.window.editor.highlighter.rehighlight()
+        self.window.editor.highlighter.show_again()
 
 
 def system_language() -> str:

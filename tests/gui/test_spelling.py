@@ -328,3 +328,36 @@ def test_a_word_list_that_finishes_loading_after_its_window_closed_tells_nobody(
     shiboken6.delete(spelling)  # as closing the window does, while the list's thread still reads
     spelling._load(spelling.language)  # the thread's last step: before, "Signal source has been deleted"
     assert not shiboken6.isValid(spelling)
+
+
+def test_a_long_text_is_underlined_where_the_writer_looks_at_once_and_everywhere_soon_keys_going_on(
+    document_window, qtbot, monkeypatch, tmp_path: Path
+) -> None:
+    """Spelling turned on in a novel: the view's words are marked at once, the rest a slice at a time between
+    keystrokes (rehighlighting War and Peace at once froze the window for two seconds), and lines typed meanwhile
+    leave no paragraph unmarked."""
+    paragraph = "She wrote the lettr twice, then walked to the harbour.\n"
+    window = spelling_window(document_window, qtbot, monkeypatch, tmp_path, paragraph * 3000)
+    highlighter, editor = window.editor.highlighter, window.editor
+    window.spelling.action.setChecked(False)
+    qtbot.waitUntil(lambda: not highlighter.showing_again, timeout=SIGNAL_TIMEOUT_MS)
+    assert underlined(window) == []
+    editor.verticalScrollBar().setValue(editor.verticalScrollBar().maximum() // 2)
+    top = editor.firstVisibleBlock().blockNumber()
+    window.spelling.action.setChecked(True)
+    marked = underlined(window)
+    assert 10 <= len(marked) < 3000 and highlighter.showing_again  # the view's now, not the whole book's
+    assert any(part.format.underlineStyle() == SPELLED for part in editor.document().findBlockByNumber(top + 3)
+               .layout().formats())  # fmt: skip
+    place_cursor_at_start(editor)
+    qtbot.keyClicks(editor, "lettr")  # typed while the slices go on: every paragraph is still reached
+    qtbot.keyClick(editor, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: not highlighter.showing_again, timeout=SIGNAL_TIMEOUT_MS)
+    qtbot.keyClick(editor, Qt.Key.Key_Down)  # the first line's word, held while typed, marked as the caret leaves
+    assert underlined(window) == ["lettr"] * 3001
+
+
+def place_cursor_at_start(editor) -> None:
+    cursor = editor.textCursor()
+    cursor.setPosition(0)
+    editor.setTextCursor(cursor)
