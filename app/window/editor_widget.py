@@ -88,6 +88,7 @@ class RewriteEditor(QPlainTextEdit):
         self.shade_hesitation = False
         self.hesitant = QColor(205, 72, 44)
         self.zoom_level = 0
+        self.painting = False  # a pass or a draft going into the span: the textChanged then is no writer's edit
         self.setFrameShape(QPlainTextEdit.Shape.NoFrame)
         self.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
         self.setTabChangesFocus(False)
@@ -107,9 +108,7 @@ class RewriteEditor(QPlainTextEdit):
         self._typed_to: tuple[LiveSpan, int] | None = None
         # Each adds to (or mends) the right-click menu: spelling's offers, the window's shortcuts on Qt's entries.
         self.context_menu_extras: list[Callable[[QMenu, QTextCursor], None]] = []
-        self.setPlaceholderText(
-            "Start writing, or open a document. Select a sentence and press Ctrl+R to redraft it."
-        )
+        self.setPlaceholderText("Start writing, or open a document. Select a sentence and press Ctrl+R to redraft it.")
 
     # -- text access ----------------------------------------------------------------------------
 
@@ -134,9 +133,7 @@ class RewriteEditor(QPlainTextEdit):
                 self.text_between(end, last.position() + last.length() - 1))  # fmt: skip
 
     def end_position(self) -> int:
-        cursor = QTextCursor(self.document())
-        cursor.movePosition(Move.End)
-        return cursor.position()
+        return self.document().characterCount() - 1  # where Move.End puts a cursor: before the closing separator
 
     def select_range(self, start: int, end: int) -> None:
         """Select from ``start`` to ``end`` (Qt positions), the caret at ``end``, as a drag would."""
@@ -310,7 +307,9 @@ class RewriteEditor(QPlainTextEdit):
         for text, run_format in runs[head:len(runs) - tail]:
             if text:
                 cursor.insertText(text, run_format)
+        self.painting = True  # for the textChanged that closing the block sends
         cursor.endEditBlock()
+        self.painting = False
         span.place(start, start + positions(runs))
         span.painted = True
         span.undo_steps_after_paint = document.availableUndoSteps()

@@ -119,7 +119,8 @@ class MainWindow(ActionStates):
 
         document = self.editor.document()
         document.modificationChanged.connect(self.setWindowModified)
-        self.editor.textChanged.connect(self._count_timer.start)
+        self.editor.textChanged.connect(self._recount_soon)
+        self.rewrites.spanEnded.connect(lambda _start, _end: self._count_timer.start())  # the passes' text is in
         self.editor.selectionChanged.connect(self._count_timer.start)  # the selection's own counts
         self.editor.acceptRequested.connect(self.accept_rewrite)
         self.editor.escapeRequested.connect(self.rewrites.escape)

@@ -246,6 +246,45 @@ def test_the_word_count_ignores_the_developing_noise(document_window, qtbot) -> 
     assert recorder.passes and set(counted) == {expected}
 
 
+class CountedStarts(QTimer):
+    """The status bar's count timer, counting what starts it."""
+
+    def __init__(self, window: MainWindow) -> None:
+        super().__init__(window)
+        self.setSingleShot(True)
+        self.setInterval(150)
+        self.timeout.connect(window._update_counts)
+        self.starts = 0
+
+    def start(self, *args) -> None:
+        self.starts += 1
+        super().start(*args)
+
+
+def test_passes_start_no_count_and_the_writers_edits_and_the_accepted_draft_do(
+    document_window, qtbot, monkeypatch
+) -> None:
+    """A long book's count at every pass stalled the window 60-100 ms a pass: a pass changes no counted word."""
+    window = document_window(candidates=1, max_denoising_steps=10)
+    timer = CountedStarts(window)
+    monkeypatch.setattr(window, "_count_timer", timer)
+    select(window, SPAN)
+    starts: list[int] = []
+    recorder = PassRecorder(window, lambda _job, _painted: starts.append(timer.starts))
+    window.rewrite_selection()
+    finish(qtbot, window)
+    assert len(recorder.passes) >= 3 and len(set(starts)) == 1  # none between the first pass and the last
+    place_cursor(window, len(window.editor.plain_text()))
+    qtbot.keyClicks(window.editor, " Then")  # the writer's words elsewhere, the draft still waiting
+    assert timer.starts >= starts[-1] + 5
+    qtbot.waitUntil(lambda: window.counts_label.text().startswith(f"{len(DOCUMENT.split()) + 1} words"))
+    before = timer.starts
+    window.accept_rewrite()
+    assert timer.starts > before
+    accepted = len(window.editor.plain_text().split())
+    qtbot.waitUntil(lambda: window.counts_label.text().startswith(f"{accepted} word"), timeout=SIGNAL_TIMEOUT_MS)
+
+
 def test_the_veil_differs_from_one_request_to_the_next() -> None:
     # A veil covers a server's drafts while its request runs (local drafts show live, app/rewrite/drafts.py):
     # the same waiting pass veils differently for two requests (the job is the salt).
