@@ -31,7 +31,8 @@ MOST_CHARS = 65_536  # a block longer than this is not front matter but a docume
 MOST_AUTHORS = 50
 # Emphasis and code marks in a title ("*Ulysses* Annotated"): the metadata is plain words. A mark escaped with a
 # backslash is a character, as Pandoc reads the values as Markdown; the escapes go after.
-INLINE_MARKS = re.compile(r"(?<!\\)(\*{1,3}|_{1,3}|`+)(?=\S)(.+?)(?<=[^\s\\])\1")
+# Underscores mark emphasis only from outside a word (CommonMark): a snake_case title keeps them.
+INLINE_MARKS = re.compile(r"(?<!\\)(\*{1,3}|`+|(?<!\w)_{1,3})(?=\S)(.+?)(?<=[^\s\\])\1(?!(?<=_)\w)")
 MARKDOWN_ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
 # A well-formed language tag as EPUB and Word take it (BCP 47's shape: a 2-3 letter language, then subtags).
 LANGUAGE_TAG = re.compile(r"[A-Za-z]{2,3}(?:-[A-Za-z0-9]{1,8})*")

@@ -21,7 +21,10 @@ PLAIN: Format = (False, False, False, False)
 # A paragraph that only marks a scene break ("* * *", "***", "---") stays one: Markdown reads it as a rule.
 SCENE_BREAK = re.compile(r"^(\\\*\s*){3,}$|^(-\s*){3,}$")  # as escape_inline left it
 BLOCK_START = re.compile(r"^(#{1,6}(?=\s|$)|[>+-](?=\s|$)|\d{1,9}(?=[.)](?:\s|$)))")
-INLINE_SPECIAL = re.compile(r"([\\*`]|<(?=[A-Za-z/!?]))")
+# Markdown's marks among a writer's characters: backslashes, stars, backticks, a "<" that would open HTML, and an
+# underscore or tilde that is not inside a word (one inside, snake_case or 2~3, is no emphasis, nor struck: left
+# as typed; "_0_" and "~so~" would be).
+INLINE_SPECIAL = re.compile(r"([\\*`]|<(?=[A-Za-z/!?])|(?<![^\W_])[_~]|[_~](?![^\W_]))")
 
 
 # Paragraph styles read as quotes and as code by their names (lower case), as RTF files and .doc files name them.

@@ -10,11 +10,13 @@ from pathlib import Path
 import pytest
 from pypdf import PdfReader
 from PySide6.QtCore import QLocale
+from PySide6.QtGui import QTextDocument
 from test_rewrite import finish
 
 from app.dialogs.settings_controls import FOUNDRY, font_box, text_family
+from app.documents.markdown_blocks import escape_inline
 from app.window.editor_widget import Phase
-from app.window.pdf_export import MARGIN_MM, paper_for
+from app.window.pdf_export import MARGIN_MM, paper_for, read_markdown
 
 BODY = "The keeper counted the steps as his father had done before him, and the lights came on one by one. " * 12
 STORY = (
@@ -209,3 +211,21 @@ def test_footnotes_are_numbered_in_the_text_and_set_as_notes_at_the_end(document
     assert re.findall(r"First note, with emphasis|Second note", notes) == [
         "First note, with emphasis", "Second note", "First note, with emphasis",
     ], notes  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "typed",
+    ["_0_ and __init__", "~so~ and ~~struck~~", "snake_case_ names", "a*b* 2~3~4 <b>bold</b>", "\\_still_\\"],
+)
+def test_a_word_documents_marks_are_its_characters_in_the_exports(qapp, typed: str) -> None:
+    """A Word document's literal underscores and tildes came out of the exports as italic and struck words,
+    their marks gone: the importers escape them as they escape stars (snake_case left as typed)."""
+    document = QTextDocument()
+    read_markdown(document, escape_inline(typed))
+    assert document.toPlainText() == typed
+    fragments = document.firstBlock().begin()
+    while not fragments.atEnd():
+        style = fragments.fragment().charFormat()
+        assert not style.fontItalic() and not style.fontStrikeOut() and style.fontWeight() <= 400
+        fragments += 1
+    assert escape_inline("snake_case and 2~3") == "snake_case and 2~3"  # inside a word: no mark, no backslash
