@@ -6,6 +6,7 @@ View ▸ Check Spelling is on (``app/window/spelling.py``)."""
 
 from __future__ import annotations
 
+import math
 import re
 import time
 from collections.abc import Callable
@@ -111,34 +112,39 @@ class MarkdownHighlighter(QSyntaxHighlighter):
             self.rehighlight()
             return
         block = self._first_visible() if self._first_visible is not None else document.firstBlock()
-        for _ in range(SLICE_BLOCKS // 4):  # a tall window's worth
-            if not block.isValid():
-                break
-            self.rehighlightBlock(block)
-            block = block.next()
+        self._rehighlight_run(block, SLICE_BLOCKS // 4, math.inf)  # a tall window's worth, at once
         self._next_block = QTextCursor(document.firstBlock())
         self._slices.start()
 
     def _show_slice(self) -> None:
         """The next blocks of show_again's, for SLICE_MS at most."""
         block = self._next_block.block() if self._next_block is not None else QTextBlock()
-        ends = time.perf_counter() + SLICE_MS / 1000
-        # One edit block around the slice, as rehighlight has around the whole text: the layout is redone once,
-        # not after every block (ten times the cost). Formats are no edit: nothing reaches the undo history.
-        batch = QTextCursor(self.document())
-        batch.beginEditBlock()
-        while block.isValid() and time.perf_counter() < ends:
-            for _ in range(32):
-                if not block.isValid():
-                    break
-                self.rehighlightBlock(block)
-                block = block.next()
-        batch.endEditBlock()
+        block = self._rehighlight_run(block, math.inf, time.perf_counter() + SLICE_MS / 1000)
         if block.isValid() and self._next_block is not None:
             self._next_block.setPosition(block.position())
         else:
             self._slices.stop()
             self._next_block = None
+
+    def _rehighlight_run(self, block: QTextBlock, most: float, ends: float) -> QTextBlock:
+        """rehighlightBlock from ``block`` on, ``most`` blocks at most or until ``ends`` (perf_counter); the block
+        after the last one done. In one edit block, as rehighlight does the whole text: the layout is redone once,
+        not after every block (ten times the cost). With the document's signals held: a format is no change to the
+        text, which its contentsChanged would tell autosave, the counts and the rewrite's wait for stillness."""
+        document = self.document()
+        batch = QTextCursor(document)
+        held = document.blockSignals(True)
+        batch.beginEditBlock()
+        try:
+            done = 0
+            while block.isValid() and done < most and (done % 32 or time.perf_counter() < ends):
+                self.rehighlightBlock(block)
+                block = block.next()
+                done += 1
+        finally:
+            batch.endEditBlock()
+            document.blockSignals(held)
+        return block
 
     @property
     def showing_again(self) -> bool:
