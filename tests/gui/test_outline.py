@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gui_helpers import place_cursor
+from gui_helpers import SIGNAL_TIMEOUT_MS, PassRecorder, place_cursor, select
 from PySide6.QtCore import Qt
 
 from app.window.headings import headings
@@ -61,6 +61,24 @@ def test_the_outline_follows_the_writing(document_window, qtbot) -> None:
     qtbot.keyClick(window.editor, Qt.Key.Key_1, Qt.KeyboardModifier.ControlModifier)  # Format ▸ Heading 1
     qtbot.waitUntil(lambda: _rows(window) == [("Nothing here yet.", "0")], timeout=REFRESH_MS * 10)
     assert window.outline.stack.currentWidget() is window.outline.tree
+
+
+def test_a_rewrite_of_a_heading_reaches_the_outline_when_it_ends_not_at_every_pass(document_window, qtbot) -> None:
+    """Refreshed at every pass, War and Peace's outline stalled a rewrite for seconds: the span's passes leave the
+    outline alone, and the draft accepted (or the original back) is listed."""
+    window = document_window(text=BOOK, candidates=1, max_denoising_steps=10)
+    window.outline.toggle_action.trigger()
+    timer = window.outline.timer
+    started: list[bool] = []
+    recorder = PassRecorder(window, lambda _job, _painted: started.append(timer.isActive()))
+    select(window, "Storm")
+    window.rewrite_selection()
+    qtbot.waitUntil(lambda: window.last_result is not None, timeout=SIGNAL_TIMEOUT_MS)
+    assert len(recorder.passes) >= 3 and not any(started)
+    window.accept_rewrite()
+    title = window.editor.plain_text().split("\n")[4].removeprefix("## ")
+    assert title != "The Storm"
+    qtbot.waitUntil(lambda: _rows(window)[1] == ("    " + title, _rows(window)[1][1]), timeout=REFRESH_MS * 10)
 
 
 def test_a_plain_texts_chapters_are_its_outline(document_window, tmp_path: Path) -> None:
