@@ -131,10 +131,9 @@ class FileCommands(QMainWindow):
         self.editor.highlighter.set_markdown(is_markdown(self.path))  # a .txt's * and _ are plain characters
 
     def _show_text(self, text: str, path: Path | None) -> None:
-        """Another document's ``text`` in the editor, its cues (Markdown's or plain text's) set first: a long book's
-        blocks are highlighted once as they go in, not again by update_title."""
-        self.editor.highlighter.set_markdown(is_markdown(path), show_now=False)
-        self.editor.setPlainText(text)
+        """Another document's ``text`` in the editor, highlighted once as it goes in (text_going_in)."""
+        with self.editor.highlighter.text_going_in(is_markdown(path), text.count("\n")):
+            self.editor.setPlainText(text)
 
     def saved_text(self) -> str:
         """The document's text with any developing span shown as its original."""

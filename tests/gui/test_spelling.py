@@ -361,3 +361,18 @@ def place_cursor_at_start(editor) -> None:
     cursor = editor.textCursor()
     cursor.setPosition(0)
     editor.setTextCursor(cursor)
+
+
+def test_a_long_book_opens_before_its_spelling_is_checked_and_its_first_page_is_at_once(
+    document_window, qtbot, monkeypatch, tmp_path: Path
+) -> None:
+    """War and Peace opened in 3 s, its spelling checked as its text went in: now the text goes in first and the
+    underlines follow, the first page's at once."""
+    window = spelling_window(document_window, qtbot, monkeypatch, tmp_path, "The lettr.\n")
+    book = tmp_path / "book.txt"
+    book.write_text("She wrote the lettr twice.\n\n" * 1000, encoding="utf-8")
+    assert window.open_path(book)
+    highlighter = window.editor.highlighter
+    assert highlighter.showing_again and 10 <= len(underlined(window)) < 1000
+    qtbot.waitUntil(lambda: not highlighter.showing_again, timeout=SIGNAL_TIMEOUT_MS)
+    assert underlined(window) == ["lettr"] * 1000
