@@ -90,3 +90,35 @@ def test_a_roman_numeral_with_its_title_on_one_line() -> None:
     text = "Book the First--Recalled to Life\n\nI. The Period\n\nIt was the best of times.\n\nII. The Mail\n\nIt.\n"
     assert _found(text) == [(1, "Book the First--Recalled to Life"), (2, "I. The Period"), (2, "II. The Mail")]
     assert _found("I. HISTORY.\n\nThere is one mind.\n") == [(1, "I. HISTORY.")]  # in capitals, a full stop too
+
+
+PROSE = "She climbed the stairs of the lighthouse every evening and counted them, as her father had. " * 6
+
+
+def test_a_contents_list_of_one_heading_a_paragraph_is_no_chapter() -> None:
+    """War and Peace's list (a blank line between entries) doubled its 380 headings; Dracula's has its page
+    numbers under each; A Tale of Two Cities' parts stand over lists of their chapters."""
+    war = ("CONTENTS\n\nBOOK ONE: 1805\n\nCHAPTER I\n\nCHAPTER II\n\nBOOK TWO: 1805\n\nCHAPTER I\n\n"
+           f"BOOK ONE: 1805\n\nCHAPTER I\n\n{PROSE}\n\nCHAPTER II\n\n{PROSE}\n\nBOOK TWO: 1805\n\nCHAPTER I\n\n"
+           f"{PROSE}\n")
+    assert _found(war) == [(1, "BOOK ONE: 1805"), (2, "CHAPTER I"), (2, "CHAPTER II"), (1, "BOOK TWO: 1805"),
+                           (2, "CHAPTER I")]  # fmt: skip
+    dracula = ("CONTENTS\n\nCHAPTER I\n                    Page\n\nJonathan Harker's Journal      1\n\nCHAPTER II\n\n"
+               f"Jonathan Harker's Journal     14\n\nDRACULA\n\nCHAPTER I\n\n{PROSE}\n\nCHAPTER II\n\n{PROSE}\n")
+    assert _found(dracula) == [(1, "CHAPTER I"), (1, "CHAPTER II")]
+    cities = ("CONTENTS\n\n     Book the First--Recalled to Life\n\n     Chapter I      The Period\n     Chapter II"
+              "     The Mail\n\n     Book the Second--the Golden Thread\n\n     Chapter I      Five Years Later\n"
+              "     Chapter II     A Sight\n\nBook the First--Recalled to Life\n\nI. The Period\n\n"
+              f"{PROSE}\n\nBook the Second--the Golden Thread\n\nI. Five Years Later\n\n{PROSE}\n")
+    assert [title for _level, title in _found(cities)] == [
+        "Book the First--Recalled to Life", "I. The Period", "Book the Second--the Golden Thread",
+        "I. Five Years Later"]  # fmt: skip
+
+
+def test_chapters_with_few_words_stay_where_no_contents_list_is() -> None:
+    # A writer's outline: its chapters have no words yet, and it has no line "Contents" above them.
+    outline = "PART ONE\n\nChapter 1\n\nTo do.\n\nChapter 2\n\nChapter 3\n\nPART TWO\n\nChapter 1\n\n" + PROSE
+    assert len(_found(outline)) == 6
+    # The Woman in White numbers its chapters again in each epoch, after a contents list: its chapters stay.
+    again = f"CONTENTS\n\nTHE FIRST EPOCH\n\nI\n\n{PROSE}\n\nII\n\n{PROSE}\n\nTHE SECOND EPOCH\n\nI\n\n{PROSE}\n"
+    assert [title for _level, title in _found(again)] == ["I", "II", "I"]

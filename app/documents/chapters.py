@@ -3,7 +3,8 @@ Two", "BOOK THE FIRST", "Stave One", "Letter 4", a Roman or Arabic numeral on a 
 one with its title ("I. The Period"), and "Prologue" or "Epilogue" alone. A chapter line follows a blank line (or
 opens the text, or stands right under its part's line): a line of prose that happens to start "Part of the
 crowd…" or "Book.  I asked…" is none, and so is a contents list's line, one of its kind right under it ("CHAPTER
-I. Loomings", "CHAPTER II. The Carpet-Bag"). A bare number or name also stands before a blank line, so that a
+I. Loomings", "CHAPTER II. The Carpet-Bag"), or an entry of a list under a line "Contents" that sets one a
+paragraph (``_without_contents``). A bare number or name also stands before a blank line, so that a
 line holding only "I" inside a paragraph is no chapter either, nor is a sentence of its own that opens with a
 name's initial ("M. Madeleine arrived.").
 
@@ -41,6 +42,9 @@ NAMES = ("prologue", "epilogue", "preface", "introduction", "interlude", "afterw
 NAMED_LINE = re.compile("^[ \t\f]*(?:" + "|".join(f"{n.upper()}|{n.title()}" for n in NAMES) + r")\.?[ \t]*$")
 TITLE_CHARS = 60
 SHORT_LINE = 40
+# The line a contents list stands under, and the most words an entry of it has (its title may run over lines).
+CONTENTS_LINE = re.compile(r"^[ \t]*(?:table of )?contents[ \t]*[.:]?[ \t]*$", re.IGNORECASE)
+CONTENTS_WORDS = 80
 # A title ends in a word, a question or a cry; a line ending in a full stop or comma is a sentence, unless it is
 # set in capitals ("LIMMERIDGE HOUSE.").
 SENTENCE_END = re.compile(r"[.,;:]\s*$")
@@ -117,6 +121,60 @@ def _title_after(lines: list[str], keyword: list[int | None], index: int, rank: 
     return None
 
 
+def _without_contents(lines: list[str], keyword: list[int | None], found: list[tuple[int, int, str, int]]
+                      ) -> list[tuple[int, int, str, int]]:  # fmt: skip
+    """``found`` without a contents list's entries, set a paragraph each as War and Peace's ("CHAPTER I", blank,
+    "CHAPTER II"…) and Dracula's (with their page numbers) are, or under a part as A Tale of Two Cities' "Book the
+    …": after a line "Contents", the headings with next to no words of their own (fewer than CONTENTS_WORDS up to
+    the next of their kind or an outer one: a part's section holds its chapters) whose kind and number the text
+    has again later, up to the first that is not such a one. A writer's outline of chapters with no words yet
+    stays: it has no such line, nor its headings twice."""
+    count = len(found)
+    names = [_written(lines[entry[0]]) for entry in found]
+    last: dict[str, int] = {}  # a heading's kind and number -> the index of its last entry
+    for index, name in enumerate(names):
+        last[name] = index
+    kept, listing, previous = [], False, 0
+    for index, (line, rank, _title, title_line) in enumerate(found):
+        listing = listing or any(CONTENTS_LINE.match(text) for text in lines[previous:line])
+        if listing and last[names[index]] > index:
+            ends = next((found[later][0] for later in range(index + 1, count)
+                         if _ends_section(rank, found[later][1])), len(lines))  # fmt: skip
+            listing = _fewer_words(lines, keyword, max(line, title_line) + 1, ends)
+        else:
+            listing = False
+        if not listing:
+            kept.append(found[index])
+        previous = line + 1
+    return kept
+
+
+def _ends_section(rank: int, following: int) -> bool:
+    """Whether a heading of rank ``following`` ends the section of one of ``rank``: one of its kind or an outer
+    one does; a name (Preface, Epilogue…) ends a chapter's, not a part's or a volume's, and any heading a name's."""
+    if rank == -1:
+        return True
+    return following <= rank if following >= 0 else rank >= RANKS["chapter"]
+
+
+def _fewer_words(lines: list[str], keyword: list[int | None], start: int, end: int) -> bool:
+    """Whether lines ``start:end`` hold fewer than CONTENTS_WORDS words, keyword lines' not counted (they are a
+    contents list's lines too: A Tale of Two Cities' chapters under its books)."""
+    words = 0
+    for at in range(start, end):
+        if keyword[at] is None:
+            words += len(lines[at].split())
+            if words >= CONTENTS_WORDS:
+                return False
+    return True
+
+
+def _written(line: str) -> str:
+    """A heading line's kind and number, as a contents list and the chapter it lists both write them ("CHAPTER I"
+    of "    Chapter I.  Loomings"; the titles may differ, or run over lines in one of them)."""
+    return " ".join(line.split()[:2]).upper().rstrip(".:,;-–—")
+
+
 def chapters(lines: list[str]) -> list[Chapter]:
     """The chapter lines among a plain text's ``lines``, in order (see the module's docstring)."""
     found: list[tuple[int, int, str, int]] = []  # (line, rank, title, title line)
@@ -132,6 +190,7 @@ def chapters(lines: list[str]) -> list[Chapter]:
             title = f"{title}{' ' if title[-1] in '.:—–-' else '. '}{lines[after].strip()}"
             taken = title_line = after
         found.append((index, rank, title, title_line))
+    found = _without_contents(lines, keyword, found)
     ranks = {entry[1] for entry in found}
     if RANKS["chapter"] in ranks:  # a novel's acts and scenes are a play inside it, no part of its shape
         found = [entry for entry in found if entry[1] not in (RANKS["act"], RANKS["scene"])]
