@@ -36,6 +36,8 @@ from app.window.live_span import ASTRAL
 
 LAYER = "find"
 MARKED = 2000  # matches marked in the text at most: more is a search for a letter, and marking costs
+LONG_TEXT = 200_000  # characters: in a text this long, searching waits for TYPED_MS without a keystroke
+TYPED_MS = 150
 REFRESH_MS = 250  # after the text changes: a novel's matches are some milliseconds, a pass comes every 35
 
 
@@ -48,6 +50,8 @@ def matches_in(text: str, needle: str, match_case: bool, whole_words: bool) -> l
         pattern = rf"(?<!\w){pattern}(?!\w)"
     found = re.compile(pattern, 0 if match_case else re.IGNORECASE)
     astral = [match.start() for match in ASTRAL.finditer(text)]
+    if not astral:  # Python's positions are Qt's: a letter's search in a novel finds 300,000
+        return [match.span() for match in found.finditer(text)]
 
     def units(index: int) -> int:
         return index + bisect_left(astral, index)
@@ -125,7 +129,12 @@ class FindBar(QFrame):
         self.refresh_timer.setSingleShot(True)
         self.refresh_timer.setInterval(REFRESH_MS)
         self.refresh_timer.timeout.connect(lambda: self.search(select=False))
-        self.find_text.textChanged.connect(lambda _text: self.search())
+        # In a long text the search waits for a pause in the typing: "N", "Na", "Nat" each found 10,000s of matches.
+        self.typed_timer = QTimer(self)
+        self.typed_timer.setSingleShot(True)
+        self.typed_timer.setInterval(TYPED_MS)
+        self.typed_timer.timeout.connect(self.search)
+        self.find_text.textChanged.connect(lambda _text: self._typed())
         self.match_case.toggled.connect(lambda _on: self.search())
         self.whole_words.toggled.connect(lambda _on: self.search())
         self.in_selection.toggled.connect(lambda _on: self.search())
@@ -180,6 +189,7 @@ class FindBar(QFrame):
     def close_bar(self) -> None:
         self.hide()
         self.refresh_timer.stop()
+        self.typed_timer.stop()
         self.matches, self.current = [], -1
         set_layer(self.editor, LAYER, [])
         self.editor.setFocus()
@@ -204,6 +214,7 @@ class FindBar(QFrame):
     def search(self, select: bool = True) -> None:
         """Find every match again; ``select``: show the first at or after ``origin`` (round to the top), else
         keep the one shown where it still is (the text changed under an open bar)."""
+        self.typed_timer.stop()
         if not self.isVisible():
             return
         shown = self.matches[self.current] if 0 <= self.current < len(self.matches) else None
@@ -224,6 +235,19 @@ class FindBar(QFrame):
         first, last = self.scope.selectionStart(), self.scope.selectionEnd()
         return [(start, end) for start, end in found if first <= start and end <= last]
 
+    def _typed(self) -> None:
+        if self.editor.document().characterCount() > LONG_TEXT:
+            self.typed_timer.start()
+        else:
+            self.search()
+
+    def _caught_up(self) -> bool:
+        """Run the search a pause in the typing still waits for; whether there was one (its first match is shown)."""
+        if not self.typed_timer.isActive():
+            return False
+        self.search()
+        return True
+
     def _text_changed(self) -> None:
         if self.isVisible() and self.find_text.text():
             self.refresh_timer.start()
@@ -237,6 +261,8 @@ class FindBar(QFrame):
 
     def step(self, direction: int) -> None:
         """The next match (``direction`` +1) or the one before (-1), from the one shown or else the caret."""
+        if self._caught_up():  # typed a moment ago: the first match of what was typed, as it would have shown
+            return
         if not self.matches:
             self.search()
             return
@@ -268,18 +294,22 @@ class FindBar(QFrame):
         else:
             place = f"{self.current + 1:,} of " if self.current >= 0 else ""
             self.count.setText(f"{place}{total:,} match{'es' if total != 1 else ''}")
-        ranges = [(start, end, 70) for start, end in self.matches[:MARKED]]
+        # The MARKED matches around the one shown (a letter's search in a novel: those in view, not the first pages').
+        first = max(0, min(self.current - MARKED // 2, total - MARKED)) if self.current >= 0 else 0
+        ranges = [(start, end, 70) for start, end in self.matches[first : first + MARKED]]
         if self.scope is not None and self.in_selection.isChecked():  # the passage searched, fainter, beneath
             ranges.insert(0, (self.scope.selectionStart(), self.scope.selectionEnd(), 22))
         highlight = self.editor.palette().color(QPalette.ColorRole.Highlight)
+        looks: dict[int, QTextCharFormat] = {}  # one format for every match: thousands made cost 0.1 s
         selections = []
         for start, end, alpha in ranges:
-            tint = QColor(highlight)
-            tint.setAlpha(alpha)
-            look = QTextCharFormat()
-            look.setBackground(tint)
+            if alpha not in looks:
+                tint = QColor(highlight)
+                tint.setAlpha(alpha)
+                looks[alpha] = QTextCharFormat()
+                looks[alpha].setBackground(tint)
             selection = QTextEdit.ExtraSelection()
-            selection.format = look  # type: ignore[misc]
+            selection.format = looks[alpha]  # type: ignore[misc]
             selection.cursor = _range_cursor(self.editor.document(), start, end)  # type: ignore[misc]
             selections.append(selection)
         set_layer(self.editor, LAYER, selections)

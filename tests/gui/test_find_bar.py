@@ -7,7 +7,7 @@ from __future__ import annotations
 from gui_helpers import place_cursor, select
 from PySide6.QtCore import Qt
 
-from app.window.find_bar import LAYER, REFRESH_MS, matches_in
+from app.window.find_bar import LAYER, LONG_TEXT, MARKED, REFRESH_MS, TYPED_MS, matches_in
 from app.window.highlights import layer, set_layer
 
 TEXT = (
@@ -172,3 +172,28 @@ def test_replace_in_a_selected_passage_alone(document_window) -> None:
     assert bar.in_selection.isChecked()
     window.new_document()  # another document: the passage of the last one is forgotten
     assert not bar.in_selection.isEnabled() and not bar.in_selection.isChecked()
+
+
+def test_in_a_novel_the_search_waits_for_a_pause_in_the_typing_and_tints_the_matches_in_view(
+    document_window, qtbot
+) -> None:
+    """In War and Peace each of "N", "Na", "Nat" found 10,000s of matches as it was typed (0.3 s a key), and only
+    the first pages' 2,000 matches were tinted, none where the writer was looking."""
+    chapter = "The keeper climbed the stairs and lit the lamp at dusk. " * 10 + "\n\n"
+    text = chapter * (LONG_TEXT // len(chapter) + 1)
+    window = document_window(text=text)
+    bar = window.find_bar
+    bar.open()
+    qtbot.keyClicks(bar.find_text, "lam")
+    assert bar.matches == [] and bar.typed_timer.isActive()  # nothing searched while the keys come
+    qtbot.keyClick(bar.find_text, Qt.Key.Key_Return)  # Enter at once: the first match of what was typed
+    assert len(bar.matches) == text.count("lamp") > MARKED and bar.current == 0 and _selected(window) == "lam"
+    qtbot.keyClicks(bar.find_text, "p")
+    qtbot.waitUntil(lambda: not bar.typed_timer.isActive(), timeout=TYPED_MS * 20)
+    assert bar.count.text() == f"1 of {text.count('lamp'):,} matches"
+    place_cursor(window, len(text) * 9 // 10)
+    bar.open()  # searched from near the end: the tints go with the match shown
+    assert bar.current > MARKED
+    shown = window.editor.textCursor().selectionStart()
+    tinted = [selection.cursor.selectionStart() for selection in layer(window.editor, LAYER)]
+    assert len(tinted) == MARKED and tinted[0] < shown < tinted[-1]
