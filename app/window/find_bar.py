@@ -279,9 +279,14 @@ class FindBar(QFrame):
         return bisect_left(self.matches, position, key=lambda match: match[0])
 
     def _show(self, index: int) -> None:
+        """Select match ``index``; one out of view is brought to the middle of it, with the lines around it to
+        read, not to the view's edge."""
         start, end = self.matches[index]
-        self.editor.select_range(start, end)
-        self.editor.ensureCursorVisible()
+        editor = self.editor
+        in_view = editor.viewport().rect().contains(editor.cursorRect(_range_cursor(editor.document(), start, end)))
+        editor.select_range(start, end)
+        if not in_view:
+            editor.centerCursor()
         self.origin = start
 
     def _mark(self) -> None:

@@ -194,6 +194,8 @@ def test_in_a_novel_the_search_waits_for_a_pause_in_the_typing_and_tints_the_mat
     place_cursor(window, len(text) * 9 // 10)
     bar.open()  # searched from near the end: the tints go with the match shown
     assert bar.current > MARKED
+    caret, view = window.editor.cursorRect(), window.editor.viewport().rect()
+    assert view.height() / 4 < caret.center().y() < view.height() * 3 / 4  # out of view, it came to the middle
     shown = window.editor.textCursor().selectionStart()
     tinted = [selection.cursor.selectionStart() for selection in layer(window.editor, LAYER)]
     assert len(tinted) == MARKED and tinted[0] < shown < tinted[-1]
