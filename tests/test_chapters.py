@@ -122,3 +122,12 @@ def test_chapters_with_few_words_stay_where_no_contents_list_is() -> None:
     # The Woman in White numbers its chapters again in each epoch, after a contents list: its chapters stay.
     again = f"CONTENTS\n\nTHE FIRST EPOCH\n\nI\n\n{PROSE}\n\nII\n\n{PROSE}\n\nTHE SECOND EPOCH\n\nI\n\n{PROSE}\n"
     assert [title for _level, title in _found(again)] == ["I", "II", "I"]
+
+
+def test_a_long_title_in_capitals_over_several_lines_is_a_chapters() -> None:
+    """The Pickwick Papers set ten of its chapters so; they were taken for prose that starts "CHAPTER"."""
+    text = ("CHAPTER VII. HOW MR. WINKLE, INSTEAD OF SHOOTING AT THE PIGEON AND\nKILLING THE CROW, SHOT AT THE CROW "
+            "AND WOUNDED THE\nPIGEON; HOW THE DINGLEY DELL CRICKET CLUB PLAYED\nALL-MUSCLETON\n\n"
+            f"{PROSE}\n\nAct third was the castle hall, and here Hagar appeared, having come to\nwork her spell and "
+            "see the lovers\npart, which she did in a song of great beauty and power.\n")  # fmt: skip
+    assert [title[:40] for _level, title in _found(text)] == ["CHAPTER VII. HOW MR. WINKLE, INSTEAD OF "]

@@ -41,6 +41,7 @@ NUMBERED_TITLE_LINE = re.compile(rf"^[ \t\f]*(?![MDCL]\.){ROMAN}\.[ \t]+(?P<titl
 NAMES = ("prologue", "epilogue", "preface", "introduction", "interlude", "afterword", "conclusion")
 NAMED_LINE = re.compile("^[ \t\f]*(?:" + "|".join(f"{n.upper()}|{n.title()}" for n in NAMES) + r")\.?[ \t]*$")
 TITLE_CHARS = 60
+CAPITALS_LINES = 6  # a title in capitals runs over this many lines at most
 SHORT_LINE = 40
 # The line a contents list stands under, and the most words an entry of it has (its title may run over lines).
 CONTENTS_LINE = re.compile(r"^[ \t]*(?:table of )?contents[ \t]*[.:]?[ \t]*$", re.IGNORECASE)
@@ -81,7 +82,8 @@ def _kind_of(lines: list[str], keyword: list[int | None], index: int) -> int | N
         # A long line opening a long paragraph is prose that starts with the word ("Act third was the castle
         # hall, and…") or a contents list's first entry; a heading's title may run on over a line or two. A line
         # with another of its kind right under it is a contents list's too.
-        prose = len(line.strip()) > SHORT_LINE and not any(_blank(lines, index + n) for n in range(1, 4))
+        prose = (len(line.strip()) > SHORT_LINE and not any(_blank(lines, index + n) for n in range(1, 4))
+                 and not _in_capitals(lines, index))  # fmt: skip
         below = keyword[index + 1] if index + 1 < len(lines) else None
         return None if prose or below == rank else rank
     numbered = NUMBERED_TITLE_LINE.match(line)
@@ -92,6 +94,18 @@ def _kind_of(lines: list[str], keyword: list[int | None], index: int) -> int | N
     if _blank(lines, index + 1) and NAMED_LINE.match(line):
         return -1
     return None
+
+
+def _in_capitals(lines: list[str], index: int) -> bool:
+    """Whether the paragraph from line ``index`` is set in capitals, as a long title over several lines is
+    (The Pickwick Papers' "CHAPTER VII. HOW MR. WINKLE, INSTEAD OF SHOOTING AT THE PIGEON AND…"); prose is not."""
+    paragraph = []
+    for text in lines[index : index + CAPITALS_LINES]:
+        if not text.strip():
+            break
+        paragraph.append(text)
+    words = " ".join(paragraph)
+    return words.upper() == words and any(letter.isalpha() for letter in words)
 
 
 def _reads_as_title(words: str) -> bool:
