@@ -173,8 +173,10 @@ def _steered_layout(
     regions = holds.padded(regions, sum(layout.block_slots) - slots, vocabulary.pad_id)
     slots = sum(layout.block_slots)
     inline = request.mode == "gaps" or single_line(request, trail)
+    # The regions reach the span's end: an end-of-text in a free one may not end the edit early, before the
+    # writer's held text in a later block is in place (a paragraph break lost, and the slots it stood in unread).
     return replace(
-        layout, must_write=True, lead=lead, trail=trail, single_line=inline, regions=regions,
+        layout, must_write=True, lead=lead, trail=trail, single_line=inline, regions=regions, stop_at_eos=False,
         held_template=holds.template(regions), space_led_slots=holds.space_led_slots(regions),
         opening_slots=holds.opening_slots(regions),
         original=holds.original_slots(regions) if request.strength < 1 and request.mode == "rewrite" else [],
