@@ -430,8 +430,9 @@ class RewriteEditor(QPlainTextEdit):
 
     def insertFromMimeData(self, source: QMimeData) -> None:
         span = self._span
-        if span is None:
-            super().insertFromMimeData(source)
+        if span is None:  # a novel pasted whole: its spelling is underlined after it is in, as an opened one's
+            with self.highlighter.text_going_in(self.highlighter.markdown, source.text().count("\n")):
+                super().insertFromMimeData(source)
             return
         cursor = self.textCursor()
         if span.touches(cursor.selectionStart(), cursor.selectionEnd()):

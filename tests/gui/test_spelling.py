@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from gui_helpers import SIGNAL_TIMEOUT_MS, PassRecorder, select
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QMimeData, Qt
 from PySide6.QtGui import QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import QMenu
 
@@ -376,3 +376,18 @@ def test_a_long_book_opens_before_its_spelling_is_checked_and_its_first_page_is_
     assert highlighter.showing_again and 10 <= len(underlined(window)) < 1000
     qtbot.waitUntil(lambda: not highlighter.showing_again, timeout=SIGNAL_TIMEOUT_MS)
     assert underlined(window) == ["lettr"] * 1000
+
+
+def test_a_novel_pasted_whole_goes_in_before_its_spelling_is_checked(
+    document_window, qtbot, monkeypatch, tmp_path: Path
+) -> None:
+    window = spelling_window(document_window, qtbot, monkeypatch, tmp_path, "The lettr.\n")
+    pasted = QMimeData()
+    pasted.setText("She wrote the lettr twice.\n\n" * 1000)
+    window.editor.insertFromMimeData(pasted)
+    highlighter = window.editor.highlighter
+    assert highlighter.showing_again and len(underlined(window)) < 1001  # the view's first
+    qtbot.waitUntil(lambda: not highlighter.showing_again, timeout=SIGNAL_TIMEOUT_MS)
+    assert underlined(window) == ["lettr"] * 1001
+    window.undo()
+    assert window.editor.plain_text() == "The lettr.\n"  # one step, as any paste
