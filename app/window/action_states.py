@@ -138,14 +138,17 @@ class ActionStates(HelpPages):
                 changed.append(position + added)
 
         document.contentsChange.connect(note)
-        try:
-            self.editor.undo() if undo else self.editor.redo()
-        finally:
-            document.contentsChange.disconnect(note)
-        if changed:
-            cursor = self.editor.textCursor()
-            cursor.setPosition(min(changed[-1], document.characterCount() - 1))
-            self.editor.setTextCursor(cursor)
+        # A Replace All undone in a novel: its blocks highlighted after it, those in view (where the caret goes)
+        # first.
+        with self.editor.highlighter.held():
+            try:
+                self.editor.undo() if undo else self.editor.redo()
+            finally:
+                document.contentsChange.disconnect(note)
+            if changed:
+                cursor = self.editor.textCursor()
+                cursor.setPosition(min(changed[-1], document.characterCount() - 1))
+                self.editor.setTextCursor(cursor)
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         """A disabled action's shortcut reaches the editor as a plain key: say why the action cannot run."""

@@ -353,8 +353,8 @@ class FindBar(QFrame):
     def replace_all(self) -> int:
         """Replace every match outside a developing rewrite as one undo step; how many were replaced."""
         cursors, held = self._cursors(self._all_matches())
-        if cursors:
-            with self.editor.writer_edit():
+        if cursors:  # held: a character's name replaced through a novel is highlighted after, not at once
+            with self.editor.highlighter.held(), self.editor.writer_edit():
                 for cursor in cursors:
                     cursor.insertText(self.replace_text.text())
         self.search(select=False)

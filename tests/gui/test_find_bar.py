@@ -4,8 +4,9 @@ and gives the keys back to the text."""
 
 from __future__ import annotations
 
-from gui_helpers import place_cursor, select
+from gui_helpers import SIGNAL_TIMEOUT_MS, place_cursor, select
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QFont
 
 from app.window.find_bar import LAYER, LONG_TEXT, MARKED, REFRESH_MS, TYPED_MS, matches_in
 from app.window.highlights import layer, set_layer
@@ -199,3 +200,32 @@ def test_in_a_novel_the_search_waits_for_a_pause_in_the_typing_and_tints_the_mat
     shown = window.editor.textCursor().selectionStart()
     tinted = [selection.cursor.selectionStart() for selection in layer(window.editor, LAYER)]
     assert len(tinted) == MARKED and tinted[0] < shown < tinted[-1]
+
+
+def _bold_at(window, block_number: int) -> bool:
+    formats = window.editor.document().findBlockByNumber(block_number).layout().formats()
+    return any(part.format.fontWeight() == QFont.Weight.Bold for part in formats)
+
+
+def test_replace_all_through_a_novel_and_its_undo_highlight_the_view_at_once_and_the_rest_after(
+    document_window, qtbot
+) -> None:
+    """Qt highlighted every block between the first replacement and the last as the edit ended: 2.6 s for a
+    character's 1,964 names in War and Peace, and 1.9 s to undo it."""
+    text = "The **keeper** lit the lamp.\n\n" * 600
+    window = document_window(text=text)
+    highlighter, last = window.editor.highlighter, 2 * 600 - 2
+    bar = window.find_bar
+    bar.open(replace=True)
+    bar.find_text.setText("lamp")
+    bar.replace_text.setText("lantern")
+    assert bar.replace_all() == 600
+    top = window.editor.firstVisibleBlock().blockNumber()
+    assert highlighter.showing_again and _bold_at(window, top + top % 2)  # the view's at once, the rest after
+    qtbot.waitUntil(lambda: not highlighter.showing_again, timeout=SIGNAL_TIMEOUT_MS)
+    assert _bold_at(window, last) and window.editor.plain_text() == text.replace("lamp", "lantern")
+    window.undo()
+    top = window.editor.firstVisibleBlock().blockNumber()  # where the caret went: the last change undone
+    assert window.editor.plain_text() == text and top > 600 and _bold_at(window, top + top % 2)
+    qtbot.waitUntil(lambda: not highlighter.showing_again, timeout=SIGNAL_TIMEOUT_MS)
+    assert all(_bold_at(window, number) for number in range(0, last + 1, 2))
