@@ -93,6 +93,8 @@ class InstructionPopup(QFrame):
         line = self.prompt.lineEdit()
         assert line is not None
         line.setPlaceholderText("Tell the model how to rewrite the selection…")
+        self.prompt.setAccessibleName("Instruction")  # a placeholder is no name to a screen reader
+        line.setAccessibleName("Instruction")
         line.returnPressed.connect(self._choose)
         presets = QHBoxLayout()
         for label, instruction in INSTRUCTION_PRESETS.items():

@@ -41,6 +41,7 @@ from app.dialogs.settings_controls import (
     font_box,
     form_layout,
     integer_box,
+    label_fields,
     words_for,
     wrapped_label,
 )
@@ -297,6 +298,7 @@ class SettingsDialog(QDialog):
         advanced_form.addRow("Text read before:", context_box)
 
         self.page_list = QListWidget()
+        self.page_list.setAccessibleName("Settings pages")
         self.page_list.setSpacing(3)
         self.stack = QStackedWidget()
         self.pages: dict[str, QScrollArea] = {}
@@ -308,6 +310,7 @@ class SettingsDialog(QDialog):
             ("Documents", documents_form),
             ("Advanced", advanced_form),
         ):
+            label_fields(form)  # a screen reader names each setting by its row's label
             page = QWidget()
             page.setLayout(form)
             scroll = QScrollArea()

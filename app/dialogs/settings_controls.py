@@ -10,11 +10,16 @@ import threading
 from PySide6.QtCore import QObject, QSize, Qt, Signal
 from PySide6.QtGui import QFont, QFontDatabase
 from PySide6.QtWidgets import (
+    QAbstractButton,
+    QAbstractSlider,
+    QAbstractSpinBox,
     QComboBox,
     QDoubleSpinBox,
     QFormLayout,
     QHBoxLayout,
     QLabel,
+    QLayout,
+    QLineEdit,
     QSpinBox,
     QVBoxLayout,
     QWidget,
@@ -134,7 +139,44 @@ def described(control: QWidget, sentence: str) -> QWidget:
     row.addStretch(1)
     layout.addLayout(row)
     layout.addWidget(wrapped_label(sentence))
+    control.setAccessibleDescription(sentence)  # a screen reader says it after the setting's name
     return box
+
+
+NAMED_BY_LABEL = (QAbstractSpinBox, QAbstractSlider, QComboBox, QLineEdit)
+
+
+def _controls_in(item: QLayout | QWidget) -> list[QWidget]:
+    """The controls a form's field holds, in their order, through boxes and layouts."""
+    if isinstance(item, QWidget):
+        if isinstance(item, (*NAMED_BY_LABEL, QAbstractButton)):
+            return [item]
+        return [child for child in item.findChildren(QWidget) if isinstance(child, NAMED_BY_LABEL)]
+    found: list[QWidget] = []
+    for index in range(item.count()):
+        part = item.itemAt(index)
+        inner = part.widget() or part.layout() if part is not None else None
+        if inner is not None:
+            found += _controls_in(inner)
+    return found
+
+
+def label_fields(form: QFormLayout) -> None:
+    """Name the first control of each row's field by the row's label, for a screen reader. Qt names a control
+    by a label whose buddy it is, but only the row's field is the buddy of the label ``addRow`` makes, and the
+    control is often inside it, in a box with its sentence or beside a unit."""
+    for row in range(form.rowCount()):
+        label_item = form.itemAt(row, QFormLayout.ItemRole.LabelRole)
+        field = form.itemAt(row, QFormLayout.ItemRole.FieldRole)
+        label = label_item.widget() if label_item is not None else None
+        inner = (field.widget() or field.layout()) if field is not None else None
+        if not isinstance(label, QLabel) or inner is None:
+            continue
+        controls = [control for control in _controls_in(inner) if isinstance(control, NAMED_BY_LABEL)]
+        if controls:
+            label.setBuddy(controls[0])
+            if controls[0].parent() is not label.parent():  # Qt looks for the buddy among its siblings alone
+                controls[0].setAccessibleName(label.text().replace("&", "").rstrip(":"))
 
 
 def words_for(tokens: int) -> int:

@@ -89,6 +89,7 @@ class OutlinePanel(SidePanel):
         self.tree.setIndentation(0)
         self.tree.setUniformRowHeights(True)
         self.tree.setItemDelegate(RoomyRows(self.tree))
+        self.tree.setAccessibleName("Outline")
         self.tree.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # a click goes to the text; the keys stay there
         self.tree.itemClicked.connect(lambda item, _column: self.go_to(self.tree.indexOfTopLevelItem(item)))
         header = self.tree.header()
