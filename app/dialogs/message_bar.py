@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QApplication, QFrame, QHBoxLayout, QLabel, QToolButton, QWidget
 
@@ -23,6 +23,8 @@ class MessageBar(QFrame):
     is gone (a model that loads clears "could not load the model"), so no stale error stays up.
     """
 
+    shown = Signal(str, str)  # a notice's text and kind, as it shows (said to a screen reader)
+
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("messageBar")
@@ -33,6 +35,7 @@ class MessageBar(QFrame):
         self.close_button.setObjectName("messageBarClose")
         self.close_button.setText("✕")
         self.close_button.setToolTip("Dismiss this notice")
+        self.close_button.setAccessibleName("Dismiss this notice")  # not "multiplication x"
         self.close_button.setAutoRaise(True)
         self.close_button.clicked.connect(self.hide)
         layout = QHBoxLayout(self)
@@ -49,6 +52,7 @@ class MessageBar(QFrame):
         self.restyle()
         self.label.setText(text)
         self.show()
+        self.shown.emit(text, kind)
 
     def resolve(self, topic: str) -> None:
         """The condition ``topic`` is resolved: hide its notice if that is the one showing."""

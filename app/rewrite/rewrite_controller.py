@@ -36,6 +36,7 @@ from app.rewrite.run import (
 )
 from app.rewrite.worker import Ink, PaintedPass, RewriteService, Segment
 from app.settings import Preferences
+from app.window.announce import show_quietly
 from app.window.editor_widget import Phase, RewriteEditor
 from app.window.rewrap import left_ragged
 from app.window.text_changes import change_in_the_way
@@ -315,7 +316,7 @@ class RewriteController(QObject):
             run.phase, run.phase_passes, run.phase_started = phase, 0, now
         run.phase_passes += 1
         left = time_left_ms(run, painted, self.window.prefs.pass_display_ms, now)
-        self.window.statusBar().showMessage(progress_message(run, painted, left))
+        show_quietly(self.window.statusBar(), progress_message(run, painted, left))  # not said at every pass
         self.passPainted.emit(painted)
 
     def _paint_frame(self, painted: PaintedPass, frame: int, follow: bool = False) -> None:

@@ -15,7 +15,7 @@ import re
 from bisect import bisect_left
 from collections.abc import Callable
 
-from PySide6.QtCore import QEvent, QObject, Qt, QTimer
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QKeyEvent, QPalette, QTextCharFormat, QTextCursor, QTextDocument
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -38,6 +38,7 @@ LAYER = "find"
 MARKED = 2000  # matches marked in the text at most: more is a search for a letter, and marking costs
 LONG_TEXT = 200_000  # characters: in a text this long, searching waits for TYPED_MS without a keystroke
 TYPED_MS = 150
+CONTEXT_CHARS = 60  # a screen reader is told the match's line, this far either side of it
 REFRESH_MS = 250  # after the text changes: a novel's matches are some milliseconds, a pass comes every 35
 
 
@@ -69,6 +70,10 @@ def _range_cursor(document: QTextDocument, start: int, end: int) -> QTextCursor:
 class FindBar(QFrame):
     """The bar; :meth:`open` shows it (with the replace row where asked), Esc or its ✕ hides it."""
 
+    # What a screen reader is to say of a search the writer ran (app/window/announce.py): the count, with the
+    # line of the match shown; at once (a step, a replace) or once the typing pauses.
+    counted = Signal(str, bool)
+
     def __init__(self, editor: RewriteEditor, parent: QWidget) -> None:
         super().__init__(parent)
         self.setObjectName("findBar")
@@ -80,9 +85,11 @@ class FindBar(QFrame):
         self.origin = 0  # where the search starts from: the caret when the bar opened, then the match last shown
         self.find_text = QLineEdit()
         self.find_text.setPlaceholderText("Find")
+        self.find_text.setAccessibleName("Find")  # a placeholder is no name to a screen reader
         self.find_text.setClearButtonEnabled(True)
         self.replace_text = QLineEdit()
         self.replace_text.setPlaceholderText("Replace with")
+        self.replace_text.setAccessibleName("Replace with")
         self.match_case = QCheckBox("Match case")
         self.whole_words = QCheckBox("Whole words")
         self.in_selection = QCheckBox("In selection")
@@ -91,9 +98,10 @@ class FindBar(QFrame):
         self.scope: QTextCursor | None = None  # that passage; Qt moves it with the text as it changes
         self.count = QLabel()
         self.count.setMinimumWidth(self.count.fontMetrics().horizontalAdvance("2,000+ matches") + 8)
-        self.previous_button = self._tool("↑", "The match before (Shift+Enter, Shift+F3)", lambda: self.step(-1))
-        self.next_button = self._tool("↓", "The next match (Enter, F3)", lambda: self.step(+1))
-        self.close_button = self._tool("✕", "Close the find bar (Esc)", self.close_bar)
+        self.previous_button = self._tool("↑", "Previous match", "The match before (Shift+Enter, Shift+F3)",
+                                          lambda: self.step(-1))  # fmt: skip
+        self.next_button = self._tool("↓", "Next match", "The next match (Enter, F3)", lambda: self.step(+1))
+        self.close_button = self._tool("✕", "Close the find bar", "Close the find bar (Esc)", self.close_bar)
         self.replace_button = QPushButton("Replace")
         self.replace_button.setToolTip("Replace the selected match and go to the next")
         self.replace_button.clicked.connect(self.replace_one)
@@ -147,9 +155,10 @@ class FindBar(QFrame):
             QWidget.setTabOrder(first, then)
         self.hide()
 
-    def _tool(self, glyph: str, tip: str, slot: Callable[[], None]) -> QToolButton:
+    def _tool(self, glyph: str, name: str, tip: str, slot: Callable[[], None]) -> QToolButton:
         button = QToolButton()
         button.setText(glyph)
+        button.setAccessibleName(name)  # a screen reader would read the glyph: "up arrow", "multiplication x"
         button.setToolTip(tip)
         button.setAutoRaise(True)
         button.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # the keys have Enter, F3 and Esc; Tab goes line to line
@@ -226,6 +235,8 @@ class FindBar(QFrame):
         else:
             self.current = self.matches.index(shown) if shown in self.matches else -1
         self._mark()
+        if select:
+            self._tell(at_once=False)
 
     def _all_matches(self) -> list[tuple[int, int]]:
         found = matches_in(self.editor.plain_text(), self.find_text.text(), self.match_case.isChecked(),
@@ -273,6 +284,21 @@ class FindBar(QFrame):
             self.current = (self.current + direction) % len(self.matches)
         self._show(self.current)
         self._mark()
+        self._tell(at_once=True)
+
+    def _tell(self, at_once: bool) -> None:
+        """Say the count, and the line around the match shown: unseen, the count alone tells little."""
+        said = self.count.text()
+        if 0 <= self.current < len(self.matches):
+            start, end = self.matches[self.current]
+            block = self.editor.document().findBlock(start)
+            line, offset = block.text(), start - block.position()
+            # About a sentence around the match, from word edges.
+            first = line.rfind(" ", 0, max(0, offset - CONTEXT_CHARS)) + 1 if offset > CONTEXT_CHARS else 0
+            last = line.find(" ", offset + (end - start) + CONTEXT_CHARS)
+            said += ": " + ("…" if first else "") + line[first : last if last >= 0 else len(line)]
+            said += "…" if last >= 0 else ""
+        self.counted.emit(said, at_once)
 
     def _first_from(self, position: int) -> int:
         """The index of the first match that starts at ``position`` or after (the count of them: none does)."""
@@ -344,6 +370,7 @@ class FindBar(QFrame):
         cursors, held = self._cursors([chosen])
         if held:
             self.count.setText("That match is in the rewrite in progress")
+            self.counted.emit(self.count.text(), True)
             return
         with self.editor.writer_edit():
             cursors[0].insertText(self.replace_text.text())
@@ -360,4 +387,5 @@ class FindBar(QFrame):
         self.search(select=False)
         said = f"Replaced {len(cursors):,}" if cursors else "Nothing replaced"
         self.count.setText(said + (f", {held:,} left in the rewrite in progress" if held else ""))
+        self.counted.emit(self.count.text(), True)
         return len(cursors)

@@ -40,6 +40,7 @@ from app.rewrite.versions import SpanVersions
 from app.rewrite.worker import ModelInfo, RewriteService
 from app.settings import MAX_INSTRUCTION_HISTORY, Preferences, SettingsStore
 from app.window.action_states import DEMO_CANNOT_INSTRUCT, NO_MODEL, NOT_INSTRUCTION_TUNED, ActionStates
+from app.window.announce import draft_announcement
 from app.window.editor_widget import RewriteEditor
 from app.window.find_bar import FindBar
 from app.window.focus_mode import FocusMode
@@ -85,6 +86,7 @@ class MainWindow(ActionStates):
         self.welcome: WelcomeDialog | None = None
 
         self.editor = RewriteEditor(self)
+        self.editor.setAccessibleName("Document")  # what a screen reader calls the text; the title names the file
         self.message_bar = MessageBar(self)
         central = QWidget(self)
         layout = QVBoxLayout(central)
@@ -115,6 +117,7 @@ class MainWindow(ActionStates):
         self.rewrites.stateChanged.connect(self._update_actions)
         self.rewrites.spanBegan.connect(self.steering.marks.span_began)
         self.rewrites.spanEnded.connect(self.steering.marks.span_ended)
+        self.rewrites.draftShown.connect(self._say_draft)  # unseen, a draft is heard: its words
         self._install_drafts_and_versions()
 
         document = self.editor.document()
@@ -308,6 +311,10 @@ class MainWindow(ActionStates):
         self.tracked_changes.add_text_menu(self.edit_menu, self.rewrap_action)  # Edit ▸ Tracked Changes
         self.formatting = Formatting(self, self)  # Format ▸ Bold, Italic, Headings, Lists (Markdown's marks)
         self.menuBar().insertMenu(self.rewrite_menu.menuAction(), self.formatting.menu)
+
+    def _say_draft(self, text: str, label: str) -> None:
+        if self.rewrites.run is not None:  # in review, not the version an accept puts in
+            self.announcer.say(draft_announcement(label, text))
 
     def _shade_span(self, shade: bool) -> None:
         self.editor.shade_hesitation = shade

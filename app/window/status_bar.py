@@ -19,7 +19,9 @@ from app.documents.front_matter import without_front_matter
 from app.documents.word_count import WordCounter, without_notes
 from app.model_sources import server_key
 from app.rewrite.worker import ModelInfo, ModelSpec, RewriteService, ServerSpec
+from app.window.announce import Announcer
 from app.window.file_commands import FileCommands
+from app.window.find_bar import FindBar
 from app.window.markdown_highlighter import is_markdown
 from app.window.session_goal import SessionGoal
 
@@ -36,6 +38,7 @@ class ModelStatusBar(FileCommands):
     """The model's loading and the status bar that shows it; MainWindow sets the fields below and the hooks."""
 
     service: RewriteService
+    find_bar: FindBar
     model_info: ModelInfo | None
     model_loading: bool
     _model_override: str | None
@@ -86,6 +89,13 @@ class ModelStatusBar(FileCommands):
         self._count_timer.setSingleShot(True)
         self._count_timer.setInterval(150)
         self._count_timer.timeout.connect(self._update_counts)
+        # What the status bar, the notices and the find bar show, said to a screen reader (app/window/announce.py).
+        self.announcer = Announcer(self)
+        self.announcer.follow_status_bar(bar)
+        self.message_bar.shown.connect(lambda text, kind: self.announcer.say(text, assertive=kind == "error"))
+        self.find_bar.counted.connect(
+            lambda said, at_once: self.announcer.say(said) if at_once else self.announcer.say_settled(said)
+        )
 
     def _recount_soon(self) -> None:
         """Count again once the typing pauses; not for a pass painted in a rewrite, which the counts read as its
@@ -172,6 +182,7 @@ class ModelStatusBar(FileCommands):
             self.model_label.setText(said)
             self.model_label.setToolTip(info.name)
         self._show_backend(info.precision == "server")
+        self.announcer.say(f"Model ready: {self.model_label.text()}")  # Rewrite waited for it
         self.message_bar.resolve(LOAD_TOPIC)  # the model that failed to load before is here now
         self._update_actions()
 
@@ -182,16 +193,19 @@ class ModelStatusBar(FileCommands):
 
     def _show_backend(self, server: bool | None) -> None:
         """The status bar's local/server indicator; None: nothing is ready."""
+        self.backend_label.setAccessibleName("")  # its text, but where a glyph leads it
         if server is None:
             self.backend_label.setText("")
             self.backend_label.setToolTip("")
         elif server:
             self.backend_label.setText("⇅ Server")
+            self.backend_label.setAccessibleName("Edits run on a server")
             self.backend_label.setToolTip(
                 f"Edits run on {self.prefs.server_url}: each sends the text around the span to it"
             )
         else:
             self.backend_label.setText("● Local")
+            self.backend_label.setAccessibleName("Edits run on this computer")
             self.backend_label.setToolTip("Edits run on this computer; nothing leaves it")
 
     def _on_load_failed(self, message: str) -> None:
@@ -202,6 +216,7 @@ class ModelStatusBar(FileCommands):
         if self.model_spec().server is not None:
             # Edits are meant for the server: say it is not reachable rather than show nothing.
             self.backend_label.setText("⇅ Server: not connected")
+            self.backend_label.setAccessibleName("Server not connected")
             self.backend_label.setToolTip(f"Edits would run on {self.prefs.server_url}: {message}")
         else:
             self._show_backend(None)

@@ -1,0 +1,93 @@
+"""What the window shows only in pixels, said to a screen reader.
+
+A rewrite develops in place, its drafts sit in a side panel, and its outcome and most of Redraft's feedback
+land in the status bar: a writer who listens to Orca or NVDA hears none of it, because a status message or a
+repainted span is no event an assistive tool reads. :class:`Announcer` says them through the platform's
+accessibility bridge, as Qt's announcement events (AT-SPI's ``object:announcement`` on Linux, UI
+Automation's notification on Windows, NSAccessibility's announcement on macOS):
+
+- every status-bar message, but for the per-pass progress of a rewrite (:func:`show_quietly`), which would
+  talk over everything else;
+- every notice of the bar above the text, an error at once (it interrupts), anything else in turn;
+- a finished draft, and each draft the writer steps to: its label and its words, which are the point;
+- the find bar's "3 of 17 matches", once the typing pauses.
+
+Nothing is said while no assistive tool listens (``QAccessible.isActive``): no events are built for nobody.
+"""
+
+from __future__ import annotations
+
+import re
+
+from PySide6.QtCore import QObject, QTimer, Signal
+from PySide6.QtGui import QAccessible, QAccessibleAnnouncementEvent
+from PySide6.QtWidgets import QStatusBar
+
+Politeness = QAccessible.AnnouncementPoliteness
+QUIET = "redraftQuiet"  # a status bar's dynamic property: the message being shown is not to be said
+SETTLE_MS = 600  # a label that changes as the writer types is said once the typing pauses this long
+SPOKEN_DRAFT_CHARS = 600  # a long draft is said up to a sentence's end near this length
+
+
+def spoken(text: str) -> str:
+    """``text`` as a speech engine should read it: the status bar's middle dots ("Esc: reject · Ctrl+Shift+R")
+    are read aloud as "middle dot" by some engines; a comma is a pause; white space runs become one space."""
+    return re.sub(r"\s+", " ", text.replace(" · ", ", ")).strip()
+
+
+def draft_announcement(label: str, text: str) -> str:
+    """What a finished draft says: its label, then its words (up to a sentence near ``SPOKEN_DRAFT_CHARS``)."""
+    words = spoken(text)
+    if not words:
+        return f"{label}: the model wrote nothing here."
+    if len(words) > SPOKEN_DRAFT_CHARS:
+        cut = max(words.rfind(mark, 0, SPOKEN_DRAFT_CHARS) for mark in (". ", "? ", "! "))
+        words = (words[: cut + 1] if cut > SPOKEN_DRAFT_CHARS // 2 else words[:SPOKEN_DRAFT_CHARS]) + " …"
+    return f"{label}: {words}"
+
+
+def show_quietly(bar: QStatusBar, message: str) -> None:
+    """Show ``message`` in the status bar without saying it (a rewrite's progress, pass after pass)."""
+    bar.setProperty(QUIET, True)
+    try:
+        bar.showMessage(message)
+    finally:
+        bar.setProperty(QUIET, False)
+
+
+class Announcer(QObject):
+    """A window's voice for screen readers; ``said`` reports each announcement made (its text, and whether it
+    interrupts), for a log or a test, whether or not an assistive tool is listening."""
+
+    said = Signal(str, bool)
+
+    def __init__(self, parent: QObject) -> None:
+        super().__init__(parent)
+        self.source = parent  # the object a screen reader hears it from: the window
+        self._settled_message = ""
+        self._settle = QTimer(self)
+        self._settle.setSingleShot(True)
+        self._settle.setInterval(SETTLE_MS)
+        self._settle.timeout.connect(lambda: self.say(self._settled_message))
+
+    def say(self, message: str, assertive: bool = False) -> None:
+        """Announce ``message``: ``assertive`` interrupts what is being said (errors); else it waits its turn."""
+        message = spoken(message)
+        if not message:
+            return
+        self.said.emit(message, assertive)
+        if not QAccessible.isActive():
+            return
+        event = QAccessibleAnnouncementEvent(self.source, message)
+        event.setPoliteness(Politeness.Assertive if assertive else Politeness.Polite)
+        QAccessible.updateAccessibility(event)
+
+    def follow_status_bar(self, bar: QStatusBar) -> None:
+        """Say each message the status bar shows, but those shown with :func:`show_quietly`."""
+        bar.messageChanged.connect(lambda message: None if bar.property(QUIET) else self.say(message))
+
+    def say_settled(self, message: str) -> None:
+        """Say ``message`` once no other has come for ``SETTLE_MS``: a count that follows the typing is said once
+        the typing pauses, not at each key."""
+        self._settled_message = message
+        self._settle.start()

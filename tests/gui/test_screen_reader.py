@@ -1,0 +1,151 @@
+"""A writer who listens to a screen reader (app/window/announce.py): every control has a name that says what
+it is, and what the window shows only in pixels (a draft, a status message, a notice, a search's count) is
+said through Qt's accessibility bridge. The real worker thread and the tiny model; the names are read through
+Qt's own accessibility interfaces, which the AT-SPI and UI Automation bridges read."""
+
+from __future__ import annotations
+
+import re
+
+from gui_helpers import DOCUMENT, SIGNAL_TIMEOUT_MS, select
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QAccessible
+from PySide6.QtWidgets import (
+    QAbstractButton,
+    QAbstractItemView,
+    QAbstractSlider,
+    QAbstractSpinBox,
+    QComboBox,
+    QLineEdit,
+    QPlainTextEdit,
+    QTextEdit,
+    QWidget,
+)
+
+from app.dialogs.settings import SettingsDialog
+from app.rewrite.run import without_lead
+from app.window.announce import SETTLE_MS, SPOKEN_DRAFT_CHARS, draft_announcement, spoken
+from app.window.editor_widget import Phase
+
+CONTROLS = (QAbstractButton, QLineEdit, QComboBox, QAbstractSpinBox, QAbstractSlider, QAbstractItemView, QPlainTextEdit,
+            QTextEdit)
+
+
+def unnamed_controls(top: QWidget) -> list[str]:
+    """The controls shown in ``top`` whose accessible name has no letter: none, or a glyph ("✕", "↑")."""
+    found = []
+    for widget in [top, *top.findChildren(QWidget)]:
+        if not isinstance(widget, CONTROLS) or not widget.isVisibleTo(top) or widget.objectName().startswith("qt_"):
+            continue  # Qt's own (the toolbar's overflow arrow, a dock's float button) are Qt's to name
+        interface = QAccessible.queryAccessibleInterface(widget)
+        name = interface.text(QAccessible.Text.Name) if interface is not None else ""
+        if not re.search(r"[^\W\d_]", name):
+            found.append(f"{type(widget).__name__} {name!r} in {type(widget.parent()).__name__}")
+    return found
+
+
+def hear(window) -> list[tuple[str, bool]]:
+    said: list[tuple[str, bool]] = []
+    window.announcer.said.connect(lambda message, assertive: said.append((message, assertive)))
+    return said
+
+
+def test_every_control_of_the_window_has_a_name_a_screen_reader_can_say(document_window, qtbot) -> None:
+    window = document_window()
+    window.find_bar.open(replace=True)
+    window.outline.show()
+    window.message_bar.show_message("A notice", "info")
+    assert unnamed_controls(window) == []
+    editor = QAccessible.queryAccessibleInterface(window.editor)
+    assert editor.text(QAccessible.Text.Name) == "Document"
+    names = {QAccessible.queryAccessibleInterface(button).text(QAccessible.Text.Name)
+             for button in window.find_bar.findChildren(QAbstractButton)}  # fmt: skip
+    assert {"Previous match", "Next match", "Close the find bar"} <= names
+
+
+def test_the_popups_and_settings_name_their_controls(document_window, qtbot) -> None:
+    window = document_window()
+    dialog = SettingsDialog(window.prefs, window)
+    qtbot.addWidget(dialog)
+    dialog.show()
+    for title in dialog.pages:
+        dialog.show_page(title)
+        assert unnamed_controls(dialog) == [], title
+    dialog.reject()
+    place = DOCUMENT.index("climbed")
+    cursor = window.editor.textCursor()
+    cursor.setPosition(place)
+    window.editor.setTextCursor(cursor)
+    window.show_fill_popup()
+    qtbot.waitUntil(lambda: window.fill_popup is not None and window.fill_popup.isVisible())
+    assert unnamed_controls(window.fill_popup) == []
+
+
+def test_a_rewrite_is_heard_from_its_start_to_its_draft_and_its_end(document_window, qtbot) -> None:
+    window = document_window(candidates=2, seed=5, fewer_drafts_when_slow=False)
+    said = hear(window)
+    select(window, "climbed the stairs")
+    window.rewrite_selection()
+    qtbot.waitUntil(lambda: window.run is not None and window.run.result is not None, timeout=SIGNAL_TIMEOUT_MS)
+    result = window.run.result
+    messages = [message for message, _ in said]
+    assert messages[0] in ("Developing…", "Waiting for the model…")
+    assert not any("pass " in message for message in messages)  # the progress is shown, never said pass by pass
+    first = result.ranking[0]
+    draft = draft_announcement(window.run.draft_label(first), without_lead(result.texts[first], window.run.lead))
+    assert draft.startswith("Draft 1 of 2: ")
+    # The draft's words, then what the keys do with it, in that order, and neither interrupts.
+    assert messages[-2:] == [draft, "Enter in the draft: accept, Esc: reject, Ctrl+Shift+R: regenerate"]
+    assert not any(assertive for _, assertive in said)
+
+    said.clear()
+    window.cycle_candidate(+1)
+    second = result.ranking[1]
+    assert said == [(draft_announcement("Draft 2 of 2", without_lead(result.texts[second], window.run.lead)), False)]
+
+    said.clear()
+    window.accept_rewrite()
+    assert window.editor.phase is Phase.IDLE
+    assert said == [("Rewrite accepted (Ctrl+Z undoes it).", False)]  # not the draft's words a second time
+
+
+def test_a_rejected_or_failed_rewrite_is_heard(document_window, qtbot) -> None:
+    window = document_window()
+    said = hear(window)
+    select(window, "climbed the stairs")
+    window.rewrite_selection()
+    qtbot.waitUntil(lambda: window.run is not None and window.run.result is not None, timeout=SIGNAL_TIMEOUT_MS)
+    window.reject_rewrite()
+    assert said[-1] == ("Rewrite rejected; the original is back.", False)
+    window.message_bar.show_message("The rewrite failed: out of memory. Your text is unchanged.")
+    assert said[-1] == ("The rewrite failed: out of memory. Your text is unchanged.", True)  # it interrupts
+    window.message_bar.show_message("notes.md: its line ends were Windows'.", "info")
+    assert said[-1] == ("notes.md: its line ends were Windows'.", False)
+
+
+def test_a_search_is_heard_once_the_typing_pauses_and_each_step_at_once(document_window, qtbot) -> None:
+    text = "The cat sat.\n\nA dog barked at the cat for an hour, then slept.\n\nNo cat here, said the mouse."
+    window = document_window(text)
+    said = hear(window)
+    window.find_bar.open()
+    qtbot.keyClicks(window.find_bar.find_text, "cat")
+    assert said == []  # "c", "ca", "cat": nothing yet, the typing has not paused
+    qtbot.waitUntil(lambda: len(said) == 1, timeout=SETTLE_MS * 5)
+    assert said == [("1 of 3 matches: The cat sat.", False)]
+    qtbot.keyClick(window.find_bar.find_text, Qt.Key.Key_Return)
+    assert said[-1] == ("2 of 3 matches: A dog barked at the cat for an hour, then slept.", False)
+    window.editor.insertPlainText("x")  # the text changes under the open bar: the count follows, unsaid
+    qtbot.wait(SETTLE_MS * 2)
+    assert len(said) == 2
+    window.find_bar.find_text.setText("zebra")
+    qtbot.waitUntil(lambda: len(said) == 3, timeout=SETTLE_MS * 5)
+    assert said[-1] == ("No matches", False)
+
+
+def test_a_long_lines_match_is_said_with_the_words_around_it() -> None:
+    assert spoken("Enter in the draft: accept · Esc: reject\n  now") == "Enter in the draft: accept, Esc: reject now"
+    long = " ".join(f"Sentence {n} runs on for a while." for n in range(60))
+    said = draft_announcement("Draft", long)
+    assert said.startswith("Draft: Sentence 0 runs") and said.endswith(". …")
+    assert len(said) <= SPOKEN_DRAFT_CHARS + 12
+    assert draft_announcement("Fill", "  ") == "Fill: the model wrote nothing here."
