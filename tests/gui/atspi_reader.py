@@ -1,0 +1,144 @@
+"""Redraft as a screen reader meets it, over AT-SPI, for test_screen_reader_bus.py.
+
+    dbus-run-session -- /usr/bin/python3 tests/gui/atspi_reader.py REPORT.json SENTENCE EDITOR-COMMAND...
+
+Run by the system's Python, which has Debian's python3-pyatspi (the library Orca reads applications with),
+inside a D-Bus session of its own: it starts the accessibility bus, an X server (Xvfb) and the editor, then
+does what a blind writer's screen reader does. It reads the window's controls, waits to hear that the model
+is ready, selects SENTENCE through the text's accessible Text interface, presses Rewrite through its
+accessible action, listens for the draft, presses Accept, and reads the text back. Everything it heard
+(``object:announcement`` events) and read goes to REPORT.json.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from typing import Any
+
+import pyatspi
+from gi.repository import GLib
+
+TIMEOUT_S = 150
+CONTROL_ROLES = {"push button", "toggle button", "check box", "radio button", "text", "combo box", "spin button",
+                 "slider", "list", "tree", "tree table", "table", "page tab", "menu item"}  # fmt: skip
+
+
+def walk(node: Any) -> Any:
+    """``node`` and everything under it, depth first."""
+    yield node
+    for index in range(node.childCount):
+        child = node.getChildAtIndex(index)
+        if child is not None:
+            yield from walk(child)
+
+
+def showing(node: Any) -> bool:
+    return node.getState().contains(pyatspi.STATE_SHOWING)
+
+
+class Reader:
+    def __init__(self, sentence: str) -> None:
+        self.sentence = sentence
+        self.report: dict[str, Any] = {"heard": [], "controls": [], "steps": [], "text_changes": 0}
+        self.app: Any = None
+        self.step = "find the window"
+        self.started = time.monotonic()
+        self.pressed = 0.0
+
+    def heard(self, event: Any) -> None:
+        self.report["heard"].append([str(event.any_data), int(event.detail1)])
+
+    def text_changed(self, event: Any) -> None:
+        if self.step == "wait for the draft":
+            self.report["text_changes"] += 1
+
+    def find(self, role: str, name: str) -> Any:
+        for node in walk(self.app):
+            if node.getRoleName() == role and node.name == name and showing(node):
+                return node
+        return None
+
+    def said(self, beginning: str) -> bool:
+        return any(text.startswith(beginning) for text, _ in self.report["heard"])
+
+    def tick(self) -> bool:
+        """One look at the window; moves to the next step when this one is done. False ends the loop."""
+        if time.monotonic() - self.started > TIMEOUT_S:
+            self.report["steps"].append(f"timed out at: {self.step}")
+            pyatspi.Registry.stop()
+            return False
+        try:
+            self.advance()
+        except Exception as error:  # a node gone between two calls: look again at the next tick
+            self.report.setdefault("errors", []).append(f"{self.step}: {error!r}")
+        if self.step == "done":
+            pyatspi.Registry.stop()
+            return False
+        return True
+
+    def advance(self) -> None:
+        if self.step == "find the window":
+            desktop = pyatspi.Registry.getDesktop(0)
+            apps = [desktop.getChildAtIndex(i) for i in range(desktop.childCount)]
+            self.app = next((app for app in apps if app is not None and app.name == "Redraft"), None)
+            if self.app is not None and self.find("text", "Document") is not None:
+                self.step = "wait for the model"
+        elif self.step == "wait for the model" and self.said("Model ready"):
+            frame = next(node for node in walk(self.app) if node.getRoleName() == "frame")
+            self.report["controls"] = [[node.getRoleName(), node.name] for node in walk(frame)
+                                       if node.getRoleName() in CONTROL_ROLES and showing(node)]  # fmt: skip
+            document = self.find("text", "Document").queryText()
+            start = document.getText(0, -1).index(self.sentence)
+            document.addSelection(start, start + len(self.sentence))
+            self.step = "press Rewrite"
+        elif self.step == "press Rewrite":
+            # Pressed until it is heard: the button is enabled a moment after the selection (the state AT-SPI
+            # caches may say otherwise), and pressing a disabled one does nothing.
+            if self.said("Developing") or self.said("Waiting for the model"):
+                self.step = "wait for the draft"
+            elif time.monotonic() - self.pressed > 1:
+                self.find("push button", "Rewrite").queryAction().doAction(0)
+                self.report["steps"].append("pressed Rewrite")
+                self.pressed = time.monotonic()
+        elif self.step == "wait for the draft" and self.said("Enter in the draft"):
+            self.find("push button", "Accept").queryAction().doAction(0)
+            self.report["steps"].append("pressed Accept")
+            self.step = "wait for the accept"
+        elif self.step == "wait for the accept" and self.said("Rewrite accepted"):
+            self.report["text"] = self.find("text", "Document").queryText().getText(0, -1)
+            self.step = "done"
+
+
+def main() -> int:
+    report_path, sentence, editor_command = sys.argv[1], sys.argv[2], sys.argv[3:]
+    # In a process group of its own: the bus's daemon, its child, goes with it (else it holds the output open).
+    bus = subprocess.Popen(["/usr/libexec/at-spi-bus-launcher", "--launch-immediately"], start_new_session=True)
+    read, write = os.pipe()
+    xvfb = subprocess.Popen(["Xvfb", "-displayfd", str(write), "-screen", "0", "1366x768x24", "-nolisten", "tcp"],
+                            pass_fds=(write,), stderr=subprocess.DEVNULL)  # fmt: skip
+    os.close(write)
+    display = ":" + os.read(read, 16).decode().strip()
+    env = {**os.environ, "DISPLAY": display, "QT_QPA_PLATFORM": "xcb", "QT_LINUX_ACCESSIBILITY_ALWAYS_ON": "1"}
+    editor = subprocess.Popen(editor_command, env=env)
+    reader = Reader(sentence)
+    try:
+        pyatspi.Registry.registerEventListener(reader.heard, "object:announcement")
+        pyatspi.Registry.registerEventListener(reader.text_changed, "object:text-changed")
+        GLib.timeout_add(250, reader.tick)
+        pyatspi.Registry.start()
+    finally:
+        editor.kill()
+        xvfb.kill()
+        os.killpg(bus.pid, signal.SIGKILL)
+    with open(report_path, "w", encoding="utf-8") as file:
+        json.dump(reader.report, file, indent=1, ensure_ascii=False)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

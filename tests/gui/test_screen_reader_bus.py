@@ -1,0 +1,65 @@
+"""A screen reader's own view of Redraft, over the real accessibility bus (AT-SPI), as Orca reads it: the
+window's controls by name, and a rewrite driven and heard end to end (tests/gui/atspi_reader.py, run by the
+system's Python with Debian's python3-pyatspi; .ci/run installs it with at-spi2-core and Xvfb)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from gui_helpers import DOCUMENT
+
+ROOT = Path(__file__).resolve().parents[2]
+LAUNCHER = Path("/usr/libexec/at-spi-bus-launcher")
+SYSTEM_PYTHON = Path("/usr/bin/python3")
+
+
+def _has_pyatspi() -> bool:
+    if not SYSTEM_PYTHON.exists():
+        return False
+    return subprocess.run([str(SYSTEM_PYTHON), "-c", "import pyatspi"], capture_output=True).returncode == 0
+
+
+pytestmark = pytest.mark.skipif(
+    not sys.platform.startswith("linux") or not LAUNCHER.exists() or shutil.which("Xvfb") is None
+    or shutil.which("dbus-run-session") is None or not _has_pyatspi(),
+    reason="needs Debian's at-spi2-core, python3-pyatspi, dbus and xvfb (.ci/run installs them)",
+)
+
+
+def test_a_screen_reader_reads_the_window_and_hears_a_rewrite_through_to_its_accept(tmp_path: Path) -> None:
+    letter = tmp_path / "letter.md"
+    letter.write_text(DOCUMENT, encoding="utf-8")
+    report_path = tmp_path / "report.json"
+    editor = [sys.executable, "-m", "app.cli", "edit", str(letter)]
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "REDRAFT_HOME": str(tmp_path / "home")}
+    run = subprocess.run(
+        ["dbus-run-session", "--", str(SYSTEM_PYTHON), str(ROOT / "tests/gui/atspi_reader.py"), str(report_path),
+         "climbed the stairs", *editor],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert report_path.exists(), run.stdout + run.stderr
+    report = json.loads(report_path.read_text(encoding="utf-8"))
+    # Rewrite is pressed until it is heard (it is enabled a moment after the selection), then Accept once.
+    assert report["steps"][-1] == "pressed Accept" and set(report["steps"]) == {"pressed Rewrite", "pressed Accept"}
+    controls = report["controls"]
+    assert ["text", "Document"] in controls
+    for name in ("Rewrite", "Fill", "Accept", "Reject"):
+        assert ["push button", name] in controls
+    assert all(name.strip() for role, name in controls if role != "text"), controls  # nothing unnamed
+
+    heard = [text for text, _politeness in report["heard"]]
+    assert heard[0].startswith("Model ready: Demo model")
+    assert heard[1] == "Developing…"
+    draft = heard[2]
+    assert draft.startswith("Draft 1 of ") or draft.startswith("Draft: ")
+    assert heard[3:] == ["Enter in the draft: accept, Esc: reject, Ctrl+Shift+R: regenerate",
+                         "Rewrite accepted (Ctrl+Z undoes it)."]  # fmt: skip
+    # The draft heard is the one accepted into the text, which the reader reads back.
+    words = draft.split(": ", 1)[1]
+    before, after = DOCUMENT.split("climbed the stairs")
+    assert report["text"] == before + words + after
