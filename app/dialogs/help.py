@@ -187,6 +187,7 @@ class HelpPage(QDialog):
         self.setWindowTitle(title)
         self.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         self.browser = QTextBrowser()
+        self.browser.setAccessibleName(title)  # a screen reader names the page it reads
         self.browser.setOpenExternalLinks(True)
         self.browser.setHtml(html)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)

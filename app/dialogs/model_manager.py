@@ -51,6 +51,7 @@ class ModelManagerDialog(QDialog):
         self.confirm_remove: Callable[[str], bool] = self._ask_remove
 
         self.list = QListWidget()
+        self.list.setAccessibleName("Models")
         self.list.currentRowChanged.connect(lambda _row: self._update_buttons())
         self.use_button = QPushButton("Use this model")
         self.use_button.clicked.connect(self._use)

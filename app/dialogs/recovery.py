@@ -52,6 +52,7 @@ class RecoveryDialog(QDialog):
         )
         intro.setWordWrap(True)
         self.list = QListWidget()
+        self.list.setAccessibleName("Unsaved documents")
         # One entry in lines that fit the list: no sideways scrolling to read when it was autosaved; a
         # long path is shortened in its middle (the whole of it in the entry's tooltip).
         self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
@@ -63,6 +64,7 @@ class RecoveryDialog(QDialog):
             item.setData(Qt.ItemDataRole.UserRole, document)
             self.list.addItem(item)
         self.preview = QPlainTextEdit()
+        self.preview.setAccessibleName("The chosen document's text")
         self.preview.setReadOnly(True)
         self.list.currentRowChanged.connect(self._show_preview)
         buttons = QDialogButtonBox()

@@ -2,10 +2,24 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import QObject, Slot
+from PySide6.QtGui import QAccessible
+from PySide6.QtWidgets import (
+    QAbstractButton,
+    QAbstractItemView,
+    QAbstractSlider,
+    QAbstractSpinBox,
+    QComboBox,
+    QLineEdit,
+    QPlainTextEdit,
+    QScrollBar,
+    QTextEdit,
+    QWidget,
+)
 
 from app.window.main_window import MainWindow
 
@@ -68,3 +82,22 @@ def place_cursor(window: MainWindow, position: int) -> None:
     cursor = window.editor.textCursor()
     cursor.setPosition(position)
     window.editor.setTextCursor(cursor)
+
+
+CONTROLS = (QAbstractButton, QLineEdit, QComboBox, QAbstractSpinBox, QAbstractSlider, QAbstractItemView, QPlainTextEdit,
+            QTextEdit)
+
+
+def unnamed_controls(top: QWidget) -> list[str]:
+    """The controls shown in ``top`` whose accessible name has no letter: none, or a glyph ("✕", "↑")."""
+    found = []
+    for widget in [top, *top.findChildren(QWidget)]:
+        if not isinstance(widget, CONTROLS) or isinstance(widget, QScrollBar) or not widget.isVisibleTo(top):
+            continue  # a scroll bar is known by its role
+        if widget.objectName().startswith("qt_") or isinstance(widget.parent(), QLineEdit):
+            continue  # Qt's own (a toolbar's overflow arrow, a dock's float button, a line's clear button)
+        interface = QAccessible.queryAccessibleInterface(widget)
+        name = interface.text(QAccessible.Text.Name) if interface is not None else ""
+        if not re.search(r"[^\W\d_]", name):
+            found.append(f"{type(widget).__name__} {name!r} in {type(widget.parent()).__name__}")
+    return found

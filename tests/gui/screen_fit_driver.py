@@ -6,7 +6,8 @@ Run on a screen the size of a laptop's available area (test_screen_fit.py makes 
 1366x768 screen less a 40 px taskbar). Each window is measured as a writer would meet it: the main
 window after its model loaded, the Settings dialog on each page, then every menu command whose name
 ends in "…" and everything in the Help menu, with whatever window or popup that opens. For each it
-writes the size hints, the size and position it took, and what a writer could not reach.
+writes the size hints, the size and position it took, and what a writer could not reach: a button outside the
+window, or a control without a name a screen reader can say.
 """
 
 from __future__ import annotations
@@ -18,8 +19,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+from gui_helpers import unnamed_controls
 from PySide6.QtCore import QRect, QSettings, QSize, QTimer
 from PySide6.QtGui import QAction, QTextCursor
+from PySide6.QtPrintSupport import QPrintDialog, QPrintPreviewDialog
 from PySide6.QtWidgets import (
     QAbstractButton,
     QAbstractScrollArea,
@@ -96,6 +99,9 @@ def measure(name: str, top: QWidget) -> dict[str, Any]:
             problems.append(f"{type(area).__name__} scrolls sideways by {area.horizontalScrollBar().maximum()} px")
     if isinstance(top, QMainWindow) and not _inside(top.statusBar(), top):
         problems.append("the status bar is cut off")
+    # A control a screen reader cannot name is one a writer who listens cannot reach either.
+    if not isinstance(top, QPrintDialog | QPrintPreviewDialog):  # Qt's own, not ours to name
+        problems += [f"{control}: no name a screen reader can say" for control in unnamed_controls(top)]
     return {"name": name, "kind": type(top).__name__, "hint": top.sizeHint().toTuple(),
             "minimum": top.minimumSizeHint().toTuple(), "geometry": top.geometry().getRect(),
             "buttons": len(buttons), "problems": problems}  # fmt: skip

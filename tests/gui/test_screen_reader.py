@@ -5,43 +5,15 @@ Qt's own accessibility interfaces, which the AT-SPI and UI Automation bridges re
 
 from __future__ import annotations
 
-import re
-
-from gui_helpers import DOCUMENT, SIGNAL_TIMEOUT_MS, select
+from gui_helpers import DOCUMENT, SIGNAL_TIMEOUT_MS, select, unnamed_controls
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAccessible
-from PySide6.QtWidgets import (
-    QAbstractButton,
-    QAbstractItemView,
-    QAbstractSlider,
-    QAbstractSpinBox,
-    QComboBox,
-    QLineEdit,
-    QPlainTextEdit,
-    QTextEdit,
-    QWidget,
-)
+from PySide6.QtWidgets import QAbstractButton
 
 from app.dialogs.settings import SettingsDialog
 from app.rewrite.run import without_lead
 from app.window.announce import SETTLE_MS, SPOKEN_DRAFT_CHARS, draft_announcement, spoken
 from app.window.editor_widget import Phase
-
-CONTROLS = (QAbstractButton, QLineEdit, QComboBox, QAbstractSpinBox, QAbstractSlider, QAbstractItemView, QPlainTextEdit,
-            QTextEdit)
-
-
-def unnamed_controls(top: QWidget) -> list[str]:
-    """The controls shown in ``top`` whose accessible name has no letter: none, or a glyph ("✕", "↑")."""
-    found = []
-    for widget in [top, *top.findChildren(QWidget)]:
-        if not isinstance(widget, CONTROLS) or not widget.isVisibleTo(top) or widget.objectName().startswith("qt_"):
-            continue  # Qt's own (the toolbar's overflow arrow, a dock's float button) are Qt's to name
-        interface = QAccessible.queryAccessibleInterface(widget)
-        name = interface.text(QAccessible.Text.Name) if interface is not None else ""
-        if not re.search(r"[^\W\d_]", name):
-            found.append(f"{type(widget).__name__} {name!r} in {type(widget.parent()).__name__}")
-    return found
 
 
 def hear(window) -> list[tuple[str, bool]]:
