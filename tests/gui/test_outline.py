@@ -63,6 +63,25 @@ def test_the_outline_follows_the_writing(document_window, qtbot) -> None:
     assert window.outline.stack.currentWidget() is window.outline.tree
 
 
+def test_a_refresh_changes_the_rows_in_place(document_window, qtbot) -> None:
+    window = document_window(text=BOOK)
+    window.outline.toggle_action.trigger()
+    tree = window.outline.tree
+    before = [tree.topLevelItem(i) for i in range(tree.topLevelItemCount())]
+    place_cursor(window, len(BOOK[: BOOK.index("It held.") + 3].encode("utf-16-le")) // 2)  # Qt counts 🌊 twice
+    window.editor.insertPlainText("firmly and ")
+    window.outline.refresh()
+    assert _rows(window) == [("Part One", "24"), ("    The Storm", "11"), ("    The Light", "4")]
+    assert [tree.topLevelItem(i) for i in range(3)] == before  # the same rows: a novel's 380 were made again
+    assert tree.topLevelItem(2).toolTip(1) == "4 words in this section"
+    window.editor.setPlainText(BOOK.replace("## The Storm", "The Storm"))  # a heading gone, its row with it
+    window.outline.refresh()
+    assert _rows(window) == [("Part One", "22"), ("    The Light", "2")]
+    window.editor.setPlainText(BOOK + "\n# Part Two\n")  # and one come
+    window.outline.refresh()
+    assert _rows(window)[-1] == ("Part Two", "0")
+
+
 def test_a_rewrite_of_a_heading_reaches_the_outline_when_it_ends_not_at_every_pass(document_window, qtbot) -> None:
     """Refreshed at every pass, War and Peace's outline stalled a rewrite for seconds: the span's passes leave the
     outline alone, and the draft accepted (or the original back) is listed."""
