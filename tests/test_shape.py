@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from model import DenoiseOptions, EditRequest, Engine, LoadedModel, load
 from model.edit.shape import SENTENCE_END, Shape, between_sentences, shape_request
+from model.edit.wrapping import unwrap
 
 QUICK = DenoiseOptions(max_denoising_steps=6, polish_rounds=1)
 LETTER = "Dear Sam,\n\nThe section on customer churn is the strongest part of the report. The charts need work.\n"
@@ -485,3 +486,32 @@ def test_new_text_whose_first_word_does_not_fit_its_line_starts_the_next_one() -
     _, shape = shape_request(EditRequest(prefix=WRAPPED[:at] + " ", span="", suffix=WRAPPED[at:], mode="fill"))
     document = WRAPPED[:at] + " " + shape.restore("Presently the Mouse spoke.") + WRAPPED[at:]
     assert all(len(line.rstrip()) <= shape.wrap_width for line in document.split("\n")), document
+
+
+GUTENBERG = (  # Alice, chapter 1, as Project Gutenberg wraps it: its wrapper is loose ("as" fitted after line 7)
+    "Either the well was very deep, or she fell very slowly, for she had\n"
+    "plenty of time as she went down to look about her and to wonder what was\n"
+    "going to happen next. First, she tried to look down and make out what\n"
+    "hung upon pegs. She took down a jar from one of the shelves as\n"
+    "she passed; it was labelled 'ORANGE MARMALADE', but to her great\n"
+    "disappointment it was empty."
+)
+VERSE = "    'How doth the little crocodile\n      Improve his shining tail,\n     And pour the waters of the Nile\n" \
+    "      On every golden scale!"  # fmt: skip
+TYPED = "The keeper climbed the stairs.\nShe wrote the letter twice.\nThen she walked to the harbour instead."
+
+
+def test_unwrap_joins_hand_wrapped_paragraphs_and_keeps_verse_lists_and_typed_lines() -> None:
+    two_lines = "  In another moment down went Alice after it, never once considering how\nin the world she was to get."
+    listed = "- the boots and the oilskins and the lantern that hangs by the door of the\n- the map"
+    text = "\n\n".join([GUTENBERG, VERSE, TYPED, two_lines, listed]) + "\n"
+    joined = unwrap(text, 72)
+    pieces = joined.split("\n\n")
+    assert pieces[0] == " ".join(GUTENBERG.split("\n"))  # wrap_width alone refuses it: one line fitted a word more
+    assert pieces[1:3] == [VERSE, TYPED]  # short lines, and lines that end their sentences, are the writer's
+    assert pieces[3] == "  " + " ".join(line.strip() for line in two_lines.split("\n"))  # the indent kept
+    assert pieces[4] == listed + "\n"
+    assert joined.split() == text.split()  # the words untouched, only breaks become spaces
+    assert unwrap(joined, 72) == joined
+    # Two lines alone cannot tell a wrapper from a writer: without a document's width they stay.
+    assert unwrap(two_lines, 0) == two_lines

@@ -48,7 +48,7 @@ from app.window.formatting import Formatting
 from app.window.headings import GoToHeading
 from app.window.notes import Notes
 from app.window.outline import OutlinePanel
-from app.window.rewrap import rewrap_paragraphs
+from app.window.rewrap import add_join_action, rewrap_paragraphs
 from app.window.spelling import Spelling
 from app.window.theme import apply_theme, canvas_colors
 from app.window.typed_marks import TypedMarks
@@ -231,6 +231,8 @@ class MainWindow(ActionStates):
         edit_menu.addSeparator()
         edit_menu.addActions([self.find_action, self.replace_action, self.find_next_action, self.find_previous_action])
         edit_menu.addActions([self.rewrap_action, self.settings_action])
+        self.join_action = add_join_action(self, self.editor, edit_menu, self.settings_action, self.message_bar,
+                                           self.documentReplaced)  # fmt: skip
         view_menu = menus.addMenu("&View")
         view_menu.addActions([self.zoom_in_action, self.zoom_out_action, self.zoom_reset_action])
         self.view_menu = view_menu

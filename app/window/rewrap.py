@@ -5,10 +5,13 @@ shorter sentence leaves a ragged line; this mends the whole paragraph, as one un
 
 from __future__ import annotations
 
-from PySide6.QtGui import QTextBlock, QTextCursor
+from PySide6.QtCore import QTimer, SignalInstance
+from PySide6.QtGui import QAction, QTextBlock, QTextCursor
+from PySide6.QtWidgets import QMainWindow, QMenu
 
+from app.dialogs.message_bar import MessageBar
 from app.window.editor_widget import RewriteEditor
-from model.edit.wrapping import BLANK_LINES, DEFAULT_WRAP_WIDTH, prevailing_width, refill, wrap_width
+from model.edit.wrapping import BLANK_LINES, DEFAULT_WRAP_WIDTH, prevailing_width, refill, unwrap, wrap_width
 
 
 def _is_blank(block: QTextBlock) -> bool:
@@ -55,7 +58,15 @@ def rewrap_paragraphs(editor: RewriteEditor) -> str:
     why = "this document's wrapped paragraphs" if measured else "no paragraph here is wrapped to measure"
     if new == old:
         return f"Already wrapped at {width} columns ({why})."
-    # The caret stays before the same word: as many non-space characters before it as there were.
+    _replace_keeping_caret(editor, start, end, new)
+    changed = sum(a != b for a, b in zip(BLANK_LINES.split(old), BLANK_LINES.split(new), strict=False))
+    what = "the paragraph" if changed == 1 else f"{changed} paragraphs"
+    return f"Rewrapped {what} at {width} columns ({why}). Ctrl+Z undoes it."
+
+
+def _replace_keeping_caret(editor: RewriteEditor, start: int, end: int, new: str) -> None:
+    """Put ``new`` in place of [start, end] as one undo step, the caret before the same word as it was: as many
+    non-space characters before it as there were."""
     caret = editor.textCursor().position()
     inked = sum(not char.isspace() for char in editor.text_between(start, max(start, min(caret, end))))
     before_a_word = caret < end and not editor.text_between(caret, caret + 1).isspace()
@@ -73,6 +84,59 @@ def rewrap_paragraphs(editor: RewriteEditor) -> str:
         offset += 1
     cursor.setPosition(start + len(new[:offset].encode("utf-16-le")) // 2)
     editor.setTextCursor(cursor)
-    changed = sum(a != b for a, b in zip(BLANK_LINES.split(old), BLANK_LINES.split(new), strict=False))
-    what = "the paragraph" if changed == 1 else f"{changed} paragraphs"
-    return f"Rewrapped {what} at {width} columns ({why}). Ctrl+Z undoes it."
+
+
+def join_wrapped_lines(editor: RewriteEditor) -> str:
+    """Edit ▸ Join Wrapped Lines: join each hand-wrapped paragraph of the selection, or of the whole text where
+    nothing is selected, into one line, which the window wraps at its own width (a hand-wrapped text in a
+    window narrower than its lines breaks every other line short); what the status bar says of it."""
+    selection = editor.textCursor()
+    if selection.hasSelection():
+        start, end = paragraph_range(editor, selection.selectionStart(), selection.selectionEnd())
+    else:
+        start, end = 0, editor.end_position()
+    span = editor.live_span
+    if span is not None and start < span.end and end > span.start:
+        return "A rewrite is in the text there: accept or reject the draft first, then join the lines."
+    old = editor.text_between(start, end)
+    new = unwrap(old, prevailing_width(editor.plain_text()))
+    if new == old:
+        return "No paragraph here is wrapped by hand: no lines to join."
+    joined = sum(a != b for a, b in zip(BLANK_LINES.split(old), BLANK_LINES.split(new), strict=False))
+    _replace_keeping_caret(editor, start, end, new)
+    what = "1 paragraph" if joined == 1 else f"{joined:,} paragraphs"
+    return f"Joined the lines of {what} (verse and lists keep theirs). Ctrl+Z undoes it."
+
+
+def add_join_action(window: QMainWindow, editor: RewriteEditor, menu: QMenu, before: QAction, notices: MessageBar,
+                    replaced: SignalInstance) -> QAction:  # fmt: skip
+    """Edit ▸ Join Wrapped Lines, beside Rewrap Paragraph; and a notice, when a text comes in (``replaced``)
+    wrapped by hand wider than the window's column, that says it is there."""
+
+    def join() -> None:
+        window.statusBar().showMessage(join_wrapped_lines(editor), 8000)
+        notices.resolve(NARROW_TOPIC)
+
+    action = QAction("&Join Wrapped Lines", window)
+    action.setStatusTip("Join each hand-wrapped paragraph (of the selection, or of the whole text) into one line")
+    action.triggered.connect(join)
+    menu.insertAction(before, action)
+    replaced.connect(lambda text: QTimer.singleShot(0, lambda: _say_if_narrow(editor, text, notices)))
+    return action
+
+
+NARROW_TOPIC = "hand-wrapped"  # the notice's topic: joining the lines resolves it
+MEASURED_CHARS = 200_000  # of a text, to find its wrapping width: a novel's first chapters say it (5 ms, not 80)
+
+
+def _say_if_narrow(editor: RewriteEditor, text: str, notices: MessageBar) -> None:
+    """A text wrapped by hand at more columns than the window's column holds breaks every other line short:
+    say so, and what mends it, unless another notice (an import's) is up."""
+    width = prevailing_width(text[:MEASURED_CHARS])
+    room = editor.viewport().width() // max(1, editor.fontMetrics().averageCharWidth())
+    if width and room < width and not notices.isVisible():
+        notices.show_message(
+            f"This text is wrapped by hand at {width} columns, more than the window's column holds, so its lines "
+            "break short. Edit ▸ Join Wrapped Lines makes each paragraph one line (verse and lists keep theirs; "
+            "Ctrl+Z undoes it), or hide the side panels.", "info", topic=NARROW_TOPIC,
+        )  # fmt: skip

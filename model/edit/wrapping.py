@@ -236,3 +236,41 @@ def refill(paragraphs: str, width: int) -> str:
         indent = len(re.split(r"[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]", lead)[-1])
         out.append(lead + fold(LINE_BREAK.sub(" ", body.rstrip()), width, indent) + piece[len(piece.rstrip()) :])
     return "".join(piece + gap for piece, gap in zip(out, [*gaps, ""], strict=True))
+
+
+
+def _joinable(lines: list[str], width: int) -> bool:
+    """Whether a paragraph's ``lines`` read as wrapped by hand, for a writer who asked to unwrap them: as
+    :func:`wrap_width` finds, or more loosely at the document's ``width`` (its prevailing one; 0: no paragraph of
+    it passes, so none is taken on less), since wrappers are not exact: every line but the last (but one in
+    four, left short by a rewrite) fills three quarters of it, none runs past it, and at most half of them end
+    a sentence (lines typed a sentence each do)."""
+    if len(lines) < 2 or any(LINE_MARKER.match(line) for line in lines):
+        return False
+    if wrap_width(lines):
+        return True
+    lengths = [len(line.rstrip()) for line in lines]
+    if not HARD_WRAP_MIN_WIDTH <= width <= HARD_WRAP_MAX_WIDTH or max(lengths) > width + HARD_WRAP_SLACK:
+        return False
+    # One short line in four is a rewrite's ragged end inside it (Rewrap Paragraph's case), not the writer's.
+    if sum(length < HARD_WRAP_FILL * width for length in lengths[:-1]) > (len(lines) - 1) // 4:
+        return False
+    endings = sum(bool(SENTENCE_END.search(line.rstrip())) for line in lines[:-1])
+    return 2 * endings <= len(lines) - 1
+
+
+def unwrap(paragraphs: str, width: int) -> str:
+    """``paragraphs`` with each hand-wrapped one (:func:`_joinable`) joined into a single line, its line breaks
+    spaces and its first line's indent kept, for the window to wrap at its own width: Edit ▸ Join Wrapped Lines.
+    Lists, headings, quotes, verse and paragraphs typed a line each keep their breaks."""
+    pieces, gaps = BLANK_LINES.split(paragraphs), BLANK_LINES.findall(paragraphs)
+    out = []
+    for piece in pieces:
+        body = piece.strip("\n")
+        if not _joinable(body.split("\n"), width):
+            out.append(piece)
+            continue
+        lead, tail = piece[: piece.index(body)], piece[piece.index(body) + len(body) :]
+        indent = body[: len(body) - len(body.lstrip(" \t"))]
+        out.append(lead + indent + LINE_BREAK.sub(" ", body.strip()) + tail)
+    return "".join(piece + gap for piece, gap in zip(out, [*gaps, ""], strict=True))

@@ -126,3 +126,40 @@ def test_a_selection_from_a_blank_line_rewraps_the_paragraphs_and_keeps_every_bl
     assert text.count("\n\n") == DOCUMENT.count("\n\n") and text.split() == DOCUMENT.split()
     assert text.startswith(DOCUMENT[: start + 1]) and text.endswith(LIST + "\n")  # the list keeps its lines
     assert window.statusBar().currentMessage().startswith("Rewrapped the paragraph at 71 columns")
+
+
+def test_join_wrapped_lines_makes_each_hand_wrapped_paragraph_one_line_as_one_undo_step(document_window) -> None:
+    window = document_window(text=DOCUMENT)
+    editor = window.editor
+    place_cursor(window, DOCUMENT.index("step by step"))
+    window.join_action.trigger()  # nothing selected: the whole text
+    text = editor.plain_text()
+    assert text == DOCUMENT.replace(FIRST, " ".join(FIRST.split("\n"))).replace(RAGGED, " ".join(RAGGED.split("\n")))
+    assert text.endswith(LIST + "\n")  # the list keeps its lines
+    assert text[editor.textCursor().position() :].startswith("step by step")
+    assert window.statusBar().currentMessage().startswith("Joined the lines of 2 paragraphs")
+    window.undo()  # one step
+    assert editor.plain_text() == DOCUMENT
+    select(window, "step by step")  # a selection: its paragraphs alone
+    window.join_action.trigger()
+    assert editor.plain_text() == DOCUMENT.replace(RAGGED, " ".join(RAGGED.split("\n")))
+
+
+def test_a_hand_wrapped_text_wider_than_the_column_says_how_to_join_its_lines(make_window, qtbot, tmp_path) -> None:
+    book = tmp_path / "alice.txt"
+    book.write_text(DOCUMENT, encoding="utf-8")
+    window = make_window()
+    window.resize(1200, 700)
+    window.open_path(book)
+    qtbot.wait(50)
+    assert not window.message_bar.isVisible()  # the column holds its lines: nothing to say
+    window.outline.show()
+    window.drafts_panel.show()
+    window.resize(700, 600)
+    window.open_path(book)
+    qtbot.waitUntil(window.message_bar.isVisible)
+    assert "wrapped by hand at 71 columns" in window.message_bar.label.text()
+    assert "Edit ▸ Join Wrapped Lines" in window.message_bar.label.text()
+    window.join_action.trigger()
+    assert not window.message_bar.isVisible()  # done: the notice goes
+    assert "\n\n" + " ".join(FIRST.split("\n")) + "\n\n" in window.editor.plain_text()
