@@ -12,7 +12,8 @@ Automation's notification on Windows, NSAccessibility's announcement on macOS):
 - a finished draft, and each draft the writer steps to: its label and its words, which are the point;
 - the find bar's "3 of 17 matches", once the typing pauses.
 
-Nothing is said while no assistive tool listens (``QAccessible.isActive``): no events are built for nobody.
+No event is sent while no assistive tool listens (``QAccessible.isActive``); ``Announcer.said`` reports each all
+the same.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from PySide6.QtWidgets import QStatusBar
 
 Politeness = QAccessible.AnnouncementPoliteness
 QUIET = "redraftQuiet"  # a status bar's dynamic property: the message being shown is not to be said
-SETTLE_MS = 600  # a label that changes as the writer types is said once the typing pauses this long
+SETTLE_MS = 600  # a message that follows the typing (the find bar's count) is said once it pauses this long
 SPOKEN_DRAFT_CHARS = 600  # a long draft is said up to a sentence's end near this length
 
 

@@ -292,7 +292,9 @@ class FindBar(QFrame):
         if 0 <= self.current < len(self.matches):
             start, end = self.matches[self.current]
             block = self.editor.document().findBlock(start)
-            line, offset = block.text(), start - block.position()
+            line, offset = block.text(), start - block.position()  # Qt's offsets count an emoji twice
+            if ASTRAL.search(line):
+                offset = len(line.encode("utf-16-le")[: 2 * offset].decode("utf-16-le", errors="ignore"))
             # About a sentence around the match, from word edges.
             first = line.rfind(" ", 0, max(0, offset - CONTEXT_CHARS)) + 1 if offset > CONTEXT_CHARS else 0
             last = line.find(" ", offset + (end - start) + CONTEXT_CHARS)

@@ -114,7 +114,18 @@ def test_a_search_is_heard_once_the_typing_pauses_and_each_step_at_once(document
     assert said[-1] == ("No matches", False)
 
 
-def test_a_long_lines_match_is_said_with_the_words_around_it() -> None:
+def test_a_match_far_along_a_line_is_said_with_the_words_around_it(document_window, qtbot) -> None:
+    line = "🌊 " * 40 + "the cat slept on the warm stone by the door of the lighthouse."
+    window = document_window(line + "\n")
+    said = hear(window)
+    window.find_bar.open()
+    window.find_bar.find_text.setText("cat")
+    qtbot.waitUntil(lambda: len(said) == 1, timeout=SETTLE_MS * 5)
+    # From a word's edge some 60 characters before the match (Qt counts each emoji twice; the words do not).
+    assert said == [("1 of 1 match: …" + line[24:], False)]
+
+
+def test_a_long_draft_is_said_up_to_a_sentences_end() -> None:
     assert spoken("Enter in the draft: accept · Esc: reject\n  now") == "Enter in the draft: accept, Esc: reject now"
     long = " ".join(f"Sentence {n} runs on for a while." for n in range(60))
     said = draft_announcement("Draft", long)
