@@ -5,7 +5,7 @@ shorter sentence leaves a ragged line; this mends the whole paragraph, as one un
 
 from __future__ import annotations
 
-from PySide6.QtCore import QTimer, SignalInstance
+from PySide6.QtCore import QEvent, QObject, QTimer, SignalInstance
 from PySide6.QtGui import QAction, QTextBlock, QTextCursor
 from PySide6.QtWidgets import QMainWindow, QMenu
 
@@ -112,6 +112,7 @@ def add_join_action(window: QMainWindow, editor: RewriteEditor, menu: QMenu, bef
                     replaced: SignalInstance) -> QAction:  # fmt: skip
     """Edit ▸ Join Wrapped Lines, beside Rewrap Paragraph; and a notice, when a text comes in (``replaced``)
     wrapped by hand wider than the window's column, that says it is there."""
+    narrow = NarrowColumn(editor, notices)
 
     def join() -> None:
         window.statusBar().showMessage(join_wrapped_lines(editor), 8000)
@@ -121,22 +122,39 @@ def add_join_action(window: QMainWindow, editor: RewriteEditor, menu: QMenu, bef
     action.setStatusTip("Join each hand-wrapped paragraph (of the selection, or of the whole text) into one line")
     action.triggered.connect(join)
     menu.insertAction(before, action)
-    replaced.connect(lambda text: QTimer.singleShot(0, lambda: _say_if_narrow(editor, text, notices)))
+    replaced.connect(lambda text: QTimer.singleShot(0, lambda: narrow.check(text)))
     return action
 
 
-NARROW_TOPIC = "hand-wrapped"  # the notice's topic: joining the lines resolves it
+NARROW_TOPIC = "hand-wrapped"  # the notice's topic: joining the lines, or a column grown wide enough, resolves it
 MEASURED_CHARS = 200_000  # of a text, to find its wrapping width: a novel's first chapters say it (5 ms, not 80)
 
 
-def _say_if_narrow(editor: RewriteEditor, text: str, notices: MessageBar) -> None:
-    """A text wrapped by hand at more columns than the window's column holds breaks every other line short:
-    say so, and what mends it, unless another notice (an import's) is up."""
-    width = prevailing_width(text[:MEASURED_CHARS])
-    room = editor.viewport().width() // max(1, editor.fontMetrics().averageCharWidth())
-    if width and room < width and not notices.isVisible():
-        notices.show_message(
-            f"This text is wrapped by hand at {width} columns, more than the window's column holds, so its lines "
-            "break short. Edit ▸ Join Wrapped Lines makes each paragraph one line (verse and lists keep theirs; "
-            "Ctrl+Z undoes it), or hide the side panels.", "info", topic=NARROW_TOPIC,
-        )  # fmt: skip
+class NarrowColumn(QObject):
+    """A text wrapped by hand at more columns than the window's column holds breaks every other line short: the
+    notice that says so, and what mends it, up until the column holds the lines (the window widened, a side panel
+    closed)."""
+
+    def __init__(self, editor: RewriteEditor, notices: MessageBar) -> None:
+        super().__init__(editor)
+        self.editor, self.notices = editor, notices
+        self.width = 0  # the text's hand-wrapped width, while the notice may be up
+        editor.viewport().installEventFilter(self)
+
+    def room(self) -> int:
+        return self.editor.viewport().width() // max(1, self.editor.fontMetrics().averageCharWidth())
+
+    def check(self, text: str) -> None:
+        """A text came in: say so if it is too wide, unless another notice (an import's) is up."""
+        self.width = prevailing_width(text[:MEASURED_CHARS])
+        if self.width and self.room() < self.width and not self.notices.isVisible():
+            self.notices.show_message(
+                f"This text is wrapped by hand at {self.width} columns, more than the window's column holds, so its "
+                "lines break short. Edit ▸ Join Wrapped Lines makes each paragraph one line (verse and lists keep "
+                "theirs; Ctrl+Z undoes it), or hide the side panels.", "info", topic=NARROW_TOPIC,
+            )  # fmt: skip
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.Resize and self.notices.topic == NARROW_TOPIC and self.room() >= self.width:
+            self.notices.resolve(NARROW_TOPIC)
+        return False

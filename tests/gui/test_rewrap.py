@@ -160,6 +160,11 @@ def test_a_hand_wrapped_text_wider_than_the_column_says_how_to_join_its_lines(ma
     qtbot.waitUntil(window.message_bar.isVisible)
     assert "wrapped by hand at 71 columns" in window.message_bar.label.text()
     assert "Edit ▸ Join Wrapped Lines" in window.message_bar.label.text()
+    window.resize(1200, 700)
+    qtbot.waitUntil(lambda: not window.message_bar.isVisible())  # the column holds the lines now
+    window.resize(700, 600)
+    window.open_path(book)
+    qtbot.waitUntil(window.message_bar.isVisible)
     window.join_action.trigger()
     assert not window.message_bar.isVisible()  # done: the notice goes
     assert "\n\n" + " ".join(FIRST.split("\n")) + "\n\n" in window.editor.plain_text()
