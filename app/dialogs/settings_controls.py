@@ -10,7 +10,6 @@ import threading
 from PySide6.QtCore import QObject, QSize, Qt, Signal
 from PySide6.QtGui import QFont, QFontDatabase
 from PySide6.QtWidgets import (
-    QAbstractButton,
     QAbstractSlider,
     QAbstractSpinBox,
     QComboBox,
@@ -147,15 +146,16 @@ NAMED_BY_LABEL = (QAbstractSpinBox, QAbstractSlider, QComboBox, QLineEdit)
 
 
 def _controls_in(item: QLayout | QWidget) -> list[QWidget]:
-    """The controls a form's field holds, in their order, through boxes and layouts."""
+    """The controls a form's field holds that a label names (not a check box: its text is its name), in their
+    order, through boxes and layouts."""
+    if isinstance(item, NAMED_BY_LABEL):
+        return [item]
     if isinstance(item, QWidget):
-        if isinstance(item, (*NAMED_BY_LABEL, QAbstractButton)):
-            return [item]
         return [child for child in item.findChildren(QWidget) if isinstance(child, NAMED_BY_LABEL)]
     found: list[QWidget] = []
     for index in range(item.count()):
         part = item.itemAt(index)
-        inner = part.widget() or part.layout() if part is not None else None
+        inner = (part.widget() or part.layout()) if part is not None else None
         if inner is not None:
             found += _controls_in(inner)
     return found
@@ -172,7 +172,7 @@ def label_fields(form: QFormLayout) -> None:
         inner = (field.widget() or field.layout()) if field is not None else None
         if not isinstance(label, QLabel) or inner is None:
             continue
-        controls = [control for control in _controls_in(inner) if isinstance(control, NAMED_BY_LABEL)]
+        controls = _controls_in(inner)
         if controls:
             label.setBuddy(controls[0])
             if controls[0].parent() is not label.parent():  # Qt looks for the buddy among its siblings alone
