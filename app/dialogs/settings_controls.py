@@ -174,9 +174,8 @@ def label_fields(form: QFormLayout) -> None:
             continue
         controls = _controls_in(inner)
         if controls:
-            label.setBuddy(controls[0])
-            if controls[0].parent() is not label.parent():  # Qt looks for the buddy among its siblings alone
-                controls[0].setAccessibleName(label.text().replace("&", "").rstrip(":"))
+            label.setBuddy(controls[0])  # Qt's own naming looks for the label among the control's siblings alone
+            controls[0].setAccessibleName(label.text().replace("&", "").rstrip(":"))
 
 
 def words_for(tokens: int) -> int:

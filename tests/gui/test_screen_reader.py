@@ -43,6 +43,13 @@ def test_the_popups_and_settings_name_their_controls(document_window, qtbot) -> 
     for title in dialog.pages:
         dialog.show_page(title)
         assert unnamed_controls(dialog) == [], title
+    # Named by their rows' labels, and described by the sentence under them (a combo box is named by its value on
+    # Linux, where Qt gives its label as a relation).
+    for control, name in ((dialog.context_budget, "Text read before"), (dialog.max_steps, "Most passes"),
+                          (dialog.model_path, "Location"), (dialog.author_name, "Your name")):  # fmt: skip
+        assert QAccessible.queryAccessibleInterface(control).text(QAccessible.Text.Name) == name
+    described = QAccessible.queryAccessibleInterface(dialog.max_steps).text(QAccessible.Text.Description)
+    assert described.startswith("More passes give the model more chances")
     dialog.reject()
     place = DOCUMENT.index("climbed")
     cursor = window.editor.textCursor()
