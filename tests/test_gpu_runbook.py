@@ -176,7 +176,7 @@ def test_kept_pieces_leave_the_tree_and_everything_else_as_it_was(tmp_path: Path
 
 def test_the_real_transplant_fits_three_calls_beside_the_tree_wheels_and_corpus(tmp_path: Path) -> None:
     """The rooms the plan gives each part, from this tree's size: with the 11 MiB of wheels and the corpus (six
-    books, the stories and ~7.7 MiB of corpus-xl: ~9.5 MiB, 10.0 allowed) the three parts hold the
+    books, the stories and ~7.7 MiB of corpus-xl: 9.49 MiB measured on 2026-12-06, 9.6 allowed) the three parts hold the
     ~105 MB the 18-layer transplant needs at int8 embedding + NF4 body."""
     from runbook import adapt
 
@@ -184,7 +184,7 @@ def test_the_real_transplant_fits_three_calls_beside_the_tree_wheels_and_corpus(
     assert len(rooms) == 3 and min(rooms) > 30 * rb.MIB
     # 18 layers of Gemma 3 270M (~100M values at NF4, ~0.53 byte each) and 73.7k kept rows of 640 at int8.
     needed = int(100e6 * 0.53 + 73_740 * 640 * 1.01 + 4 * rb.MIB)
-    assert needed <= sum(rooms) - 11 * rb.MIB - 10.0 * rb.MIB
+    assert needed <= sum(rooms) - 11 * rb.MIB - 9.6 * rb.MIB
 
 
 def test_dry_run_26b_step_checks_the_kernel_and_measures_both_kernels(dry_run: tuple[Path, dict]) -> None:
