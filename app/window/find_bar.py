@@ -32,7 +32,7 @@ from PySide6.QtWidgets import (
 
 from app.window.editor_widget import RewriteEditor
 from app.window.highlights import set_layer
-from app.window.live_span import ASTRAL
+from app.window.live_span import ASTRAL, index_at
 
 LAYER = "find"
 MARKED = 2000  # matches marked in the text at most: more is a search for a letter, and marking costs
@@ -292,9 +292,8 @@ class FindBar(QFrame):
         if 0 <= self.current < len(self.matches):
             start, end = self.matches[self.current]
             block = self.editor.document().findBlock(start)
-            line, offset = block.text(), start - block.position()  # Qt's offsets count an emoji twice
-            if ASTRAL.search(line):
-                offset = len(line.encode("utf-16-le")[: 2 * offset].decode("utf-16-le", errors="ignore"))
+            line = block.text()
+            offset = index_at(line, start - block.position())  # Qt's offsets count an emoji twice
             # About a sentence around the match, from word edges.
             first = line.rfind(" ", 0, max(0, offset - CONTEXT_CHARS)) + 1 if offset > CONTEXT_CHARS else 0
             last = line.find(" ", offset + (end - start) + CONTEXT_CHARS)

@@ -58,15 +58,14 @@ def rewrap_paragraphs(editor: RewriteEditor) -> str:
     why = "this document's wrapped paragraphs" if measured else "no paragraph here is wrapped to measure"
     if new == old:
         return f"Already wrapped at {width} columns ({why})."
-    _replace_keeping_caret(editor, start, end, new)
-    changed = sum(a != b for a, b in zip(BLANK_LINES.split(old), BLANK_LINES.split(new), strict=False))
+    changed = _replace_paragraphs(editor, start, end, old, new)
     what = "the paragraph" if changed == 1 else f"{changed} paragraphs"
     return f"Rewrapped {what} at {width} columns ({why}). Ctrl+Z undoes it."
 
 
-def _replace_keeping_caret(editor: RewriteEditor, start: int, end: int, new: str) -> None:
-    """Put ``new`` in place of [start, end] as one undo step, the caret before the same word as it was: as many
-    non-space characters before it as there were."""
+def _replace_paragraphs(editor: RewriteEditor, start: int, end: int, old: str, new: str) -> int:
+    """Put ``new`` in place of [start, end] (``old``) as one undo step, the caret before the same word as it was
+    (as many non-space characters before it as there were); how many paragraphs changed."""
     caret = editor.textCursor().position()
     inked = sum(not char.isspace() for char in editor.text_between(start, max(start, min(caret, end))))
     before_a_word = caret < end and not editor.text_between(caret, caret + 1).isspace()
@@ -84,6 +83,7 @@ def _replace_keeping_caret(editor: RewriteEditor, start: int, end: int, new: str
         offset += 1
     cursor.setPosition(start + len(new[:offset].encode("utf-16-le")) // 2)
     editor.setTextCursor(cursor)
+    return sum(a != b for a, b in zip(BLANK_LINES.split(old), BLANK_LINES.split(new), strict=False))
 
 
 def join_wrapped_lines(editor: RewriteEditor) -> str:
@@ -102,8 +102,7 @@ def join_wrapped_lines(editor: RewriteEditor) -> str:
     new = unwrap(old, prevailing_width(editor.plain_text()))
     if new == old:
         return "No paragraph here is wrapped by hand: no lines to join."
-    joined = sum(a != b for a, b in zip(BLANK_LINES.split(old), BLANK_LINES.split(new), strict=False))
-    _replace_keeping_caret(editor, start, end, new)
+    joined = _replace_paragraphs(editor, start, end, old, new)
     what = "1 paragraph" if joined == 1 else f"{joined:,} paragraphs"
     return f"Joined the lines of {what} (verse and lists keep theirs). Ctrl+Z undoes it."
 

@@ -56,8 +56,13 @@ def wrap_width(lines: list[str]) -> int:
         next_word = following.split(maxsplit=1)[0] if following.strip() else ""
         if length < HARD_WRAP_FILL * width or length + 1 + len(next_word) <= width - HARD_WRAP_SLACK:
             return 0
+    return width if _few_sentence_ends(lines) else 0
+
+
+def _few_sentence_ends(lines: list[str]) -> bool:
+    """Whether at most half the lines before the last end a sentence: lines typed a sentence each do."""
     endings = sum(bool(SENTENCE_END.search(line.rstrip())) for line in lines[:-1])
-    return width if 2 * endings <= len(lines) - 1 else 0
+    return 2 * endings <= len(lines) - 1
 
 
 class Wrapping(NamedTuple):
@@ -238,7 +243,6 @@ def refill(paragraphs: str, width: int) -> str:
     return "".join(piece + gap for piece, gap in zip(out, [*gaps, ""], strict=True))
 
 
-
 def _joinable(lines: list[str], width: int) -> bool:
     """Whether a paragraph's ``lines`` read as wrapped by hand, for a writer who asked to unwrap them: as
     :func:`wrap_width` finds, or more loosely at the document's ``width`` (its prevailing one; 0: no paragraph of
@@ -255,8 +259,7 @@ def _joinable(lines: list[str], width: int) -> bool:
     # One short line in four is a rewrite's ragged end inside it (Rewrap Paragraph's case), not the writer's.
     if sum(length < HARD_WRAP_FILL * width for length in lengths[:-1]) > (len(lines) - 1) // 4:
         return False
-    endings = sum(bool(SENTENCE_END.search(line.rstrip())) for line in lines[:-1])
-    return 2 * endings <= len(lines) - 1
+    return _few_sentence_ends(lines)
 
 
 def unwrap(paragraphs: str, width: int) -> str:
