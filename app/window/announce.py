@@ -13,7 +13,10 @@ Automation's notification on Windows, NSAccessibility's announcement on macOS):
 - the find bar's "3 of 17 matches", once the typing pauses.
 
 No event is sent while no assistive tool listens (``QAccessible.isActive``); ``Announcer.said`` reports each all
-the same.
+the same. On Linux, where the screen reader listens for shown notifications but not for announcements (Orca
+before 46, :mod:`app.window.speech_route`), the words go as a notification in the status bar instead: a
+:class:`SpokenNotification`, no pixels on screen, messages that come together joined into one (Orca says each
+notification at once, cutting off the one before).
 """
 
 from __future__ import annotations
@@ -21,13 +24,17 @@ from __future__ import annotations
 import re
 
 from PySide6.QtCore import QObject, QTimer, Signal
-from PySide6.QtGui import QAccessible, QAccessibleAnnouncementEvent
-from PySide6.QtWidgets import QStatusBar
+from PySide6.QtGui import QAccessible, QAccessibleAnnouncementEvent, QAccessibleInterface
+from PySide6.QtWidgets import QAccessibleWidget, QLabel, QStatusBar, QWidget
+
+from app.window.speech_route import NOTIFICATION, RouteChooser
 
 Politeness = QAccessible.AnnouncementPoliteness
 QUIET = "redraftQuiet"  # a status bar's dynamic property: the message being shown is not to be said
 SETTLE_MS = 600  # a message that follows the typing (the find bar's count) is said once it pauses this long
 SPOKEN_DRAFT_CHARS = 600  # a long draft is said up to a sentence's end near this length
+# Notifications: messages this close together are said as one (a finished draft's words and then its keys).
+GATHER_MS = 250
 
 
 def spoken(text: str) -> str:
@@ -56,15 +63,56 @@ def show_quietly(bar: QStatusBar, message: str) -> None:
         bar.setProperty(QUIET, False)
 
 
+def joined(messages: list[str]) -> str:
+    """Messages said as one: each ends as a sentence, so the speech engine pauses between them."""
+    return " ".join(m if m.endswith((".", "!", "?", "…", ":")) else m + "." for m in messages)
+
+
+class SpokenNotification(QWidget):
+    """What an older screen reader hears: a notification with one label, ``text``. It takes no room (0×0): a
+    notification in a status bar is read whether or not its label is on screen (Orca's rule)."""
+
+    def __init__(self, parent: QWidget, text: str) -> None:
+        super().__init__(parent)
+        self.setFixedSize(0, 0)
+        self.label = QLabel(text, self)
+
+
+def _notification_role(_class_name: str, candidate: QObject) -> QAccessibleInterface | None:
+    """Qt's accessibility factory: the notification role for a :class:`SpokenNotification`, else Qt's own."""
+    if isinstance(candidate, SpokenNotification):
+        return QAccessibleWidget(candidate, QAccessible.Role.Notification)
+    return None
+
+
+_factory_installed = False
+
+
+def _install_notification_role() -> None:
+    global _factory_installed
+    if not _factory_installed:
+        QAccessible.installFactory(_notification_role)
+        _factory_installed = True
+
+
 class Announcer(QObject):
     """A window's voice for screen readers; ``said`` reports each announcement made (its text, and whether it
     interrupts), for a log or a test, whether or not an assistive tool is listening."""
 
     said = Signal(str, bool)
 
-    def __init__(self, parent: QObject) -> None:
+    def __init__(self, parent: QObject, routes: RouteChooser | None = None) -> None:
         super().__init__(parent)
         self.source = parent  # the object a screen reader hears it from: the window
+        self.routes = routes or RouteChooser()
+        # Where a notification is shown: the status bar once followed (Orca reads one there unseen).
+        self._notification_parent: QWidget | None = parent if isinstance(parent, QWidget) else None
+        self.notification: SpokenNotification | None = None  # the last one shown
+        self._gathered: list[str] = []
+        self._gather = QTimer(self)
+        self._gather.setSingleShot(True)
+        self._gather.setInterval(GATHER_MS)
+        self._gather.timeout.connect(self._notify)
         self._settled_message = ""
         self._settle = QTimer(self)
         self._settle.setSingleShot(True)
@@ -79,12 +127,33 @@ class Announcer(QObject):
         self.said.emit(message, assertive)
         if not QAccessible.isActive():
             return
+        if self._notification_parent is not None and self.routes.route() == NOTIFICATION:
+            self._gathered.append(message)
+            if assertive:
+                self._notify()
+            elif not self._gather.isActive():
+                self._gather.start()
+            return
         event = QAccessibleAnnouncementEvent(self.source, message)
         event.setPoliteness(Politeness.Assertive if assertive else Politeness.Polite)
         QAccessible.updateAccessibility(event)
 
+    def _notify(self) -> None:
+        """Show what was gathered as one new notification, in place of the last."""
+        self._gather.stop()
+        if not self._gathered or self._notification_parent is None:
+            return
+        _install_notification_role()
+        if self.notification is not None:
+            self.notification.deleteLater()
+        # A new object each time: a screen reader may hold the last one's words in its cache.
+        self.notification = SpokenNotification(self._notification_parent, joined(self._gathered))
+        self._gathered.clear()
+        self.notification.show()
+
     def follow_status_bar(self, bar: QStatusBar) -> None:
         """Say each message the status bar shows, but those shown with :func:`show_quietly`."""
+        self._notification_parent = bar
         bar.messageChanged.connect(lambda message: None if bar.property(QUIET) else self.say(message))
 
     def say_settled(self, message: str) -> None:

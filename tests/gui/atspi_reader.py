@@ -1,13 +1,14 @@
 """Redraft as a screen reader meets it, over AT-SPI, for test_screen_reader_bus.py.
 
-    dbus-run-session -- /usr/bin/python3 tests/gui/atspi_reader.py REPORT.json SENTENCE EDITOR-COMMAND...
+    dbus-run-session -- /usr/bin/python3 tests/gui/atspi_reader.py [--as-orca-43] REPORT.json SENTENCE EDITOR-COMMAND...
 
 Run by the system's Python, which has Debian's python3-pyatspi (the library Orca reads applications with),
 inside a D-Bus session of its own: it starts the accessibility bus, an X server (Xvfb) and the editor, then
 does what a blind writer's screen reader does. It reads the window's controls, waits to hear that the model
 is ready, selects SENTENCE through the text's accessible Text interface, presses Rewrite through its
 accessible action, listens for the draft, presses Accept, and reads the text back. Everything it heard
-(``object:announcement`` events) and read goes to REPORT.json.
+(``object:announcement`` events) and read goes to REPORT.json. With ``--as-orca-43`` it listens as Orca 43
+does: for no announcement, but for notifications shown (``object:state-changed:showing``), whose labels it hears.
 """
 
 from __future__ import annotations
@@ -53,6 +54,12 @@ class Reader:
     def heard(self, event: Any) -> None:
         self.report["heard"].append([str(event.any_data), int(event.detail1)])
 
+    def notified(self, event: Any) -> None:
+        """A notification shown: its labels' words, as Orca 43 reads them (politeness -1: a notification has none)."""
+        if event.detail1 and event.source.getRoleName() == "notification":
+            labels = [child.name for child in walk(event.source) if child.getRoleName() == "label"]
+            self.report["heard"].append([" ".join(labels), -1])
+
     def text_changed(self, event: Any) -> None:
         if self.step == "wait for the draft":
             self.report["text_changes"] += 1
@@ -63,8 +70,8 @@ class Reader:
                 return node
         return None
 
-    def said(self, beginning: str) -> bool:
-        return any(text.startswith(beginning) for text, _ in self.report["heard"])
+    def said(self, words: str) -> bool:
+        return any(words in text for text, _ in self.report["heard"])  # a notification may hold several
 
     def tick(self) -> bool:
         """One look at the window; moves to the next step when this one is done. False ends the loop."""
@@ -115,7 +122,9 @@ class Reader:
 
 
 def main() -> int:
-    report_path, sentence, editor_command = sys.argv[1], sys.argv[2], sys.argv[3:]
+    as_orca_43 = sys.argv[1] == "--as-orca-43"
+    arguments = sys.argv[1 + as_orca_43 :]
+    report_path, sentence, editor_command = arguments[0], arguments[1], arguments[2:]
     # In a process group of its own: the bus's daemon, its child, goes with it (else it holds the output open).
     bus = subprocess.Popen(["/usr/libexec/at-spi-bus-launcher", "--launch-immediately"], start_new_session=True)
     read, write = os.pipe()
@@ -124,11 +133,16 @@ def main() -> int:
     os.close(write)
     display = ":" + os.read(read, 16).decode().strip()
     env = {**os.environ, "DISPLAY": display, "QT_QPA_PLATFORM": "xcb", "QT_LINUX_ACCESSIBILITY_ALWAYS_ON": "1"}
-    editor = subprocess.Popen(editor_command, env=env)
     reader = Reader(sentence)
-    try:
+    # Listening before the editor starts, as a screen reader already running is: the editor asks the bus's
+    # registry what its listeners want (app/window/speech_route.py).
+    if as_orca_43:
+        pyatspi.Registry.registerEventListener(reader.notified, "object:state-changed:showing")
+    else:
         pyatspi.Registry.registerEventListener(reader.heard, "object:announcement")
-        pyatspi.Registry.registerEventListener(reader.text_changed, "object:text-changed")
+    pyatspi.Registry.registerEventListener(reader.text_changed, "object:text-changed")
+    editor = subprocess.Popen(editor_command, env=env)
+    try:
         GLib.timeout_add(250, reader.tick)
         pyatspi.Registry.start()
     finally:

@@ -12,8 +12,9 @@ from PySide6.QtWidgets import QAbstractButton
 
 from app.dialogs.settings import SettingsDialog
 from app.rewrite.run import without_lead
-from app.window.announce import SETTLE_MS, SPOKEN_DRAFT_CHARS, draft_announcement, spoken
+from app.window.announce import SETTLE_MS, SPOKEN_DRAFT_CHARS, SpokenNotification, draft_announcement, joined, spoken
 from app.window.editor_widget import Phase
+from app.window.speech_route import RouteChooser
 
 
 def hear(window) -> list[tuple[str, bool]]:
@@ -100,6 +101,46 @@ def test_a_rejected_or_failed_rewrite_is_heard(document_window, qtbot) -> None:
     assert said[-1] == ("The rewrite failed: out of memory. Your text is unchanged.", True)  # it interrupts
     window.message_bar.show_message("notes.md: its line ends were Windows'.", "info")
     assert said[-1] == ("notes.md: its line ends were Windows'.", False)
+
+
+def test_an_orca_that_reads_no_announcements_hears_the_rewrite_as_notifications(document_window, qtbot) -> None:
+    window = document_window(candidates=2, seed=5, fewer_drafts_when_slow=False)
+    # The registry's answer with Orca 43 running: objects shown, no announcements (tests/test_speech_route.py).
+    window.announcer.routes = RouteChooser(ask=lambda: ["Object:StateChanged:Showing", "Focus::"])
+    said = hear(window)
+    bar = window.statusBar()
+
+    def notifications() -> list[SpokenNotification]:
+        return [n for n in bar.findChildren(SpokenNotification) if not n.isHidden()]
+
+    def last_heard() -> str:
+        return notifications()[-1].label.text() if notifications() else ""
+
+    QAccessible.setActive(True)  # as when a screen reader runs: nothing is sent otherwise
+    try:
+        select(window, "climbed the stairs")
+        window.rewrite_selection()
+        qtbot.waitUntil(lambda: window.run is not None and window.run.result is not None, timeout=SIGNAL_TIMEOUT_MS)
+        # The draft and its keys come together: one notification, or Orca would cut the draft off with the keys.
+        qtbot.waitUntil(lambda: "Enter in the draft" in last_heard(), timeout=SIGNAL_TIMEOUT_MS)
+        notification = notifications()[-1]
+        # ("Developing…" is in it too where the tiny model's draft came as fast.)
+        assert notification.label.text().endswith(joined([message for message, _ in said[-2:]]))
+        assert said[-2][0].startswith("Draft 1 of 2: ")
+        interface = QAccessible.queryAccessibleInterface(notification)
+        assert interface.role() == QAccessible.Role.Notification
+        assert interface.child(0).text(QAccessible.Text.Name) == notification.label.text()
+        assert notification.size().isEmpty()  # heard, never seen
+
+        window.accept_rewrite()
+        qtbot.waitUntil(lambda: last_heard() == "Rewrite accepted (Ctrl+Z undoes it).", timeout=SIGNAL_TIMEOUT_MS)
+        qtbot.waitUntil(lambda: len(bar.findChildren(SpokenNotification)) == 1)  # each replaces the one before
+
+        window.message_bar.show_message("The rewrite failed: out of memory. Your text is unchanged.")
+        # An error is shown at once, not gathered with what might follow.
+        assert last_heard() == "The rewrite failed: out of memory. Your text is unchanged."
+    finally:
+        QAccessible.setActive(False)
 
 
 def test_a_search_is_heard_once_the_typing_pauses_and_each_step_at_once(document_window, qtbot) -> None:
