@@ -115,6 +115,18 @@ def test_a_contents_list_of_one_heading_a_paragraph_is_no_chapter() -> None:
         "I. Five Years Later"]  # fmt: skip
 
 
+def test_a_contents_list_under_a_volume_with_titles_over_lines_is_no_chapter() -> None:
+    """Don Quixote's two lists: a volume's line, then each chapter's entry with its title in capitals over two or
+    three lines. The volume's section runs to the text's own volume line, so its words are the whole list's:
+    an entry is measured to the next heading, and stands over entries."""
+    numbers = ("I", "II", "III", "IV", "V", "VI", "VII", "VIII")  # titles of more words than an entry's own
+    entries = "".join(f"CHAPTER {n}\nOF WHAT BEFELL DON QUIXOTE WITH CERTAIN GOATHERDS AND\nOTHER MATTERS\n\n"
+                      for n in numbers)  # fmt: skip
+    chapters_text = "".join(f"CHAPTER {n}.\n\n{PROSE}\n\n" for n in numbers)
+    quixote = f"DON QUIXOTE\n\nCONTENTS\n\nVolume I.\n\n{entries}DON QUIXOTE\n\nVOLUME I.\n\n{chapters_text}"
+    assert _found(quixote) == [(1, "VOLUME I."), *((2, f"CHAPTER {n}.") for n in numbers)]
+
+
 def test_chapters_with_few_words_stay_where_no_contents_list_is() -> None:
     # A writer's outline: its chapters have no words yet, and it has no line "Contents" above them.
     outline = "PART ONE\n\nChapter 1\n\nTo do.\n\nChapter 2\n\nChapter 3\n\nPART TWO\n\nChapter 1\n\n" + PROSE

@@ -138,25 +138,27 @@ def _title_after(lines: list[str], keyword: list[int | None], index: int, rank: 
 def _without_contents(lines: list[str], keyword: list[int | None], found: list[tuple[int, int, str, int]]
                       ) -> list[tuple[int, int, str, int]]:  # fmt: skip
     """``found`` without a contents list's entries, set a paragraph each as War and Peace's ("CHAPTER I", blank,
-    "CHAPTER II"…) and Dracula's (with their page numbers) are, or under a part as A Tale of Two Cities' "Book the
-    …": after a line "Contents", the headings with next to no words of their own (fewer than CONTENTS_WORDS up to
-    the next of their kind or an outer one: a part's section holds its chapters) whose kind and number the text
-    has again later, up to the first that is not such a one. A writer's outline of chapters with no words yet
-    stays: it has no such line, nor its headings twice."""
+    "CHAPTER II"…), Dracula's (with their page numbers) and Don Quixote's (a title in capitals over two or three
+    lines) are, or under a part as A Tale of Two Cities' "Book the …": after a line "Contents", the run of
+    entries. An entry is a heading whose kind and number the text has again later, with next to no words of its
+    own (fewer than CONTENTS_WORDS up to the next heading), and after it a heading of its kind or an outer one, or
+    an entry: a part's line in a contents list stands over its chapters' entries, a part's in the text over its
+    first chapter, which has words. A writer's outline of chapters with no words yet stays: it has no such line,
+    nor its headings twice."""
     count = len(found)
     names = [_written(lines[entry[0]]) for entry in found]
     last: dict[str, int] = {}  # a heading's kind and number -> the index of its last entry
     for index, name in enumerate(names):
         last[name] = index
+    entry = [False] * count
+    for index in reversed(range(count)):
+        line, rank, _title, title_line = found[index]
+        ends = found[index + 1][0] if index + 1 < count else len(lines)
+        entry[index] = (last[names[index]] > index and _fewer_words(lines, keyword, max(line, title_line) + 1, ends)
+                        and (index + 1 == count or entry[index + 1] or _ends_section(rank, found[index + 1][1])))
     kept, listing, previous = [], False, 0
-    for index, (line, rank, _title, title_line) in enumerate(found):
-        listing = listing or any(CONTENTS_LINE.match(text) for text in lines[previous:line])
-        if listing and last[names[index]] > index:
-            ends = next((found[later][0] for later in range(index + 1, count)
-                         if _ends_section(rank, found[later][1])), len(lines))  # fmt: skip
-            listing = _fewer_words(lines, keyword, max(line, title_line) + 1, ends)
-        else:
-            listing = False
+    for index, (line, *_rest) in enumerate(found):
+        listing = entry[index] and (listing or any(CONTENTS_LINE.match(text) for text in lines[previous:line]))
         if not listing:
             kept.append(found[index])
         previous = line + 1
