@@ -127,6 +127,32 @@ def test_a_contents_list_under_a_volume_with_titles_over_lines_is_no_chapter() -
     assert _found(quixote) == [(1, "VOLUME I."), *((2, f"CHAPTER {n}.") for n in numbers)]
 
 
+def test_a_number_with_a_title_in_capitals_and_a_prefaces_owner() -> None:
+    """The Three Musketeers' chapters ("1 THE THREE PRESENTS…", a title over two lines too) under its contents
+    list, whose lines are no chapters; Don Quixote's "TRANSLATOR'S PREFACE" is a section as "PREFACE" is."""
+    contents = ("CONTENTS\n\n    AUTHOR'S PREFACE\n    1 THE THREE PRESENTS\n    2 THE SHOULDER OF ATHOS, THE\n"
+                "    BALDRIC\n")  # fmt: skip
+    text = (f"{contents}\nAUTHOR'S PREFACE\n\n{PROSE}\n\n1 THE THREE PRESENTS\n\n{PROSE}\n\n"
+            f"2 THE SHOULDER OF ATHOS, THE\nBALDRIC\n\n{PROSE}\n\n3 apples and a pear\n\n{PROSE}\n")  # fmt: skip
+    assert [title for _level, title in _found(text)] == [
+        "AUTHOR'S PREFACE", "1 THE THREE PRESENTS", "2 THE SHOULDER OF ATHOS, THE"]  # fmt: skip
+    assert _found(f"TRANSLATOR'S PREFACE\n\n{PROSE}\n\nThe Author's Preface\n\n{PROSE}\n") == [
+        (1, "TRANSLATOR'S PREFACE"), (1, "The Author's Preface")]  # fmt: skip
+
+
+def test_a_contents_list_starts_under_its_line_and_may_hold_a_line_the_text_has_not() -> None:
+    # The Antiquary's list names an "EDITOR'S INTRODUCTION" its text heads otherwise: the list goes on past it.
+    antiquary = ("CONTENTS\n\nINTRODUCTION\n\nEDITOR'S INTRODUCTION\n\nCHAPTER FIRST.\n\nCHAPTER SECOND.\n\n"
+                 "ILLUSTRATIONS\n\nBookcover\n\nSpines\n\n"
+                 f"INTRODUCTION\n\n{PROSE}\n\nCHAPTER FIRST.\n\n{PROSE}\n\nCHAPTER SECOND.\n\n{PROSE}\n")  # fmt: skip
+    assert [title for _level, title in _found(antiquary)] == ["INTRODUCTION", "CHAPTER FIRST.", "CHAPTER SECOND."]
+    # Lyrical Ballads numbers a poem's stanzas a book's length after its contents line: they are no list.
+    stanza = "The valley rings with mirth and joy,\nAmong the hills the Echoes play\n"
+    ballads = "CONTENTS\n\nThe Idle Shepherd-Boys\n\n" + f"{PROSE}\n\n" * 8 + "".join(
+        f"{n}.\n\n{stanza}\n" for n in ("I", "II", "III")) + f"{PROSE}\n\nII.\n\n{PROSE}\n"  # fmt: skip
+    assert [title for _level, title in _found(ballads)] == ["I.", "II.", "III.", "II."]
+
+
 def test_chapters_with_few_words_stay_where_no_contents_list_is() -> None:
     # A writer's outline: its chapters have no words yet, and it has no line "Contents" above them.
     outline = "PART ONE\n\nChapter 1\n\nTo do.\n\nChapter 2\n\nChapter 3\n\nPART TWO\n\nChapter 1\n\n" + PROSE

@@ -1,10 +1,11 @@
 """A plain text's chapter lines, as novels and Project Gutenberg set them: "CHAPTER III. A Caucus-Race", "Part
-Two", "BOOK THE FIRST", "Stave One", "Letter 4", a Roman or Arabic numeral on a line of its own ("XIV") or a Roman
-one with its title ("I. The Period"), and "Prologue" or "Epilogue" alone. A chapter line follows a blank line (or
-opens the text, or stands right under its part's line): a line of prose that happens to start "Part of the
-crowd…" or "Book.  I asked…" is none, and so is a contents list's line, one of its kind right under it ("CHAPTER
-I. Loomings", "CHAPTER II. The Carpet-Bag"), or an entry of a list under a line "Contents" that sets one a
-paragraph (``_without_contents``). A bare number or name also stands before a blank line, so that a
+Two", "BOOK THE FIRST", "Stave One", "Letter 4", a Roman or Arabic numeral on a line of its own ("XIV"), a Roman
+one with its title ("I. The Period"), a number with its title in capitals ("1 THE THREE PRESENTS OF…"), and
+"Prologue", "Epilogue" or "Preface" alone or whose it is ("TRANSLATOR'S PREFACE"). A chapter line follows a
+blank line (or opens the text, or stands right under its part's line): a line of prose that happens to start
+"Part of the crowd…" or "Book.  I asked…" is none, and so is a contents list's line, one of its kind right
+under it ("CHAPTER I. Loomings", "CHAPTER II. The Carpet-Bag"), or an entry of a list under a line "Contents"
+that sets one a paragraph (``_without_contents``). A bare number or name also stands before a blank line, so that a
 line holding only "I" inside a paragraph is no chapter either, nor is a sentence of its own that opens with a
 name's initial ("M. Madeleine arrived.").
 
@@ -38,14 +39,21 @@ KEYWORD_LINE = re.compile(rf"^[ \t\f]*(?P<kind>{KEYWORDS})[ \t]+{NUMBER}\b(?P<re
 NUMERAL_LINE = re.compile(rf"^[ \t\f]*(?:{ROMAN}|\d{{1,3}})\.?[ \t]*$")
 # A Roman numeral, a full stop and a short title, a paragraph of its own: A Tale of Two Cities' "I. The Period".
 NUMBERED_TITLE_LINE = re.compile(rf"^[ \t\f]*(?![MDCL]\.){ROMAN}\.[ \t]+(?P<title>[A-Z][^\n]{{0,60}})$")
+# A number and a title in capitals, a paragraph of its own: The Three Musketeers' "1 THE THREE PRESENTS OF…".
+NUMBERED_CAPITALS_LINE = re.compile(r"^[ \t\f]*\d{1,3}\.?[ \t]+(?P<title>[A-Z][^a-z\n]{2,80})$")
 NAMES = ("prologue", "epilogue", "preface", "introduction", "interlude", "afterword", "conclusion")
-NAMED_LINE = re.compile("^[ \t\f]*(?:" + "|".join(f"{n.upper()}|{n.title()}" for n in NAMES) + r")\.?[ \t]*$")
+# Alone, or whose it is: "TRANSLATOR'S PREFACE", "The Author's Preface".
+NAMED_LINE = re.compile(r"^[ \t\f]*(?:(?:THE |The )?[A-Z][A-Za-z]*['’][Ss] )?(?:"
+                        + "|".join(f"{n.upper()}|{n.title()}" for n in NAMES) + r")\.?[ \t]*$")  # fmt: skip
 TITLE_CHARS = 60
 CAPITALS_LINES = 6  # a title in capitals runs over this many lines at most
 SHORT_LINE = 40
 # The line a contents list stands under, and the most words an entry of it has (its title may run over lines).
 CONTENTS_LINE = re.compile(r"^[ \t]*(?:table of )?contents[ \t]*[.:]?[ \t]*$", re.IGNORECASE)
 CONTENTS_WORDS = 80
+# A list's first heading stands within about a page of its "Contents" line (entries before it may be prose-like
+# paragraphs, Notre-Dame de Paris' "BOOK SEVENTH. I. The Danger of Confiding…").
+CONTENTS_GAP_WORDS = 300
 # A title ends in a word, a question or a cry; a line ending in a full stop or comma is a sentence, unless it is
 # set in capitals ("LIMMERIDGE HOUSE.").
 SENTENCE_END = re.compile(r"[.,;:]\s*$")
@@ -89,7 +97,10 @@ def _kind_of(lines: list[str], keyword: list[int | None], index: int) -> int | N
     numbered = NUMBERED_TITLE_LINE.match(line)
     if numbered and not _reads_as_title(numbered.group("title")):
         numbered = None
-    if _blank(lines, index + 1) and (NUMERAL_LINE.match(line) or numbered):
+    in_capitals = NUMBERED_CAPITALS_LINE.match(line)
+    numbered = numbered or in_capitals
+    if (_blank(lines, index + 1) or (in_capitals and _runs_on_in_capitals(lines, index))) and (
+            NUMERAL_LINE.match(line) or numbered):  # fmt: skip
         return NUMERAL_RANK
     if _blank(lines, index + 1) and NAMED_LINE.match(line):
         return -1
@@ -106,6 +117,17 @@ def _in_capitals(lines: list[str], index: int) -> bool:
         paragraph.append(text)
     words = " ".join(paragraph)
     return words.upper() == words and any(letter.isalpha() for letter in words)
+
+
+def _runs_on_in_capitals(lines: list[str], index: int) -> bool:
+    """Whether numbered line ``index``'s title in capitals runs on over a line or two ("4 THE SHOULDER OF ATHOS,
+    … AND THE HANDKERCHIEF", "OF ARAMIS"), no line of them numbered: that is a list (a contents list's)."""
+    more = 0
+    while not _blank(lines, index + more + 1):
+        more += 1
+        if more > 2 or lines[index + more].strip()[:1].isdigit():
+            return False
+    return _in_capitals(lines, index)
 
 
 def _reads_as_title(words: str) -> bool:
@@ -140,11 +162,12 @@ def _without_contents(lines: list[str], keyword: list[int | None], found: list[t
     """``found`` without a contents list's entries, set a paragraph each as War and Peace's ("CHAPTER I", blank,
     "CHAPTER II"…), Dracula's (with their page numbers) and Don Quixote's (a title in capitals over two or three
     lines) are, or under a part as A Tale of Two Cities' "Book the …": after a line "Contents", the run of
-    entries. An entry is a heading whose kind and number the text has again later, with next to no words of its
-    own (fewer than CONTENTS_WORDS up to the next heading), and after it a heading of its kind or an outer one, or
-    an entry: a part's line in a contents list stands over its chapters' entries, a part's in the text over its
-    first chapter, which has words. A writer's outline of chapters with no words yet stays: it has no such line,
-    nor its headings twice."""
+    entries. An entry is a heading with next to no words of its own (fewer than CONTENTS_WORDS up to the next
+    heading) whose kind and number the text has again later, and after it a heading of its kind or an outer one,
+    or an entry: a part's line in a contents list stands over its chapters' entries, a part's in the text over its
+    first chapter, which has words. A heading the text has only there (The Antiquary's "EDITOR'S INTRODUCTION")
+    is an entry too where an entry follows it. A writer's outline of chapters with no words yet stays: it has no
+    such line, nor its headings twice."""
     count = len(found)
     names = [_written(lines[entry[0]]) for entry in found]
     last: dict[str, int] = {}  # a heading's kind and number -> the index of its last entry
@@ -154,11 +177,17 @@ def _without_contents(lines: list[str], keyword: list[int | None], found: list[t
     for index in reversed(range(count)):
         line, rank, _title, title_line = found[index]
         ends = found[index + 1][0] if index + 1 < count else len(lines)
-        entry[index] = (last[names[index]] > index and _fewer_words(lines, keyword, max(line, title_line) + 1, ends)
-                        and (index + 1 == count or entry[index + 1] or _ends_section(rank, found[index + 1][1])))
+        before_entry = index + 1 < count and entry[index + 1]
+        entry[index] = ((last[names[index]] > index or before_entry)
+                        and _fewer_words(lines, keyword, max(line, title_line) + 1, ends)
+                        and (index + 1 == count or before_entry or _ends_section(rank, found[index + 1][1])))
     kept, listing, previous = [], False, 0
     for index, (line, *_rest) in enumerate(found):
-        listing = entry[index] and (listing or any(CONTENTS_LINE.match(text) for text in lines[previous:line]))
+        # A list starts under its "Contents" line, not a book's length after it (Lyrical Ballads' poems number
+        # their stanzas "I.", "II."…).
+        contents = next((at for at in range(line - 1, previous - 1, -1) if CONTENTS_LINE.match(lines[at])), None)
+        starts = contents is not None and _fewer_words(lines, keyword, contents + 1, line, CONTENTS_GAP_WORDS)
+        listing = entry[index] and (listing or starts)
         if not listing:
             kept.append(found[index])
         previous = line + 1
@@ -173,14 +202,15 @@ def _ends_section(rank: int, following: int) -> bool:
     return following <= rank if following >= 0 else rank >= RANKS["chapter"]
 
 
-def _fewer_words(lines: list[str], keyword: list[int | None], start: int, end: int) -> bool:
-    """Whether lines ``start:end`` hold fewer than CONTENTS_WORDS words, keyword lines' not counted (they are a
+def _fewer_words(lines: list[str], keyword: list[int | None], start: int, end: int, limit: int = CONTENTS_WORDS
+                 ) -> bool:  # fmt: skip
+    """Whether lines ``start:end`` hold fewer than ``limit`` words, keyword lines' not counted (they are a
     contents list's lines too: A Tale of Two Cities' chapters under its books)."""
     words = 0
     for at in range(start, end):
         if keyword[at] is None:
             words += len(lines[at].split())
-            if words >= CONTENTS_WORDS:
+            if words >= limit:
                 return False
     return True
 
