@@ -45,15 +45,19 @@ class WordCounter:
         self._longest = 0  # the longest text counted: what is kept may grow to a few times it
 
     def __call__(self, text: str) -> int:
-        self._longest = max(self._longest, len(text))
+        return sum(self.each_line(text.split("\n")))
+
+    def each_line(self, lines: list[str]) -> list[int]:
+        """The words of each of ``lines`` (a text's, split at its line ends)."""
+        self._longest = max(self._longest, sum(map(len, lines)) + len(lines))
         if self._chars > 4 * self._longest + (1 << 20):  # mostly lines long since typed over: start again
             self._words.clear()
             self._chars = 0
-        known, total = self._words, 0
-        for line in text.split("\n"):
+        known, counts = self._words, []
+        for line in lines:
             words = known.get(line)
             if words is None:
                 words = known[line] = count_words(line)
                 self._chars += len(line)
-            total += words
-        return total
+            counts.append(words)
+        return counts

@@ -28,7 +28,7 @@ from app.dialogs.popups import show_within_screen
 from app.documents.chapters import chapters
 from app.documents.front_matter import front_matter_end
 from app.window.editor_widget import RewriteEditor
-from app.window.live_span import utf16_length
+from app.window.live_span import positions_are_indices, utf16_length
 from app.window.markdown_highlighter import is_markdown
 
 MARKDOWN_HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.+?)[ \t#]*$")
@@ -53,7 +53,8 @@ def each_heading(text: str, markdown: bool) -> Iterator[Heading]:
     document's front matter is not its text: a YAML comment there is no heading."""
     if not markdown:
         lines = text.split("\n")
-        starts = list(accumulate((utf16_length(line) + 1 for line in lines), initial=0))  # Qt's positions
+        lengths = map(len, lines) if positions_are_indices(text) else map(utf16_length, lines)
+        starts = list(accumulate((length + 1 for length in lengths), initial=0))  # Qt's positions
         yield from (Heading(starts[chapter.line], chapter.level, chapter.title) for chapter in chapters(lines))
         return
     front = front_matter_end(text)

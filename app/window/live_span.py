@@ -64,6 +64,12 @@ def utf16_length(text: str) -> int:
     return len(text.encode("utf-16-le")) // 2
 
 
+def positions_are_indices(text: str) -> bool:
+    """Whether each character of ``text`` takes one document position (none is outside Unicode's first plane, as
+    an emoji is), so Qt's positions are Python's indices: a long text's work can skip the UTF-16 counting."""
+    return text.isascii() or utf16_length(text) == len(text)
+
+
 def index_at(text: str, units: int) -> int:
     """The inverse of ``utf16_length``: the index in ``text`` of the character ``units`` document positions in."""
     return len(text.encode("utf-16-le")[: 2 * units].decode("utf-16-le", errors="ignore"))

@@ -9,6 +9,7 @@ from pathlib import Path
 from gui_helpers import SIGNAL_TIMEOUT_MS, PassRecorder, place_cursor, select
 from PySide6.QtCore import Qt
 
+from app.documents.word_count import WordCounter
 from app.window.headings import headings
 from app.window.outline import EMPTY_MARKDOWN, REFRESH_MS, section_words
 
@@ -98,6 +99,23 @@ def test_a_rewrite_of_a_heading_reaches_the_outline_when_it_ends_not_at_every_pa
     title = window.editor.plain_text().split("\n")[4].removeprefix("## ")
     assert title != "The Storm"
     qtbot.waitUntil(lambda: _rows(window)[1] == ("    " + title, _rows(window)[1][1]), timeout=REFRESH_MS * 10)
+
+
+def test_a_plain_texts_sections_count_the_same_by_lines_or_by_slices() -> None:
+    """A plain text without tracked changes or emoji is counted line by line, once (a novel's refresh); the same
+    figures as each section sliced out and counted, which a text with either still is."""
+    text = ("PART ONE\n\nCHAPTER I. The Stairs\n\nThe keeper climbed the stairs.\n\nCHAPTER II\n\nRain came in."
+            "\n\nPART TWO\n\nCHAPTER III\n\nIt held, and the light turned.\n")  # fmt: skip
+    found = headings(text, markdown=False)
+    counter = WordCounter()
+    expected = [4 + 5 + 2 + 3, 5, 3, 2 + 6, 6]  # a part's chapter lines are its words
+    assert section_words(text, found, count=counter) == expected
+    assert section_words(text, found) == expected  # count_words itself, line by line
+    # An emoji (two of Qt's positions) and a tracked change (made) send it the other way: the same counts.
+    with_emoji = text.replace("Rain came in.", "Rain came 🌊 in.")
+    assert section_words(with_emoji, headings(with_emoji, markdown=False), count=counter) == expected
+    changed = text.replace("Rain came in.", "Rain {++soon ++}came in.")
+    assert section_words(changed, headings(changed, markdown=False), count=counter)[2] == 4
 
 
 def test_a_plain_texts_chapters_are_its_outline(document_window, tmp_path: Path) -> None:
