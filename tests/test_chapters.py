@@ -138,6 +138,12 @@ def test_a_number_with_a_title_in_capitals_and_a_prefaces_owner() -> None:
         "AUTHOR'S PREFACE", "1 THE THREE PRESENTS", "2 THE SHOULDER OF ATHOS, THE"]  # fmt: skip
     assert _found(f"TRANSLATOR'S PREFACE\n\n{PROSE}\n\nThe Author's Preface\n\n{PROSE}\n") == [
         (1, "TRANSLATOR'S PREFACE"), (1, "The Author's Preface")]  # fmt: skip
+    # No contents line with its page number, no postscript, no cipher (The Valley of Fear's); under a bare
+    # numeral, such a line is its title (Love's Meinie).
+    for line in ("7. THE TRANSFORMATION OF SOCIALISM       159", "2 P.S.", "534 C2 13 127 36 31 4 17 21 41 DOUGLAS"):
+        assert _found(f"{PROSE}\n\n{line}\n\n{PROSE}\n") == [], line
+    assert _found(f"I.\n\n141. RUTILA FAMILIARIS.    ROBIN REDBREAST.\n\n{PROSE}\n") == [
+        (1, "I. 141. RUTILA FAMILIARIS.    ROBIN REDBREAST.")]  # fmt: skip
 
 
 def test_a_contents_list_starts_under_its_line_and_may_hold_a_line_the_text_has_not() -> None:

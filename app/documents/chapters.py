@@ -41,6 +41,7 @@ NUMERAL_LINE = re.compile(rf"^[ \t\f]*(?:{ROMAN}|\d{{1,3}})\.?[ \t]*$")
 NUMBERED_TITLE_LINE = re.compile(rf"^[ \t\f]*(?![MDCL]\.){ROMAN}\.[ \t]+(?P<title>[A-Z][^\n]{{0,60}})$")
 # A number and a title in capitals, a paragraph of its own: The Three Musketeers' "1 THE THREE PRESENTS OF…".
 NUMBERED_CAPITALS_LINE = re.compile(r"^[ \t\f]*\d{1,3}\.?[ \t]+(?P<title>[A-Z][^a-z\n]{2,80})$")
+PAGE_NUMBER = re.compile(r"\s{2,}\d+\s*$")  # set off by spaces, as a contents list sets a page number
 NAMES = ("prologue", "epilogue", "preface", "introduction", "interlude", "afterword", "conclusion")
 # Alone, or whose it is: "TRANSLATOR'S PREFACE", "The Author's Preface".
 NAMED_LINE = re.compile(r"^[ \t\f]*(?:(?:THE |The )?[A-Z][A-Za-z]*['’][Ss] )?(?:"
@@ -94,11 +95,9 @@ def _kind_of(lines: list[str], keyword: list[int | None], index: int) -> int | N
                  and not _in_capitals(lines, index))  # fmt: skip
         below = keyword[index + 1] if index + 1 < len(lines) else None
         return None if prose or below == rank else rank
-    numbered = NUMBERED_TITLE_LINE.match(line)
-    if numbered and not _reads_as_title(numbered.group("title")):
-        numbered = None
-    in_capitals = NUMBERED_CAPITALS_LINE.match(line)
-    numbered = numbered or in_capitals
+    roman_titled = NUMBERED_TITLE_LINE.match(line)
+    in_capitals = _numbered_in_capitals(line)
+    numbered = (roman_titled is not None and _reads_as_title(roman_titled.group("title"))) or in_capitals
     if (_blank(lines, index + 1) or (in_capitals and _runs_on_in_capitals(lines, index))) and (
             NUMERAL_LINE.match(line) or numbered):  # fmt: skip
         return NUMERAL_RANK
@@ -117,6 +116,17 @@ def _in_capitals(lines: list[str], index: int) -> bool:
         paragraph.append(text)
     words = " ".join(paragraph)
     return words.upper() == words and any(letter.isalpha() for letter in words)
+
+
+def _numbered_in_capitals(line: str) -> bool:
+    """Whether ``line`` is a number and a title in capitals: words, not a contents line's page number at its end
+    ("7. THE TRANSFORMATION OF SOCIALISM      159"), a postscript's "2 P.S." or a cipher ("534 C2 13 127 36…")."""
+    found = NUMBERED_CAPITALS_LINE.match(line)
+    if not found:
+        return False
+    title = found.group("title")
+    letters, digits = sum(char.isalpha() for char in title), sum(char.isdigit() for char in title)
+    return letters >= 3 and digits * 4 <= letters and not PAGE_NUMBER.search(title)
 
 
 def _runs_on_in_capitals(lines: list[str], index: int) -> bool:
@@ -150,7 +160,10 @@ def _title_after(lines: list[str], keyword: list[int | None], index: int, rank: 
         title_like = _reads_as_title(words)
         alone = _blank(lines, candidate + 1) and (candidate == index + 1 or _blank(lines, candidate - 1))
         kind = _kind_of(lines, keyword, candidate)
-        other = kind is not None and not (kind == -1 and rank >= RANKS["chapter"])
+        # A number and a title in capitals under a bare numeral is its title (Love's Meinie: "I.", then
+        # "141. RUTILA FAMILIARIS.    ROBIN REDBREAST.").
+        other = (kind is not None and not (kind == -1 and rank >= RANKS["chapter"])
+                 and not (rank == NUMERAL_RANK and _numbered_in_capitals(lines[candidate])))  # fmt: skip
         if len(words) <= TITLE_CHARS and title_like and alone and not other:
             return candidate
         break
