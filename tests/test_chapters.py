@@ -159,6 +159,16 @@ def test_a_contents_list_starts_under_its_line_and_may_hold_a_line_the_text_has_
     assert [title for _level, title in _found(ballads)] == ["I.", "II.", "III.", "II."]
 
 
+def test_a_contents_entry_may_carry_its_chapters_synopsis() -> None:
+    """The Innocents Abroad's list: each entry a chapter line with a synopsis of more words than an entry's own
+    run on under it; the words after that paragraph are the entry's."""
+    synopsis = " -- ".join(["The Ancient Baths", "A Distinguished Panorama", "The Last Battle of the Crusades"] * 8)
+    entries = "".join(f"CHAPTER {n}.\n{synopsis}\n\n" for n in ("I", "II", "III"))
+    text = f"CONTENTS\n\n{entries}" + "".join(f"CHAPTER {n}.\n\n{PROSE}\n\n" for n in ("I", "II", "III"))
+    assert [title for _level, title in _found(text)] == ["CHAPTER I.", "CHAPTER II.", "CHAPTER III."]
+    assert [chapter.line for chapter in chapters(text.split("\n"))] == [11, 15, 19]
+
+
 def test_chapters_with_few_words_stay_where_no_contents_list_is() -> None:
     # A writer's outline: its chapters have no words yet, and it has no line "Contents" above them.
     outline = "PART ONE\n\nChapter 1\n\nTo do.\n\nChapter 2\n\nChapter 3\n\nPART TWO\n\nChapter 1\n\n" + PROSE
