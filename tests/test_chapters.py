@@ -140,7 +140,8 @@ def test_a_number_with_a_title_in_capitals_and_a_prefaces_owner() -> None:
         (1, "TRANSLATOR'S PREFACE"), (1, "The Author's Preface")]  # fmt: skip
     # No contents line with its page number, no postscript, no cipher (The Valley of Fear's); under a bare
     # numeral, such a line is its title (Love's Meinie).
-    for line in ("7. THE TRANSFORMATION OF SOCIALISM       159", "2 P.S.", "534 C2 13 127 36 31 4 17 21 41 DOUGLAS"):
+    for line in ("7. THE TRANSFORMATION OF SOCIALISM       159", "2 P.S.", "534 C2 13 127 36 31 4 17 21 41 DOUGLAS",
+                 "2. OR THE SUBJECTIVE IS TAKEN AS THE FIRST, AND THE PROBLEM THEN IS,"):
         assert _found(f"{PROSE}\n\n{line}\n\n{PROSE}\n") == [], line
     assert _found(f"I.\n\n141. RUTILA FAMILIARIS.    ROBIN REDBREAST.\n\n{PROSE}\n") == [
         (1, "I. 141. RUTILA FAMILIARIS.    ROBIN REDBREAST.")]  # fmt: skip

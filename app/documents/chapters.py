@@ -120,13 +120,15 @@ def _in_capitals(lines: list[str], index: int) -> bool:
 
 def _numbered_in_capitals(line: str) -> bool:
     """Whether ``line`` is a number and a title in capitals: words, not a contents line's page number at its end
-    ("7. THE TRANSFORMATION OF SOCIALISM      159"), a postscript's "2 P.S." or a cipher ("534 C2 13 127 36…")."""
+    ("7. THE TRANSFORMATION OF SOCIALISM      159"), a postscript's "2 P.S.", a cipher ("534 C2 13 127 36…") or
+    a sentence that runs on ("2. OR THE SUBJECTIVE IS TAKEN AS THE FIRST, AND THE PROBLEM THEN IS,")."""
     found = NUMBERED_CAPITALS_LINE.match(line)
     if not found:
         return False
     title = found.group("title")
     letters, digits = sum(char.isalpha() for char in title), sum(char.isdigit() for char in title)
-    return letters >= 3 and digits * 4 <= letters and not PAGE_NUMBER.search(title)
+    runs_on = title.rstrip().endswith((",", ";", "-"))  # a sentence in capitals, not a title
+    return letters >= 3 and digits * 4 <= letters and not PAGE_NUMBER.search(title) and not runs_on
 
 
 def _runs_on_in_capitals(lines: list[str], index: int) -> bool:
