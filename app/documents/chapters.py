@@ -193,14 +193,16 @@ def _without_contents(lines: list[str], keyword: list[int | None], found: list[t
         line, rank, _title, title_line = found[index]
         ends = found[index + 1][0] if index + 1 < count else len(lines)
         before_entry = index + 1 < count and entry[index + 1]
+        if not (last[names[index]] > index or before_entry):
+            continue
+        if not (index + 1 == count or before_entry or _ends_section(rank, found[index + 1][1])):
+            continue
         # Its own words are those after its paragraph: a list's entry may carry its chapter's synopsis under it
         # (The Innocents Abroad's "CHAPTER LIII.", then eight lines of "The Joy of the Whole Earth--…").
         own = max(line, title_line) + 1
         while own < ends and not _blank(lines, own):
             own += 1
-        entry[index] = ((last[names[index]] > index or before_entry)
-                        and _fewer_words(lines, keyword, own, ends)
-                        and (index + 1 == count or before_entry or _ends_section(rank, found[index + 1][1])))
+        entry[index] = _fewer_words(lines, keyword, own, ends)
     kept, listing, previous = [], False, 0
     for index, (line, *_rest) in enumerate(found):
         listing = entry[index] and (listing or _starts_list(lines, keyword, previous, line))

@@ -55,9 +55,10 @@ def section_words(
     """The words of each heading's section: from after its line to the next heading of its level or above, so a
     part counts its chapters' words too; counted as the status bar counts the document's (tracked changes made,
     a Markdown text's notes left out), by ``count`` (a WordCounter: a part's lines are its chapters')."""
-    if not markdown and not marks(text) and positions_are_indices(text):
+    indices = positions_are_indices(text)
+    if indices and not markdown and not marks(text):
         return _section_words_by_line(text, found, count)
-    if positions_are_indices(text):
+    if indices:
         def between(start: int, end: int | None) -> str:
             return text[start:end]
     else:
