@@ -186,3 +186,43 @@ def test_a_long_title_in_capitals_over_several_lines_is_a_chapters() -> None:
             f"{PROSE}\n\nAct third was the castle hall, and here Hagar appeared, having come to\nwork her spell and "
             "see the lovers\npart, which she did in a song of great beauty and power.\n")  # fmt: skip
     assert [title[:40] for _level, title in _found(text)] == ["CHAPTER VII. HOW MR. WINKLE, INSTEAD OF "]
+
+
+def test_a_name_to_what_is_a_section_and_a_verses_source_is_none() -> None:
+    text = (f"PREFACE TO THE SECOND EDITION.\n\n{PROSE}\n\nPreface to the 1857 Edition\n\n{PROSE}\n\n"
+            f"INTRODUCTION TO IVANHOE.\n\n{PROSE}\n\n"
+            # Emerson's epigraph, its verse's source under it; a sentence of one line.
+            f"Man is his own star.\n\nEpilogue to Beaumont and Fletcher's Honest Man's Fortune.\n\n{PROSE}\n\n"
+            f"Introduction to his mother was all he wanted\n\n{PROSE}\n")  # fmt: skip
+    assert _found(text) == [(1, "PREFACE TO THE SECOND EDITION."), (1, "Preface to the 1857 Edition"),
+                            (1, "INTRODUCTION TO IVANHOE.")]  # fmt: skip
+
+
+def test_a_contents_lists_last_part_over_its_numbered_chapters_then_a_preface_is_an_entry() -> None:
+    """Little Dorrit's list: each book's line over its chapters numbered "1.  Sun and Shadow", a paragraph, then the
+    preface. The second book's entry was taken for the text's first heading, its chapters' titles and the
+    preface counted as its words."""
+    titles = "".join(f"     {n}.  The Father of the Marshalsea in two or three Relations\n" for n in range(1, 20))
+    contents = (f"CONTENTS\n\n     Preface to the 1857 Edition\n\n     BOOK THE FIRST: POVERTY\n{titles}\n"
+                f"     BOOK THE SECOND: RICHES\n\n{titles}\n")  # fmt: skip
+    text = (f"LITTLE DORRIT\n\n{contents}PREFACE TO THE 1857 EDITION\n\n{PROSE}\n\nBOOK THE FIRST: POVERTY\n\n"
+            f"CHAPTER 1. Sun and Shadow\n\n{PROSE}\n\nBOOK THE SECOND: RICHES\n\n"
+            f"CHAPTER 1. Fellow Travellers\n\n{PROSE}\n")  # fmt: skip
+    assert _found(text) == [(1, "PREFACE TO THE 1857 EDITION"), (1, "BOOK THE FIRST: POVERTY"),
+                            (2, "CHAPTER 1. Sun and Shadow"), (1, "BOOK THE SECOND: RICHES"),
+                            (2, "CHAPTER 1. Fellow Travellers")]  # fmt: skip
+
+
+def test_a_list_of_short_titles_after_a_contents_lists_last_entry_is_none_of_its_words() -> None:
+    """Les Misérables' list ends with "BOOK NINTH" and its chapters, then a list of illustrations of more words
+    than an entry's own: titles without a stop, no prose."""
+    chapter_lines = "  CHAPTER I--THE LOWER CHAMBER\n  CHAPTER II--ANOTHER STEP BACKWARDS\n"
+    pictures = "".join(f"Frontispiece Volume {n}\nTitlepage Volume {n}\nThe Ship Orion, an Accident\n"
+                       for n in ("One", "Two", "Three", "Four", "Five", "Six", "Seven", "Eight"))  # fmt: skip
+    text = (f"CONTENTS\n\n  BOOK EIGHTH.--FADING AWAY\n{chapter_lines}\n  BOOK NINTH.--SUPREME SHADOW\n"
+            f"{chapter_lines}\nList of Illustrations\n\n{pictures}\n"
+            f"BOOK EIGHTH.--FADING AWAY\n\nCHAPTER I--THE LOWER CHAMBER\n\n{PROSE}\n\n"
+            f"BOOK NINTH.--SUPREME SHADOW\n\nCHAPTER I--THE LOWER CHAMBER\n\n{PROSE}\n")  # fmt: skip
+    assert [title for _level, title in _found(text)] == [
+        "BOOK EIGHTH.--FADING AWAY", "CHAPTER I--THE LOWER CHAMBER", "BOOK NINTH.--SUPREME SHADOW",
+        "CHAPTER I--THE LOWER CHAMBER"]  # fmt: skip

@@ -1,13 +1,13 @@
 """A plain text's chapter lines, as novels and Project Gutenberg set them: "CHAPTER III. A Caucus-Race", "Part
 Two", "BOOK THE FIRST", "Stave One", "Letter 4", a Roman or Arabic numeral on a line of its own ("XIV"), a Roman
 one with its title ("I. The Period"), a number with its title in capitals ("1 THE THREE PRESENTS OF…"), and
-"Prologue", "Epilogue" or "Preface" alone or whose it is ("TRANSLATOR'S PREFACE"). A chapter line follows a
-blank line (or opens the text, or stands right under its part's line): a line of prose that happens to start
-"Part of the crowd…" or "Book.  I asked…" is none, and so is a contents list's line, one of its kind right
-under it ("CHAPTER I. Loomings", "CHAPTER II. The Carpet-Bag"), or an entry of a list under a line "Contents"
-that sets one a paragraph (``_without_contents``). A bare number or name also stands before a blank line, so that a
-line holding only "I" inside a paragraph is no chapter either, nor is a sentence of its own that opens with a
-name's initial ("M. Madeleine arrived.").
+"Prologue", "Epilogue" or "Preface" alone, whose it is ("TRANSLATOR'S PREFACE") or to what ("PREFACE TO THE
+SECOND EDITION"). A chapter line follows a blank line (or opens the text, or stands right under its part's
+line): a line of prose that happens to start "Part of the crowd…" or "Book.  I asked…" is none, and so is a
+contents list's line, one of its kind right under it ("CHAPTER I. Loomings", "CHAPTER II. The Carpet-Bag"), or an
+entry of a list under a line "Contents" that sets one a paragraph (``_without_contents``). A bare number or name
+also stands before a blank line, so that a line holding only "I" inside a paragraph is no chapter either, nor is
+a sentence of its own that opens with a name's initial ("M. Madeleine arrived.").
 
 A line that is only a chapter's number ("CHAPTER II", "II") takes its title from the short line right after it,
 where there is one ("CHAPTER 1" then "The River and Its History": "CHAPTER 1. The River and Its History").
@@ -43,9 +43,15 @@ NUMBERED_TITLE_LINE = re.compile(rf"^[ \t\f]*(?![MDCL]\.){ROMAN}\.[ \t]+(?P<titl
 NUMBERED_CAPITALS_LINE = re.compile(r"^[ \t\f]*\d{1,3}\.?[ \t]+(?P<title>[A-Z][^a-z\n]{2,80})$")
 PAGE_NUMBER = re.compile(r"\s{2,}\d+\s*$")  # set off by spaces, as a contents list sets a page number
 NAMES = ("prologue", "epilogue", "preface", "introduction", "interlude", "afterword", "conclusion")
-# Alone, or whose it is: "TRANSLATOR'S PREFACE", "The Author's Preface".
+# Alone, whose it is ("TRANSLATOR'S PREFACE", "The Author's Preface") or to what ("PREFACE TO THE SECOND EDITION",
+# "Preface to the 1857 Edition": ``_named``).
 NAMED_LINE = re.compile(r"^[ \t\f]*(?:(?:THE |The )?[A-Z][A-Za-z]*['’][Ss] )?(?:"
-                        + "|".join(f"{n.upper()}|{n.title()}" for n in NAMES) + r")\.?[ \t]*$")  # fmt: skip
+                        + "|".join(f"{n.upper()}|{n.title()}" for n in NAMES)
+                        + r")(?:[ \t]+(?:TO|to)[ \t]+(?P<what>[^\n]{1,50}?))?\.?[ \t]*$")  # fmt: skip
+# A line of a list, not prose, where it is counted whether a contents list's entry has words of its own: a number,
+# a full stop and a title (Little Dorrit's "1.  Fellow Travellers" under its "BOOK THE SECOND: RICHES"), or a short
+# line that ends without a stop, as a title does (Les Misérables' list of illustrations after its "BOOK NINTH").
+LIST_LINE = re.compile(rf"^[ \t\f]*(?:(?:\d{{1,3}}|{ROMAN})\.[ \t]+\S|[^\n]{{1,45}}(?<![.,;:!?'\"’”)\]])$)")
 TITLE_CHARS = 60
 CAPITALS_LINES = 6  # a title in capitals runs over this many lines at most
 SHORT_LINE = 40
@@ -101,9 +107,22 @@ def _kind_of(lines: list[str], keyword: list[int | None], index: int) -> int | N
     if (_blank(lines, index + 1) or (in_capitals and _runs_on_in_capitals(lines, index))) and (
             NUMERAL_LINE.match(line) or numbered):  # fmt: skip
         return NUMERAL_RANK
-    if _blank(lines, index + 1) and NAMED_LINE.match(line):
+    if _blank(lines, index + 1) and _named(line):
         return -1
     return None
+
+
+def _named(line: str) -> bool:
+    """Whether ``line`` is a name's heading (``NAMED_LINE``): to what, it is set as a title, in capitals or each
+    word capitalised but the small ones and with no full stop ("Preface to the 1857 Edition"), not a sentence
+    ("Introduction to his mother was…") or a verse's source under it ("Epilogue to Beaumont and Fletcher's Honest
+    Man's Fortune.")."""
+    found = NAMED_LINE.match(line)
+    if not found or found.group("what") is None:
+        return found is not None
+    what = found.group("what")
+    titled = all(not word[:1].islower() for word in what.split() if len(word) > 3) and not line.rstrip().endswith(".")
+    return what.upper() == what or titled
 
 
 def _in_capitals(lines: list[str], index: int) -> bool:
@@ -178,11 +197,11 @@ def _without_contents(lines: list[str], keyword: list[int | None], found: list[t
     "CHAPTER II"…), Dracula's (with their page numbers) and Don Quixote's (a title in capitals over two or three
     lines) are, or under a part as A Tale of Two Cities' "Book the …": after a line "Contents", the run of
     entries. An entry is a heading with next to no words of its own (fewer than CONTENTS_WORDS up to the next
-    heading) whose kind and number the text has again later, and after it a heading of its kind or an outer one,
-    or an entry: a part's line in a contents list stands over its chapters' entries, a part's in the text over its
-    first chapter, which has words. A heading the text has only there (The Antiquary's "EDITOR'S INTRODUCTION")
-    is an entry too where an entry follows it. A writer's outline of chapters with no words yet stays: it has no
-    such line, nor its headings twice."""
+    heading; a list's lines not counted) whose kind and number the text has again later, and after it a heading of
+    its kind or an outer one, a name, or an entry: a part's line in a contents list stands over its chapters'
+    entries, a part's in the text over its first chapter, which has words. A heading the text has only there (The
+    Antiquary's "EDITOR'S INTRODUCTION") is an entry too where an entry follows it. A writer's outline of chapters
+    with no words yet stays: it has no such line, nor its headings twice."""
     count = len(found)
     names = [_written(lines[entry[0]]) for entry in found]
     last: dict[str, int] = {}  # a heading's kind and number -> the index of its last entry
@@ -202,7 +221,7 @@ def _without_contents(lines: list[str], keyword: list[int | None], found: list[t
         own = max(line, title_line) + 1
         while own < ends and not _blank(lines, own):
             own += 1
-        entry[index] = _fewer_words(lines, keyword, own, ends)
+        entry[index] = _fewer_words(lines, keyword, own, ends, skip=LIST_LINE)
     kept, listing, previous = [], False, 0
     for index, (line, *_rest) in enumerate(found):
         listing = entry[index] and (listing or _starts_list(lines, keyword, previous, line))
@@ -221,20 +240,20 @@ def _starts_list(lines: list[str], keyword: list[int | None], previous: int, lin
 
 
 def _ends_section(rank: int, following: int) -> bool:
-    """Whether a heading of rank ``following`` ends the section of one of ``rank``: one of its kind or an outer
-    one does; a name (Preface, Epilogue…) ends a chapter's, not a part's or a volume's, and any heading a name's."""
-    if rank == -1:
-        return True
-    return following <= rank if following >= 0 else rank >= RANKS["chapter"]
+    """Whether a heading of rank ``following`` ends the section of one of ``rank``, as a contents list's entry
+    stands over it: one of its kind or an outer one does, and a name (Preface, Epilogue…) ends any, and any heading
+    a name's. Under a list's last part come the preface or prologue a contents list sets before the text (Little
+    Dorrit's "BOOK THE SECOND: RICHES", its chapters, then "PREFACE TO THE 1857 EDITION")."""
+    return rank == -1 or following == -1 or following <= rank
 
 
-def _fewer_words(lines: list[str], keyword: list[int | None], start: int, end: int, limit: int = CONTENTS_WORDS
-                 ) -> bool:  # fmt: skip
+def _fewer_words(lines: list[str], keyword: list[int | None], start: int, end: int, limit: int = CONTENTS_WORDS,
+                 skip: re.Pattern[str] | None = None) -> bool:  # fmt: skip
     """Whether lines ``start:end`` hold fewer than ``limit`` words, keyword lines' not counted (they are a
-    contents list's lines too: A Tale of Two Cities' chapters under its books)."""
+    contents list's lines too: A Tale of Two Cities' chapters under its books), nor lines that ``skip`` matches."""
     words = 0
     for at in range(start, end):
-        if keyword[at] is None:
+        if keyword[at] is None and not (skip and skip.match(lines[at])):
             words += len(lines[at].split())
             if words >= limit:
                 return False
