@@ -24,6 +24,7 @@ from app.window.file_commands import FileCommands
 from app.window.find_bar import FindBar
 from app.window.markdown_highlighter import is_markdown
 from app.window.session_goal import SessionGoal
+from app.window.status_room import MessageRoom
 
 if TYPE_CHECKING:
     from model.server import PassMode
@@ -85,6 +86,10 @@ class ModelStatusBar(FileCommands):
             if isinstance(widget, QLabel):
                 widget.setContentsMargins(6, 0, 6, 0)  # the figures read as separate items, not one run
             bar.addPermanentWidget(widget)
+        # A message too long for the room these leave squeezes them, least needed first, until it clears.
+        expendable = (self.figures_label, self.session_goal.label, self.counts_label, self.model_label,
+                      self.backend_label)  # fmt: skip
+        self.message_room = MessageRoom(bar, expendable)
         self._count_timer = QTimer(self)
         self._count_timer.setSingleShot(True)
         self._count_timer.setInterval(150)
