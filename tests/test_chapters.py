@@ -226,3 +226,15 @@ def test_a_list_of_short_titles_after_a_contents_lists_last_entry_is_none_of_its
     assert [title for _level, title in _found(text)] == [
         "BOOK EIGHTH.--FADING AWAY", "CHAPTER I--THE LOWER CHAMBER", "BOOK NINTH.--SUPREME SHADOW",
         "CHAPTER I--THE LOWER CHAMBER"]  # fmt: skip
+
+
+def test_a_contents_lists_last_entry_with_prose_after_the_list_is_none() -> None:
+    """Moby-Dick's list ends with "Epilogue", then its etymology's prose: the Outline began with that Epilogue.
+    The text's first heading after a list is one of the list's, and stays, though the text numbers again."""
+    moby = (f"CONTENTS\n\nCHAPTER 1. Loomings.\n\nCHAPTER 2. The Carpet-Bag.\n\nEpilogue\n\nETYMOLOGY.\n\n{PROSE}\n\n"
+            f"CHAPTER 1. Loomings.\n\n{PROSE}\n\nCHAPTER 2. The Carpet-Bag.\n\n{PROSE}\n\nEpilogue\n\n{PROSE}\n")
+    assert [(chapter.line, chapter.title) for chapter in chapters(moby.split("\n"))] == [
+        (12, "CHAPTER 1. Loomings."), (16, "CHAPTER 2. The Carpet-Bag."), (20, "Epilogue")]  # fmt: skip
+    again = (f"CONTENTS\n\nCHAPTER I\n\nCHAPTER II\n\nCHAPTER I\n\n{PROSE}\n\nCHAPTER II\n\n{PROSE}\n\n"
+             f"CHAPTER I\n\n{PROSE}\n")  # a second volume's chapters, numbered again
+    assert [chapter.line for chapter in chapters(again.split("\n"))] == [6, 10, 14]

@@ -223,9 +223,15 @@ def _without_contents(lines: list[str], keyword: list[int | None], found: list[t
             own += 1
         entry[index] = _fewer_words(lines, keyword, own, ends, skip=LIST_LINE)
     kept, listing, previous = [], False, 0
+    listed: set[str] = set()  # the kinds and numbers of the list's entries so far
     for index, (line, *_rest) in enumerate(found):
-        listing = entry[index] and (listing or _starts_list(lines, keyword, previous, line))
-        if not listing:
+        was_listing, listing = listing, entry[index] and (listing or _starts_list(lines, keyword, previous, line))
+        # A list's last entry has the prose after the list as its words (Moby-Dick's "Epilogue", then its
+        # etymology): right after the list, one the text has again later and the list has not. The text's first
+        # heading after a list is one of the list's (its "CHAPTER 1", again), or the text has it only once.
+        last_entry = was_listing and not listing and last[names[index]] > index and names[index] not in listed
+        listed = (listed if was_listing else set()) | {names[index]} if listing else set()
+        if not (listing or last_entry):
             kept.append(found[index])
         previous = line + 1
     return kept
