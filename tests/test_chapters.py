@@ -238,3 +238,23 @@ def test_a_contents_lists_last_entry_with_prose_after_the_list_is_none() -> None
     again = (f"CONTENTS\n\nCHAPTER I\n\nCHAPTER II\n\nCHAPTER I\n\n{PROSE}\n\nCHAPTER II\n\n{PROSE}\n\n"
              f"CHAPTER I\n\n{PROSE}\n")  # a second volume's chapters, numbered again
     assert [chapter.line for chapter in chapters(again.split("\n"))] == [6, 10, 14]
+
+
+def test_a_contents_list_numbering_otherwise_with_synopses_over_lines_is_none() -> None:
+    """Life on the Mississippi's list: "CHAPTER XXV." with its synopsis's topics over four lines, the text's
+    "CHAPTER 25"; its list's entries led the Outline, the text's chapters behind them."""
+    synopsis = ("The Devil's Oven and Table.--A Bombshell falls.--No\nWhitewash.--Thirty Years on the River."
+                "--Mississippi Uniforms.--Accidents\nand Casualties.--Two hundred Wrecks.--A Loss to Literature."
+                "--Sunday-\nSchools and Brick Masons.\n")  # fmt: skip
+    short = "Pilots and Captains.--High-priced Pilots.\n"
+    numerals = ("XXIV", "XXV", "XXVI", "XXVII", "XXVIII", "XXIX", "XXX")
+    contents = "".join(f"CHAPTER {n}. {short if n in ('XXIV', 'XXX') else synopsis}\n" for n in numerals)
+    text = f"TABLE OF CONTENTS\n\n{contents}" + "".join(
+        f"CHAPTER {n}\n\nThe River and Its History\n\n{PROSE}\n\n" for n in range(24, 31))  # fmt: skip
+    assert [title for _level, title in _found(text)] == [f"CHAPTER {n}. The River and Its History"
+                                                        for n in range(24, 31)]  # fmt: skip
+    # A sentence that starts with a kind and its number is still no heading, though a paragraph's long.
+    letter = ("Letter I.  From this Letter all the faults and excellencies of Junius may be\nlearned, the one as "
+              "surely as the other, and both from the same\nsentence set down here at some length, which a reader\n"
+              "who has the patience for it will find worth the\nwhole of the time it takes.\n")  # fmt: skip
+    assert _found(f"{PROSE}\n\n{letter}\n{PROSE}\n") == []

@@ -33,10 +33,19 @@ NUMBER_WORDS = (
     "|last|the"
 )
 NUMBER = rf"(?:{ROMAN}|[ivxlcdm]+|\d{{1,3}}|(?i:{NUMBER_WORDS}))"
+# A heading's number, compared as its value whichever way it is written (``_written``).
+ROMAN_VALUES = {"I": 1, "V": 5, "X": 10, "L": 50, "C": 100, "D": 500, "M": 1000}
+# one…twenty, then first…twelfth ("last" and "the" are no number's)
+NUMBER_VALUES = {word: index % 20 + 1 for index, word in enumerate(NUMBER_WORDS.split("|")[:32])}
+WRITTEN_NUMBER = re.compile(rf"(?:{ROMAN}|\d{{1,3}}|{'|'.join(NUMBER_VALUES).upper()})(?![A-Z])")
 KEYWORDS = "|".join(f"{word.upper()}|{word.title()}" for word in RANKS)
 # A kind and its number, then a title on the same line or nothing.
 KEYWORD_LINE = re.compile(rf"^[ \t\f]*(?P<kind>{KEYWORDS})[ \t]+{NUMBER}\b(?P<rest>[^\n]{{0,100}})$")
 NUMERAL_LINE = re.compile(rf"^[ \t\f]*(?:{ROMAN}|\d{{1,3}})\.?[ \t]*$")
+# A kind and its number with a stop after it, then a synopsis's topics set off by dashes: a heading whose synopsis
+# runs on over lines (Life on the Mississippi's "CHAPTER XXV. The Devil's Oven and Table.--A Bombshell falls.--No",
+# four lines), no sentence that starts with the kind ("Letter I.  From this Letter all the faults…").
+SYNOPSIS_LINE = re.compile(rf"^[ \t\f]*(?:{KEYWORDS})[ \t]+{NUMBER}[.:][ \t]+[A-Z][^\n]*[.!?](?:--|—)")
 # A Roman numeral, a full stop and a short title, a paragraph of its own: A Tale of Two Cities' "I. The Period".
 NUMBERED_TITLE_LINE = re.compile(rf"^[ \t\f]*(?![MDCL]\.){ROMAN}\.[ \t]+(?P<title>[A-Z][^\n]{{0,60}})$")
 # A number and a title in capitals, a paragraph of its own: The Three Musketeers' "1 THE THREE PRESENTS OF…".
@@ -98,7 +107,7 @@ def _kind_of(lines: list[str], keyword: list[int | None], index: int) -> int | N
         # hall, and…") or a contents list's first entry; a heading's title may run on over a line or two. A line
         # with another of its kind right under it is a contents list's too.
         prose = (len(line.strip()) > SHORT_LINE and not any(_blank(lines, index + n) for n in range(1, 4))
-                 and not _in_capitals(lines, index))  # fmt: skip
+                 and not _in_capitals(lines, index) and not SYNOPSIS_LINE.match(line))  # fmt: skip
         below = keyword[index + 1] if index + 1 < len(lines) else None
         return None if prose or below == rank else rank
     roman_titled = NUMBERED_TITLE_LINE.match(line)
@@ -268,8 +277,22 @@ def _fewer_words(lines: list[str], keyword: list[int | None], start: int, end: i
 
 def _written(line: str) -> str:
     """A heading line's kind and number, as a contents list and the chapter it lists both write them ("CHAPTER I"
-    of "    Chapter I.  Loomings"; the titles may differ, or run over lines in one of them)."""
-    return " ".join(line.split()[:2]).upper().rstrip(".:,;-–—")
+    of "    Chapter I.  Loomings"; the titles may differ, or run over lines in one of them), its number as a
+    figure: Life on the Mississippi's list numbers its chapters "CHAPTER IV.", its text "CHAPTER 4"."""
+    words = " ".join(line.split()[:2]).upper().rstrip(".:,;-–—").split(" ")
+    if len(words) == 2 and (number := WRITTEN_NUMBER.match(words[1])):
+        words[1] = str(_value(number.group(0))) + words[1][number.end() :]
+    return " ".join(words)
+
+
+def _value(number: str) -> int:
+    """The value of a Roman numeral, a figure or a number's word (upper case)."""
+    if number.isdigit():
+        return int(number)
+    if number.lower() in NUMBER_VALUES:
+        return NUMBER_VALUES[number.lower()]
+    values = [ROMAN_VALUES[letter] for letter in number]
+    return sum(-value if value < after else value for value, after in zip(values, [*values[1:], 0], strict=True))
 
 
 def chapters(lines: list[str]) -> list[Chapter]:
