@@ -127,7 +127,7 @@ def _runs(runs: list[Run], book: Book, bold_already: bool = False) -> str:
     return "".join(out)
 
 
-def _xhtml_body(parts: list[Paragraph | Table], lists: Lists, book: Book, anchors: list[str]) -> str:
+def xhtml_body(parts: list[Paragraph | Table], lists: Lists, book: Book, anchors: list[str]) -> str:
     """The parts as XHTML; each heading gets the next of ``anchors``' ids (h1 to h6 alike)."""
     out: list[str] = []
     open_lists: list[str] = []  # the tags of the lists open, outermost first
@@ -181,8 +181,8 @@ def _xhtml_body(parts: list[Paragraph | Table], lists: Lists, book: Book, anchor
             code.append("".join(run.text for run in part.runs))
         elif part.style.startswith("Heading"):
             level = part.style[-1]
-            anchor = anchors.pop(0) if anchors else ""
-            out.append(f"<h{level} id={quoteattr(anchor)}>{_runs(part.runs, book, bold_already=True)}</h{level}>")
+            anchor = f" id={quoteattr(anchors.pop(0))}" if anchors else ""  # none in a copied passage's
+            out.append(f"<h{level}{anchor}>{_runs(part.runs, book, bold_already=True)}</h{level}>")
         elif part.style in TITLE_PARTS:
             out.append(f'<p class="{part.style.lower()}">{_runs(part.runs, book)}</p>')  # its class is its look
         elif part.rule:
@@ -213,7 +213,7 @@ def epub_bytes(body: list[Paragraph | Table], lists: Lists, title: str, language
                 toc.append((level, heading_words(heading), f"{chapter.file}#{anchor}"))
         head = XHTML_HEAD.format(language=language_attr, title=escape(chapter.title or title),
                                  style='<link rel="stylesheet" type="text/css" href="../style.css"/>\n')  # fmt: skip
-        files[chapter.file] = head + _xhtml_body(chapter.parts, lists, book, anchors) + "\n</body>\n</html>\n"
+        files[chapter.file] = head + xhtml_body(chapter.parts, lists, book, anchors) + "\n</body>\n</html>\n"
     if not chapters:
         files["text/part0.xhtml"] = (XHTML_HEAD.format(language=language_attr, title=escape(title), style="")
                                      + "<p></p>\n</body>\n</html>\n")  # fmt: skip
