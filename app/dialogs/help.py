@@ -101,7 +101,10 @@ never printed: every export opens with its title block and names its title and a
 Where it names no author, your name in <b>Settings ▸ Documents</b> does.</p>
 <p><b>Copy</b> in a Markdown document keeps the passage's look where you paste it: a word processor, a mail or a
 web page takes its headings, emphasis, lists, quotes and links as formatting (its tracked changes made, its
-front matter left out), while a plain-text place, and Redraft itself, takes the Markdown as you wrote it.</p>
+front matter left out), while a plain-text place, and Redraft itself, takes the Markdown as you wrote it.
+<b>Paste</b> works the other way: text copied from a web page, a mail or a word processor comes in with its
+emphasis, headings, lists, quotes and links written as Markdown; <b>Edit ▸ Paste Without Formatting</b>
+(Ctrl+Alt+V) pastes its words alone.</p>
 <p><b>File ▸ Open…</b> also opens a Word document (.docx, or an older .doc from Word 97 to 2003), a LibreOffice one
 (.odt) or an RTF file (.rtf, as TextEdit, WordPad and Scrivener write): its words come in as Markdown, with its
 headings, lists, quotes, emphasis, links, tables and footnotes; its tracked changes marked to review one by one,

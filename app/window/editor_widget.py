@@ -15,8 +15,8 @@ How a rewrite lives in the document, and in its undo history:
   its own undo step, then paint the current pass again as a fresh block on top.
 * Edits that would change the developing span itself are refused (keys, paste, input methods, cut).
 
-A little over 400 lines on purpose: painting, lifting and refusing keep the one invariant above, so they stay
-in one class; the Markdown cues are in ``markdown_highlighter.py``, copying as formatted text in ``rich_copy.py``.
+A little over 400 lines on purpose: painting, lifting and refusing keep the one invariant above, so they stay in
+one class; the Markdown cues are in ``markdown_highlighter.py``, formatted copy and paste in ``markdown_clipboard.py``.
 """
 
 from __future__ import annotations
@@ -44,8 +44,8 @@ from PySide6.QtWidgets import QApplication, QMenu, QPlainTextEdit, QWidget
 
 from app.rewrite.worker import Segment
 from app.window.live_span import LiveSpan, pass_runs, positions, shared_ends, text_format, utf16_length
+from app.window.markdown_clipboard import MarkdownClipboard
 from app.window.markdown_highlighter import MarkdownHighlighter
-from app.window.rich_copy import RichCopyEditor
 from app.window.theme import CanvasColors, canvas_colors, prose_families, recolored
 
 Move = QTextCursor.MoveOperation
@@ -71,7 +71,7 @@ class Phase(Enum):
     REVIEW = "review"
 
 
-class RewriteEditor(RichCopyEditor):
+class RewriteEditor(MarkdownClipboard):
     """A plain-text / Markdown editor that can host one developing span at a time."""
 
     acceptRequested = Signal()

@@ -233,6 +233,7 @@ class MainWindow(ActionStates):
         edit_menu.addActions([self.rewrap_action, self.settings_action])
         self.join_action = add_join_action(self, self.editor, edit_menu, self.settings_action, self.message_bar,
                                            self.documentReplaced)  # fmt: skip
+        self.paste_plain_action = self.editor.add_paste_plain(edit_menu, self.select_all_action)
         view_menu = menus.addMenu("&View")
         view_menu.addActions([self.zoom_in_action, self.zoom_out_action, self.zoom_reset_action])
         self.view_menu = view_menu

@@ -1,0 +1,242 @@
+"""Copy, Cut and Paste in a Markdown document, with the formatting other programs read and write.
+
+Copied or cut, a passage goes on the clipboard twice: as written (its Markdown, which plain-text places and Redraft
+itself paste; ``text/markdown`` too, which Qt had escaped as if it were plain text: "\\# The Harbour") and as
+formatted HTML, which word processors, mail and web editors paste: its emphasis, headings, lists, quotes and links
+as the editor shows them, not asterisks and hashes. Qt's own HTML of a plain-text editor's selection is its plain
+words in the editor's typeface, and LibreOffice prefers the OpenDocument copy Qt adds beside it, as plain: a
+passage pasted into Word or Writer came with its ``**`` and ``#`` as text. The HTML is read as the exports read
+Markdown (Qt's reader, then ``docx_export.markdown_body`` and the EPUB's XHTML): tracked changes made, as the
+counts take them; notes numbered in the text and set after it, as the PDF sets them; a picture by its name.
+
+Pasted, formatted text (a web page's, a word processor's, a mail's HTML) comes in as Markdown, as File ▸ Open
+brings a Word document's: emphasis, headings, lists, quotes, code, links and tables as marks, the writer's own
+``*`` and ``#`` escaped; a Word list's bullet or number typed as text becomes an item. Where the clipboard also
+holds Markdown (Redraft's copy, another Markdown editor's, Qt's) or only monospaced text (a code editor's), its
+plain text is pasted as before. Edit ▸ Paste Without Formatting always pastes the plain text. A plain text's copy
+and paste are Qt's own.
+"""
+
+from __future__ import annotations
+
+import re
+
+from PySide6.QtCore import QMimeData
+from PySide6.QtGui import (
+    QAction,
+    QFont,
+    QKeySequence,
+    QTextBlock,
+    QTextCharFormat,
+    QTextCursor,
+    QTextDocument,
+    QTextFormat,
+    QTextListFormat,
+)
+from PySide6.QtWidgets import QApplication, QMenu, QPlainTextEdit
+
+from app.documents.critic_markup import settle
+from app.documents.front_matter import without_front_matter
+from app.documents.markdown_blocks import (
+    PLAIN,
+    Block,
+    Format,
+    emphasised,
+    escape_block_start,
+    escape_inline,
+    join_blocks,
+    linked,
+    one_line,
+    pipe_table,
+)
+from app.window.markdown_highlighter import MarkdownHighlighter
+
+# A passage longer than this goes as its Markdown alone, Copy not held up for it: War and Peace's 3.2 million
+# characters took 0.4 s to read and write again as HTML (two cores, busy).
+RICH_COPY_LIMIT = 4_000_000  # characters
+MARKDOWN = "text/markdown"
+PASTE_PLAIN_KEYS = "Ctrl+Alt+V"
+ODF = "application/vnd.oasis.opendocument.text"  # Qt's plain copy, which LibreOffice would take over the HTML
+PAGE = '<html><head><meta charset="utf-8"/></head><body>\n{body}\n</body></html>'
+ListStyle = QTextListFormat.Style
+NUMBERED = {ListStyle.ListDecimal, ListStyle.ListLowerAlpha, ListStyle.ListUpperAlpha, ListStyle.ListLowerRoman,
+            ListStyle.ListUpperRoman}  # fmt: skip
+QUOTE_INDENT_PX = 40  # Qt's margin for each <blockquote> it is inside
+# A list item Word writes into its HTML as a paragraph: its bullet (in the Symbol font, "·") or its number typed,
+# then no-break spaces.
+TYPED_BULLET = re.compile(r"^\s*[·•▪◦§o-] *\u00a0[\s\u00a0]*(?=\S)")
+TYPED_NUMBER = re.compile(r"^\s*(\d{1,3})[.)] *\u00a0[\s\u00a0]*(?=\S)")
+TYPED_MARKER = re.compile(r"^(?:[·•▪◦§o-]|\d{1,3}[.)]) ")  # as the words read once their spacing is one space
+LAYOUT_SPACES = re.compile(r"[ \u00a0]{2,}")  # a word processor's spacing, not the writer's words
+
+
+def passage_html(markdown: str) -> str:
+    """A Markdown passage as an HTML page (see the module's docstring)."""
+    # Here, not above: the exports' modules import the editor's (Go to Heading's fences, the Word marks).
+    from app.window.docx_export import Lists, markdown_body
+    from app.window.epub_export import Book, xhtml_body
+    from app.window.pdf_export import typeset
+
+    lists = Lists()
+    text = without_front_matter(settle(markdown, accept=True))[1]
+    body = markdown_body(typeset(text, markdown=True), lists)
+    return PAGE.format(body=xhtml_body(body, lists, Book(None), []))
+
+
+def markdown_of_html(html: str) -> str:
+    """Formatted text (HTML) as Markdown (see the module's docstring)."""
+    document = QTextDocument()
+    document.setHtml(html)
+    blocks: list[Block] = []
+    tables: set[int] = set()
+    block = document.begin()
+    while block.isValid():
+        table = QTextCursor(block).currentTable()
+        if table is None:
+            found = _block(block)
+            if found is not None:
+                blocks.append(found)
+        elif table.objectIndex() not in tables:
+            tables.add(table.objectIndex())
+            # The first row is the header, which Markdown sets off itself (its cells' bold is the header's).
+            rows = [[one_line(_pieces(table.cellAt(row, column).firstCursorPosition().block(), bold=row > 0))
+                     for column in range(table.columns())] for row in range(table.rows())]  # fmt: skip
+            blocks.append(Block("table", pipe_table(rows)))
+        block = block.next()
+    return join_blocks(blocks)
+
+
+def only_monospaced(html: str) -> bool:
+    """Whether the HTML's text is all in a monospaced typeface, as a code editor copies its lines."""
+    document = QTextDocument()
+    document.setHtml(html)
+    block, seen = document.begin(), False
+    while block.isValid():
+        if block.text().strip():
+            seen = True
+            if not (block.blockFormat().nonBreakableLines() or all(_monospaced(f) for f in _fragments(block))):
+                return False
+        block = block.next()
+    return seen
+
+
+def _block(block: QTextBlock) -> Block | None:
+    form = block.blockFormat()
+    if form.nonBreakableLines():  # <pre>
+        return Block("code", block.text().replace("\u2028", "\n"))
+    if form.hasProperty(QTextFormat.Property.BlockTrailingHorizontalRulerWidth):
+        return Block("paragraph", "---")
+    level = form.headingLevel()
+    pieces = _pieces(block, bold=not level)  # a heading's words are bold already
+    text = emphasised(pieces).strip()
+    if not text:
+        return None
+    if level:
+        return Block("heading", f"{'#' * min(6, level)} {text}")
+    listed = block.textList()
+    if listed is not None:
+        style = listed.format().style()
+        marker = f"{listed.itemNumber(block) + listed.format().start()}." if style in NUMBERED else "-"
+        return Block("item", text, depth=max(0, listed.format().indent() - 1), marker=marker,
+                     list_id=str(listed.objectIndex()))  # fmt: skip
+    if form.hasProperty(QTextFormat.Property.BlockQuoteLevel):
+        depth = max(1, round(form.leftMargin() / QUOTE_INDENT_PX))
+        return Block("quote", "> " * depth + escape_block_start(text))
+    typed = TYPED_BULLET.match(block.text()) or TYPED_NUMBER.match(block.text())
+    if typed is not None and (marker := TYPED_MARKER.match(text)) is not None:
+        number = typed.groups()[0] if typed.groups() else None
+        return Block("item", text[marker.end() :], marker=f"{number}." if number else "-",
+                     list_id="typed numbers" if number else "typed bullets")  # fmt: skip
+    return Block("paragraph", escape_block_start(text))
+
+
+def _pieces(block: QTextBlock, bold: bool = True) -> list[tuple[str, Format]]:
+    """A paragraph's words with their formats, its links as Markdown links, pictures left out."""
+    pieces: list[tuple[str, Format]] = []
+    link: list[tuple[str, Format]] = []
+    target = ""
+    for fragment in _fragments(block):
+        form = fragment.charFormat()
+        if form.isImageFormat():
+            continue
+        code = _monospaced(fragment)
+        style: Format = (bold and form.fontWeight() >= QFont.Weight.DemiBold, form.fontItalic(), form.fontStrikeOut(),
+                         code)  # fmt: skip
+        words = LAYOUT_SPACES.sub(" ", fragment.text().replace("\ufffc", ""))
+        words = words if code else escape_inline(words)
+        href = form.anchorHref() if form.isAnchor() else ""
+        if href != target:
+            pieces.extend(linked(link, target))
+            link, target = [], href
+        for index, line in enumerate(words.split("\u2028")):  # <br>: a hard line break
+            if index:
+                link.append(("\\\n", PLAIN))
+            if line:
+                link.append((line, style))
+    pieces.extend(linked(link, target))
+    return pieces
+
+
+def _fragments(block: QTextBlock) -> list:
+    found = []
+    it = block.begin()
+    while not it.atEnd():
+        fragment = it.fragment()
+        if fragment.isValid():
+            found.append(fragment)
+        it += 1
+    return found
+
+
+def _monospaced(fragment: object) -> bool:
+    form: QTextCharFormat = fragment.charFormat()  # type: ignore[attr-defined]
+    families = form.fontFamilies() or []
+    return form.fontFixedPitch() or any("mono" in name.lower() or name.lower() in MONOSPACED for name in families)
+
+
+MONOSPACED = frozenset({"courier", "courier new", "consolas", "menlo", "monaco", "lucida console", "source code pro",
+                        "fira code", "cascadia code", "jetbrains mono"})  # fmt: skip
+
+
+class MarkdownClipboard(QPlainTextEdit):
+    """The editor's clipboard: a Markdown passage copied as its Markdown and as HTML, formatted text pasted as
+    Markdown."""
+
+    highlighter: MarkdownHighlighter  # the editor's, which knows whether the text is Markdown
+
+    def createMimeDataFromSelection(self) -> QMimeData:  # noqa: N802 - Qt's name
+        mime = super().createMimeDataFromSelection()
+        if not self.highlighter.markdown:
+            return mime
+        text = mime.text()  # asked first: Qt makes its own formats on the first read, which would overwrite these
+        mime.setData(MARKDOWN, text.encode("utf-8"))
+        if text.strip() and len(text) <= RICH_COPY_LIMIT:
+            mime.setHtml(passage_html(text))
+            mime.removeFormat(ODF)
+        return mime
+
+    def insertFromMimeData(self, source: QMimeData) -> None:  # noqa: N802 - Qt's name
+        if self.highlighter.markdown and source.hasHtml() and not source.hasFormat(MARKDOWN):
+            html = source.html()
+            if not only_monospaced(html):
+                converted = QMimeData()
+                converted.setText(markdown_of_html(html))
+                super().insertFromMimeData(converted)
+                return
+        super().insertFromMimeData(source)
+
+    def add_paste_plain(self, menu: QMenu, before: QAction) -> QAction:
+        """Edit ▸ Paste Without Formatting, put in ``menu`` before ``before`` (Ctrl+Alt+V: Word's Paste Special
+        keys; Ctrl+Shift+V, a browser's, is Rewrite ▸ Versions… here)."""
+        action = QAction("Paste &Without Formatting", self.window())
+        action.setShortcut(QKeySequence(PASTE_PLAIN_KEYS))
+        action.setStatusTip("Paste the clipboard's plain text: no headings, emphasis or links from what was copied")
+        action.triggered.connect(lambda _checked=False: self.paste_plain())
+        menu.insertAction(before, action)
+        return action
+
+    def paste_plain(self) -> None:
+        """Edit ▸ Paste Without Formatting: the clipboard's plain text, whatever else it holds."""
+        plain = QMimeData()
+        plain.setText(QApplication.clipboard().text())
+        self.insertFromMimeData(plain)  # the editor's own: a developing rewrite's words stay out of reach
