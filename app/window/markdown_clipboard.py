@@ -20,6 +20,7 @@ and paste are Qt's own.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from PySide6.QtCore import QMimeData
 from PySide6.QtGui import (
@@ -203,6 +204,7 @@ class MarkdownClipboard(QPlainTextEdit):
     Markdown."""
 
     highlighter: MarkdownHighlighter  # the editor's, which knows whether the text is Markdown
+    context_menu_extras: list[Callable[[QMenu, QTextCursor], None]]  # the editor's right-click additions
 
     def createMimeDataFromSelection(self) -> QMimeData:  # noqa: N802 - Qt's name
         mime = super().createMimeDataFromSelection()
@@ -233,6 +235,18 @@ class MarkdownClipboard(QPlainTextEdit):
         action.setStatusTip("Paste the clipboard's plain text: no headings, emphasis or links from what was copied")
         action.triggered.connect(lambda _checked=False: self.paste_plain())
         menu.insertAction(before, action)
+
+        def beside_paste(context: QMenu, _cursor: QTextCursor) -> None:  # the right-click menu's, after its Paste
+            entries = context.actions()
+            at = next((i for i, entry in enumerate(entries) if entry.objectName() == "edit-paste"), None)
+            if at is not None and at + 1 < len(entries):
+                keys = action.shortcut().toString(QKeySequence.SequenceFormat.NativeText)
+                entry = QAction(f"{action.text()}\t{keys}", context)
+                entry.setEnabled(entries[at].isEnabled())  # as Qt's Paste: nothing to paste, nothing pasted
+                entry.triggered.connect(lambda _checked=False: self.paste_plain())
+                context.insertAction(entries[at + 1], entry)
+
+        self.context_menu_extras.append(beside_paste)
         return action
 
     def paste_plain(self) -> None:

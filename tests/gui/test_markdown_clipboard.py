@@ -85,6 +85,16 @@ def test_formatted_text_pasted_comes_in_as_markdown_in_one_undo_step(make_window
     assert window.paste_plain_action.shortcut().toString() == "Ctrl+Alt+V"
     assert window.paste_plain_action in window.edit_menu.actions()
 
+    menu = window.editor.createStandardContextMenu()  # the right-click menu, as the editor completes it
+    for extra in window.editor.context_menu_extras:
+        extra(menu, window.editor.textCursor())
+    entries = menu.actions()
+    paste = next(i for i, entry in enumerate(entries) if entry.objectName() == "edit-paste")
+    assert entries[paste + 1].text().replace("&", "").startswith("Paste Without Formatting")
+    window.editor.undo()
+    entries[paste + 1].trigger()
+    assert window.editor.plain_text() == "Before.\n\nThe Harbour\nThe keeper climbed the stairs…"
+
 
 def test_redrafts_own_copy_and_a_code_editors_paste_as_their_plain_text(make_window, tmp_path: Path) -> None:
     window = make_window(wait_for_model=False)
