@@ -19,6 +19,7 @@ and paste are Qt's own.
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Callable
 
@@ -28,10 +29,10 @@ from PySide6.QtGui import (
     QFont,
     QKeySequence,
     QTextBlock,
-    QTextCharFormat,
     QTextCursor,
     QTextDocument,
     QTextFormat,
+    QTextFragment,
     QTextListFormat,
 )
 from PySide6.QtWidgets import QApplication, QMenu, QPlainTextEdit
@@ -52,6 +53,8 @@ from app.documents.markdown_blocks import (
 )
 from app.window.markdown_highlighter import MarkdownHighlighter
 
+log = logging.getLogger(__name__)
+
 # A passage longer than this goes as its Markdown alone, Copy not held up for it: War and Peace's 3.2 million
 # characters took 0.4 s to read and write again as HTML (two cores, busy).
 RICH_COPY_LIMIT = 4_000_000  # characters
@@ -69,6 +72,9 @@ TYPED_BULLET = re.compile(r"^\s*[·•▪◦§o-] *\u00a0[\s\u00a0]*(?=\S)")
 TYPED_NUMBER = re.compile(r"^\s*(\d{1,3})[.)] *\u00a0[\s\u00a0]*(?=\S)")
 TYPED_MARKER = re.compile(r"^(?:[·•▪◦§o-]|\d{1,3}[.)]) ")  # as the words read once their spacing is one space
 LAYOUT_SPACES = re.compile(r"[ \u00a0]{2,}")  # a word processor's spacing, not the writer's words
+# Typefaces a code editor copies its lines in ("mono" in a name says so too: DejaVu Sans Mono, SF Mono…).
+MONOSPACED = frozenset({"monospace", "courier", "courier new", "consolas", "menlo", "monaco", "lucida console",
+                        "source code pro", "fira code", "cascadia code"})  # fmt: skip
 
 
 def passage_html(markdown: str) -> str:
@@ -143,10 +149,9 @@ def _block(block: QTextBlock) -> Block | None:
     if form.hasProperty(QTextFormat.Property.BlockQuoteLevel):
         depth = max(1, round(form.leftMargin() / QUOTE_INDENT_PX))
         return Block("quote", "> " * depth + escape_block_start(text))
-    typed = TYPED_BULLET.match(block.text()) or TYPED_NUMBER.match(block.text())
-    if typed is not None and (marker := TYPED_MARKER.match(text)) is not None:
-        number = typed.groups()[0] if typed.groups() else None
-        return Block("item", text[marker.end() :], marker=f"{number}." if number else "-",
+    bullet, number = TYPED_BULLET.match(block.text()), TYPED_NUMBER.match(block.text())
+    if (bullet or number) and (marker := TYPED_MARKER.match(text)) is not None:
+        return Block("item", text[marker.end() :], marker=f"{number.group(1)}." if number else "-",
                      list_id="typed numbers" if number else "typed bullets")  # fmt: skip
     return Block("paragraph", escape_block_start(text))
 
@@ -178,7 +183,7 @@ def _pieces(block: QTextBlock, bold: bool = True) -> list[tuple[str, Format]]:
     return pieces
 
 
-def _fragments(block: QTextBlock) -> list:
+def _fragments(block: QTextBlock) -> list[QTextFragment]:
     found = []
     it = block.begin()
     while not it.atEnd():
@@ -189,14 +194,10 @@ def _fragments(block: QTextBlock) -> list:
     return found
 
 
-def _monospaced(fragment: object) -> bool:
-    form: QTextCharFormat = fragment.charFormat()  # type: ignore[attr-defined]
+def _monospaced(fragment: QTextFragment) -> bool:
+    form = fragment.charFormat()
     families = form.fontFamilies() or []
     return form.fontFixedPitch() or any("mono" in name.lower() or name.lower() in MONOSPACED for name in families)
-
-
-MONOSPACED = frozenset({"courier", "courier new", "consolas", "menlo", "monaco", "lucida console", "source code pro",
-                        "fira code", "cascadia code", "jetbrains mono"})  # fmt: skip
 
 
 class MarkdownClipboard(QPlainTextEdit):
@@ -220,9 +221,14 @@ class MarkdownClipboard(QPlainTextEdit):
     def insertFromMimeData(self, source: QMimeData) -> None:  # noqa: N802 - Qt's name
         if self.highlighter.markdown and source.hasHtml() and not source.hasFormat(MARKDOWN):
             html = source.html()
-            if not only_monospaced(html):
+            try:
+                markdown = None if only_monospaced(html) else markdown_of_html(html)
+            except Exception:  # noqa: BLE001  whatever the page held, the words still come in, as plain text
+                log.exception("pasted HTML could not be read as Markdown; pasting its plain text")
+                markdown = None
+            if markdown is not None:
                 converted = QMimeData()
-                converted.setText(markdown_of_html(html))
+                converted.setText(markdown)
                 super().insertFromMimeData(converted)
                 return
         super().insertFromMimeData(source)
