@@ -20,7 +20,9 @@ from io import BytesIO
 from pathlib import Path
 from xml.sax import saxutils
 
+from app.documents.critic_markup import settle
 from app.documents.fileio import save_bytes
+from app.documents.front_matter import without_front_matter
 from app.window.docx_export import CODE, Lists, Paragraph, Run, Table, markdown_body, plain_paragraphs
 from app.window.docx_marks import NOT_XML
 from app.window.export_pictures import read_picture
@@ -281,3 +283,14 @@ def export_epub(text: str, markdown: bool, path: Path, name: str, language: str 
     data, missing = epub_bytes(body, lists, told.title, told.page.language or language, folder, told.authors)
     save_bytes(path, data, again="export again")
     return missing
+
+
+def passage_html(markdown: str) -> str:
+    """A Markdown passage as an HTML page, for the clipboard (``markdown_clipboard``): read as this export reads
+    Markdown, its tracked changes made (as the counts take them) and its front matter left out; notes numbered in
+    the text and set after it, as the PDF sets them; a picture by its name."""
+    lists = Lists()
+    text = without_front_matter(settle(markdown, accept=True))[1]
+    body = markdown_body(typeset(text, markdown=True), lists)
+    page = xhtml_body(body, lists, Book(None), [])
+    return f'<html><head><meta charset="utf-8"/></head><body>\n{page}\n</body></html>'

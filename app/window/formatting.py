@@ -33,6 +33,7 @@ from app.documents.markdown_format import (
     toggle_link,
 )
 from app.window.editor_widget import RewriteEditor
+from app.window.epub_export import passage_html
 from app.window.live_span import index_at, utf16_length
 from app.window.markdown_highlighter import is_markdown
 
@@ -60,6 +61,7 @@ class Formatting(QObject):
     def __init__(self, window: FormattingWindow, parent: QWidget) -> None:
         super().__init__(parent)
         self.window = window
+        window.editor.html_of_markdown = passage_html  # Copy: a Markdown passage's look, as the exports read it
         self.menu = QMenu("F&ormat", parent)
         self.menu.setToolTipsVisible(True)
         self.actions: list[QAction] = []

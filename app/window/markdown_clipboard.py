@@ -2,12 +2,10 @@
 
 Copied or cut, a passage goes on the clipboard twice: as written (its Markdown, which plain-text places and Redraft
 itself paste; ``text/markdown`` too, which Qt had escaped as if it were plain text: "\\# The Harbour") and as
-formatted HTML, which word processors, mail and web editors paste: its emphasis, headings, lists, quotes and links
-as the editor shows them, not asterisks and hashes. Qt's own HTML of a plain-text editor's selection is its plain
-words in the editor's typeface, and LibreOffice prefers the OpenDocument copy Qt adds beside it, as plain: a
-passage pasted into Word or Writer came with its ``**`` and ``#`` as text. The HTML is read as the exports read
-Markdown (Qt's reader, then ``docx_export.markdown_body`` and the EPUB's XHTML): tracked changes made, as the
-counts take them; notes numbered in the text and set after it, as the PDF sets them; a picture by its name.
+formatted HTML (``epub_export.passage_html``), which word processors, mail and web editors paste: its emphasis,
+headings, lists, quotes and links as the editor shows them, not asterisks and hashes. Qt's own HTML of a plain-text
+editor's selection is its plain words in the editor's typeface, and LibreOffice prefers the OpenDocument copy Qt
+adds beside it, as plain: a passage pasted into Word or Writer came with its ``**`` and ``#`` as text.
 
 Pasted, formatted text (a web page's, a word processor's, a mail's HTML) comes in as Markdown, as File ▸ Open
 brings a Word document's: emphasis, headings, lists, quotes, code, links and tables as marks, the writer's own
@@ -37,8 +35,6 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QApplication, QMenu, QPlainTextEdit
 
-from app.documents.critic_markup import settle
-from app.documents.front_matter import without_front_matter
 from app.documents.markdown_blocks import (
     PLAIN,
     Block,
@@ -61,7 +57,6 @@ RICH_COPY_LIMIT = 4_000_000  # characters
 MARKDOWN = "text/markdown"
 PASTE_PLAIN_KEYS = "Ctrl+Alt+V"
 ODF = "application/vnd.oasis.opendocument.text"  # Qt's plain copy, which LibreOffice would take over the HTML
-PAGE = '<html><head><meta charset="utf-8"/></head><body>\n{body}\n</body></html>'
 ListStyle = QTextListFormat.Style
 NUMBERED = {ListStyle.ListDecimal, ListStyle.ListLowerAlpha, ListStyle.ListUpperAlpha, ListStyle.ListLowerRoman,
             ListStyle.ListUpperRoman}  # fmt: skip
@@ -75,19 +70,6 @@ LAYOUT_SPACES = re.compile(r"[ \u00a0]{2,}")  # a word processor's spacing, not 
 # Typefaces a code editor copies its lines in ("mono" in a name says so too: DejaVu Sans Mono, SF Mono…).
 MONOSPACED = frozenset({"monospace", "courier", "courier new", "consolas", "menlo", "monaco", "lucida console",
                         "source code pro", "fira code", "cascadia code"})  # fmt: skip
-
-
-def passage_html(markdown: str) -> str:
-    """A Markdown passage as an HTML page (see the module's docstring)."""
-    # Here, not above: the exports' modules import the editor's (Go to Heading's fences, the Word marks).
-    from app.window.docx_export import Lists, markdown_body
-    from app.window.epub_export import Book, xhtml_body
-    from app.window.pdf_export import typeset
-
-    lists = Lists()
-    text = without_front_matter(settle(markdown, accept=True))[1]
-    body = markdown_body(typeset(text, markdown=True), lists)
-    return PAGE.format(body=xhtml_body(body, lists, Book(None), []))
 
 
 def markdown_of_html(html: str) -> str:
@@ -205,6 +187,9 @@ class MarkdownClipboard(QPlainTextEdit):
     Markdown."""
 
     highlighter: MarkdownHighlighter  # the editor's, which knows whether the text is Markdown
+    # A Markdown passage as HTML, as the exports read Markdown: the window's to give (epub_export.passage_html), as
+    # the exports' modules import the editor's. None: a passage goes as its Markdown alone.
+    html_of_markdown: Callable[[str], str] | None = None
     context_menu_extras: list[Callable[[QMenu, QTextCursor], None]]  # the editor's right-click additions
 
     def createMimeDataFromSelection(self) -> QMimeData:  # noqa: N802 - Qt's name
@@ -213,8 +198,8 @@ class MarkdownClipboard(QPlainTextEdit):
             return mime
         text = mime.text()  # asked first: Qt makes its own formats on the first read, which would overwrite these
         mime.setData(MARKDOWN, text.encode("utf-8"))
-        if text.strip() and len(text) <= RICH_COPY_LIMIT:
-            mime.setHtml(passage_html(text))
+        if self.html_of_markdown is not None and text.strip() and len(text) <= RICH_COPY_LIMIT:
+            mime.setHtml(self.html_of_markdown(text))
             mime.removeFormat(ODF)
         return mime
 
