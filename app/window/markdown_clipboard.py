@@ -11,8 +11,10 @@ Pasted, formatted text (a web page's, a word processor's, a mail's HTML) comes i
 brings a Word document's: emphasis, headings, lists, quotes, code, links and tables as marks, the writer's own
 ``*`` and ``#`` escaped; a Word list's bullet or number typed as text becomes an item. Where the clipboard also
 holds Markdown (Redraft's copy, another Markdown editor's, Qt's) or only monospaced text (a code editor's), its
-plain text is pasted as before. Edit ▸ Paste Without Formatting always pastes the plain text. A plain text's copy
-and paste are Qt's own.
+plain text is pasted as before. Edit ▸ Paste Without Formatting always pastes the plain text.
+
+A plain text's copy is its words alone (``QT_COPIES``: Qt's formats, which would carry the editor's typeface and
+size into a word processor), and its paste Qt's own: its ``*`` and ``#`` are the writer's characters.
 """
 
 from __future__ import annotations
@@ -55,8 +57,11 @@ log = logging.getLogger(__name__)
 # characters took 0.4 s to read and write again as HTML (two cores, busy).
 RICH_COPY_LIMIT = 4_000_000  # characters
 MARKDOWN = "text/markdown"
+# What Qt adds to a plain-text editor's copy: its words as HTML in the editor's typeface and size (which a word
+# processor pastes as such), as Markdown escaped and wrapped at 80 columns, and as an OpenDocument text as plain
+# (which LibreOffice takes first). A copy is the plain words, and a Markdown passage's Markdown and HTML.
+QT_COPIES = ("text/html", MARKDOWN, "application/vnd.oasis.opendocument.text")
 PASTE_PLAIN_KEYS = "Ctrl+Alt+V"
-ODF = "application/vnd.oasis.opendocument.text"  # Qt's plain copy, which LibreOffice would take over the HTML
 ListStyle = QTextListFormat.Style
 NUMBERED = {ListStyle.ListDecimal, ListStyle.ListLowerAlpha, ListStyle.ListUpperAlpha, ListStyle.ListLowerRoman,
             ListStyle.ListUpperRoman}  # fmt: skip
@@ -194,13 +199,13 @@ class MarkdownClipboard(QPlainTextEdit):
 
     def createMimeDataFromSelection(self) -> QMimeData:  # noqa: N802 - Qt's name
         mime = super().createMimeDataFromSelection()
-        if not self.highlighter.markdown:
-            return mime
         text = mime.text()  # asked first: Qt makes its own formats on the first read, which would overwrite these
-        mime.setData(MARKDOWN, text.encode("utf-8"))
-        if self.html_of_markdown is not None and text.strip() and len(text) <= RICH_COPY_LIMIT:
-            mime.setHtml(self.html_of_markdown(text))
-            mime.removeFormat(ODF)
+        for qt_own in QT_COPIES:
+            mime.removeFormat(qt_own)
+        if self.highlighter.markdown:
+            mime.setData(MARKDOWN, text.encode("utf-8"))
+            if self.html_of_markdown is not None and text.strip() and len(text) <= RICH_COPY_LIMIT:
+                mime.setHtml(self.html_of_markdown(text))
         return mime
 
     def insertFromMimeData(self, source: QMimeData) -> None:  # noqa: N802 - Qt's name
