@@ -41,7 +41,8 @@ yours after it keep their breaks; <b>Edit ▸ Rewrap Paragraph</b> (Alt+Q) evens
 most words settled) as they develop, and the <b>Drafts</b> panel beside it shows all of them, each word
 shaded by how unsure the model still is of it; at the end they are ranked, and the text shows the one the
 model rates best. A click on a draft, or <b>Alt+1</b>…<b>Alt+9</b>, puts it in the text; <b>Alt+Up</b>
-and <b>Alt+Down</b> step through them. <b>Ctrl+Shift+D</b> hides the panel.</p>
+and <b>Alt+Down</b> step through them; a right-click on a finished draft copies its words (Copy Draft), to
+take a phrase of it into the one you keep. <b>Ctrl+Shift+D</b> hides the panel.</p>
 <p><b>Rewrite ▸ Versions…</b> (Ctrl+Shift+V) lists every version a passage has had since you opened the
 document (your original, each draft you were shown) and puts one back; Ctrl+Z undoes that too.</p>
 <p>When a draft is finished: <b>Enter</b> accepts it, <b>Esc</b> rejects it and puts your original back

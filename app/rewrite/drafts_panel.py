@@ -16,7 +16,7 @@ from dataclasses import replace
 from html import escape
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QAction, QColor, QGuiApplication, QKeySequence, QMouseEvent
+from PySide6.QtGui import QAction, QColor, QContextMenuEvent, QGuiApplication, QKeySequence, QMouseEvent
 from PySide6.QtWidgets import (
     QFrame,
     QLabel,
@@ -97,6 +97,8 @@ class DraftCard(QFrame):
     """One draft: a heading (its number, rank, how settled) over its text. A click chooses it."""
 
     clicked = Signal(int)  # the candidate
+    copyRequested = Signal(int)  # noqa: N815 - Qt's naming; the candidate, from the right-click menu
+    finished = False  # whether its draft is done, so Copy Draft has its words
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -121,6 +123,14 @@ class DraftCard(QFrame):
             event.accept()
             return
         super().mousePressEvent(event)
+
+    def contextMenuEvent(self, event: QContextMenuEvent) -> None:  # noqa: N802 - Qt's name
+        """Copy Draft: its words on the clipboard, to take a phrase into another draft or elsewhere."""
+        menu = QMenu(self)
+        copy = menu.addAction("&Copy Draft", lambda: self.copyRequested.emit(self.candidate))
+        copy.setEnabled(self.finished)
+        copy.setStatusTip("" if self.finished else "A draft can be copied once it has finished developing")
+        menu.exec(event.globalPos())
 
     def mark(self, shown: bool) -> None:
         """The draft the text shows has a stronger frame."""
@@ -238,6 +248,7 @@ class DraftsPanel(SidePanel):
         while len(self.cards) <= index:
             card = DraftCard(self.list)
             card.clicked.connect(self._clicked)
+            card.copyRequested.connect(self.copy_draft)
             self.list_layout.insertWidget(self.list_layout.count() - 1, card)
             self.cards.append(card)
         return self.cards[index]
@@ -246,6 +257,14 @@ class DraftsPanel(SidePanel):
         if self.shown_candidate() is not None:
             self.controller.choose_candidate(candidate)
         self.controller.window.editor.setFocus(Qt.FocusReason.MouseFocusReason)  # the writer's keys go to the text
+
+    def copy_draft(self, candidate: int) -> None:
+        """A finished draft's words on the clipboard, as they would go into the text (a fill's leading space off)."""
+        if self.result is None or not 0 <= candidate < len(self.result.texts):
+            return
+        QGuiApplication.clipboard().setText(self.result.texts[candidate].strip())
+        listed = self.order.index(candidate) + 1 if candidate in self.order else candidate + 1
+        self.controller.window.statusBar().showMessage(f"Draft {listed} copied.", 4000)
 
     def _paint(self) -> None:
         painted, colors = self.painted, self.colors
@@ -305,7 +324,9 @@ class DraftsPanel(SidePanel):
             if result is not None and self.changes_html is not None:
                 body = self.changes_html(result.texts[candidate])
             card.body.setText(body or "<i>(nothing)</i>")
-            card.setToolTip("" if shade else "No shading: this model reports no word probabilities.")
+            card.finished = result is not None
+            card.setToolTip(("" if shade else "No shading: this model reports no word probabilities.\n")
+                            + "Click: this draft in the text · right-click: Copy Draft")  # fmt: skip
             card.mark(candidate == shown)
             card.show()
         for card in self.cards[count:]:

@@ -442,3 +442,24 @@ def test_where_drafts_are_slow_the_editor_writes_fewer_and_says_so(document_wind
         else:
             assert label.text().startswith("4 drafts · ") and "Fewer" not in label.toolTip()
         window.reject_rewrite()
+
+
+def test_a_finished_draft_is_copied_from_its_card_without_choosing_it(document_window, qtbot) -> None:
+    window = document_window(candidates=3, max_denoising_steps=6)
+    select(window, SPAN)
+    window.rewrite_selection()
+    panel = window.drafts_panel
+    result = finish(qtbot, window)
+    shown = window.run.candidate
+    third = result.ranking[2]
+    card = next(card for card in panel.cards if card.candidate == third)
+    assert card.finished
+    QApplication.clipboard().clear()
+    card.copyRequested.emit(third)  # its right-click menu's Copy Draft
+    assert QApplication.clipboard().text() == result.texts[third].strip()
+    assert window.run.candidate == shown  # the text still shows the draft it showed
+    assert window.statusBar().currentMessage() == "Draft 3 copied."
+    panel.clear()  # no finished drafts listed (another document, or a run under way): nothing is copied
+    QApplication.clipboard().setText("kept")
+    panel.copy_draft(third)
+    assert QApplication.clipboard().text() == "kept"
