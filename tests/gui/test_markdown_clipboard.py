@@ -38,11 +38,14 @@ def copied(window, path: Path, text: str) -> QMimeData:
     return QApplication.clipboard().mimeData()
 
 
-def on_clipboard(html: str, plain: str) -> None:
+def pasted(window, html: str, plain: str) -> None:
+    """Paste what a word processor or a web page puts on the clipboard: its HTML and its plain text. (Handed to the
+    editor as Paste hands it the clipboard's: a QMimeData made here and given to the clipboard crashed Python's
+    exit, PySide deleting it after Qt had.)"""
     mime = QMimeData()
     mime.setHtml(html)
     mime.setText(plain)
-    QApplication.clipboard().setMimeData(mime)
+    window.editor.insertFromMimeData(mime)
 
 
 def test_a_markdown_passage_is_copied_as_written_and_as_formatted_html(make_window, tmp_path: Path) -> None:
@@ -74,12 +77,12 @@ def test_formatted_text_pasted_comes_in_as_markdown_in_one_undo_step(make_window
     window = make_window(wait_for_model=False)
     opened(window, tmp_path / "harbour.md", "Before.\n\n")
     window.editor.moveCursor(window.editor.textCursor().MoveOperation.End)
-    on_clipboard(COPIED, "The Harbour\nThe keeper climbed the stairs…")
-    window.editor.paste()
+    pasted(window, COPIED, "The Harbour\nThe keeper climbed the stairs…")
     assert window.editor.plain_text() == "Before.\n\n" + AS_MARKDOWN
     window.editor.undo()
     assert window.editor.plain_text() == "Before.\n\n"
 
+    QApplication.clipboard().setText("The Harbour\nThe keeper climbed the stairs…")
     window.paste_plain_action.trigger()  # Edit ▸ Paste Without Formatting: the words alone
     assert window.editor.plain_text() == "Before.\n\nThe Harbour\nThe keeper climbed the stairs…"
     assert window.paste_plain_action.shortcut().toString() == "Ctrl+Alt+V"
@@ -103,10 +106,9 @@ def test_redrafts_own_copy_and_a_code_editors_paste_as_their_plain_text(make_win
     window.editor.paste()
     assert window.editor.plain_text() == PASSAGE
     code = "def lamp():\n    return 'lit'"
-    on_clipboard("<div style='font-family: Consolas, monospace; white-space: pre'><span>def lamp():</span><br>"
-                 "<span>    return 'lit'</span></div>", code)  # fmt: skip
     window.editor.selectAll()
-    window.editor.paste()
+    pasted(window, "<div style='font-family: Consolas, monospace; white-space: pre'><span>def lamp():</span><br>"
+           "<span>    return 'lit'</span></div>", code)  # fmt: skip
     assert window.editor.plain_text() == code
 
 
@@ -117,7 +119,6 @@ def test_a_plain_texts_copy_is_its_words_alone_and_its_paste_qts(make_window, tm
     assert mime.text() == plain
     # Not Qt's HTML in the editor's typeface and size, nor its Markdown escaped and wrapped at 80 columns.
     assert mime.formats() == ["text/plain"]
-    on_clipboard(COPIED, "The Harbour")
     window.editor.selectAll()
-    window.editor.paste()
+    pasted(window, COPIED, "The Harbour")
     assert window.editor.plain_text() == "The Harbour"
