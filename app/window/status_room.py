@@ -16,8 +16,9 @@ from PySide6.QtCore import QEvent, QObject
 from PySide6.QtWidgets import QSizeGrip, QStatusBar, QWidget
 
 UNSQUEEZED = 16_777_215  # Qt's QWIDGETSIZE_MAX: no maximum width
-# Qt's message area: 6 pixels in from the bar's left, 2 short of the first permanent widget.
-MESSAGE_LEFT_PX, MESSAGE_GAP_PX = 6, 2
+# Qt's message area: 6 pixels in from the bar's left, 2 short of the first permanent widget, at most 12 short of
+# the bar's right end.
+MESSAGE_LEFT_PX, MESSAGE_GAP_PX, MESSAGE_RIGHT_PX = 6, 2, 12
 
 
 class MessageRoom(QObject):
@@ -45,7 +46,7 @@ class MessageRoom(QObject):
         layout = self.bar.layout()
         if layout is not None:
             layout.activate()  # the widgets' places after a squeeze, now rather than at the next event loop
-        right = self.bar.width() - 12
+        right = self.bar.width() - MESSAGE_RIGHT_PX
         for child in self.bar.findChildren(QWidget):
             if child.parent() is self.bar and child.isVisibleTo(self.bar) and not isinstance(child, QSizeGrip):
                 right = min(right, child.x() - MESSAGE_GAP_PX)
