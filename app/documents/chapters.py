@@ -239,7 +239,7 @@ def _without_contents(lines: list[str], keyword: list[int | None], found: list[t
         # etymology): right after the list, one the text has again later and the list has not. The text's first
         # heading after a list is one of the list's (its "CHAPTER 1", again), or the text has it only once.
         last_entry = was_listing and not listing and last[names[index]] > index and names[index] not in listed
-        listed = (listed if was_listing else set()) | {names[index]} if listing else set()
+        listed = ((listed if was_listing else set()) | {names[index]}) if listing else set()
         if not (listing or last_entry):
             kept.append(found[index])
         previous = line + 1
@@ -279,7 +279,8 @@ def _written(line: str) -> str:
     """A heading line's kind and number, as a contents list and the chapter it lists both write them ("CHAPTER I"
     of "    Chapter I.  Loomings"; the titles may differ, or run over lines in one of them), its number as a
     figure: Life on the Mississippi's list numbers its chapters "CHAPTER IV.", its text "CHAPTER 4"."""
-    words = " ".join(line.split()[:2]).upper().rstrip(".:,;-–—").split(" ")
+    words = [word.upper() for word in line.split()[:2]]
+    words[-1] = words[-1].rstrip(".:,;-–—")
     if len(words) == 2 and (number := WRITTEN_NUMBER.match(words[1])):
         words[1] = str(_value(number.group(0))) + words[1][number.end() :]
     return " ".join(words)

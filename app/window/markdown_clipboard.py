@@ -77,10 +77,15 @@ MONOSPACED = frozenset({"monospace", "courier", "courier new", "consolas", "menl
                         "source code pro", "fira code", "cascadia code"})  # fmt: skip
 
 
-def markdown_of_html(html: str) -> str:
-    """Formatted text (HTML) as Markdown (see the module's docstring)."""
+def pasted_markdown(html: str) -> str | None:
+    """Formatted text (HTML) as Markdown (see the module's docstring); None where its text is all monospaced, as
+    a code editor copies its lines: its plain text is what was meant. The HTML is read once, for both."""
     document = QTextDocument()
     document.setHtml(html)
+    return None if _only_monospaced(document) else _markdown_of(document)
+
+
+def _markdown_of(document: QTextDocument) -> str:
     blocks: list[Block] = []
     tables: set[int] = set()
     block = document.begin()
@@ -100,10 +105,8 @@ def markdown_of_html(html: str) -> str:
     return join_blocks(blocks)
 
 
-def only_monospaced(html: str) -> bool:
-    """Whether the HTML's text is all in a monospaced typeface, as a code editor copies its lines."""
-    document = QTextDocument()
-    document.setHtml(html)
+def _only_monospaced(document: QTextDocument) -> bool:
+    """Whether the document's text is all in a monospaced typeface."""
     block, seen = document.begin(), False
     while block.isValid():
         if block.text().strip():
@@ -212,7 +215,7 @@ class MarkdownClipboard(QPlainTextEdit):
         if self.highlighter.markdown and source.hasHtml() and not source.hasFormat(MARKDOWN):
             html = source.html()
             try:
-                markdown = None if only_monospaced(html) else markdown_of_html(html)
+                markdown = pasted_markdown(html)
             except Exception:  # noqa: BLE001  whatever the page held, the words still come in, as plain text
                 log.exception("pasted HTML could not be read as Markdown; pasting its plain text")
                 markdown = None
