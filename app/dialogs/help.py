@@ -100,6 +100,9 @@ original. A Markdown document's front matter (a <code>---</code> block on its fi
 <code>title:</code>, <code>subtitle:</code>, <code>author:</code> and <code>date:</code>, as Pandoc reads it) is
 never printed: every export opens with its title block and names its title and authors in the file's properties.
 Where it names no author, your name in <b>Settings ▸ Documents</b> does.</p>
+<p><b>Format ▸ Footnote</b> (Ctrl+Alt+F) puts a footnote where the cursor is, <code>[^1]</code>, and takes you to
+its line at the end of the text to type the note; the same keys take you back. Notes numbered in order stay in
+order: one put in before others takes its place's number, and theirs move up.</p>
 <p><b>Copy</b> in a Markdown document keeps the passage's look where you paste it: a word processor, a mail or a
 web page takes its headings, emphasis, lists, quotes and links as formatting (its tracked changes made, its
 front matter left out), while a plain-text place, and Redraft itself, takes the Markdown as you wrote it.

@@ -22,6 +22,9 @@ class Edit:
     end: int
 
 
+FENCE = re.compile(r"^ {0,3}(```|~~~)")  # a fenced code block's opening or closing line
+
+
 class Inline(Enum):
     """An inline style and its mark. Italic's ``*`` shares its character with bold's ``**``: a run of three is
     both, so which styles a run holds is read from its length (``_holds``)."""

@@ -17,10 +17,9 @@ from collections.abc import Iterator
 from typing import Protocol
 from xml.sax.saxutils import escape
 
+from app.documents.footnotes import DEFINITION, REFERENCE
 from app.window.docx_marks import NOT_XML, R, W, lines_outside_code
 
-DEFINITION = re.compile(r"^ {0,3}\[\^([^\]\s]+)\]:[ \t]*(.*)$")
-REFERENCE = re.compile(r"\[\^([^\]\s]+)\]")
 MARK = re.compile("\ue002(\\d+)\ue003")  # private use, and not the comments' marks
 SUPERSCRIPT = '<w:rPr><w:vertAlign w:val="superscript"/></w:rPr>'
 INLINE = re.compile(r"(`[^`]+`|\*\*[^*]+\*\*|(?<!\\)\*[^*]+(?<!\\)\*)")

@@ -8,7 +8,7 @@ import re
 from collections.abc import Iterator
 from typing import Protocol
 
-from app.window.headings import FENCE
+from app.documents.markdown_format import FENCE
 
 W = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
 R = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"

@@ -1,6 +1,7 @@
 """The Format menu: Bold (Ctrl+B), Italic (Ctrl+Shift+I), Code, Strikethrough, Link, Headings (Ctrl+1…6), lists and
 quotes, each putting Markdown's marks in or taking them out (the rules: ``app/documents/markdown_format.py``), as
-one undo step, with the selection kept on the same words. Italic is not Ctrl+I, which rewrites with an instruction.
+one undo step, with the selection kept on the same words; and Footnote (``footnote_command``). Italic is not
+Ctrl+I, which rewrites with an instruction.
 
 Only a Markdown document (.md, or untitled) is formatted: in a .txt, ``*`` and ``#`` are the writer's own
 characters, so there the menu is greyed out and says why. Text that a rewrite is developing in is left alone
@@ -34,6 +35,8 @@ from app.documents.markdown_format import (
 )
 from app.window.editor_widget import RewriteEditor
 from app.window.epub_export import passage_html
+from app.window.footnote_command import TIP as FOOTNOTE_TIP
+from app.window.footnote_command import FootnoteCommand
 from app.window.live_span import index_at, utf16_length
 from app.window.markdown_highlighter import is_markdown
 
@@ -81,6 +84,11 @@ class Formatting(QObject):
                  "Ctrl+Shift+7"), ("&Quote", LineKind.QUOTE, "Ctrl+Shift+9"))  # fmt: skip
         for text, kind, keys in lists:
             self._add(text, partial(toggle_lines, kind=kind), keys, f"Make the lines a {text.replace('&', '').lower()}")
+        self.menu.addSeparator()
+        self.footnote = FootnoteCommand(window, parent)
+        self.footnote.action.setData(FOOTNOTE_TIP)
+        self.menu.addAction(self.footnote.action)
+        self.actions.append(self.footnote.action)
         self.menu.aboutToShow.connect(self.update_enabled)
         parent.windowTitleChanged.connect(lambda _title: self.update_enabled())  # a new file, maybe a .txt
         window.editor.context_menu_extras.append(self.offer)

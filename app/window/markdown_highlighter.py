@@ -28,6 +28,7 @@ from PySide6.QtGui import (
 )
 
 from app.documents.critic_markup import OUTSIDE, painted
+from app.documents.footnotes import FOOTNOTE_MARK
 from app.documents.front_matter import MOST_CHARS, OPENING, read_front_matter
 from app.window.live_span import ASTRAL
 from app.window.theme import change_colors
@@ -59,6 +60,7 @@ class MarkdownHighlighter(QSyntaxHighlighter):
         (re.compile(r"`[^`\n]+`"), "code"),
         # A note to self (and a Word comment brought in as one): quiet, as exports leave it out.
         (re.compile(r"<!--.*?-->"), "note"),
+        (FOOTNOTE_MARK, "footnote"),
         (re.compile(r"~~[^~\n]+~~"), "struck"),
         (re.compile(r"\*\*\*[^*\n]+\*\*\*"), "bold italic"),  # after bold's and italic's, which see only part
     )
@@ -329,8 +331,8 @@ class MarkdownHighlighter(QSyntaxHighlighter):
                     text_format.setFontItalic(True)
                 elif style == "struck":
                     text_format.setFontStrikeOut(True)
-                elif style == "note":
-                    text_format.setFontItalic(True)
+                elif style in ("note", "footnote"):
+                    text_format.setFontItalic(style == "note")
                     text_format.setForeground(QGuiApplication.palette().color(QPalette.ColorRole.PlaceholderText))
                 else:
                     text_format.setFontFamilies(["DejaVu Sans Mono", "monospace"])

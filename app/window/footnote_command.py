@@ -1,0 +1,95 @@
+"""Format ▸ Footnote (Ctrl+Alt+F, Word's key for it): a Markdown footnote put in at the caret, its definition's
+line opened for the writer to type the note, as one undo step (the rules: ``app/documents/footnotes.py``). The
+same key on a footnote goes between its two halves: from ``[^2]`` in the text to its words, and back."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Protocol
+
+from PySide6.QtCore import QObject
+from PySide6.QtGui import QAction, QKeySequence, QTextCursor
+from PySide6.QtWidgets import QStatusBar
+
+from app.documents.footnotes import add_footnote, apply_edits, definition_at, footnote_partner
+from app.window.editor_widget import RewriteEditor
+from app.window.live_span import index_at, utf16_length
+from app.window.markdown_highlighter import is_markdown
+
+KEYS = "Ctrl+Alt+F"
+TIP = "Add a footnote at the cursor and type its words at the end (on a footnote: go to its words, and back)"
+WHILE_REWRITING = "A rewrite is open: accept or reject the draft first, then add the footnote."
+PLAIN_TEXT = "Footnotes are Markdown's ([^1]), and this is a plain-text file: save it as .md to add them."
+
+
+class FootnoteWindow(Protocol):
+    @property
+    def editor(self) -> RewriteEditor: ...
+
+    @property
+    def path(self) -> Path | None: ...
+
+    def statusBar(self) -> QStatusBar: ...  # noqa: N802 - Qt's name
+
+
+class FootnoteCommand(QObject):
+    def __init__(self, window: FootnoteWindow, parent: QObject) -> None:
+        super().__init__(parent)
+        self.window = window
+        self.action = QAction("&Footnote", parent)
+        self.action.setShortcut(QKeySequence(KEYS))
+        self.action.setToolTip(TIP)
+        self.action.setStatusTip(TIP)
+        self.action.triggered.connect(lambda _checked=False: self.run())
+
+    def run(self) -> bool:
+        """Go to the other half of the footnote at the caret, or add one; whether the caret moved."""
+        editor = self.window.editor
+        if not is_markdown(self.window.path):
+            self._say(PLAIN_TEXT)
+            return False
+        text = editor.plain_text()
+        cursor = editor.textCursor()
+        at = index_at(text, cursor.selectionEnd())
+        partner = footnote_partner(text, at)
+        on_definition = definition_at(text, at)
+        if partner is not None:
+            place, label = partner
+            self._place(text, place)
+            if on_definition is not None:
+                self._say(f"Footnote {label} in the text. {KEYS} goes to its words again.")
+            else:
+                self._say(f"Footnote {label}'s words. {KEYS} goes back to the text.")
+            return True
+        if on_definition is not None:
+            self._say(f"The text does not refer to footnote {on_definition}: type [^{on_definition}] where it belongs.")
+            return False
+        if editor.live_span is not None or editor.isReadOnly():
+            self._say(WHILE_REWRITING)
+            return False
+        note = add_footnote(text, at)
+        document = editor.document()
+        cursors = []
+        for edit in note.edits:  # each edit's place as a cursor, which later edits' insertions move along
+            each = QTextCursor(document)
+            each.setPosition(utf16_length(text[: edit.start]))
+            each.setPosition(utf16_length(text[: edit.end]), QTextCursor.MoveMode.KeepAnchor)
+            cursors.append(each)
+        with editor.writer_edit():
+            for each, edit in zip(cursors, note.edits, strict=True):
+                each.insertText(edit.text)
+        self._place(apply_edits(text, note.edits), note.caret)
+        moved = f" The {note.renumbered} after it moved up by one." if note.renumbered > 1 else (
+            " The one after it is now " + str(int(note.label) + 1) + "." if note.renumbered else "")
+        self._say(f"Footnote {note.label}: type its words here.{moved} {KEYS} goes back to the text.")
+        return True
+
+    def _place(self, text: str, index: int) -> None:
+        editor = self.window.editor
+        caret = editor.textCursor()
+        caret.setPosition(utf16_length(text[:index]))
+        editor.setTextCursor(caret)
+        editor.ensureCursorVisible()
+
+    def _say(self, message: str) -> None:
+        self.window.statusBar().showMessage(message, 8000)
