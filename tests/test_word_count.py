@@ -28,6 +28,7 @@ from app.documents.word_count import WordCounter, count_words, without_notes
         ("私はカタカナ、です。", 8),  # kanji and kana alike; the ideographic comma and stop are no words
         ("Tokyo东京 is big", 5),
         ("한국어 단어 세기", 3),  # Korean spaces its words
+        ("the table.[^1] Next.\n\n[^1]: Figures here.", 5),  # a footnote's words count, its marks do not
     ],
 )
 def test_words_hold_a_letter_or_a_digit(text: str, words: int) -> None:

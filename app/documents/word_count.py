@@ -5,12 +5,15 @@ dash as words; word processors and writing apps (Word, Scrivener, Ulysses) leave
 put no spaces between words, so each of their characters (ideographs and kana) counts as one, as Word counts them;
 Korean spaces its words and counts as any other script. A Markdown text's notes (``<!-- … -->``, an editor's
 comments among them) are no part of the manuscript, which no export prints, so the counts leave them out, as Word
-leaves out its comments.
+leaves out its comments. A footnote's words count, as Word counts them by default, but its mark (``[^1]`` in the
+text and before its words) is no word: the exports print a number there.
 """
 
 from __future__ import annotations
 
 import re
+
+from app.documents.footnotes import FOOTNOTE_MARK
 
 # CJK ideographs (with extension A, the compatibility block and the supplementary planes' extensions), hiragana
 # and katakana.
@@ -25,8 +28,8 @@ WORD = re.compile(f"[{EAST_ASIAN}]|[^\\W_{EAST_ASIAN}][^\\s{EAST_ASIAN}]*")
 
 def count_words(text: str) -> int:
     """The words in ``text``: East Asian characters one each, else runs between white space that hold a letter or
-    a digit."""
-    return len(WORD.findall(text))
+    a digit; footnotes' marks are none."""
+    return len(WORD.findall(FOOTNOTE_MARK.sub(" ", text) if "[^" in text else text))
 
 
 def without_notes(text: str) -> str:
