@@ -2,7 +2,8 @@
 Markdown document's # lines, a plain text's chapter lines), indented by level, each with the words of its
 section (a part's with its chapters'), the one the caret is in marked as the writer moves. A click puts the caret
 at a heading, in the middle of the view, and gives the keyboard back to the text: the panel never keeps it
-(typing after a click goes where the writer looks). It follows the text a moment after the typing stops."""
+(typing after a click goes where the writer looks). It follows the text a moment after the typing stops, and
+widens for long titles into the margins beside the text's column, never into the column."""
 
 from __future__ import annotations
 
@@ -34,6 +35,9 @@ from app.window.markdown_highlighter import is_markdown
 
 REFRESH_MS = 400  # after the last keystroke: a novel's outline is some milliseconds, every keystroke is too often
 PANEL_WIDTH = 210  # the Drafts panel's is wider: a draft's sentence, where this holds titles
+WIDEST = 380  # what the panel grows to for long titles, where the window has room: a longer one reads cut short
+ROW_ROOM = 24  # a row's margins and the gap between its title and its count
+UNFITTED = object()  # the panel not yet fitted to any document's titles
 EMPTY_MARKDOWN = "No headings yet. A line that starts with # is one (Format ▸ Heading, Ctrl+1…6)."
 EMPTY_PLAIN = "No chapters yet. Lines such as “CHAPTER I”, “Part Two” or “XIV” alone are listed here."
 
@@ -134,6 +138,7 @@ class OutlinePanel(SidePanel):
         self.setWidget(self.stack)
         self.setMinimumWidth(160)
         self._sized = False
+        self._fitted_for: object = UNFITTED  # the document whose titles the width was fitted to
         self.timer = QTimer(self)
         self.timer.setSingleShot(True)
         self.timer.setInterval(REFRESH_MS)
@@ -151,6 +156,7 @@ class OutlinePanel(SidePanel):
         if not self._sized and isinstance(main, QMainWindow):  # its width, not what its hint text would take
             main.resizeDocks([self], [PANEL_WIDTH], Qt.Orientation.Horizontal)
             self._sized = True
+        self._fitted_for = UNFITTED
         self.refresh()  # hidden, it did not follow the text
 
     def _later(self) -> None:
@@ -174,6 +180,26 @@ class OutlinePanel(SidePanel):
         self.empty.setText(EMPTY_MARKDOWN if markdown else EMPTY_PLAIN)
         self.stack.setCurrentWidget(self.tree if found else self.empty)
         self.mark_current()
+        if self._fitted_for != self.host.path and found:  # once a document, after Qt has laid the rows out
+            self._fitted_for = self.host.path
+            QTimer.singleShot(0, self.fit_titles)
+
+    def fit_titles(self) -> None:
+        """Wider, up to WIDEST, where the longest title and its count need it and the margins beside the text's
+        column have the room: the column never narrows for it, and a panel the writer made wider stays so."""
+        main = self.parentWidget()
+        if not isinstance(main, QMainWindow) or not self.isVisible() or self.isFloating():
+            return
+        tree = self.tree
+        metrics = tree.fontMetrics()
+        titles = (INDENT * (heading.level - 1) + heading.title for heading in self.found)  # as the rows show them
+        widest = max(map(metrics.horizontalAdvance, titles), default=0)
+        scroll_bar = tree.verticalScrollBar().sizeHint().width() if tree.verticalScrollBar().isVisible() else 0
+        needed = widest + tree.header().sectionSize(1) + 2 * tree.frameWidth() + scroll_bar + ROW_ROOM
+        margins = self.host.editor.viewportMargins()
+        width = min(needed, WIDEST, self.width() + margins.left() + margins.right())
+        if width > self.width():
+            main.resizeDocks([self], [width], Qt.Orientation.Horizontal)
 
     def _fill(self, found: list[Heading], words: list[int]) -> None:
         """The rows for ``found``, changed in place: a pause in the typing changes one section's count, and the

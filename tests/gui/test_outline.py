@@ -11,7 +11,7 @@ from PySide6.QtCore import Qt
 
 from app.documents.word_count import WordCounter
 from app.window.headings import headings
-from app.window.outline import EMPTY_MARKDOWN, REFRESH_MS, section_words
+from app.window.outline import EMPTY_MARKDOWN, PANEL_WIDTH, REFRESH_MS, WIDEST, section_words
 
 BOOK = (
     "# Part One\n\nThe keeper climbed the stairs.\n\n## The Storm\n\nRain came 🌊 in from the sea at night.\n\n"
@@ -161,3 +161,27 @@ def test_the_outline_is_dark_in_the_dark_theme(document_window, qtbot) -> None:
             assert (corner.lightness() < 128) is dark, (theme, corner.name())
     finally:
         window.apply_preferences(replace(window.prefs, theme="light"))
+
+
+def test_long_titles_widen_the_outline_into_the_margins_not_into_the_text(document_window, qtbot) -> None:
+    long_titles = "".join(f"## Chapter {n}: The Fellow of No Delicacy Whatever\n\nWords.\n\n" for n in range(3))
+    window = document_window(text="# Book the Second--the Golden Thread\n\n" + long_titles)
+    window.resize(1800, 900)
+    window.show()
+    qtbot.waitExposed(window)
+    editor = window.editor
+    column = editor.viewport().width()
+    window.outline.toggle_action.trigger()
+    tree = window.outline.tree
+    title = tree.topLevelItem(1).text(0)
+    needed = tree.fontMetrics().horizontalAdvance(title)
+    qtbot.waitUntil(lambda: window.outline.width() > PANEL_WIDTH + 40, timeout=SIGNAL_TIMEOUT_MS)
+    qtbot.waitUntil(lambda: tree.columnWidth(0) >= needed, timeout=SIGNAL_TIMEOUT_MS)  # no title cut short
+    assert window.outline.width() <= WIDEST and editor.viewport().width() == column  # the column kept its width
+    narrow = document_window(text="# Book the Second--the Golden Thread\n\n" + long_titles)
+    narrow.resize(1000, 700)
+    narrow.show()
+    qtbot.waitExposed(narrow)
+    narrow.outline.toggle_action.trigger()
+    qtbot.wait(50)
+    assert narrow.outline.width() == PANEL_WIDTH  # no margins to take: the text keeps its room
