@@ -62,6 +62,9 @@ LETTER_COUNTRIES = frozenset({
 })  # fmt: skip
 
 
+NO_BREAK_SPACE = "\u00a0"
+
+
 def paper_for(country: QLocale.Country) -> QPageSize:
     return QPageSize(QPageSize.PageSizeId.Letter if country in LETTER_COUNTRIES else QPageSize.PageSizeId.A4)
 
@@ -141,7 +144,10 @@ def _endnotes(document: QTextDocument, notes: list[str]) -> None:
     cursor = QTextCursor(document)
     cursor.movePosition(QTextCursor.MoveOperation.End)
     cursor.insertBlock(QTextBlockFormat(), QTextCharFormat())  # a block of its own, not the last paragraph's end
-    cursor.insertMarkdown("## Notes\n\n" + "\n".join(f"{index}. {words}" for index, words in enumerate(notes, 1)))
+    # A note not yet written (Format ▸ Footnote opens it empty) is an item still: Markdown drops an empty one, and
+    # every later note took the number before its own.
+    items = (f"{index}. {words or NO_BREAK_SPACE}" for index, words in enumerate(notes, 1))
+    cursor.insertMarkdown("## Notes\n\n" + "\n".join(items))
 
 
 def _indent_quotes(document: QTextDocument) -> None:

@@ -229,3 +229,15 @@ def test_a_word_documents_marks_are_its_characters_in_the_exports(qapp, typed: s
         assert not style.fontItalic() and not style.fontStrikeOut() and style.fontWeight() <= 400
         fragments += 1
     assert escape_inline("snake_case and 2~3") == "snake_case and 2~3"  # inside a word: no mark, no backslash
+
+
+def test_a_note_not_yet_written_keeps_its_number_and_the_next_its_own() -> None:
+    from app.window.pdf_export import typeset
+
+    document = typeset("One.[^1] Two.[^2]\n\n[^1]: \n[^2]: The second note.\n", markdown=True)
+    block, items = document.begin(), []
+    while block.isValid():
+        if block.textList() is not None:
+            items.append((block.textList().itemText(block), block.text().strip()))
+        block = block.next()
+    assert items == [("1.", ""), ("2.", "The second note.")]
