@@ -515,3 +515,19 @@ def test_unwrap_joins_hand_wrapped_paragraphs_and_keeps_verse_lists_and_typed_li
     assert unwrap(joined, 72) == joined
     # Two lines alone cannot tell a wrapper from a writer: without a document's width they stay.
     assert unwrap(two_lines, 0) == two_lines
+
+
+NOTED = "The boats came in late.[^1] Nobody<!-- Ed: who? --> on the quay said a word"
+
+
+def test_a_footnotes_reference_and_a_note_are_held_where_they_stand(builtin: Engine) -> None:
+    # A draft that dropped [^1] left its note orphaned (the exports leave an unreferred note out).
+    inner, _ = shape_request(EditRequest(prefix="", span=NOTED + ".", suffix="", mode="rewrite"))
+    assert [inner.span[start:end] for start, end in inner.keep] == ["[^1]", "<!-- Ed: who? -->"]
+    alone = EditRequest(prefix="Text.", span="[^1]", suffix="", mode="rewrite")
+    assert shape_request(alone)[0].keep == ()  # nothing else to rewrite: the selection is the writer's to change
+    request = EditRequest(prefix="# Harbour\n\n", span=NOTED + ".", suffix="\n\n[^1]: In 1877.\n", mode="rewrite",
+                          candidates=4, seed=3, options=QUICK)  # fmt: skip
+    for text in builtin.run(request).texts:
+        assert text.count("[^1]") == 1 and text.count("<!-- Ed: who? -->") == 1, text
+        assert text.index("[^1]") < text.index("<!--"), text

@@ -54,6 +54,11 @@ LAYOUT_MARKS = re.compile(
     rf"(?:\A|(?:{SENTENCE_ENDING})?[ \t]*[\r\n\u2028\u2029]+[ \t]*){LINE_MARKER_PATTERN}?"
 )
 
+# Marks inside a paragraph that are no prose: a Markdown footnote's reference (``[^1]``, whose note loses its
+# place in the text if a draft drops it) and a note to self or an editor's comment (``<!-- … -->``). A rewrite
+# holds them where they stand, as kept words, and rewrites the prose around them.
+NOT_PROSE_MARKS = re.compile(r"\[\^[^\]\s]+\]|<!--.*?-->", re.S)
+
 
 @dataclass(frozen=True)
 class Shape:
@@ -182,9 +187,10 @@ def _shape_edges(request: EditRequest) -> tuple[EditRequest, Shape]:
 def with_layout_held(
     core: str, keep: tuple[tuple[int, int], ...], free: list[tuple[int, int]] | None = None
 ) -> tuple[tuple[int, int], ...]:
-    """``keep`` plus the layout of a rewrite across lines (``LAYOUT_MARKS``), overlapping ranges merged; a
-    mark holding one of the line breaks in ``free`` (a hand-wrapped paragraph's, model.edit.wrapping) is not
-    layout and stays free.
+    """``keep`` plus the layout of a rewrite across lines (``LAYOUT_MARKS``) and the marks that are no prose
+    (``NOT_PROSE_MARKS``, where words are left to rewrite around them), overlapping ranges merged; a mark holding
+    one of the line breaks in ``free`` (a hand-wrapped paragraph's, model.edit.wrapping) is not layout and stays
+    free.
 
     Rewriting two paragraphs (or a whole document) gave one paragraph back, its heading's # and the blank
     lines gone: the model writes prose, not the writer's layout. Held, each paragraph is developed in its
@@ -196,6 +202,9 @@ def with_layout_held(
         for m in LAYOUT_MARKS.finditer(core)
         if m.end() > m.start() and wrapped.isdisjoint(range(m.start(), m.end()))
     ]
+    not_prose = [(m.start(), m.end()) for m in NOT_PROSE_MARKS.finditer(core)]
+    if not_prose and any(character.isalnum() for character in NOT_PROSE_MARKS.sub("", core)):
+        marks += not_prose
     if not marks:
         return keep
     merged: list[tuple[int, int]] = []
