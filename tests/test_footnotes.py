@@ -3,7 +3,7 @@ in order keeps, named notes left as they are, code left alone, and the way betwe
 
 from __future__ import annotations
 
-from app.documents.footnotes import add_footnote, apply_edits, definition_at, footnote_partner
+from app.documents.footnotes import add_footnote, apply_edits, definition_at, footnote_partner, footnote_words
 
 NOTES = "A storm came.[^1] The sea rose.[^2] Then it fell.\n\n[^1]: Of 1703.\n[^2]: By nine feet.\n"
 
@@ -76,3 +76,10 @@ def test_the_same_key_goes_from_a_reference_to_its_words_and_back() -> None:
     assert footnote_partner("[^1]: a definition no text refers to\n", 3) is None
     assert definition_at(NOTES, len(NOTES) - 3) == "2" and definition_at(NOTES, 3) is None
     assert definition_at("```\n[^1]: code\n```\n", 6) is None
+
+
+def test_a_notes_words_are_read_with_its_indented_lines() -> None:
+    text = "One.[^1] Two.[^b]\n\n[^1]: First,\n    at length.\nAfter.\n[^b]:\n"
+    assert footnote_words(text, "1") == "First, at length."
+    assert footnote_words(text, "b") == ""  # defined, not yet written
+    assert footnote_words(text, "9") is None

@@ -98,6 +98,22 @@ def definition_at(text: str, at: int) -> str | None:
     return definition.group(1) if definition else None
 
 
+def footnote_words(text: str, label: str) -> str | None:
+    """The words of footnote ``label``'s definition (its first, outside code; its indented lines joined), or None
+    where the text defines no such note."""
+    lines = _lines(text)
+    found = _definitions(lines).get(label)
+    if found is None:
+        return None
+    definition = DEFINITION.match(lines[found].text)
+    words = [definition.group(2).strip() if definition else ""]
+    for line in lines[found + 1 :]:
+        if not CONTINUATION.match(line.text):
+            break
+        words.append(line.text.strip())
+    return " ".join(word for word in words if word)
+
+
 def footnote_partner(text: str, at: int) -> tuple[int, str] | None:
     """Where the other half of the note at ``at`` is, and its label: from a reference (the caret in it or just after
     it) the start of its definition's words, from a definition's line the end of the text's first reference to it;

@@ -1,22 +1,32 @@
 """Format ▸ Footnote (Ctrl+Alt+F, Word's key for it): a Markdown footnote put in at the caret, its definition's
 line opened for the writer to type the note, as one undo step (the rules: ``app/documents/footnotes.py``). The
-same key on a footnote goes between its two halves: from ``[^2]`` in the text to its words, and back."""
+same key on a footnote goes between its two halves: from ``[^2]`` in the text to its words, and back. The mouse
+resting on ``[^2]`` shows its words, as a word processor shows a note's."""
 
 from __future__ import annotations
 
+import html
 from pathlib import Path
 from typing import Protocol
 
-from PySide6.QtCore import QObject
-from PySide6.QtGui import QAction, QKeySequence, QTextCursor
-from PySide6.QtWidgets import QStatusBar
+from PySide6.QtCore import QEvent, QObject, QPoint
+from PySide6.QtGui import QAction, QHelpEvent, QKeySequence, QTextCursor
+from PySide6.QtWidgets import QStatusBar, QToolTip
 
-from app.documents.footnotes import add_footnote, apply_edits, definition_at, footnote_partner
+from app.documents.footnotes import (
+    REFERENCE,
+    add_footnote,
+    apply_edits,
+    definition_at,
+    footnote_partner,
+    footnote_words,
+)
 from app.window.editor_widget import RewriteEditor
 from app.window.live_span import index_at, utf16_length
 from app.window.markdown_highlighter import is_markdown
 
 KEYS = "Ctrl+Alt+F"
+TOOLTIP_CHARACTERS = 60
 TIP = "Add a footnote at the cursor and type its words at the end (on a footnote: go to its words, and back)"
 WHILE_REWRITING = "A rewrite is open: accept or reject the draft first, then add the footnote."
 PLAIN_TEXT = "Footnotes are Markdown's ([^1]), and this is a plain-text file: save it as .md to add them."
@@ -41,6 +51,45 @@ class FootnoteCommand(QObject):
         self.action.setToolTip(TIP)
         self.action.setStatusTip(TIP)
         self.action.triggered.connect(lambda _checked=False: self.run())
+        window.editor.viewport().installEventFilter(self)  # the mouse resting on a reference: its words
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.ToolTip and isinstance(event, QHelpEvent):
+            words = self.words_at(event.pos().x(), event.pos().y())
+            if words is not None:
+                # As rich text, which Qt's tooltip wraps (a note of a paragraph ran across the screen), in a
+                # column of a short line's width where it is long (Qt wrapped it at a word or four a line).
+                shown = html.escape(words)
+                if len(words) > TOOLTIP_CHARACTERS:
+                    width = self.window.editor.fontMetrics().averageCharWidth() * TOOLTIP_CHARACTERS
+                    shown = f'<table width="{width}"><tr><td>{shown}</td></tr></table>'
+                QToolTip.showText(event.globalPos(), f"<p>{shown}</p>", self.window.editor.viewport())
+                return True
+        return super().eventFilter(watched, event)
+
+    def words_at(self, x: int, y: int) -> str | None:
+        """What the tooltip says over the reference at the viewport's ``x``, ``y``: its note's words (or that it
+        has none yet); None off a reference or in a plain text."""
+        editor = self.window.editor
+        if not is_markdown(self.window.path):
+            return None
+        cursor = editor.cursorForPosition(QPoint(x, y))
+        line = cursor.block().text()
+        at = index_at(line, cursor.positionInBlock())
+        reference = next((found for found in REFERENCE.finditer(line) if found.start() <= at <= found.end()), None)
+        if reference is None or line.lstrip().startswith(reference.group(0) + ":"):
+            return None
+        first, last = QTextCursor(cursor.block()), QTextCursor(cursor.block())  # on its letters, not past the line
+        first.setPosition(cursor.block().position() + utf16_length(line[: reference.start()]))
+        last.setPosition(cursor.block().position() + utf16_length(line[: reference.end()]))
+        start_rect, end_rect = editor.cursorRect(first), editor.cursorRect(last)
+        if not (start_rect.left() <= x <= end_rect.left() and start_rect.top() <= y <= end_rect.bottom()):
+            return None
+        label = reference.group(1)
+        words = footnote_words(editor.plain_text(), label)
+        if words is None:
+            return f"Footnote {label} has no line of its words ([^{label}]: …): the exports print it as written."
+        return f"Footnote {label}: {words}" if words else f"Footnote {label} has no words yet ({KEYS} goes there)."
 
     def run(self) -> bool:
         """Go to the other half of the footnote at the caret, or add one; whether the caret moved."""

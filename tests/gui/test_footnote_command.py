@@ -83,3 +83,28 @@ def test_a_plain_text_and_a_waiting_draft_are_left_alone(document_window, tmp_pa
     place_cursor(window, before.index("He lit"))
     assert not window.formatting.footnote.run()
     assert editor.plain_text() == before and window.statusBar().currentMessage() == WHILE_REWRITING
+
+
+def test_the_mouse_on_a_reference_shows_its_words(make_window, tmp_path: Path, qtbot) -> None:
+    window = make_window(wait_for_model=False)
+    (tmp_path / "notes.md").write_text(STORY + "[^2]:\n", encoding="utf-8")
+    assert window.open_path(tmp_path / "notes.md")
+    window.show()
+    qtbot.waitExposed(window)
+    editor = window.editor
+    command = window.formatting.footnote
+
+    def point_at(position: int, offset: int = 0) -> tuple[int, int]:
+        cursor = editor.textCursor()
+        cursor.setPosition(position)
+        rect = editor.cursorRect(cursor)
+        return rect.left() + offset, rect.center().y()
+
+    reference = STORY.index("[^1]")
+    assert command.words_at(*point_at(reference, 3)) == "Footnote 1: In 1877."
+    assert command.words_at(*point_at(reference - 3)) is None  # on "s." before it
+    assert command.words_at(*point_at(STORY.index("[^1]:"), 3)) is None  # on its own line: no tooltip of itself
+    editor.setPlainText(STORY.replace("lamp.", "lamp.[^2]") + "[^2]:\n")
+    second = editor.plain_text().index("[^2]")
+    assert command.words_at(*point_at(second, 3)).startswith("Footnote 2 has no words yet")
+    assert command.words_at(*point_at(second + len("[^2]"), 200)) is None  # past the line's end, off the mark
