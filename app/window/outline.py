@@ -38,6 +38,7 @@ PANEL_WIDTH = 210  # the Drafts panel's is wider: a draft's sentence, where this
 WIDEST = 380  # what the panel grows to for long titles, where the window has room: a longer one reads cut short
 ROW_ROOM = 24  # a row's margins and the gap between its title and its count
 UNFITTED = object()  # the panel not yet fitted to any document's titles
+WHOLE_TEXT = 2000  # characters in or out at once: no keystroke, so the outline need not wait for a pause
 EMPTY_MARKDOWN = "No headings yet. A line that starts with # is one (Format ▸ Heading, Ctrl+1…6)."
 EMPTY_PLAIN = "No chapters yet. Lines such as “CHAPTER I”, “Part Two” or “XIV” alone are listed here."
 
@@ -139,11 +140,13 @@ class OutlinePanel(SidePanel):
         self.setMinimumWidth(160)
         self._sized = False
         self._fitted_for: object = UNFITTED  # the document whose titles the width was fitted to
+        self._whole_text = False  # the change being announced put in or took out a whole text
         self.timer = QTimer(self)
         self.timer.setSingleShot(True)
         self.timer.setInterval(REFRESH_MS)
         self.timer.timeout.connect(self.refresh)
         editor = window.editor
+        editor.document().contentsChange.connect(self._measure)
         editor.document().contentsChanged.connect(self._later)
         editor.cursorPositionChanged.connect(self.mark_current)
         self.visibilityChanged.connect(self._shown)
@@ -159,9 +162,19 @@ class OutlinePanel(SidePanel):
         self._fitted_for = UNFITTED
         self.refresh()  # hidden, it did not follow the text
 
+    def _measure(self, _position: int, removed: int, added: int) -> None:
+        """How much the change about to be announced (``contentsChanged``) takes out or puts in."""
+        self._whole_text = max(removed, added) >= WHOLE_TEXT
+
     def _later(self) -> None:
         if self.isVisible() and not self.host.editor.painting:  # a pass painted is not the writer's change: the
-            self.timer.start()  # span's end is (accepted, or the original back)
+            # span's end is (accepted, or the original back). A whole text come in (a file opened, a long paste)
+            # is shown at once: the panel said "No headings yet" beside a book's first page while it waited.
+            if self._whole_text:
+                self.refresh()
+            else:
+                self.timer.start()
+        self._whole_text = False
 
     def refresh(self) -> None:
         """The headings again, from the text as it stands (a rewrite developing reads as its text does now)."""

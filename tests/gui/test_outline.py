@@ -185,3 +185,18 @@ def test_long_titles_widen_the_outline_into_the_margins_not_into_the_text(docume
     narrow.outline.toggle_action.trigger()
     qtbot.wait(50)
     assert narrow.outline.width() == PANEL_WIDTH  # no margins to take: the text keeps its room
+
+
+def test_a_text_opened_is_outlined_at_once_and_typing_waits_for_a_pause(document_window, tmp_path: Path,
+                                                                         qtbot) -> None:
+    window = document_window(text="")
+    window.outline.toggle_action.trigger()
+    book = tmp_path / "book.md"
+    book.write_text(BOOK + "Words. " * 400, encoding="utf-8")
+    assert window.open_path(book)
+    assert [title.strip() for title, _ in _rows(window)] == ["Part One", "The Storm", "The Light"]  # no pause
+    place_cursor(window, 0)
+    qtbot.keyClicks(window.editor, "## Prologue")
+    qtbot.keyClick(window.editor, Qt.Key.Key_Return)
+    assert len(_rows(window)) == 3 and window.outline.timer.isActive()  # a keystroke: after the pause
+    qtbot.waitUntil(lambda: len(_rows(window)) == 4, timeout=REFRESH_MS * 10)
