@@ -31,8 +31,9 @@ ENGLISH = "en"
 # A word: letters, with apostrophes inside it (don't, o'clock); digits and underscores end it, so "mp3" and
 # snake_case names are not words to check.
 WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)*")
-# Not prose: links, e-mail addresses, Markdown code and a Markdown link's target ("[the map](maps/bay.png)").
-NOT_PROSE = re.compile(r"\S+://\S+|www\.\S+|[\w.+-]+@[\w-]+\.[\w.-]+|`[^`\n]*`|\]\([^)\s]*\)")
+# Not prose: links, e-mail addresses, Markdown code, a Markdown link's target ("[the map](maps/bay.png)") and a
+# footnote's label ("[^smith]", the writer's name for the note, never printed).
+NOT_PROSE = re.compile(r"\S+://\S+|www\.\S+|[\w.+-]+@[\w-]+\.[\w.-]+|`[^`\n]*`|\]\([^)\s]*\)|\[\^[^\]\s]+\]")
 # What glues a word into a name or a number rather than prose: a digit or an underscore beside it.
 GLUE = re.compile(r"[\d_]")
 # British spellings of words the (US) list holds: the first form is accepted where the second is known.
@@ -278,7 +279,7 @@ def misspelled(
     unknown = {word for word in set(words) if not knows(word)}
     if not unknown or reads_foreign(words, unknown, function_words):
         return
-    hinted = "://" in text or "www." in text or "@" in text or "`" in text or "](" in text
+    hinted = "://" in text or "www." in text or "@" in text or "`" in text or "](" in text or "[^" in text
     skipped = [match.span() for match in NOT_PROSE.finditer(text)] if hinted else []
     for match in WORD.finditer(text):
         if match.group() not in unknown:

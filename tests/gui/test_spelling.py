@@ -36,6 +36,8 @@ def test_only_words_no_dictionary_knows_are_flagged(words: Dictionary) -> None:
         "[The mapp](imgs/bayy.png)"
     )
     assert flagged(text, words) == ["Teh", "recieve", "mapp"]  # a link's words, not its target
+    noted = "The keeper said so in his letter to the board.[^kepr] Teh end of it was that he left."
+    assert flagged(noted, words) == ["Teh"]  # a footnote's label is the writer's name for it, never printed
     # British forms of the list's words pass; a misspelling that only looks British does not.
     assert all(words.knows(w) for w in ("organise", "centre", "catalogue", "defence", "travelling", "Colours"))
     assert not words.knows("harbuor") and not words.knows("colourr")
