@@ -102,7 +102,9 @@ never printed: every export opens with its title block and names its title and a
 Where it names no author, your name in <b>Settings ▸ Documents</b> does.</p>
 <p><b>Format ▸ Footnote</b> (Ctrl+Alt+F) puts a footnote where the cursor is, <code>[^1]</code>, and takes you to
 its line at the end of the text to type the note; the same keys take you back. Notes numbered in order stay in
-order: one put in before others takes its place's number, and theirs move up.</p>
+order: one put in before others takes its place's number, and theirs move up. <b>Format ▸ Picture…</b>, or a
+picture file dragged onto the text, puts a picture in as a paragraph of its own,
+<code>![a caption](images/map.png)</code>; the mouse resting on that line shows the picture.</p>
 <p><b>Copy</b> in a Markdown document keeps the passage's look where you paste it: a word processor, a mail or a
 web page takes its headings, emphasis, lists, quotes and links as formatting (its tracked changes made, its
 front matter left out), while a plain-text place, and Redraft itself, takes the Markdown as you wrote it.

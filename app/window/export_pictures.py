@@ -36,9 +36,9 @@ class Picture:
     image: QImage  # decoded: the PDF export draws it
 
 
-def read_picture(name: str, folder: Path | None) -> Picture | None:
-    """The picture a Markdown document names (``![…](name)``), read from beside it (``folder``), with its size
-    on the page; None where it is on the web, missing, too large or not a picture Qt can read."""
+def picture_path(name: str, folder: Path | None) -> Path | None:
+    """Where the file a Markdown document names (``![…](name)``) would be: beside the document (``folder``)
+    where the name is relative; None for a picture on the web, or a relative name in an untitled document."""
     url = QUrl(name)
     drive = len(url.scheme()) == 1  # C:\Pictures\map.png, as a Windows writer may give it: a path, not a URL
     if url.scheme() and not drive and not url.isLocalFile():  # http(s): not fetched
@@ -48,6 +48,15 @@ def read_picture(name: str, folder: Path | None) -> Picture | None:
         if folder is None:  # an untitled document has no beside
             return None
         path = folder / path
+    return path
+
+
+def read_picture(name: str, folder: Path | None) -> Picture | None:
+    """The picture a Markdown document names (``![…](name)``), read from beside it (``folder``), with its size
+    on the page; None where it is on the web, missing, too large or not a picture Qt can read."""
+    path = picture_path(name, folder)
+    if path is None:
+        return None
     try:
         if not path.is_file() or path.stat().st_size > MAX_PICTURE_BYTES:
             return None

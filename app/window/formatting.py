@@ -1,7 +1,7 @@
 """The Format menu: Bold (Ctrl+B), Italic (Ctrl+Shift+I), Code, Strikethrough, Link, Headings (Ctrl+1…6), lists and
 quotes, each putting Markdown's marks in or taking them out (the rules: ``app/documents/markdown_format.py``), as
-one undo step, with the selection kept on the same words; and Footnote (``footnote_command``). Italic is not
-Ctrl+I, which rewrites with an instruction.
+one undo step, with the selection kept on the same words; and Footnote and Picture… (``footnote_command``,
+``picture_command``). Italic is not Ctrl+I, which rewrites with an instruction.
 
 Only a Markdown document (.md, or untitled) is formatted: in a .txt, ``*`` and ``#`` are the writer's own
 characters, so there the menu is greyed out and says why. Text that a rewrite is developing in is left alone
@@ -39,6 +39,8 @@ from app.window.footnote_command import TIP as FOOTNOTE_TIP
 from app.window.footnote_command import FootnoteCommand
 from app.window.live_span import index_at, utf16_length
 from app.window.markdown_highlighter import is_markdown
+from app.window.picture_command import TIP as PICTURE_TIP
+from app.window.picture_command import PictureCommand
 
 Rule = Callable[[str, int, int], Edit]
 NOT_MARKDOWN = (
@@ -87,8 +89,11 @@ class Formatting(QObject):
         self.menu.addSeparator()
         self.footnote = FootnoteCommand(window, parent)
         self.footnote.action.setData(FOOTNOTE_TIP)
-        self.menu.addAction(self.footnote.action)
-        self.actions.append(self.footnote.action)
+        self.picture = PictureCommand(window, parent)  # also a picture file dropped on the text
+        self.picture.action.setData(PICTURE_TIP)
+        for action in (self.footnote.action, self.picture.action):
+            self.menu.addAction(action)
+            self.actions.append(action)
         self.menu.aboutToShow.connect(self.update_enabled)
         parent.windowTitleChanged.connect(lambda _title: self.update_enabled())  # a new file, maybe a .txt
         window.editor.context_menu_extras.append(self.offer)

@@ -6,7 +6,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import QObject, Slot
+from PySide6.QtCore import QMimeData, QObject, QPoint, Slot
 from PySide6.QtGui import QAccessible
 from PySide6.QtWidgets import (
     QAbstractButton,
@@ -101,3 +101,21 @@ def unnamed_controls(top: QWidget) -> list[str]:
         if not re.search(r"[^\W\d_]", name):
             found.append(f"{type(widget).__name__} {name!r} in {type(widget.parent()).__name__}")
     return found
+
+
+def drop_on_editor(window: MainWindow, mime: QMimeData, at: QPoint | None = None) -> bool:
+    """A drag of ``mime`` entering the editor and dropped on it (at ``at`` in its viewport, else near its top
+    left), as a desktop sends it; whether it was taken."""
+    from PySide6.QtCore import QPointF, Qt
+    from PySide6.QtGui import QDragEnterEvent, QDropEvent
+    from PySide6.QtWidgets import QApplication
+
+    point = at or QPoint(5, 5)
+
+    viewport = window.editor.viewport()
+    action, buttons = Qt.DropAction.CopyAction, Qt.MouseButton.LeftButton
+    enter = QDragEnterEvent(point, action, mime, buttons, Qt.KeyboardModifier.NoModifier)
+    QApplication.sendEvent(viewport, enter)
+    drop = QDropEvent(QPointF(point), action, mime, buttons, Qt.KeyboardModifier.NoModifier)
+    QApplication.sendEvent(viewport, drop)
+    return drop.isAccepted()

@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 
 import pytest
+from gui_helpers import drop_on_editor
 
 from app.documents.fileio import (
     BinaryFileError,
@@ -110,21 +111,6 @@ def read_document_bytes(data: bytes) -> TextDocument:
     from app.documents.fileio import decode_document
 
     return decode_document(data)
-
-
-def drop_on_editor(window, mime) -> bool:
-    """A drag of ``mime`` entering the editor and dropped on it, as a desktop sends it; whether it was taken."""
-    from PySide6.QtCore import QPoint, QPointF, Qt
-    from PySide6.QtGui import QDragEnterEvent, QDropEvent
-    from PySide6.QtWidgets import QApplication
-
-    viewport = window.editor.viewport()
-    action, buttons = Qt.DropAction.CopyAction, Qt.MouseButton.LeftButton
-    enter = QDragEnterEvent(QPoint(5, 5), action, mime, buttons, Qt.KeyboardModifier.NoModifier)
-    QApplication.sendEvent(viewport, enter)
-    drop = QDropEvent(QPointF(5, 5), action, mime, buttons, Qt.KeyboardModifier.NoModifier)
-    QApplication.sendEvent(viewport, drop)
-    return drop.isAccepted()
 
 
 def test_a_file_dropped_on_the_text_opens_and_dropped_words_stay_words(document_window, tmp_path: Path) -> None:
