@@ -29,6 +29,7 @@ from app.documents.word_count import WordCounter, count_words, without_notes
         ("Tokyo东京 is big", 5),
         ("한국어 단어 세기", 3),  # Korean spaces its words
         ("the table.[^1] Next.\n\n[^1]: Figures here.", 5),  # a footnote's words count, its marks do not
+        ("The bay.\n\n![The bay in 1877](<images/bay map.png>)\n\n[the map](maps/bay.png)", 4),  # a picture: none
     ],
 )
 def test_words_hold_a_letter_or_a_digit(text: str, words: int) -> None:

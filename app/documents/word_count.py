@@ -6,7 +6,8 @@ put no spaces between words, so each of their characters (ideographs and kana) c
 Korean spaces its words and counts as any other script. A Markdown text's notes (``<!-- … -->``, an editor's
 comments among them) are no part of the manuscript, which no export prints, so the counts leave them out, as Word
 leaves out its comments. A footnote's words count, as Word counts them by default, but its mark (``[^1]`` in the
-text and before its words) is no word: the exports print a number there.
+text and before its words) is no word: the exports print a number there. Nor is a picture
+(``![a caption](images/map.png)``), which the exports print as the picture.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 import re
 
 from app.documents.footnotes import FOOTNOTE_MARK
+from app.documents.picture_links import PICTURE
 
 # CJK ideographs (with extension A, the compatibility block and the supplementary planes' extensions), hiragana
 # and katakana.
@@ -28,8 +30,12 @@ WORD = re.compile(f"[{EAST_ASIAN}]|[^\\W_{EAST_ASIAN}][^\\s{EAST_ASIAN}]*")
 
 def count_words(text: str) -> int:
     """The words in ``text``: East Asian characters one each, else runs between white space that hold a letter or
-    a digit; footnotes' marks are none."""
-    return len(WORD.findall(FOOTNOTE_MARK.sub(" ", text) if "[^" in text else text))
+    a digit; footnotes' marks and pictures are none."""
+    if "[^" in text:
+        text = FOOTNOTE_MARK.sub(" ", text)
+    if "![" in text:
+        text = PICTURE.sub(" ", text)
+    return len(WORD.findall(text))
 
 
 def without_notes(text: str) -> str:
