@@ -61,6 +61,8 @@ class MarkdownHighlighter(QSyntaxHighlighter):
         # A note to self (and a Word comment brought in as one): quiet, as exports leave it out.
         (re.compile(r"<!--.*?-->"), "note"),
         (FOOTNOTE_MARK, "footnote"),
+        # A link's or a picture's address: quiet, as the exports print the words (or the picture), not it.
+        (re.compile(r"(?<=\])\((?:<[^>\n]+>|[^)\s]+)(?:\s+\"[^\"\n]*\")?\)"), "address"),
         (re.compile(r"~~[^~\n]+~~"), "struck"),
         (re.compile(r"\*\*\*[^*\n]+\*\*\*"), "bold italic"),  # after bold's and italic's, which see only part
     )
@@ -331,7 +333,7 @@ class MarkdownHighlighter(QSyntaxHighlighter):
                     text_format.setFontItalic(True)
                 elif style == "struck":
                     text_format.setFontStrikeOut(True)
-                elif style in ("note", "footnote"):
+                elif style in ("note", "footnote", "address"):
                     text_format.setFontItalic(style == "note")
                     text_format.setForeground(QGuiApplication.palette().color(QPalette.ColorRole.PlaceholderText))
                 else:

@@ -99,3 +99,22 @@ def test_a_plain_text_a_waiting_draft_and_a_file_that_is_no_picture_are_refused(
     before = drafting.editor.plain_text()
     assert not drafting.formatting.picture.insert(picture, 0)
     assert drafting.editor.plain_text() == before and drafting.statusBar().currentMessage() == WHILE_REWRITING
+
+
+def test_a_pictures_and_a_links_address_are_shown_quiet(make_window, tmp_path: Path) -> None:
+    from PySide6.QtGui import QPalette, QTextCharFormat
+
+    window = make_window(wait_for_model=False)
+    (tmp_path / "pics.md").write_text("![The bay](images/bay.png)\n\nSee [the map](https://example.org/map).\n")
+    assert window.open_path(tmp_path / "pics.md")
+    document = window.editor.document()
+    quiet = window.editor.palette().color(QPalette.ColorRole.PlaceholderText)
+
+    def colours(line: int) -> dict[str, QColor]:
+        block = document.findBlockByNumber(line)
+        formats = block.layout().formats()
+        return {block.text()[r.start : r.start + r.length]: QTextCharFormat(r.format).foreground().color()
+                for r in formats}  # fmt: skip
+
+    assert colours(0) == {"(images/bay.png)": quiet}  # the caption in the text's own ink
+    assert colours(2) == {"(https://example.org/map)": quiet}
