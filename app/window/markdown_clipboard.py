@@ -27,6 +27,7 @@ from PySide6.QtCore import QMimeData
 from PySide6.QtGui import (
     QAction,
     QFont,
+    QImage,
     QKeySequence,
     QTextBlock,
     QTextCursor,
@@ -198,6 +199,9 @@ class MarkdownClipboard(QPlainTextEdit):
     # A Markdown passage as HTML, as the exports read Markdown: the window's to give (epub_export.passage_html), as
     # the exports' modules import the editor's. None: a passage goes as its Markdown alone.
     html_of_markdown: Callable[[str], str] | None = None
+    # A picture on the clipboard (a screenshot) kept as a file and put in the text: the window's to give
+    # (picture_command.PictureCommand.paste). None: an image alone pastes nothing, as Qt's editor does.
+    paste_picture: Callable[[QImage], bool] | None = None
     context_menu_extras: list[Callable[[QMenu, QTextCursor], None]]  # the editor's right-click additions
 
     def createMimeDataFromSelection(self) -> QMimeData:  # noqa: N802 - Qt's name
@@ -211,7 +215,19 @@ class MarkdownClipboard(QPlainTextEdit):
                 mime.setHtml(self.html_of_markdown(text))
         return mime
 
+    def canInsertFromMimeData(self, source: QMimeData) -> bool:  # noqa: N802 - Qt's name
+        return self._picture_alone(source) or super().canInsertFromMimeData(source)
+
+    def _picture_alone(self, source: QMimeData) -> bool:
+        """A picture with no words beside it (a screenshot, an image copied from an editor), where one can go in."""
+        return self.paste_picture is not None and source.hasImage() and not source.text().strip()
+
     def insertFromMimeData(self, source: QMimeData) -> None:  # noqa: N802 - Qt's name
+        if self.paste_picture is not None and self._picture_alone(source):
+            image = source.imageData()
+            if isinstance(image, QImage) and not image.isNull():
+                self.paste_picture(image)
+            return
         if self.highlighter.markdown and source.hasHtml() and not source.hasFormat(MARKDOWN):
             html = source.html()
             try:

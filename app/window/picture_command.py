@@ -1,7 +1,9 @@
 """Format ▸ Picture… and a picture file dropped on the text: ``![its name in words](images/map.png)`` put in as a
 paragraph of its own, as one undo step, the caption selected to type over (the rules:
-``app/documents/picture_links.py``). The text shows Markdown, not the picture, so the mouse resting on a
-picture's line shows it, as the exports will set it, or says the file is not where the text says."""
+``app/documents/picture_links.py``). A picture pasted (a screenshot) is kept as a PNG in an ``images`` folder
+beside the document, as Markdown editors keep them, and put in the same way. The text shows Markdown, not the
+picture, so the mouse resting on a picture's line shows it, as the exports will set it, or says the file is not
+where the text says."""
 
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ from pathlib import Path
 from typing import Protocol
 
 from PySide6.QtCore import QEvent, QObject, QPoint, QUrl
-from PySide6.QtGui import QAction, QDropEvent, QHelpEvent, QImageReader, QTextCursor
+from PySide6.QtGui import QAction, QDropEvent, QHelpEvent, QImage, QImageReader, QTextCursor
 from PySide6.QtWidgets import QFileDialog, QStatusBar, QToolTip, QWidget
 
 from app.documents.picture_links import (
@@ -31,6 +33,8 @@ TIP = "Put a picture in, as a paragraph of its own: every export sets it in the 
 PLAIN_TEXT = "Pictures go in a Markdown document (.md): save this one as .md (File ▸ Save As…) to add them."
 WHILE_REWRITING = "A rewrite is open: accept or reject the draft first, then add the picture."
 THUMBNAIL = 320  # the most pixels a side of the picture shown under the mouse takes
+PICTURES_FOLDER = "images"  # beside the document: where a pasted picture is kept
+UNSAVED = "Save the document first: a pasted picture is kept as a file in an images folder beside it."
 
 
 class PictureWindow(Protocol):
@@ -54,6 +58,7 @@ class PictureCommand(QObject):
         self.action.triggered.connect(lambda _checked=False: self.choose())
         # After the file drops' filter, so it is asked first: a picture dropped goes in, other files open.
         window.editor.viewport().installEventFilter(self)
+        window.editor.paste_picture = self.paste
 
     def folder(self) -> Path | None:
         path = self.window.path
@@ -68,6 +73,31 @@ class PictureCommand(QObject):
         chosen, _ = QFileDialog.getOpenFileName(self.dialog_parent, "Add a Picture", start, f"Pictures ({kinds})")
         return bool(chosen) and self.insert(Path(chosen), self.window.editor.textCursor().position())
 
+    def paste(self, image: QImage) -> bool:
+        """A picture pasted: kept as ``images/<document>-<n>.png`` beside the document and put in at the caret's
+        paragraph; whether it went in. An unsaved document has no beside yet: it says so."""
+        folder = self.folder()
+        if not self._may_insert():
+            return False
+        if folder is None or self.window.path is None:
+            self._say(UNSAVED)
+            return False
+        kept = folder / PICTURES_FOLDER
+        number = 1
+        while (kept / f"{self.window.path.stem}-{number}.png").exists():
+            number += 1
+        target = kept / f"{self.window.path.stem}-{number}.png"
+        try:
+            kept.mkdir(exist_ok=True)
+        except OSError as error:
+            self._say(f"The pasted picture could not be kept: {error.strerror or error} ({kept}).")
+            return False
+        if not image.save(str(target)):  # PNG, by its name
+            self._say(f"The pasted picture could not be written to {target}: is the folder writable?")
+            return False
+        said = f"The pasted picture is kept as {PICTURES_FOLDER}/{target.name} beside the document: type its caption."
+        return self.insert(target, self.window.editor.textCursor().position(), said)
+
     def _may_insert(self) -> bool:
         editor = self.window.editor
         if not is_markdown(self.window.path):
@@ -78,8 +108,9 @@ class PictureCommand(QObject):
             return False
         return True
 
-    def insert(self, picture: Path, position: int) -> bool:
-        """``picture`` in at the paragraph of the document position ``position``, its caption selected."""
+    def insert(self, picture: Path, position: int, said: str = "") -> bool:
+        """``picture`` in at the paragraph of the document position ``position``, its caption selected; the status
+        bar says ``said``, or how the picture is named."""
         if not self._may_insert():
             return False
         if not QImageReader(str(picture)).canRead():
@@ -101,7 +132,7 @@ class PictureCommand(QObject):
         editor.setTextCursor(selection)
         editor.ensureCursorVisible()
         where = "beside the document" if self.folder() else "by its full path (the document is not saved yet)"
-        self._say(f"Picture added, named {where}: type its caption. The exports set it in the text.")
+        self._say(said or f"Picture added, named {where}: type its caption. The exports set it in the text.")
         return True
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:

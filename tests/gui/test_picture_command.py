@@ -118,3 +118,27 @@ def test_a_pictures_and_a_links_address_are_shown_quiet(make_window, tmp_path: P
 
     assert colours(0) == {"(images/bay.png)": quiet}  # the caption in the text's own ink
     assert colours(2) == {"(https://example.org/map)": quiet}
+
+
+def test_a_pasted_picture_is_kept_beside_the_document_and_put_in(make_window, tmp_path: Path) -> None:
+    from app.window.picture_command import UNSAVED
+
+    window = _opened(make_window, tmp_path)
+    editor = window.editor
+    screenshot = QImage(200, 100, QImage.Format.Format_RGB32)
+    screenshot.fill(QColor("#994422"))
+    mime = QMimeData()
+    mime.setImageData(screenshot)
+    assert editor.canInsertFromMimeData(mime)
+    cursor = editor.textCursor()
+    cursor.setPosition(STORY.index("boats"))
+    editor.setTextCursor(cursor)
+    editor.insertFromMimeData(mime)
+    editor.insertFromMimeData(mime)  # the second beside the first, not over it
+    assert editor.plain_text() == STORY + "\n![story 1](images/story-1.png)\n\n![story 2](images/story-2.png)\n"
+    assert window.statusBar().currentMessage().startswith("The pasted picture is kept as images/story-2.png")
+    kept = QImage(str(tmp_path / "images" / "story-1.png"))
+    assert kept.size() == screenshot.size() and kept.pixelColor(5, 5) == QColor("#994422")
+    untitled = make_window(wait_for_model=False)
+    untitled.editor.insertFromMimeData(mime)
+    assert untitled.editor.plain_text() == "" and untitled.statusBar().currentMessage() == UNSAVED
