@@ -3,7 +3,10 @@ Markdown document's # lines, a plain text's chapter lines), indented by level, e
 section (a part's with its chapters'), the one the caret is in marked as the writer moves. A click puts the caret
 at a heading, in the middle of the view, and gives the keyboard back to the text: the panel never keeps it
 (typing after a click goes where the writer looks). It follows the text a moment after the typing stops, and
-widens for long titles into the margins beside the text's column, never into the column."""
+widens for long titles into the margins beside the text's column, never into the column.
+
+Edit ▸ Move Section Up and Down (Alt+Shift+Up/Down, and a right-click on a heading in the panel) move a section,
+everything under its heading, past its neighbour of the same level, as one undo step (app/documents/sections)."""
 
 from __future__ import annotations
 
@@ -13,12 +16,14 @@ from itertools import accumulate
 from pathlib import Path
 from typing import Protocol
 
-from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QSize, Qt, QTimer
-from PySide6.QtGui import QPalette
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QPoint, QSize, Qt, QTimer
+from PySide6.QtGui import QAction, QKeySequence, QPalette, QTextCursor
 from PySide6.QtWidgets import (
     QLabel,
     QMainWindow,
+    QMenu,
     QStackedWidget,
+    QStatusBar,
     QStyledItemDelegate,
     QStyleOptionViewItem,
     QTreeWidget,
@@ -27,10 +32,11 @@ from PySide6.QtWidgets import (
 
 from app.dialogs.side_panel import SidePanel
 from app.documents.critic_markup import marks, settle
+from app.documents.sections import move_section, sibling
 from app.documents.word_count import WordCounter, count_words, without_notes
 from app.window.editor_widget import RewriteEditor
 from app.window.headings import INDENT, Heading, headings
-from app.window.live_span import positions_are_indices
+from app.window.live_span import index_at, positions_are_indices, utf16_length
 from app.window.markdown_highlighter import is_markdown
 
 REFRESH_MS = 400  # after the last keystroke: a novel's outline is some milliseconds, every keystroke is too often
@@ -40,6 +46,7 @@ ROW_ROOM = 24  # a row's margins and the gap between its title and its count
 UNFITTED = object()  # the panel not yet fitted to any document's titles
 WHOLE_TEXT = 2000  # characters in or out at once: no keystroke, so the outline need not wait for a pause
 EMPTY_MARKDOWN = "No headings yet. A line that starts with # is one (Format ▸ Heading, Ctrl+1…6)."
+WHILE_REWRITING = "A rewrite is open: accept or reject the draft first, then move the section."
 EMPTY_PLAIN = "No chapters yet. Lines such as “CHAPTER I”, “Part Two” or “XIV” alone are listed here."
 
 
@@ -52,6 +59,8 @@ class OutlineWindow(Protocol):
 
     @property
     def word_counter(self) -> WordCounter: ...
+
+    def statusBar(self) -> QStatusBar: ...  # noqa: N802 - Qt's name
 
 
 def section_words(
@@ -151,6 +160,17 @@ class OutlinePanel(SidePanel):
         editor.cursorPositionChanged.connect(self.mark_current)
         self.visibilityChanged.connect(self._shown)
         self.toggle_action.setStatusTip("The document's headings beside the text, each section's words counted")
+        self.move_actions: list[QAction] = []
+        for text, keys, up in (("Move Section &Up", "Alt+Shift+Up", True), ("Move Section Do&wn", "Alt+Shift+Down",
+                                                                              False)):  # fmt: skip
+            action = QAction(text, parent)
+            action.setShortcut(QKeySequence(keys))
+            way = "up" if up else "down"
+            action.setStatusTip(f"Move the section the cursor is in, with all under its heading, {way} past the next")
+            action.triggered.connect(lambda _checked=False, up=up: self.move_section(self._caret_heading(), up))
+            self.move_actions.append(action)
+        self.tree.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.tree.customContextMenuRequested.connect(self._offer_moves)
 
     def _shown(self, visible: bool) -> None:
         if not visible:
@@ -272,3 +292,65 @@ class OutlinePanel(SidePanel):
         editor.setTextCursor(cursor)
         editor.centerCursor()
         editor.setFocus()
+
+    # -- moving a section -------------------------------------------------------------------------------------
+
+    def _fresh(self) -> None:
+        """The headings as the text stands: typed since the last refresh (or hidden, so never refreshed), again."""
+        if self.timer.isActive() or not self.isVisible():
+            self.refresh()
+
+    def _caret_heading(self) -> int:
+        self._fresh()
+        return self.current_index()
+
+    def _offer_moves(self, point: QPoint) -> None:
+        """A right-click on a heading: Move Section Up and Down for that section."""
+        item = self.tree.itemAt(point)
+        if item is None:
+            return
+        index = self.tree.indexOfTopLevelItem(item)
+        levels = [heading.level for heading in self.found]
+        menu = QMenu(self.tree)
+        for action, up in zip(self.move_actions, (True, False), strict=True):
+            entry = menu.addAction(action.text())
+            entry.triggered.connect(lambda _checked=False, up=up: self.move_section(index, up))
+            entry.setShortcut(action.shortcut())
+            entry.setEnabled(sibling(levels, index, up) is not None)
+        menu.exec(self.tree.viewport().mapToGlobal(point))
+
+    def move_section(self, index: int, up: bool) -> bool:
+        """Section ``index`` (the heading's, with everything under it) past its neighbour of its level before it
+        (``up``) or after it, as one undo step, the caret on its heading; whether it moved."""
+        self._fresh()
+        editor = self.host.editor
+        say = self.host.statusBar().showMessage
+        if not 0 <= index < len(self.found):
+            say("The cursor is in no section: a heading starts one.", 6000)
+            return False
+        if editor.live_span is not None or editor.isReadOnly():
+            say(WHILE_REWRITING, 6000)
+            return False
+        text = editor.plain_text()
+        positions = [heading.position for heading in self.found]
+        starts = positions if positions_are_indices(text) else [index_at(text, at) for at in positions]
+        move = move_section(text, starts, [heading.level for heading in self.found], index, up)
+        title = self.found[index].title
+        if move is None:
+            where = "first" if up else "last"
+            say(f"“{title}” is the {where} section under its heading: it moves no {'higher' if up else 'lower'}.", 6000)
+            return False
+        cursor = QTextCursor(editor.document())
+        first = positions[starts.index(move.start)]
+        cursor.setPosition(first)
+        cursor.setPosition(first + utf16_length(text[move.start : move.end]), QTextCursor.MoveMode.KeepAnchor)
+        with editor.writer_edit():
+            cursor.insertText(move.text)
+        caret = editor.textCursor()
+        caret.setPosition(first + utf16_length(move.text[: move.moved_to - move.start]))
+        editor.setTextCursor(caret)
+        editor.centerCursor()
+        self.refresh()
+        say(f"Moved “{title}” {'up' if up else 'down'} (Ctrl+Z puts it back).", 6000)
+        return True
+

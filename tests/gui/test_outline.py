@@ -200,3 +200,42 @@ def test_a_text_opened_is_outlined_at_once_and_typing_waits_for_a_pause(document
     qtbot.keyClick(window.editor, Qt.Key.Key_Return)
     assert len(_rows(window)) == 3 and window.outline.timer.isActive()  # a keystroke: after the pause
     qtbot.waitUntil(lambda: len(_rows(window)) == 4, timeout=REFRESH_MS * 10)
+
+
+CHAPTERS = "# One\n\nFirst words.\n\n# Two 🌊\n\nSecond words.\n\n# Three\n\nLast words."
+
+
+def test_alt_shift_down_moves_a_section_past_the_next_as_one_undo_step(document_window, qtbot) -> None:
+    window = document_window(text=CHAPTERS)  # the Outline hidden: the keys work all the same
+    editor = window.editor
+    place_cursor(window, CHAPTERS.index("First"))
+    assert [action.text() for action in window.outline.move_actions] == ["Move Section &Up", "Move Section Do&wn"]
+    assert all(action in window.edit_menu.actions() for action in window.outline.move_actions)
+    qtbot.keyClick(editor, Qt.Key.Key_Down, Qt.KeyboardModifier.AltModifier | Qt.KeyboardModifier.ShiftModifier)
+    moved = "# Two 🌊\n\nSecond words.\n\n# One\n\nFirst words.\n\n# Three\n\nLast words."
+    assert editor.plain_text() == moved
+    assert editor.textCursor().position() == len("# Two 🌊\n\nSecond words.\n\n") + 1  # on its heading; 🌊 is two
+    window.outline.toggle_action.trigger()
+    assert [title.strip() for title, _ in _rows(window)] == ["Two 🌊", "One", "Three"]
+    window.undo()
+    assert editor.plain_text() == CHAPTERS
+
+
+def test_the_last_section_moved_up_keeps_the_texts_ending_and_the_first_goes_no_higher(document_window) -> None:
+    window = document_window(text=CHAPTERS)
+    window.outline.toggle_action.trigger()
+    assert window.outline.move_section(2, up=True)
+    assert window.editor.plain_text() == "# One\n\nFirst words.\n\n# Three\n\nLast words.\n\n# Two 🌊\n\nSecond words."
+    assert not window.outline.move_section(0, up=True)
+    assert window.statusBar().currentMessage().startswith("“One” is the first section under its heading")
+
+
+def test_a_section_stays_put_while_a_draft_waits(document_window, qtbot) -> None:
+    window = document_window(text=CHAPTERS, candidates=1, max_denoising_steps=4)
+    select(window, "Second words")
+    window.rewrite_selection()
+    qtbot.waitUntil(lambda: window.run is not None and window.run.result is not None, timeout=SIGNAL_TIMEOUT_MS)
+    before = window.editor.plain_text()
+    assert not window.outline.move_section(0, up=False)
+    assert window.editor.plain_text() == before
+    assert "accept or reject the draft first" in window.statusBar().currentMessage()
