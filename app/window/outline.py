@@ -189,9 +189,12 @@ class OutlinePanel(SidePanel):
     def _later(self) -> None:
         if self.isVisible() and not self.host.editor.painting:  # a pass painted is not the writer's change: the
             # span's end is (accepted, or the original back). A whole text come in (a file opened, a long paste)
-            # is shown at once: the panel said "No headings yet" beside a book's first page while it waited.
+            # is shown at once: the panel said "No headings yet" beside a book's first page while it waited. At
+            # once, but after the change's own work: an opened file's name (a .txt's chapters, not # lines) is
+            # set after its text.
             if self._whole_text:
-                self.refresh()
+                self.timer.stop()
+                QTimer.singleShot(0, self.refresh)
             else:
                 self.timer.start()
         self._whole_text = False

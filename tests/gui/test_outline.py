@@ -191,10 +191,16 @@ def test_a_text_opened_is_outlined_at_once_and_typing_waits_for_a_pause(document
                                                                          qtbot) -> None:
     window = document_window(text="")
     window.outline.toggle_action.trigger()
+    novel = tmp_path / "novel.txt"
+    novel.write_text("CHAPTER I\n\n" + "Words. " * 400 + "\n\nCHAPTER II\n\nMore words.\n", encoding="utf-8")
+    assert window.open_path(novel)
+    assert not window.outline.timer.isActive()  # not waiting for a pause in typing
+    qtbot.waitUntil(lambda: [title for title, _ in _rows(window)] == ["CHAPTER I", "CHAPTER II"], timeout=200)
     book = tmp_path / "book.md"
     book.write_text(BOOK + "Words. " * 400, encoding="utf-8")
-    assert window.open_path(book)
-    assert [title.strip() for title, _ in _rows(window)] == ["Part One", "The Storm", "The Light"]  # no pause
+    assert window.open_path(book)  # read as Markdown now: its # lines, not chapter lines
+    qtbot.waitUntil(lambda: [title.strip() for title, _ in _rows(window)] == ["Part One", "The Storm", "The Light"],
+                    timeout=200)  # fmt: skip
     place_cursor(window, 0)
     qtbot.keyClicks(window.editor, "## Prologue")
     qtbot.keyClick(window.editor, Qt.Key.Key_Return)
