@@ -321,6 +321,7 @@ class OutlinePanel(SidePanel):
             entry.setShortcut(action.shortcut())
             entry.setEnabled(sibling(levels, index, up) is not None)
         menu.exec(self.tree.viewport().mapToGlobal(point))
+        self.mark_current()  # the right-click marked its row; the caret's section is the one to show
 
     def move_section(self, index: int, up: bool) -> bool:
         """Section ``index`` (the heading's, with everything under it) past its neighbour of its level before it
