@@ -9,11 +9,12 @@ import html
 from pathlib import Path
 from typing import Protocol
 
-from PySide6.QtCore import QEvent, QObject, QPoint
+from PySide6.QtCore import QEvent, QObject
 from PySide6.QtGui import QAction, QHelpEvent, QKeySequence, QTextCursor
 from PySide6.QtWidgets import QStatusBar, QToolTip
 
 from app.documents.footnotes import (
+    DEFINITION,
     REFERENCE,
     add_footnote,
     apply_edits,
@@ -22,6 +23,7 @@ from app.documents.footnotes import (
     footnote_words,
 )
 from app.window.editor_widget import RewriteEditor
+from app.window.hover_marks import mark_under
 from app.window.live_span import index_at, utf16_length
 from app.window.markdown_highlighter import is_markdown
 
@@ -73,18 +75,10 @@ class FootnoteCommand(QObject):
         editor = self.window.editor
         if not is_markdown(self.window.path):
             return None
-        cursor = editor.cursorForPosition(QPoint(x, y))
-        line = cursor.block().text()
-        at = index_at(line, cursor.positionInBlock())
-        reference = next((found for found in REFERENCE.finditer(line) if found.start() <= at <= found.end()), None)
-        if reference is None or line.lstrip().startswith(reference.group(0) + ":"):
-            return None
-        first, last = QTextCursor(cursor.block()), QTextCursor(cursor.block())  # on its letters, not past the line
-        first.setPosition(cursor.block().position() + utf16_length(line[: reference.start()]))
-        last.setPosition(cursor.block().position() + utf16_length(line[: reference.end()]))
-        start_rect, end_rect = editor.cursorRect(first), editor.cursorRect(last)
-        if not (start_rect.left() <= x <= end_rect.left() and start_rect.top() <= y <= end_rect.bottom()):
-            return None
+        reference = mark_under(editor, x, y, REFERENCE)
+        definition = DEFINITION.match(reference.string) if reference is not None else None
+        if reference is None or definition is not None and definition.start(1) == reference.start(1):
+            return None  # a definition's own label
         label = reference.group(1)
         words = footnote_words(editor.plain_text(), label)
         if words is None:

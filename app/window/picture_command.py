@@ -11,7 +11,7 @@ import html
 from pathlib import Path
 from typing import Protocol
 
-from PySide6.QtCore import QEvent, QObject, QPoint, QUrl
+from PySide6.QtCore import QEvent, QObject, QUrl
 from PySide6.QtGui import QAction, QDropEvent, QHelpEvent, QImage, QImageReader, QTextCursor
 from PySide6.QtWidgets import QFileDialog, QStatusBar, QToolTip, QWidget
 
@@ -26,6 +26,7 @@ from app.documents.picture_links import (
 from app.window.editor_widget import RewriteEditor
 from app.window.export_pictures import picture_path
 from app.window.file_drops import dropped_file
+from app.window.hover_marks import mark_under
 from app.window.live_span import index_at, utf16_length
 from app.window.markdown_highlighter import is_markdown
 
@@ -156,19 +157,8 @@ class PictureCommand(QObject):
         thumbnail, or where it was looked for; None off a picture or in a plain text."""
         if not is_markdown(self.window.path):
             return None
-        editor = self.window.editor
-        cursor = editor.cursorForPosition(QPoint(x, y))
-        block = cursor.block()
-        line = block.text()
-        at = index_at(line, cursor.positionInBlock())
-        found = next((match for match in PICTURE.finditer(line) if match.start() <= at <= match.end()), None)
+        found = mark_under(self.window.editor, x, y, PICTURE)
         if found is None:
-            return None
-        first, last = QTextCursor(block), QTextCursor(block)  # on its letters, not past the line's end
-        first.setPosition(block.position() + utf16_length(line[: found.start()]))
-        last.setPosition(block.position() + utf16_length(line[: found.end()]))
-        start_rect, end_rect = editor.cursorRect(first), editor.cursorRect(last)
-        if end_rect.top() == start_rect.top() and not start_rect.left() <= x <= end_rect.left():
             return None
         name = found.group("bracketed") or found.group("bare")
         path = picture_path(name, self.folder())
