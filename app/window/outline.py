@@ -161,7 +161,7 @@ class OutlinePanel(SidePanel):
         self.visibilityChanged.connect(self._shown)
         self.toggle_action.setStatusTip("The document's headings beside the text, each section's words counted")
         self.move_actions: list[QAction] = []
-        for text, keys, up in (("Move Section &Up", "Alt+Shift+Up", True), ("Move Section Do&wn", "Alt+Shift+Down",
+        for text, keys, up in (("M&ove Section Up", "Alt+Shift+Up", True), ("Move Section &Down", "Alt+Shift+Down",
                                                                               False)):  # fmt: skip
             action = QAction(text, parent)
             action.setShortcut(QKeySequence(keys))

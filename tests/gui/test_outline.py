@@ -215,7 +215,7 @@ def test_alt_shift_down_moves_a_section_past_the_next_as_one_undo_step(document_
     window = document_window(text=CHAPTERS)  # the Outline hidden: the keys work all the same
     editor = window.editor
     place_cursor(window, CHAPTERS.index("First"))
-    assert [action.text() for action in window.outline.move_actions] == ["Move Section &Up", "Move Section Do&wn"]
+    assert [action.text() for action in window.outline.move_actions] == ["M&ove Section Up", "Move Section &Down"]
     assert all(action in window.edit_menu.actions() for action in window.outline.move_actions)
     qtbot.keyClick(editor, Qt.Key.Key_Down, Qt.KeyboardModifier.AltModifier | Qt.KeyboardModifier.ShiftModifier)
     moved = "# Two 🌊\n\nSecond words.\n\n# One\n\nFirst words.\n\n# Three\n\nLast words."
