@@ -88,7 +88,7 @@ class FileCommands(QMainWindow):
         self.saved_versions_action.setStatusTip("Every version of this file Redraft saved: one back in the editor")
         self.export_action = action("&Export as PDF…", self.export_pdf)
         self.export_word_action = action("Export as &Word Document…", self.export_word)
-        self.export_epub_action = action("Export as &EPUB E-book…", lambda: self._export("Export as EPUB", ".epub",
+        self.export_epub_action = action("Export as EP&UB E-book…", lambda: self._export("Export as EPUB", ".epub",
                                                                                       "EPUB e-book (*.epub)"))
         self.quit_action = action("&Quit", self.close, StandardKey.Quit)
         file_menu = menus.addMenu("&File")

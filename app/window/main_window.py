@@ -182,7 +182,7 @@ class MainWindow(ActionStates):
             rewrap_paragraphs(self.editor), 8000), "Alt+Q")  # fmt: skip
         self.rewrap_action.setToolTip("Wrap the paragraph at the cursor again at the document's width")
         self.zoom_in_action = a("Zoom &In", lambda: self.zoom(+1), StandardKey.ZoomIn)
-        self.zoom_out_action = a("Zoom &Out", lambda: self.zoom(-1), StandardKey.ZoomOut)
+        self.zoom_out_action = a("Zoom O&ut", lambda: self.zoom(-1), StandardKey.ZoomOut)
         self.zoom_reset_action = a("&Actual Size", lambda: self.zoom(None), "Ctrl+0")
         self.rewrite_action = a("&Rewrite Selection", self.rewrite_selection, "Ctrl+R", "rewrite")
         self.rewrite_action.setIconText("Rewrite")

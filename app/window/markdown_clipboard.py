@@ -245,7 +245,7 @@ class MarkdownClipboard(QPlainTextEdit):
     def add_paste_plain(self, menu: QMenu, before: QAction) -> QAction:
         """Edit ▸ Paste Without Formatting, put in ``menu`` before ``before`` (Ctrl+Alt+V: Word's Paste Special
         keys; Ctrl+Shift+V, a browser's, is Rewrite ▸ Versions… here)."""
-        action = QAction("Paste &Without Formatting", self.window())
+        action = QAction("Paste W&ithout Formatting", self.window())
         action.setShortcut(QKeySequence(PASTE_PLAIN_KEYS))
         action.setStatusTip("Paste the clipboard's plain text: no headings, emphasis or links from what was copied")
         action.triggered.connect(lambda _checked=False: self.paste_plain())

@@ -51,7 +51,7 @@ class Printing(QObject):
         self.print_action.setShortcut(QKeySequence(QKeySequence.StandardKey.Print))
         self.print_action.setStatusTip("Print the document, set on pages as Export as PDF sets it")
         self.print_action.triggered.connect(self.print_document)
-        self.preview_action = QAction("Print Pre&view…", parent)
+        self.preview_action = QAction("Prin&t Preview…", parent)
         self.preview_action.setStatusTip("See the pages as they will print, and print them from there")
         self.preview_action.triggered.connect(self.preview)
         self._printer: QPrinter | None = None

@@ -3,6 +3,7 @@ window (offscreen, on the tiny model)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -11,7 +12,7 @@ import pytest
 from gui_helpers import DOCUMENT, SIGNAL_TIMEOUT_MS, PassRecorder, place_cursor, select
 from PySide6.QtCore import QPoint, QRect, QSize, Qt
 from PySide6.QtGui import QAction, QColor, QFont, QPalette, QTextCharFormat, QTextCursor
-from PySide6.QtWidgets import QMessageBox, QToolBar, QToolButton
+from PySide6.QtWidgets import QMenu, QMenuBar, QMessageBox, QToolBar, QToolButton
 
 from app.rewrite.drafts_panel import EMPTY_HINT, hesitant_color
 from app.rewrite.worker import PaintedPass
@@ -67,6 +68,26 @@ def test_every_shortcut_belongs_to_one_action_and_help_lists_each_once(make_wind
     listed = [row for row in rows if row in owners and row not in ("Return", "Esc")]
     assert len(listed) == len(set(listed)), sorted(row for row in listed if listed.count(row) > 1)
     assert rows[rows.index("Fill Gaps in Selection") + 1] != rows[rows.index("Fill Gap at Cursor") + 1]
+
+
+def test_each_menus_letters_are_its_own(make_window) -> None:
+    # Alt+E, then W: Paste Without Formatting and Rewrap Paragraph shared the letter, so it took two presses and
+    # an Enter; File's Saved Versions and Print Preview, EPUB and PDF, and View's Zoom Out and Outline did too.
+    window = make_window(wait_for_model=False)
+
+    def clashes(menu: QMenu | QMenuBar, path: str) -> list[str]:
+        letters: dict[str, list[str]] = {}
+        found = []
+        for action in menu.actions():
+            if (letter := re.search(r"&([^&])", action.text())) is not None:
+                letters.setdefault(letter.group(1).lower(), []).append(action.text())
+            if action.menu() is not None:
+                found += clashes(action.menu(), f"{path} ▸ {action.text()}")
+        return found + [f"{path}: {names}" for names in letters.values() if len(names) > 1]
+
+    top = [action.menu() for action in window.menuBar().actions()]
+    assert [clash for menu in top for clash in clashes(menu, menu.title())] == []
+    assert clashes(window.menuBar(), "menu bar") == []
 
 
 def _formats(window: MainWindow, line: int) -> list[tuple[str, QTextCharFormat]]:
