@@ -309,6 +309,7 @@ class OutlinePanel(SidePanel):
 
     def _offer_moves(self, point: QPoint) -> None:
         """A right-click on a heading: Move Section Up and Down for that section."""
+        self._fresh()  # typed since the rows were made: the rows as the text stands, before one is chosen
         item = self.tree.itemAt(point)
         if item is None:
             return
@@ -324,16 +325,16 @@ class OutlinePanel(SidePanel):
         self.mark_current()  # the right-click marked its row; the caret's section is the one to show
 
     def move_section(self, index: int, up: bool) -> bool:
-        """Section ``index`` (the heading's, with everything under it) past its neighbour of its level before it
-        (``up``) or after it, as one undo step, the caret on its heading; whether it moved."""
-        self._fresh()
+        """Section ``index`` of the headings as last found (the heading's, with everything under it) past its
+        neighbour of its level before it (``up``) or after it, as one undo step, the caret on its heading; whether
+        it moved."""
         editor = self.host.editor
         say = self.host.statusBar().showMessage
-        if not 0 <= index < len(self.found):
-            say("The cursor is in no section: a heading starts one.", 6000)
-            return False
         if editor.live_span is not None or editor.isReadOnly():
             say(WHILE_REWRITING, 6000)
+            return False
+        if not 0 <= index < len(self.found):
+            say("The cursor is in no section: a heading starts one.", 6000)
             return False
         text = editor.plain_text()
         positions = [heading.position for heading in self.found]

@@ -163,11 +163,11 @@ class PictureCommand(QObject):
         name = found.group("bracketed") or found.group("bare")
         path = picture_path(name, self.folder())
         if path is None:
-            return html.escape(f"{name}: on the web or, in an unsaved document, beside nothing yet")
+            return f"<p>{html.escape(name)}: on the web or, in an unsaved document, beside nothing yet</p>"
         reader = QImageReader(str(path))
         size = reader.size()
         if not path.is_file() or not reader.canRead() or size.isEmpty():
-            return html.escape(f"No picture Redraft can read at {path}")
+            return f"<p>No picture Redraft can read at {html.escape(str(path))}</p>"  # rich: a name's & stays &
         scale = min(1.0, THUMBNAIL / max(size.width(), size.height()))
         width, height = max(1, round(size.width() * scale)), max(1, round(size.height() * scale))
         source = QUrl.fromLocalFile(str(path)).toString()

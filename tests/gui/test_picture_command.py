@@ -76,7 +76,7 @@ def test_the_mouse_on_a_picture_shows_it_or_says_where_it_was_looked_for(make_wi
     shown = shown_over("![The map]")
     assert shown is not None and QUrl.fromLocalFile(str(tmp_path / "images" / "map.png")).toString() in shown
     assert 'width="320" height="160"' in shown and "The map" in shown  # a thumbnail, its shape kept
-    assert shown_over("![Gone]") == f"No picture Redraft can read at {tmp_path / 'images' / 'gone.png'}"
+    assert shown_over("![Gone]") == f"<p>No picture Redraft can read at {tmp_path / 'images' / 'gone.png'}</p>"
     assert shown_over("Text.") is None
 
 
