@@ -56,7 +56,7 @@ from app.window.docx_parts import (
     relationships_xml,
     styles_xml,
 )
-from app.window.export_pictures import Pictures
+from app.window.export_pictures import FIGURE_PART, Pictures, picture_words
 from app.window.pdf_export import MARGIN_MM, paper_for, read_markdown
 from app.window.title_page import TITLE_PART, describe, put_title_page
 from model.edit.wrapping import wrap_width
@@ -82,6 +82,7 @@ class Run:
     code: bool = False
     link: str = ""  # a hyperlink's address
     picture: str = ""  # a picture's file name, as the Markdown gives it (the run has no text)
+    alt: str = ""  # its words in the brackets: what a screen reader says for it
     raised: bool = False  # superscript: a footnote's number where notes are endnotes (the e-book's)
 
 
@@ -190,6 +191,8 @@ def _paragraph(block: QTextBlock, numbering: dict[int, int], lists: Lists) -> Pa
         paragraph.style = str(form.property(TITLE_PART))
         for run in paragraph.runs:  # its bold and italic are its style's (the words are plain: front_matter)
             run.bold = run.italic = False
+    elif form.hasProperty(FIGURE_PART):  # a picture alone in its paragraph, and its caption: a figure
+        paragraph.style = str(form.property(FIGURE_PART))
     elif form.headingLevel():
         paragraph.style = f"Heading{min(form.headingLevel(), 6)}"
     elif form.hasProperty(QTextFormat.Property.BlockCodeFence):
@@ -222,7 +225,8 @@ def _runs(block: QTextBlock) -> list[Run]:
         form: QTextCharFormat = fragment.charFormat()
         text = fragment.text().replace("\ufffc", "")  # an image's place
         if form.isImageFormat():
-            runs.append(Run("", picture=form.toImageFormat().name()))
+            image = form.toImageFormat()
+            runs.append(Run("", picture=image.name(), alt=picture_words(image)))
         if text:
             runs.append(Run(
                 text, bold=form.fontWeight() >= QFont.Weight.DemiBold, italic=form.fontItalic(),
@@ -292,7 +296,7 @@ class _Writer:
 
     def run(self, run: Run, bold: bool = False) -> str:
         if run.picture:  # in line; where it cannot be read, its name in brackets marks the place
-            return self.pictures.run_xml(run.picture) or self.run(Run(f"[{run.picture}]", italic=True))
+            return self.pictures.run_xml(run.picture, run.alt) or self.run(Run(f"[{run.picture}]", italic=True))
         if SIGN.search(run.text):  # a tracked change begins or ends in it: each piece as its change has it
             return "".join(self.run(replace(run, text=piece), bold) for piece in self.revisions.pieces(run.text))
         for extra in self.extras:  # a comment's or a footnote's mark (docx_marks): its XML between the words

@@ -25,7 +25,7 @@ from app.documents.fileio import save_bytes
 from app.documents.front_matter import without_front_matter
 from app.window.docx_export import CODE, Lists, Paragraph, Run, Table, markdown_body, plain_paragraphs
 from app.window.docx_marks import NOT_XML
-from app.window.export_pictures import read_picture
+from app.window.export_pictures import FIGURE_PARTS, read_picture
 from app.window.pdf_export import typeset
 from app.window.title_page import describe
 
@@ -59,6 +59,8 @@ img { max-width: 100%; }
 .title { font-size: 2em; font-weight: bold; text-align: center; margin: 3em 0 0.5em; }
 .subtitle { font-size: 1.4em; font-style: italic; text-align: center; }
 .author, .date { text-align: center; }
+.figure { text-align: center; margin: 1em 0 0.3em; }
+.caption { text-align: center; font-style: italic; font-size: 0.9em; margin: 0 0 1em; }
 .date { margin-bottom: 3em; }
 """
 TITLE_PARTS = ("Title", "Subtitle", "Author", "Date")  # title_page's, as classes
@@ -114,7 +116,7 @@ def _runs(runs: list[Run], book: Book, bold_already: bool = False) -> str:
     for run in runs:
         if run.picture:
             file = book.picture(run.picture)
-            out.append(f"<img src={quoteattr('../' + file)} alt={quoteattr(run.picture)}/>" if file
+            out.append(f"<img src={quoteattr('../' + file)} alt={quoteattr(run.alt or run.picture)}/>" if file
                        else escape(run.picture))  # fmt: skip
             continue
         html = escape(run.text).replace("\u2028", "<br/>")
@@ -185,7 +187,7 @@ def xhtml_body(parts: list[Paragraph | Table], lists: Lists, book: Book, anchors
             level = part.style[-1]
             anchor = f" id={quoteattr(anchors.pop(0))}" if anchors else ""  # none in a copied passage's
             out.append(f"<h{level}{anchor}>{_runs(part.runs, book, bold_already=True)}</h{level}>")
-        elif part.style in TITLE_PARTS:
+        elif part.style in TITLE_PARTS or part.style in FIGURE_PARTS:
             out.append(f'<p class="{part.style.lower()}">{_runs(part.runs, book)}</p>')  # its class is its look
         elif part.rule:
             out.append("<hr/>")

@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from xml.sax.saxutils import quoteattr
 
-from PySide6.QtCore import QBuffer, QIODevice, QUrl
-from PySide6.QtGui import QImage
+from PySide6.QtCore import QBuffer, QIODevice, Qt, QUrl
+from PySide6.QtGui import QImage, QTextBlockFormat, QTextCharFormat, QTextCursor, QTextDocument, QTextFormat
 
 R = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
 DRAWING = "http://schemas.openxmlformats.org/drawingml/2006/main"
@@ -24,6 +24,46 @@ SCREEN_DPI = 96  # a picture that does not say its resolution is sized as a scre
 MAX_PICTURE_BYTES = 64 * 1024 * 1024  # past this a "picture" is not one a manuscript holds
 # Word shows these as they are; anything else Qt reads goes in as PNG.
 KEPT = {b"\x89PNG": ("png", "image/png"), b"\xff\xd8\xff": ("jpeg", "image/jpeg"), b"GIF8": ("gif", "image/gif")}
+
+
+# A figure's blocks (set_figures): "Figure" the picture's paragraph, "Caption" the words under it; the Word export
+# gives them styles of those names, the e-book classes.
+FIGURE_PART = QTextFormat.Property.UserProperty + 42
+FIGURE_PARTS = ("Figure", "Caption")
+OBJECT = "\ufffc"  # the character a picture stands on in Qt's text
+# What stands in a picture's empty brackets for Qt's Markdown reader, which drops a picture with none.
+NO_WORDS = "\u200b"
+
+
+def picture_words(image: QTextFormat) -> str:
+    """A picture's words, from its Markdown brackets ("" for none)."""
+    alt = image.property(QTextFormat.Property.ImageAltText)
+    return alt.replace(NO_WORDS, "").strip() if isinstance(alt, str) else ""
+
+
+def set_figures(document: QTextDocument) -> None:
+    """A picture alone in its paragraph, with words in its brackets (``![The bay in 1877](map.png)``), set as a
+    figure, as Pandoc sets one: the picture centred and its caption under it, centred in italic. A picture
+    inside a sentence, or with empty brackets, stays as it is."""
+    block = document.begin()
+    while block.isValid():
+        after = block.next()
+        image = block.begin().fragment().charFormat() if block.text() == OBJECT else None
+        caption = picture_words(image) if image is not None and image.isImageFormat() else ""
+        if caption:
+            cursor = QTextCursor(block)
+            figure = QTextBlockFormat(block.blockFormat())
+            figure.setAlignment(Qt.AlignmentFlag.AlignHCenter)
+            figure.setProperty(FIGURE_PART, "Figure")
+            cursor.setBlockFormat(figure)
+            cursor.movePosition(QTextCursor.MoveOperation.EndOfBlock)
+            words = QTextCharFormat()
+            words.setFontItalic(True)
+            under = QTextBlockFormat(figure)
+            under.setProperty(FIGURE_PART, "Caption")
+            cursor.insertBlock(under, words)
+            cursor.insertText(caption, words)
+        block = after
 
 
 @dataclass
@@ -88,8 +128,9 @@ class Pictures:
     media: dict[str, int] = field(default_factory=dict)  # name -> its number in word/media: read and stored once
     drawings: int = 0  # every placement needs an id of its own, a picture named twice too
 
-    def run_xml(self, name: str) -> str | None:
-        """A run holding the picture ``name`` in line, or None (and ``name`` in ``missing``) where it cannot."""
+    def run_xml(self, name: str, alt: str = "") -> str | None:
+        """A run holding the picture ``name`` in line, described by ``alt`` (else its file's name), or None (and
+        ``name`` in ``missing``) where it cannot."""
         if name in self.missing:
             return None
         if name not in self.media:
@@ -107,7 +148,7 @@ class Pictures:
         room = self.text_width_twips * EMU_PER_TWIP
         if width > room:  # scaled down to the text's width, its shape kept
             width, height = room, round(height * room / width)
-        label = quoteattr(Path(QUrl(name).path() or name).name)
+        label = quoteattr(alt.strip() or Path(QUrl(name).path() or name).name)
         extent = f'cx="{width}" cy="{height}"'
         return (
             f'<w:r><w:drawing><wp:inline distT="0" distB="0" distL="0" distR="0"><wp:extent {extent}/>'

@@ -45,7 +45,8 @@ from app.documents.word_count import without_notes
 from app.window.docx_changes import ADDED, ADDED_END, REMOVED, REMOVED_END, mark_changes
 from app.window.docx_footnotes import MARK as FOOTNOTE_MARK
 from app.window.docx_footnotes import Footnotes
-from app.window.export_pictures import Picture, read_picture
+from app.window.docx_marks import lines_outside_code
+from app.window.export_pictures import FIGURE_PART, NO_WORDS, Picture, read_picture, set_figures
 from app.window.theme import change_colors, prose_families
 from app.window.title_page import describe, put_title_page
 
@@ -124,9 +125,15 @@ def read_markdown(document: QTextDocument, text: str) -> None:
     tag it did not know (a writer's "<angle>") swallow the rest of the document. HTML comments, notes to self that
     Markdown never shows, are left out. The front matter was taken off before (``title_page.describe``): a text
     that still opens with ``---`` opens with a rule, which Qt (6.10 and later) would take, with every word up to
-    the next ``---``, for front matter and drop."""
+    the next ``---``, for front matter and drop. A picture with nothing in its brackets (``![](map.png)``, as
+    other editors paste them) is read too: Qt's reader left it out of every export, unsaid."""
     features = QTextDocument.MarkdownFeature.MarkdownDialectGitHub | QTextDocument.MarkdownFeature.MarkdownNoHTML
-    document.setMarkdown(LEADING_RULE.sub("***", without_notes(text), count=1), features)
+    text = LEADING_RULE.sub("***", without_notes(text), count=1)
+    if "![](" in text:
+        text = "\n".join(line.replace("![](", f"![{NO_WORDS}](") if prose else line
+                          for line, prose in lines_outside_code(text))  # fmt: skip
+    document.setMarkdown(text, features)
+    set_figures(document)
 
 
 def _endnotes(document: QTextDocument, notes: list[str]) -> None:
@@ -193,7 +200,10 @@ def place_pictures(document: QTextDocument, folder: Path | None, room: QSizeF) -
             continue
         document.addResource(QTextDocument.ResourceType.ImageResource.value, QUrl(form.name()), picture.image)
         width, height = picture.width_inches * LAYOUT_DPI, picture.height_inches * LAYOUT_DPI
-        scale = min(1.0, room.width() / width, room.height() * 0.95 / height)  # a line's room left below it
+        # A line's room left below it; a figure's caption, which stays with it, two more.
+        figure = document.findBlock(position).blockFormat().hasProperty(FIGURE_PART)
+        tallest = room.height() * (0.85 if figure else 0.95)
+        scale = min(1.0, room.width() / width, tallest / height)
         sized = QTextImageFormat(form)
         sized.setWidth(width * scale)
         sized.setHeight(height * scale)

@@ -277,3 +277,46 @@ def test_markdown_footnotes_become_words_own_footnotes(document_window, tmp_path
         "[^1]: First note, with *emphasis* and `code`.\n[^2]: Second \\* note.\n"
         "[^3]: First note, with *emphasis* and `code`.\n"
     )  # and back: Word's numbers as the labels
+
+
+def test_a_picture_alone_with_words_is_a_figure_in_every_export(document_window, tmp_path: Path) -> None:
+    import zipfile
+
+    from PySide6.QtCore import Qt
+    from PySide6.QtGui import QColor, QImage, QTextFormat
+
+    from app.window.export_pictures import FIGURE_PART
+    from app.window.pdf_export import typeset
+
+    image = QImage(120, 80, QImage.Format.Format_RGB32)
+    image.fill(QColor("teal"))
+    assert image.save(str(tmp_path / "bay.png"))
+    text = "Before.\n\n![The bay in 1877](bay.png)\n\nIn a line ![inline](bay.png) here.\n\n![](bay.png)\n"
+    # Typeset (the PDF's, the e-book's, a copy's): the picture centred, its caption under it in italic.
+    document = typeset(text, markdown=True)
+    blocks = []
+    block = document.begin()
+    while block.isValid():
+        blocks.append((block.text(), block.blockFormat().property(FIGURE_PART), block.blockFormat().alignment()))
+        block = block.next()
+    assert [(words, part) for words, part, _ in blocks] == [
+        ("Before.", None), ("\ufffc", "Figure"), ("The bay in 1877", "Caption"),
+        ("In a line \ufffc here.", None), ("\ufffc", None),  # in a sentence, or no words: no figure
+    ]  # fmt: skip
+    assert all(align & Qt.AlignmentFlag.AlignHCenter for _, part, align in blocks if part)
+    caption = document.findBlockByNumber(2)
+    assert caption.begin().fragment().charFormat().fontItalic()
+    assert caption.previous().begin().fragment().charFormat().toImageFormat().property(
+        QTextFormat.Property.ImageAltText) == "The bay in 1877"
+    # Word: Word's Figure and Caption styles, the picture described by its caption for a screen reader.
+    word = export(document_window(), tmp_path, "bay.md", text)
+    styled = [(paragraph.style.name, paragraph.text) for paragraph in word.paragraphs]
+    assert ("Figure", "") in styled and ("Caption", "The bay in 1877") in styled
+    assert word.inline_shapes[0]._inline.docPr.get("descr") == "The bay in 1877"
+    assert len(word.inline_shapes) == 3  # the one with empty brackets too: Qt's reader dropped it, unsaid
+    # The e-book: the same, as classes, and the caption as the picture's alt text.
+    window = document_window()
+    assert window.open_path(tmp_path / "bay.md") and window.export_to(tmp_path / "bay.epub")
+    page = zipfile.ZipFile(tmp_path / "bay.epub").read("OEBPS/text/part0.xhtml").decode()
+    assert '<p class="figure"><img src="../images/picture1.png" alt="The bay in 1877"/></p>' in page
+    assert '<p class="caption"><em>The bay in 1877</em></p>' in page
