@@ -3,7 +3,14 @@ in order keeps, named notes left as they are, code left alone, and the way betwe
 
 from __future__ import annotations
 
-from app.documents.footnotes import add_footnote, apply_edits, definition_at, footnote_partner, footnote_words
+from app.documents.footnotes import (
+    add_footnote,
+    apply_edits,
+    definition_at,
+    footnote_partner,
+    footnote_words,
+    renumbering,
+)
 
 NOTES = "A storm came.[^1] The sea rose.[^2] Then it fell.\n\n[^1]: Of 1703.\n[^2]: By nine feet.\n"
 
@@ -83,3 +90,21 @@ def test_a_notes_words_are_read_with_its_indented_lines() -> None:
     assert footnote_words(text, "1") == "First, at length."
     assert footnote_words(text, "b") == ""  # defined, not yet written
     assert footnote_words(text, "9") is None
+
+
+def test_renumbering_puts_moved_notes_back_in_order_and_sorts_their_lines() -> None:
+    # Chapter Two (notes 3, 4) moved above Chapter One (1, 2) by Edit ▸ Move Section Up.
+    moved = ("# Two\n\nC.[^3] D.[^4]\n\n# One\n\nA.[^1] B.[^2] Again A.[^1]\n\n"
+             "[^1]: one\n[^2]: two\n    more of two\n[^3]: three, see [^1]\n[^4]: four\n")  # fmt: skip
+    fixed = apply_edits(moved, renumbering(moved))
+    assert fixed == ("# Two\n\nC.[^1] D.[^2]\n\n# One\n\nA.[^3] B.[^4] Again A.[^3]\n\n"
+                     "[^1]: three, see [^3]\n[^2]: four\n[^3]: one\n[^4]: two\n    more of two\n")  # fmt: skip
+    assert renumbering(fixed) == ()  # in order: nothing to do
+
+
+def test_renumbering_keeps_named_notes_and_scattered_lines_where_they_are() -> None:
+    text = "B.[^2] S.[^smith] A.[^1]\n\n[^2]: two\n\nProse between.\n\n[^smith]: Smith\n[^1]: one\n"
+    fixed = apply_edits(text, renumbering(text))
+    assert fixed == "B.[^1] S.[^smith] A.[^2]\n\n[^1]: two\n\nProse between.\n\n[^smith]: Smith\n[^2]: one\n"
+    unreferred = "A.[^2]\n\n[^2]: two\n[^1]: never referred to\n"
+    assert apply_edits(unreferred, renumbering(unreferred)) == "A.[^1]\n\n[^1]: two\n[^2]: never referred to\n"

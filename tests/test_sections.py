@@ -44,3 +44,16 @@ def test_the_first_or_last_under_its_heading_goes_no_further() -> None:
     assert _moved(0, up=True) is None and _moved(3, up=False) is None
     assert sibling(LEVELS, 4, up=True) is None  # The Calm's nearest before is Part Two, its parent
     assert section_end(STARTS, LEVELS, 0, len(BOOK)) == STARTS[3]  # a part ends where the next part starts
+
+
+def test_the_notes_at_the_texts_end_stay_there_when_the_last_chapter_moves() -> None:
+    from app.documents.footnotes import notes_start
+
+    text = "# One\n\nA.[^1]\n\n# Two\n\nB.[^2]\n\n[^1]: first\n\n[^2]: second\n    more\n"
+    assert text[notes_start(text) :] == "[^1]: first\n\n[^2]: second\n    more\n"
+    assert notes_start("# One\n\nA.[^1]\n\n[^1]: first\n\nAfter the notes.\n") == len(
+        "# One\n\nA.[^1]\n\n[^1]: first\n\nAfter the notes.\n")  # notes not at the end: none to keep
+    move = move_section(text, [0, text.index("# Two")], [1, 1], 1, up=True, sections_end=notes_start(text))
+    assert move is not None
+    assert text[: move.start] + move.text + text[move.end :] == (
+        "# Two\n\nB.[^2]\n\n# One\n\nA.[^1]\n\n[^1]: first\n\n[^2]: second\n    more\n")

@@ -104,7 +104,8 @@ never printed: every export opens with its title block and names its title and a
 Where it names no author, your name in <b>Settings ▸ Documents</b> does.</p>
 <p><b>Format ▸ Footnote</b> (Ctrl+Alt+F) puts a footnote where the cursor is, <code>[^1]</code>, and takes you to
 its line at the end of the text to type the note; the same keys take you back. Notes numbered in order stay in
-order: one put in before others takes its place's number, and theirs move up. <b>Format ▸ Picture…</b>, or a
+order: one put in before others takes its place's number, and theirs move up; <b>Format ▸ Renumber
+Footnotes</b> puts them in order again after a cut and paste. <b>Format ▸ Picture…</b>, or a
 picture file dragged onto the text, puts a picture in as a paragraph of its own,
 <code>![a caption](images/map.png)</code>; the mouse resting on that line shows the picture.</p>
 <p><b>Copy</b> in a Markdown document keeps the passage's look where you paste it: a word processor, a mail or a

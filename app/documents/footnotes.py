@@ -10,7 +10,12 @@ and its definition goes in among the others in that order. A text that names its
 them in another order keeps every label; the new note takes the next free number and its definition goes last.
 
 The same key goes between a note's two halves: on a reference, to the definition's words; on a definition's
-line, back to where the text refers to it."""
+line, back to where the text refers to it.
+
+Format ▸ Renumber Footnotes puts numbered notes back in order after a cut and paste or Edit ▸ Move Section put
+them out of it (``[^5]`` before ``[^3]``): each numbered label becomes its note's place in the order the text first
+refers to them, in the text and on the notes' lines, and notes' lines that stand together are sorted so too. Named
+notes keep their names."""
 
 from __future__ import annotations
 
@@ -199,3 +204,81 @@ def _at_the_end(text: str, lines: list[_Line], at: int) -> tuple[int, str]:
         return at, "\n\n"
     last = next(line for line in reversed(lines) if line.start <= end and line.text.strip())
     return end, "\n" if last.prose and DEFINITION.match(last.text) else "\n\n"
+
+
+def renumbering(text: str) -> tuple[TextEdit, ...]:
+    """The edits that number the numbered notes 1, 2, 3… in the order the text first refers to them (a number no
+    reference uses comes after, in the order of its line) and sort the notes' lines where they stand together;
+    none where they are in order already."""
+    lines = _lines(text)
+    order = list(dict.fromkeys(reference.group(1) for line in lines for reference in _references(line)))
+    order += [label for label in _definitions(lines) if label not in order]
+    numbered = [label for label in order if label.isdigit()]
+    new_label = {label: str(number) for number, label in enumerate(numbered, start=1)}
+    edits: list[TextEdit] = []
+    block = _definition_block(lines)
+    for index, line in enumerate(lines):
+        if block is not None and block[0] <= index < block[1]:
+            continue  # rewritten whole below, sorted
+        definition = DEFINITION.match(line.text) if line.prose else None
+        for match in [*([definition] if definition else []), *_references(line)]:
+            label = match.group(1)
+            if new_label.get(label, label) != label:
+                edits.append(TextEdit(line.start + match.start(1), line.start + match.end(1), new_label[label]))
+    if block is not None:
+        records = _records(lines, *block)
+        relabelled = [REFERENCE.sub(lambda found: f"[^{new_label.get(found.group(1), found.group(1))}]", record)
+                      for _, record in records]  # fmt: skip
+        keys = [_sort_key(new_label.get(label, label)) for label, _ in records]
+        ordered = [record for _, record in sorted(zip(keys, relabelled, strict=True), key=lambda pair: pair[0])]
+        start, end = lines[block[0]].start, lines[block[1] - 1].start + len(lines[block[1] - 1].text)
+        if "\n".join(ordered) != text[start:end]:
+            edits.append(TextEdit(start, end, "\n".join(ordered)))
+    return tuple(sorted(edits, key=lambda edit: edit.start))
+
+
+def _sort_key(label: str) -> tuple[int, int, str]:
+    return (0, int(label), "") if label.isdigit() else (1, 0, label)
+
+
+def _definition_block(lines: list[_Line]) -> tuple[int, int] | None:
+    """The lines of the notes' lines where they all stand together (each note's line and its indented lines, one
+    after another, nothing between), else None: scattered notes keep their places."""
+    firsts = [index for index, line in enumerate(lines) if line.prose and DEFINITION.match(line.text)]
+    if len(firsts) < 2:
+        return None
+    end = firsts[0]
+    for first in firsts:
+        if first != end:
+            return None
+        end = first + 1
+        while end < len(lines) and CONTINUATION.match(lines[end].text):
+            end += 1
+    return firsts[0], end
+
+
+def _records(lines: list[_Line], start: int, end: int) -> list[tuple[str, str]]:
+    """Each note in lines ``start``…``end``: its label and its lines' text."""
+    records: list[tuple[str, list[str]]] = []
+    for line in lines[start:end]:
+        definition = DEFINITION.match(line.text)
+        if definition is not None:
+            records.append((definition.group(1), [line.text]))
+        else:
+            records[-1][1].append(line.text)
+    return [(label, "\n".join(texts)) for label, texts in records]
+
+
+def notes_start(text: str) -> int:
+    """Where the notes' lines at the text's end begin (blank lines between them allowed); the text's length where
+    it does not end with them."""
+    lines = _lines(text)
+    start = len(text)
+    for line in reversed(lines):
+        if not line.text.strip() or CONTINUATION.match(line.text):
+            continue
+        if not (line.prose and DEFINITION.match(line.text)):
+            break
+        start = line.start
+    return start
+

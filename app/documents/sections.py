@@ -36,15 +36,18 @@ def sibling(levels: list[int], index: int, up: bool) -> int | None:
     return found if found is not None and levels[found] == levels[index] else None
 
 
-def move_section(text: str, starts: list[int], levels: list[int], index: int, up: bool) -> SectionMove | None:
+def move_section(text: str, starts: list[int], levels: list[int], index: int, up: bool,
+                 sections_end: int | None = None) -> SectionMove | None:  # fmt: skip
     """Section ``index`` moved past its sibling before it (``up``) or after it; None where it has none there.
-    ``starts`` are the headings' first characters in ``text``, in order, and ``levels`` their levels."""
+    ``starts`` are the headings' first characters in ``text``, in order, and ``levels`` their levels;
+    ``sections_end`` where the last section ends (the text's end, or where its footnotes' lines begin, which
+    stay at the end whichever chapter is last)."""
     other = sibling(levels, index, up)
     if other is None:
         return None
     first, second = (other, index) if up else (index, other)
     first_start, second_start = starts[first], starts[second]
-    second_end = section_end(starts, levels, second, len(text))
+    second_end = section_end(starts, levels, second, len(text) if sections_end is None else sections_end)
     earlier, later = text[first_start:second_start], text[second_start:second_end]
     earlier_words, later_words = earlier.rstrip(), later.rstrip()
     between, ending = earlier[len(earlier_words) :], later[len(later_words) :]

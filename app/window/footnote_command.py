@@ -1,7 +1,8 @@
 """Format ▸ Footnote (Ctrl+Alt+F, Word's key for it): a Markdown footnote put in at the caret, its definition's
 line opened for the writer to type the note, as one undo step (the rules: ``app/documents/footnotes.py``). The
 same key on a footnote goes between its two halves: from ``[^2]`` in the text to its words, and back. The mouse
-resting on ``[^2]`` shows its words, as a word processor shows a note's."""
+resting on ``[^2]`` shows its words, as a word processor shows a note's. Format ▸ Renumber Footnotes numbers them
+in order again after a cut and paste or a moved section put them out of it."""
 
 from __future__ import annotations
 
@@ -16,11 +17,13 @@ from PySide6.QtWidgets import QStatusBar, QToolTip
 from app.documents.footnotes import (
     DEFINITION,
     REFERENCE,
+    TextEdit,
     add_footnote,
     apply_edits,
     definition_at,
     footnote_partner,
     footnote_words,
+    renumbering,
 )
 from app.window.editor_widget import RewriteEditor
 from app.window.hover_marks import mark_under
@@ -31,6 +34,7 @@ KEYS = "Ctrl+Alt+F"
 TOOLTIP_CHARACTERS = 60
 TIP = "Add a footnote at the cursor and type its words at the end (on a footnote: go to its words, and back)"
 WHILE_REWRITING = "A rewrite is open: accept or reject the draft first, then add the footnote."
+RENUMBER_TIP = "Number the footnotes 1, 2, 3… in the order the text refers to them, and their lines so"
 PLAIN_TEXT = "Footnotes are Markdown's ([^1]), and this is a plain-text file: save it as .md to add them."
 
 
@@ -53,6 +57,10 @@ class FootnoteCommand(QObject):
         self.action.setToolTip(TIP)
         self.action.setStatusTip(TIP)
         self.action.triggered.connect(lambda _checked=False: self.run())
+        self.renumber_action = QAction("&Renumber Footnotes", parent)
+        self.renumber_action.setToolTip(RENUMBER_TIP)
+        self.renumber_action.setStatusTip(RENUMBER_TIP)
+        self.renumber_action.triggered.connect(lambda _checked=False: self.renumber())
         window.editor.viewport().installEventFilter(self)  # the mouse resting on a reference: its words
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
@@ -111,21 +119,43 @@ class FootnoteCommand(QObject):
             self._say(WHILE_REWRITING)
             return False
         note = add_footnote(text, at)
-        document = editor.document()
-        cursors = []
-        for edit in note.edits:  # each edit's place as a cursor, which later edits' insertions move along
-            each = QTextCursor(document)
-            each.setPosition(utf16_length(text[: edit.start]))
-            each.setPosition(utf16_length(text[: edit.end]), QTextCursor.MoveMode.KeepAnchor)
-            cursors.append(each)
-        with editor.writer_edit():
-            for each, edit in zip(cursors, note.edits, strict=True):
-                each.insertText(edit.text)
+        self._apply(text, note.edits)
         self._place(apply_edits(text, note.edits), note.caret)
         moved = f" The {note.renumbered} after it moved up by one." if note.renumbered > 1 else (
             " The one after it is now " + str(int(note.label) + 1) + "." if note.renumbered else "")
         self._say(f"Footnote {note.label}: type its words here.{moved} {KEYS} goes back to the text.")
         return True
+
+    def renumber(self) -> bool:
+        """Format ▸ Renumber Footnotes, as one undo step; whether anything changed."""
+        editor = self.window.editor
+        if not is_markdown(self.window.path):
+            self._say(PLAIN_TEXT)
+            return False
+        if editor.live_span is not None or editor.isReadOnly():
+            self._say(WHILE_REWRITING.replace("add the footnote", "renumber the footnotes"))
+            return False
+        text = editor.plain_text()
+        edits = renumbering(text)
+        if not edits:
+            self._say("The footnotes are numbered in order already.")
+            return False
+        self._apply(text, edits)
+        self._say("Footnotes numbered in the order the text refers to them (Ctrl+Z puts them back).")
+        return True
+
+    def _apply(self, text: str, edits: tuple[TextEdit, ...]) -> None:
+        """``edits`` of ``text`` (the document's as it stands) as one undo step."""
+        editor = self.window.editor
+        cursors = []
+        for edit in edits:  # each edit's place as a cursor, which earlier edits' insertions move along
+            each = QTextCursor(editor.document())
+            each.setPosition(utf16_length(text[: edit.start]))
+            each.setPosition(utf16_length(text[: edit.end]), QTextCursor.MoveMode.KeepAnchor)
+            cursors.append(each)
+        with editor.writer_edit():
+            for each, edit in zip(cursors, edits, strict=True):
+                each.insertText(edit.text)
 
     def _place(self, text: str, index: int) -> None:
         editor = self.window.editor

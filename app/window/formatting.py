@@ -91,7 +91,8 @@ class Formatting(QObject):
         self.footnote.action.setData(FOOTNOTE_TIP)
         self.picture = PictureCommand(window, parent)  # also a picture file dropped on the text
         self.picture.action.setData(PICTURE_TIP)
-        for action in (self.footnote.action, self.picture.action):
+        self.footnote.renumber_action.setData(self.footnote.renumber_action.toolTip())
+        for action in (self.footnote.action, self.footnote.renumber_action, self.picture.action):
             self.menu.addAction(action)
             self.actions.append(action)
         self.menu.aboutToShow.connect(self.update_enabled)

@@ -32,6 +32,7 @@ from PySide6.QtWidgets import (
 
 from app.dialogs.side_panel import SidePanel
 from app.documents.critic_markup import marks, settle
+from app.documents.footnotes import notes_start, renumbering
 from app.documents.sections import move_section, sibling
 from app.documents.word_count import WordCounter, count_words, without_notes
 from app.window.editor_widget import RewriteEditor
@@ -339,7 +340,8 @@ class OutlinePanel(SidePanel):
         text = editor.plain_text()
         positions = [heading.position for heading in self.found]
         starts = positions if positions_are_indices(text) else [index_at(text, at) for at in positions]
-        move = move_section(text, starts, [heading.level for heading in self.found], index, up)
+        notes = notes_start(text) if is_markdown(self.host.path) else len(text)  # they stay at the end
+        move = move_section(text, starts, [heading.level for heading in self.found], index, up, notes)
         title = self.found[index].title
         if move is None:
             where = "first" if up else "last"
@@ -356,6 +358,9 @@ class OutlinePanel(SidePanel):
         editor.setTextCursor(caret)
         editor.centerCursor()
         self.refresh()
-        say(f"Moved “{title}” {'up' if up else 'down'} (Ctrl+Z puts it back).", 6000)
+        moved = text[: move.start] + move.text + text[move.end :]
+        hint = " Its footnotes are out of order now: Format ▸ Renumber Footnotes." if is_markdown(
+            self.host.path) and "[^" in move.text and renumbering(moved) else ""  # fmt: skip
+        say(f"Moved “{title}” {'up' if up else 'down'} (Ctrl+Z puts it back).{hint}", 8000)
         return True
 

@@ -108,3 +108,21 @@ def test_the_mouse_on_a_reference_shows_its_words(make_window, tmp_path: Path, q
     second = editor.plain_text().index("[^2]")
     assert command.words_at(*point_at(second, 3)).startswith("Footnote 2 has no words yet")
     assert command.words_at(*point_at(second + len("[^2]"), 200)) is None  # past the line's end, off the mark
+
+
+def test_a_moved_chapters_notes_are_renumbered_in_one_undo_step(document_window) -> None:
+    text = "# One\n\nA.[^1]\n\n# Two\n\nB.[^2]\n\n[^1]: first\n[^2]: second\n"
+    window = document_window(text=text)
+    window.outline.toggle_action.trigger()
+    assert window.outline.move_section(1, up=True)  # Two above One; the notes' lines stay at the end
+    moved = window.editor.plain_text()
+    assert moved == "# Two\n\nB.[^2]\n\n# One\n\nA.[^1]\n\n[^1]: first\n[^2]: second\n"
+    assert window.statusBar().currentMessage().endswith("out of order now: Format ▸ Renumber Footnotes.")
+    renumber = window.formatting.footnote.renumber_action
+    assert renumber in window.formatting.menu.actions() and renumber.isEnabled()
+    renumber.trigger()
+    assert window.editor.plain_text() == "# Two\n\nB.[^1]\n\n# One\n\nA.[^2]\n\n[^1]: second\n[^2]: first\n"
+    assert not window.formatting.footnote.renumber()  # in order now
+    assert window.statusBar().currentMessage() == "The footnotes are numbered in order already."
+    window.undo()
+    assert window.editor.plain_text() == moved
