@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import NamedTuple
 
-from app.documents.markdown_format import FENCE
+from app.documents.markdown_format import lines_outside_code
 
 DEFINITION = re.compile(r"^ {0,3}\[\^([^\]\s]+)\]:[ \t]*(.*)$")
 REFERENCE = re.compile(r"\[\^([^\]\s]+)\]")
@@ -50,8 +51,7 @@ class NewFootnote:
     renumbered: int  # how many later notes moved up by one
 
 
-@dataclass(frozen=True)
-class _Line:
+class _Line(NamedTuple):
     start: int
     text: str
     prose: bool  # not a fenced code block's line or fence
@@ -60,18 +60,22 @@ class _Line:
 def _lines(text: str) -> list[_Line]:
     lines: list[_Line] = []
     start = 0
-    fenced = False
-    for line in text.split("\n"):
-        fence = bool(FENCE.match(line))
-        fenced ^= fence
-        lines.append(_Line(start, line, not fenced and not fence))
+    for line, prose in lines_outside_code(text):
+        lines.append(_Line(start, line, prose))
         start += len(line) + 1
     return lines
 
 
+def _definition(line: _Line) -> re.Match[str] | None:
+    """A prose line's start as a note's definition, if it is one."""
+    if not line.prose or "[^" not in line.text:  # most lines of a novel: no regex to run
+        return None
+    return DEFINITION.match(line.text)
+
+
 def _references(line: _Line) -> list[re.Match[str]]:
     """A prose line's references; a definition's own label is none."""
-    if not line.prose:
+    if not line.prose or "[^" not in line.text:
         return []
     definition = DEFINITION.match(line.text)
     return list(REFERENCE.finditer(line.text, definition.end(1) + 2 if definition else 0))
@@ -81,7 +85,7 @@ def _definitions(lines: list[_Line]) -> dict[str, int]:
     """Each label's first definition: the index of its line."""
     found: dict[str, int] = {}
     for number, line in enumerate(lines):
-        if line.prose and (definition := DEFINITION.match(line.text)):
+        if definition := _definition(line):
             found.setdefault(definition.group(1), number)
     return found
 
@@ -96,10 +100,17 @@ def apply_edits(text: str, edits: tuple[TextEdit, ...]) -> str:
     return "".join(pieces) + text[at:]
 
 
+def _no_mark_at(text: str, at: int) -> bool:
+    """Whether the line ``at`` is on holds no footnote mark: then nothing of the rest needs reading."""
+    return "[^" not in text[text.rfind("\n", 0, at) + 1 : (text.find("\n", at) + 1 or len(text) + 1) - 1]
+
+
 def definition_at(text: str, at: int) -> str | None:
     """The label of the footnote whose definition's line ``at`` is on (outside code), else None."""
+    if _no_mark_at(text, at):
+        return None
     line = next(line for line in reversed(_lines(text)) if line.start <= at)
-    definition = DEFINITION.match(line.text) if line.prose else None
+    definition = _definition(line)
     return definition.group(1) if definition else None
 
 
@@ -123,9 +134,11 @@ def footnote_partner(text: str, at: int) -> tuple[int, str] | None:
     """Where the other half of the note at ``at`` is, and its label: from a reference (the caret in it or just after
     it) the start of its definition's words, from a definition's line the end of the text's first reference to it;
     None where ``at`` is on neither, or the other half is missing."""
+    if _no_mark_at(text, at):
+        return None
     lines = _lines(text)
     line = next(line for line in reversed(lines) if line.start <= at)
-    definition = DEFINITION.match(line.text) if line.prose else None
+    definition = _definition(line)
     if definition is not None:
         label = definition.group(1)
         return next(((each.start + reference.end(), label) for each in lines for reference in _references(each)
@@ -162,7 +175,7 @@ def add_footnote(text: str, at: int) -> NewFootnote:
         label = str(number)
         renumbered = len(labels) - number + 1
         for line in lines:  # every later label up by one, in the text and on the definitions' lines
-            definition = DEFINITION.match(line.text) if line.prose else None
+            definition = _definition(line)
             matches = [*([definition] if definition else []), *_references(line)]
             edits += [TextEdit(line.start + match.start(1), line.start + match.end(1), str(int(match.group(1)) + 1))
                       for match in matches if int(match.group(1)) >= number]  # fmt: skip
@@ -203,7 +216,7 @@ def _at_the_end(text: str, lines: list[_Line], at: int) -> tuple[int, str]:
     if at >= end:
         return at, "\n\n"
     last = next(line for line in reversed(lines) if line.start <= end and line.text.strip())
-    return end, "\n" if last.prose and DEFINITION.match(last.text) else "\n\n"
+    return end, "\n" if _definition(last) else "\n\n"
 
 
 def renumbering(text: str) -> tuple[TextEdit, ...]:
@@ -220,7 +233,7 @@ def renumbering(text: str) -> tuple[TextEdit, ...]:
     for index, line in enumerate(lines):
         if block is not None and block[0] <= index < block[1]:
             continue  # rewritten whole below, sorted
-        definition = DEFINITION.match(line.text) if line.prose else None
+        definition = _definition(line)
         for match in [*([definition] if definition else []), *_references(line)]:
             label = match.group(1)
             if new_label.get(label, label) != label:
@@ -244,7 +257,7 @@ def _sort_key(label: str) -> tuple[int, int, str]:
 def _definition_block(lines: list[_Line]) -> tuple[int, int] | None:
     """The lines of the notes' lines where they all stand together (each note's line and its indented lines, one
     after another, nothing between), else None: scattered notes keep their places."""
-    firsts = [index for index, line in enumerate(lines) if line.prose and DEFINITION.match(line.text)]
+    firsts = [index for index, line in enumerate(lines) if _definition(line)]
     if len(firsts) < 2:
         return None
     end = firsts[0]
@@ -277,7 +290,7 @@ def notes_start(text: str) -> int:
     for line in reversed(lines):
         if not line.text.strip() or CONTINUATION.match(line.text):
             continue
-        if not (line.prose and DEFINITION.match(line.text)):
+        if not _definition(line):
             break
         start = line.start
     return start

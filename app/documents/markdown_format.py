@@ -9,6 +9,7 @@ code points; the edit returned is those lines' new text and where the selection 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from enum import Enum
 
@@ -23,6 +24,17 @@ class Edit:
 
 
 FENCE = re.compile(r"^ {0,3}(```|~~~)")  # a fenced code block's opening or closing line
+
+
+def lines_outside_code(text: str) -> Iterator[tuple[str, bool]]:
+    """Each line of a Markdown ``text``, and whether it is prose: not a fenced code block's line or fence."""
+    fenced = False
+    for line in text.split("\n"):
+        if FENCE.match(line):
+            fenced = not fenced
+            yield line, False
+        else:
+            yield line, not fenced
 
 
 class Inline(Enum):

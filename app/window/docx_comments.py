@@ -17,7 +17,8 @@ from collections.abc import Iterator
 from xml.sax.saxutils import escape, quoteattr
 
 from app.documents.markdown_blocks import comment_note
-from app.window.docx_marks import NOT_XML, R, W, lines_outside_code
+from app.documents.markdown_format import lines_outside_code
+from app.window.docx_marks import NOT_XML, R, W
 
 NOTE = re.compile(r"<!--(.*?)-->")
 MARK = re.compile("\ue000(\\d+)\ue001")  # private use: no text a writer types has them

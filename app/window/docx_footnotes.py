@@ -18,7 +18,8 @@ from typing import Protocol
 from xml.sax.saxutils import escape
 
 from app.documents.footnotes import DEFINITION, REFERENCE
-from app.window.docx_marks import NOT_XML, R, W, lines_outside_code
+from app.documents.markdown_format import lines_outside_code
+from app.window.docx_marks import NOT_XML, R, W
 
 MARK = re.compile("\ue002(\\d+)\ue003")  # private use, and not the comments' marks
 SUPERSCRIPT = '<w:rPr><w:vertAlign w:val="superscript"/></w:rPr>'

@@ -5,10 +5,7 @@ and the writer puts that part's XML where each mark lands in a run's text."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from typing import Protocol
-
-from app.documents.markdown_format import FENCE
 
 W = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
 R = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
@@ -28,17 +25,6 @@ class MarkedPart(Protocol):
     def relationships(self) -> str: ...
 
     def parts(self) -> dict[str, str]: ...
-
-
-def lines_outside_code(text: str) -> Iterator[tuple[str, bool]]:
-    """Each line of a Markdown ``text``, and whether it is prose: not a fenced code block's line or fence."""
-    fenced = False
-    for line in text.split("\n"):
-        if FENCE.match(line):
-            fenced = not fenced
-            yield line, False
-        else:
-            yield line, not fenced
 
 
 def split_marks(text: str, pattern: re.Pattern[str]) -> list[str | int]:

@@ -41,11 +41,11 @@ from PySide6.QtGui import (
 
 from app.documents.fileio import save_bytes
 from app.documents.front_matter import TitlePage
+from app.documents.markdown_format import lines_outside_code
 from app.documents.word_count import without_notes
 from app.window.docx_changes import ADDED, ADDED_END, REMOVED, REMOVED_END, mark_changes
 from app.window.docx_footnotes import MARK as FOOTNOTE_MARK
 from app.window.docx_footnotes import Footnotes
-from app.window.docx_marks import lines_outside_code
 from app.window.export_pictures import FIGURE_PART, NO_WORDS, Picture, read_picture, set_figures
 from app.window.theme import change_colors, prose_families
 from app.window.title_page import describe, put_title_page
