@@ -3,7 +3,7 @@ between them and the text's ending at its end, and no move past the first or las
 
 from __future__ import annotations
 
-from app.documents.sections import move_section, section_end, sibling
+from app.documents.sections import can_place, move_section, place_section, section_end, sibling
 
 BOOK = (
     "Title page.\n\n"
@@ -57,3 +57,38 @@ def test_the_notes_at_the_texts_end_stay_there_when_the_last_chapter_moves() -> 
     assert move is not None
     assert text[: move.start] + move.text + text[move.end :] == (
         "# Two\n\nB.[^2]\n\n# One\n\nA.[^1]\n\n[^1]: first\n\n[^2]: second\n    more\n")
+
+
+def _placed(index: int, before: int | None) -> str | None:
+    move = place_section(BOOK, STARTS, LEVELS, index, before)
+    if move is None:
+        return None
+    new = BOOK[: move.start] + move.text + BOOK[move.end :]
+    assert new[move.moved_to :].startswith(TITLES[index])
+    assert len(new) == len(BOOK) and sorted(new) == sorted(BOOK)  # not a character gained or lost
+    return new
+
+
+def test_a_dragged_chapter_goes_where_it_is_dropped_even_into_another_part() -> None:
+    # Up or down past one sibling is the same as Move Section Up or Down.
+    assert _placed(2, before=1) == _moved(2, up=True)
+    assert _placed(3, before=0) == _moved(3, up=True) and _placed(0, before=None) == _moved(0, up=False)
+    # The Calm dropped before The Light: out of Part Two into Part One, the last chapter's blank lines kept.
+    assert _placed(4, before=2) == ("Title page.\n\n# Part One\n\n## The Storm\n\nRain came.\n\n"
+                                    "## The Calm\n\nAll quiet.\n\n## The Light\n\nIt held.\n\n# Part Two")  # fmt: skip
+    # The Storm dropped above Part Two's heading: the last chapter of Part One.
+    assert _placed(1, before=3) == ("Title page.\n\n# Part One\n\n## The Light\n\nIt held.\n\n## The Storm\n\n"
+                                    "Rain came.\n\n# Part Two\n\n## The Calm\n\nAll quiet.")
+    # The Storm dropped below the last row: after The Calm, at the end, and the text still ends as it did.
+    assert _placed(1, before=None) == ("Title page.\n\n# Part One\n\n## The Light\n\nIt held.\n\n# Part Two\n\n"
+                                       "## The Calm\n\nAll quiet.\n\n## The Storm\n\nRain came.")
+
+
+def test_a_section_is_not_dropped_where_it_would_take_others_or_go_inside_itself() -> None:
+    assert not can_place(LEVELS, 0, before=4)  # a part before a chapter: it would take The Calm as its own
+    assert not can_place(LEVELS, 0, before=1) and not can_place(LEVELS, 0, before=2)  # inside itself
+    assert not can_place(LEVELS, 0, before=0) and not can_place(LEVELS, 0, before=3)  # where it stands
+    assert not can_place(LEVELS, 3, before=None) and not can_place(LEVELS, 4, before=None)  # already the last
+    assert not can_place(LEVELS, 1, before=9)
+    assert _placed(0, before=4) is None
+    assert can_place(LEVELS, 4, before=0)  # a chapter may go before a part, after the title page

@@ -1,5 +1,6 @@
 """Moving a section of a long text past its neighbour: a chapter (or a scene under a ## heading) with everything
-under it, as the Outline's Move Section Up and Down do (``app/window/outline.py``). Pure text in, text out.
+under it, as the Outline's Move Section Up and Down do (``app/window/outline.py``), or to any place a section of
+its level may stand, as a row dragged in the Outline does. Pure text in, text out.
 
 A section runs from its heading to the next heading of its level or above, so a part moves with its chapters. It
 changes places with its sibling (the section of its own level before or after it, under the same heading); the
@@ -45,9 +46,38 @@ def move_section(text: str, starts: list[int], levels: list[int], index: int, up
     other = sibling(levels, index, up)
     if other is None:
         return None
-    first, second = (other, index) if up else (index, other)
-    first_start, second_start = starts[first], starts[second]
-    second_end = section_end(starts, levels, second, len(text) if sections_end is None else sections_end)
+    if up:
+        return place_section(text, starts, levels, index, other, sections_end)
+    after = next((later for later in range(other + 1, len(levels)) if levels[later] <= levels[other]), None)
+    return place_section(text, starts, levels, index, after, sections_end)
+
+
+def can_place(levels: list[int], index: int, before: int | None) -> bool:
+    """Whether section ``index`` may go before heading ``before`` (None: after the last section) and move: that
+    heading starts a section of its level or above (put before a scene, a chapter would take the scenes after it
+    as its own), outside the section itself, and not the place it already stands."""
+    end = next((later for later in range(index + 1, len(levels)) if levels[later] <= levels[index]), None)
+    if before is None:
+        return end is not None
+    if not 0 <= before < len(levels) or levels[before] > levels[index]:
+        return False
+    return not index <= before <= (len(levels) if end is None else end)
+
+
+def place_section(text: str, starts: list[int], levels: list[int], index: int, before: int | None,
+                  sections_end: int | None = None) -> SectionMove | None:  # fmt: skip
+    """Section ``index`` taken out and put in again before heading ``before`` (None: after the last section), as
+    the Outline's rows dragged do; None where :func:`can_place` says no. The text between its old and new place
+    changes places with it as one block, blank lines kept between them and the text's ending at its end (see
+    the module's docstring), so a chapter dropped at the end of another part joins that part."""
+    if not can_place(levels, index, before):
+        return None
+    last = len(text) if sections_end is None else sections_end
+    own_end = section_end(starts, levels, index, last)
+    target = last if before is None else starts[before]
+    up = target < starts[index]
+    first_start, second_start, second_end = (target, starts[index], own_end) if up else (starts[index], own_end,
+                                                                                            target)  # fmt: skip
     earlier, later = text[first_start:second_start], text[second_start:second_end]
     earlier_words, later_words = earlier.rstrip(), later.rstrip()
     between, ending = earlier[len(earlier_words) :], later[len(later_words) :]

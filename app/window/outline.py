@@ -6,7 +6,9 @@ at a heading, in the middle of the view, and gives the keyboard back to the text
 widens for long titles into the margins beside the text's column, never into the column.
 
 Edit ▸ Move Section Up and Down (Alt+Shift+Up/Down, and a right-click on a heading in the panel) move a section,
-everything under its heading, past its neighbour of the same level, as one undo step (app/documents/sections)."""
+everything under its heading, past its neighbour of the same level, as one undo step (app/documents/sections); a
+row dragged in the panel moves its section to where it is dropped, between rows where a section of its level may
+stand."""
 
 from __future__ import annotations
 
@@ -26,19 +28,19 @@ from PySide6.QtWidgets import (
     QStatusBar,
     QStyledItemDelegate,
     QStyleOptionViewItem,
-    QTreeWidget,
     QTreeWidgetItem,
 )
 
 from app.dialogs.side_panel import SidePanel
 from app.documents.critic_markup import marks, settle
 from app.documents.footnotes import notes_start, renumbering
-from app.documents.sections import move_section, sibling
+from app.documents.sections import SectionMove, move_section, place_section, sibling
 from app.documents.word_count import WordCounter, count_words, without_notes
 from app.window.editor_widget import RewriteEditor
 from app.window.headings import INDENT, Heading, headings
 from app.window.live_span import index_at, positions_are_indices, utf16_length
 from app.window.markdown_highlighter import is_markdown
+from app.window.outline_tree import OutlineTree
 
 REFRESH_MS = 400  # after the last keystroke: a novel's outline is some milliseconds, every keystroke is too often
 PANEL_WIDTH = 210  # the Drafts panel's is wider: a draft's sentence, where this holds titles
@@ -124,7 +126,7 @@ class OutlinePanel(SidePanel):
         self.setObjectName("outlinePanel")
         self.host = window  # not self.window: QWidget.window() is Qt's
         self.found: list[Heading] = []
-        self.tree = QTreeWidget()
+        self.tree = OutlineTree(self.place_section, lambda: [heading.level for heading in self.found])
         self.tree.setColumnCount(2)
         self.tree.setHeaderHidden(True)
         self.tree.setRootIsDecorated(False)
@@ -250,6 +252,7 @@ class OutlinePanel(SidePanel):
             if item is None:
                 item = QTreeWidgetItem(["", ""])
                 item.setTextAlignment(1, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+                item.setFlags(item.flags() & ~Qt.ItemFlag.ItemIsDropEnabled)  # dropped between rows, not on one
                 added.append(item)
             if item.text(0) != title:
                 item.setText(0, title)
@@ -329,6 +332,27 @@ class OutlinePanel(SidePanel):
         """Section ``index`` of the headings as last found (the heading's, with everything under it) past its
         neighbour of its level before it (``up``) or after it, as one undo step, the caret on its heading; whether
         it moved."""
+        title = self.found[index].title if 0 <= index < len(self.found) else ""
+        where = "first" if up else "last"
+        refused = f"“{title}” is the {where} section under its heading: it moves no {'higher' if up else 'lower'}."
+        return self._move(index, lambda text, starts, levels, end: move_section(text, starts, levels, index, up, end),
+                          "up" if up else "down", refused)  # fmt: skip
+
+    def place_section(self, index: int, before: int | None) -> bool:
+        """Section ``index`` put before heading ``before`` (None: after the last section), as a row dropped."""
+        shown = [(heading.title, heading.level) for heading in self.found]
+        self._fresh()  # typed (or undone) since the rows were made: their places in the text as it stands now
+        if [(heading.title, heading.level) for heading in self.found] != shown:
+            self.host.statusBar().showMessage("The headings changed while you dragged: drag the row again.", 6000)
+            return False
+        if before is not None and not 0 <= before < len(self.found):
+            return False
+        where = "to the end" if before is None else f"before “{self.found[before].title}”"
+        return self._move(index, lambda text, starts, levels, end: place_section(text, starts, levels, index, before,
+                                                                                  end), where, "")  # fmt: skip
+
+    def _move(self, index: int, plan: Callable[[str, list[int], list[int], int], SectionMove | None], where: str,
+              refused: str) -> bool:  # fmt: skip
         editor = self.host.editor
         say = self.host.statusBar().showMessage
         if editor.live_span is not None or editor.isReadOnly():
@@ -341,11 +365,11 @@ class OutlinePanel(SidePanel):
         positions = [heading.position for heading in self.found]
         starts = positions if positions_are_indices(text) else [index_at(text, at) for at in positions]
         notes = notes_start(text) if is_markdown(self.host.path) else len(text)  # they stay at the end
-        move = move_section(text, starts, [heading.level for heading in self.found], index, up, notes)
+        move = plan(text, starts, [heading.level for heading in self.found], notes)
         title = self.found[index].title
         if move is None:
-            where = "first" if up else "last"
-            say(f"“{title}” is the {where} section under its heading: it moves no {'higher' if up else 'lower'}.", 6000)
+            if refused:
+                say(refused, 6000)
             return False
         cursor = QTextCursor(editor.document())
         first = positions[starts.index(move.start)]
@@ -361,6 +385,5 @@ class OutlinePanel(SidePanel):
         moved = text[: move.start] + move.text + text[move.end :]
         hint = " Its footnotes are out of order now: Format ▸ Renumber Footnotes." if is_markdown(
             self.host.path) and "[^" in move.text and renumbering(moved) else ""  # fmt: skip
-        say(f"Moved “{title}” {'up' if up else 'down'} (Ctrl+Z puts it back).{hint}", 8000)
+        say(f"Moved “{title}” {where} (Ctrl+Z puts it back).{hint}", 8000)
         return True
-

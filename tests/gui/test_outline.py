@@ -245,3 +245,56 @@ def test_a_section_stays_put_while_a_draft_waits(document_window, qtbot) -> None
     assert not window.outline.move_section(0, up=False)
     assert window.editor.plain_text() == before
     assert "accept or reject the draft first" in window.statusBar().currentMessage()
+
+
+def _drag(tree, row: int, to_row: int, upper: bool, data=None) -> bool:
+    """Row ``row`` dragged over the upper (or lower) half of row ``to_row``, as Qt delivers a drag: enter, move,
+    then the drop; whether the panel offered a place there."""
+    from PySide6.QtCore import QPoint, QPointF
+    from PySide6.QtGui import QDragEnterEvent, QDragMoveEvent, QDropEvent
+    from PySide6.QtWidgets import QApplication
+
+    rect = tree.visualItemRect(tree.topLevelItem(to_row))
+    point = QPoint(rect.center().x(), rect.top() + 2 if upper else rect.bottom() - 2)
+    data = tree.row_data(row) if data is None else data
+    move, buttons, keys = Qt.DropAction.MoveAction, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier
+    QApplication.sendEvent(tree.viewport(), QDragEnterEvent(point, move, data, buttons, keys))
+    over = QDragMoveEvent(point, move, data, buttons, keys)
+    QApplication.sendEvent(tree.viewport(), over)
+    if over.isAccepted():
+        QApplication.sendEvent(tree.viewport(), QDropEvent(QPointF(point), move, data, buttons, keys))
+    return over.isAccepted()
+
+
+def test_a_row_dragged_moves_its_section_where_it_is_dropped_as_one_undo_step(document_window) -> None:
+    book = "# Part One\n\n## Storm\n\nRain.\n\n## Light\n\nHeld.\n\n# Part Two\n\n## Calm\n\nQuiet.\n"
+    window = document_window(text=book)
+    window.outline.toggle_action.trigger()
+    tree, editor = window.outline.tree, window.editor
+    # Calm over the lower half of Storm: before Light, out of Part Two into Part One.
+    assert _drag(tree, 4, 1, upper=False)
+    assert editor.plain_text() == ("# Part One\n\n## Storm\n\nRain.\n\n## Calm\n\nQuiet.\n\n## Light\n\nHeld.\n\n"
+                                   "# Part Two\n")
+    assert [title.strip() for title, _ in _rows(window)] == ["Part One", "Storm", "Calm", "Light", "Part Two"]
+    assert editor.textCursor().position() == editor.plain_text().index("## Calm")  # the caret on its heading
+    assert "Moved “Calm” before “Light”" in window.statusBar().currentMessage()
+    window.undo()
+    assert editor.plain_text() == book
+    # Dropped before the rows have caught up with the undo: refused, not moved by the old rows' places.
+    assert _drag(tree, 0, 4, upper=False)
+    assert editor.plain_text() == book and "drag the row again" in window.statusBar().currentMessage()
+    assert [title.strip() for title, _ in _rows(window)] == ["Part One", "Storm", "Light", "Part Two", "Calm"]
+    # Where a section of its level may not stand, no place is offered and nothing moves: Part One between
+    # Storm and Light (inside itself), Part Two above Calm (it would take Calm as its own).
+    assert not _drag(tree, 0, 2, upper=True)
+    assert not _drag(tree, 3, 4, upper=True) and editor.plain_text() == book
+    # A row from another panel (another window's Outline) is not taken.
+    other = type(tree)(lambda row, before: None, list)
+    assert not _drag(tree, 1, 3, upper=True, data=other.row_data(1)) and editor.plain_text() == book
+    assert _drag(tree, 1, 3, upper=True)  # the same row of its own: taken
+    window.undo()
+    window.outline.refresh()  # as the pause after the undo does
+    # Part One dropped below the last row: after Part Two, the text's ending kept at the end.
+    assert _drag(tree, 0, 4, upper=False)
+    assert editor.plain_text() == ("# Part Two\n\n## Calm\n\nQuiet.\n\n# Part One\n\n## Storm\n\nRain.\n\n"
+                                   "## Light\n\nHeld.\n")
