@@ -67,7 +67,8 @@ def training_sections(facts: ModelFacts, report: dict, source_md: Path) -> list[
         "laptop. It writes simple, story-like English; it is a fallback, not a substitute for the large model.\n"
     )
     w(
-        f"- Parameters: {report['parameters'] / 1e6:.2f} M (float32 weights, {facts.weights_mb:.1f} MB; "
+        f"- Parameters: {report['parameters'] / 1e6:.2f} M (float16 weights on disk, {facts.weights_mb:.1f} MB, "
+        "computed in float32; "
         f"folder {facts.total_bytes / 1e6:.1f} MB)"
     )
     w(f"- Canvas: {config['canvas_length']} tokens; vocabulary {text_cfg['vocab_size']} (byte-level BPE)")
