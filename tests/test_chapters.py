@@ -258,3 +258,37 @@ def test_a_contents_list_numbering_otherwise_with_synopses_over_lines_is_none() 
               "surely as the other, and both from the same\nsentence set down here at some length, which a reader\n"
               "who has the patience for it will find worth the\nwhole of the time it takes.\n")  # fmt: skip
     assert _found(f"{PROSE}\n\n{letter}\n{PROSE}\n") == []
+
+
+def test_a_contents_lists_parts_over_their_chapters_titles_are_none_though_the_text_has_no_parts() -> None:
+    """Little Women's list sets "PART 1" and "PART 2" over its chapters' titles; the text has no part lines, only
+    "CHAPTER ONE" and on, which are then its top level."""
+    titles = ["ONE  PLAYING PILGRIMS", "TWO  A MERRY CHRISTMAS", "THREE  THE LAURENCE BOY", "FOUR  BURDENS",
+              "FIVE  BEING NEIGHBORLY", "SIX  A TELEGRAM, AND JO MAKES PEACE AT LAST IN THE END"]  # fmt: skip
+    listed = "\n".join(f"        {title}" for title in titles)
+    text = (f"LITTLE WOMEN\n\nCONTENTS\n\nPART 1\n\n{listed}\n\nPART 2\n\n{listed}\n\n"
+            + "".join(f"CHAPTER {n}\n\nA TITLE\n\n{PROSE}\n\n" for n in ("ONE", "TWO", "THREE")))  # fmt: skip
+    assert _found(text) == [(1, "CHAPTER ONE. A TITLE"), (1, "CHAPTER TWO. A TITLE"), (1, "CHAPTER THREE. A TITLE")]
+    # A part over its chapters in the text stays, with its first chapter's "I" right under it (The Song of the
+    # Lark: the list's last title, then the text's first part and chapter).
+    lark = ("CONTENTS:\n\n    PART I.  FRIENDS OF CHILDHOOD\n        II.  THE SONG OF THE LARK\n"
+            "       III.  STUPID FACES\n        IV.  THE ANCIENT PEOPLE\n         V.  DOCTOR ARCHIE'S VENTURE\n"
+            "        VI.  KRONBORG\n             EPILOGUE\n\n"
+            f"PART I. FRIENDS OF CHILDHOOD\n\nI\n\n{PROSE}\n\nII\n\n{PROSE}\n\nPART II. THE SONG OF THE LARK\n\n"
+            f"I\n\n{PROSE}\n")  # fmt: skip
+    assert _found(lark) == [(1, "PART I. FRIENDS OF CHILDHOOD"), (2, "I"), (2, "II"),
+                            (1, "PART II. THE SONG OF THE LARK"), (2, "I")]  # fmt: skip
+
+
+def test_a_name_set_among_a_contents_lists_titles_is_an_entry() -> None:
+    """Walden's list is of bare titles, "Economy" to "Conclusion"; only the name is a heading, and only the text's
+    own "Conclusion" is kept, not the list's last title."""
+    titles = ["Economy", "Where I Lived, and What I Lived For", "Reading", "Sounds", "Solitude", "Spring"]
+    text = ("WALDEN\n\nContents\n\n" + "\n\n".join(titles) + "\n\nConclusion\n\n=ON THE DUTY=\n\nWALDEN\n\n"
+            f"Economy\n\n{PROSE}\n\n{PROSE}\n\nConclusion\n\n{PROSE}\n")  # fmt: skip
+    found = chapters(text.split("\n"))
+    assert [(chapter.title, chapter.line) for chapter in found] == [("Conclusion", text.split("\n").index(
+        "Conclusion", 20))]  # fmt: skip
+    # A name right above the text's prose after the list is the text's own: kept.
+    preface = "CONTENTS\n\n" + "\n\n".join(titles) + f"\n\nPREFACE\n\n{PROSE}\n\nPREFACE\n\n{PROSE}\n"
+    assert [title for _level, title in _found(preface)] == ["PREFACE", "PREFACE"]

@@ -5,7 +5,9 @@ one with its title ("I. The Period"), a number with its title in capitals ("1 TH
 SECOND EDITION"). A chapter line follows a blank line (or opens the text, or stands right under its part's
 line): a line of prose that happens to start "Part of the crowd…" or "Book.  I asked…" is none, and so is a
 contents list's line, one of its kind right under it ("CHAPTER I. Loomings", "CHAPTER II. The Carpet-Bag"), or an
-entry of a list under a line "Contents" that sets one a paragraph (``_without_contents``). A bare number or name
+entry of a list under a line "Contents" that sets one a paragraph (``_without_contents``), a part's line over its
+chapters' titles there (Little Women's "PART 1", which its text never sets again), or a name among a list of bare
+titles (Walden's "Conclusion"). A bare number or name
 also stands before a blank line, so that a line holding only "I" inside a paragraph is no chapter either, nor is
 a sentence of its own that opens with a name's initial ("M. Madeleine arrived.").
 
@@ -70,6 +72,11 @@ CONTENTS_WORDS = 80
 # A list's first heading stands within about a page of its "Contents" line (entries before it may be prose-like
 # paragraphs, Notre-Dame de Paris' "BOOK SEVENTH. I. The Danger of Confiding…").
 CONTENTS_GAP_WORDS = 300
+# A list of titles (a contents list's, or a part's chapters in it): this many lines at least, and fewer words than
+# this in lines that are not a list's; a heading among such a list stands this many lines under "Contents" at most.
+TITLES_LISTED = 5
+TITLE_LIST_WORDS = 20
+CONTENTS_LINES = 400
 # A title ends in a word, a question or a cry; a line ending in a full stop or comma is a sentence, unless it is
 # set in capitals ("LIMMERIDGE HOUSE.").
 SENTENCE_END = re.compile(r"[.,;:]\s*$")
@@ -221,16 +228,22 @@ def _without_contents(lines: list[str], keyword: list[int | None], found: list[t
         line, rank, _title, title_line = found[index]
         ends = found[index + 1][0] if index + 1 < count else len(lines)
         before_entry = index + 1 < count and entry[index + 1]
-        if not (last[names[index]] > index or before_entry):
-            continue
-        if not (index + 1 == count or before_entry or _ends_section(rank, found[index + 1][1])):
-            continue
         # Its own words are those after its paragraph: a list's entry may carry its chapter's synopsis under it
         # (The Innocents Abroad's "CHAPTER LIII.", then eight lines of "The Joy of the Whole Earth--…").
         own = max(line, title_line) + 1
         while own < ends and not _blank(lines, own):
             own += 1
-        entry[index] = _fewer_words(lines, keyword, own, ends, skip=LIST_LINE)
+        # A part over a list of its chapters' titles is an entry whatever comes after it: Little Women's "PART 1"
+        # and "PART 2", which its text never sets again; so is a heading set among a list's titles (Walden's
+        # "Conclusion", the last of its titles, which the text has again).
+        over_titles = _titles(lines, keyword, own, ends)
+        among_titles = rank == -1 and last[names[index]] > index and _among_titles(lines, keyword, line, own)
+        if not (last[names[index]] > index or before_entry or over_titles):
+            continue
+        if not (index + 1 == count or before_entry or over_titles or among_titles
+                or _ends_section(rank, found[index + 1][1])):  # fmt: skip
+            continue
+        entry[index] = among_titles or _fewer_words(lines, keyword, own, ends, skip=LIST_LINE)
     kept, listing, previous = [], False, 0
     listed: set[str] = set()  # the kinds and numbers of the list's entries so far
     for index, (line, *_rest) in enumerate(found):
@@ -244,6 +257,36 @@ def _without_contents(lines: list[str], keyword: list[int | None], found: list[t
             kept.append(found[index])
         previous = line + 1
     return kept
+
+
+def _titles(lines: list[str], keyword: list[int | None], start: int, end: int) -> bool:
+    """Whether lines ``start:end`` are a list of titles: TITLES_LISTED lines or more that read as a list's
+    (``LIST_LINE``), and fewer than TITLE_LIST_WORDS words in the others (a long title, or one with a stop)."""
+    listed = words = 0
+    for at in range(start, end):
+        if keyword[at] is not None or not lines[at].strip():
+            continue
+        if LIST_LINE.match(lines[at]):
+            listed += 1
+        else:
+            words += len(lines[at].split())
+            if words >= TITLE_LIST_WORDS:
+                return False
+    return listed >= TITLES_LISTED
+
+
+def _among_titles(lines: list[str], keyword: list[int | None], line: int, own: int) -> bool:
+    """Whether heading ``line`` is set among a list of titles under a "Contents" line not far above it: titles
+    above it and a line of a list, not prose, after its paragraph (from ``own``: a chapter's "I" right under the
+    list and its part's line opens the text)."""
+    after = next((at for at in range(own, len(lines)) if lines[at].strip()), None)
+    if after is None or not LIST_LINE.match(lines[after]) or keyword[after] is not None or NUMERAL_LINE.match(
+            lines[after]):  # a part's line over its first chapter's opens the text too  # fmt: skip
+        return False
+    for at in range(line - 1, max(-1, line - CONTENTS_LINES), -1):
+        if CONTENTS_LINE.match(lines[at]):
+            return _titles(lines, keyword, at + 1, line)
+    return False
 
 
 def _starts_list(lines: list[str], keyword: list[int | None], previous: int, line: int) -> bool:
