@@ -19,7 +19,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "xcb")
 import torch  # noqa: E402
 from PySide6.QtCore import QSettings, QTimer  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
-from screenshot import rewrite_when_ready  # noqa: E402  (scripts/, run as a script)
+from screenshot import keep_small, rewrite_when_ready  # noqa: E402  (scripts/, run as a script)
 
 from app.settings import SettingsStore  # noqa: E402
 from app.window.main_window import MainWindow  # noqa: E402
@@ -61,6 +61,7 @@ def main() -> int:
     def shoot() -> None:
         out.parent.mkdir(parents=True, exist_ok=True)
         subprocess.run(["import", "-window", "root", str(out)], check=True)
+        keep_small(out)
         review = window.tracked_changes.active()
         print(f"saved {out}: {len(review.changes) if review else 0} changes; {window.statusBar().currentMessage()}")
         window.cancel_rewrite()
