@@ -3,7 +3,15 @@ between them and the text's ending at its end, and no move past the first or las
 
 from __future__ import annotations
 
-from app.documents.sections import can_place, move_section, place_section, section_end, sibling
+from app.documents.sections import (
+    can_place,
+    has_sections_under,
+    hidden_by_folds,
+    move_section,
+    place_section,
+    section_end,
+    sibling,
+)
 
 BOOK = (
     "Title page.\n\n"
@@ -92,3 +100,13 @@ def test_a_section_is_not_dropped_where_it_would_take_others_or_go_inside_itself
     assert not can_place(LEVELS, 1, before=9)
     assert _placed(0, before=4) is None
     assert can_place(LEVELS, 4, before=0)  # a chapter may go before a part, after the title page
+
+
+def test_a_folded_heading_hides_the_headings_under_it_up_to_the_next_of_its_level() -> None:
+    levels = [1, 2, 3, 2, 1, 2]  # Part, chapter, scene, chapter, Part, chapter
+    assert [has_sections_under(levels, index) for index in range(6)] == [True, True, False, False, True, False]
+    assert hidden_by_folds(levels, [True, False, False, False, False, False]) == [False, True, True, True, False, False]
+    assert hidden_by_folds(levels, [False, True, False, False, True, False]) == [False, False, True, False, False, True]
+    # A fold inside a folded part stays as it was, hidden with the part.
+    assert hidden_by_folds(levels, [True, True, False, False, False, False]) == [False, True, True, True, False, False]
+    assert hidden_by_folds(levels, [False] * 6) == [False] * 6

@@ -84,3 +84,21 @@ def place_section(text: str, starts: list[int], levels: list[int], index: int, b
     moved = later_words + between + earlier_words + ending
     moved_to = first_start if up else first_start + len(later_words) + len(between)
     return SectionMove(first_start, second_end, moved, moved_to)
+
+
+def has_sections_under(levels: list[int], index: int) -> bool:
+    """Whether heading ``index`` has headings under it (the next heading is deeper): one it can fold away."""
+    return index + 1 < len(levels) and levels[index + 1] > levels[index]
+
+
+def hidden_by_folds(levels: list[int], folded: list[bool]) -> list[bool]:
+    """Which headings a folded one above them hides: every heading deeper than a folded one, up to the next of its
+    level or above, as the Outline shows a part folded to its line."""
+    hidden, fold_level = [], None  # the level of the outermost open fold, while inside it
+    for level, fold in zip(levels, folded, strict=True):
+        if fold_level is not None and level <= fold_level:
+            fold_level = None
+        hidden.append(fold_level is not None)
+        if fold_level is None and fold:
+            fold_level = level
+    return hidden

@@ -18,7 +18,7 @@ from itertools import accumulate
 from pathlib import Path
 from typing import Protocol
 
-from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QPoint, QSize, Qt, QTimer
+from PySide6.QtCore import QPoint, Qt, QTimer
 from PySide6.QtGui import QAction, QKeySequence, QPalette, QTextCursor
 from PySide6.QtWidgets import (
     QLabel,
@@ -26,21 +26,26 @@ from PySide6.QtWidgets import (
     QMenu,
     QStackedWidget,
     QStatusBar,
-    QStyledItemDelegate,
-    QStyleOptionViewItem,
     QTreeWidgetItem,
 )
 
 from app.dialogs.side_panel import SidePanel
 from app.documents.critic_markup import marks, settle
 from app.documents.footnotes import notes_start, renumbering
-from app.documents.sections import SectionMove, move_section, place_section, sibling
+from app.documents.sections import (
+    SectionMove,
+    has_sections_under,
+    hidden_by_folds,
+    move_section,
+    place_section,
+    sibling,
+)
 from app.documents.word_count import WordCounter, count_words, without_notes
 from app.window.editor_widget import RewriteEditor
-from app.window.headings import INDENT, Heading, headings
+from app.window.headings import Heading, headings
 from app.window.live_span import index_at, positions_are_indices, utf16_length
 from app.window.markdown_highlighter import is_markdown
-from app.window.outline_tree import OutlineTree
+from app.window.outline_tree import FOLD_ROLE, LEVEL_ROLE, OutlineTree, row_title
 
 REFRESH_MS = 400  # after the last keystroke: a novel's outline is some milliseconds, every keystroke is too often
 PANEL_WIDTH = 210  # the Drafts panel's is wider: a draft's sentence, where this holds titles
@@ -109,14 +114,6 @@ def _section_words_by_line(text: str, found: list[Heading], count: Callable[[str
     return counts
 
 
-class RoomyRows(QStyledItemDelegate):
-    """Rows a little taller than Qt's tightest, to click in a list of titles (a style sheet would do it, but one on
-    the list drew it white in the dark theme: the sheet's style paints the background, not the palette)."""
-
-    def sizeHint(self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex) -> QSize:
-        return super().sizeHint(option, index) + QSize(0, 4)
-
-
 class OutlinePanel(SidePanel):
     """The Outline dock; ``shownByWriter`` when the writer shows or hides it (to be remembered)."""
 
@@ -126,13 +123,15 @@ class OutlinePanel(SidePanel):
         self.setObjectName("outlinePanel")
         self.host = window  # not self.window: QWidget.window() is Qt's
         self.found: list[Heading] = []
-        self.tree = OutlineTree(self.place_section, lambda: [heading.level for heading in self.found])
+        self.words: list[int] = []  # each heading's section's, as the rows show them
+        self.tree = OutlineTree(self.place_section, lambda: [heading.level for heading in self.found], self.fold)
+        self.folded: set[tuple[int, str]] = set()  # the headings folded (level and title: they outlive edits)
+        self._folds_for: Path | None = None  # the document they were folded in: another opens unfolded
         self.tree.setColumnCount(2)
         self.tree.setHeaderHidden(True)
         self.tree.setRootIsDecorated(False)
         self.tree.setIndentation(0)
         self.tree.setUniformRowHeights(True)
-        self.tree.setItemDelegate(RoomyRows(self.tree))
         self.tree.setAccessibleName("Outline")
         self.tree.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # a click goes to the text; the keys stay there
         self.tree.itemClicked.connect(lambda item, _column: self.go_to(self.tree.indexOfTopLevelItem(item)))
@@ -208,8 +207,11 @@ class OutlinePanel(SidePanel):
         text = self.host.editor.plain_text()
         markdown = is_markdown(self.host.path)
         found = headings(text, markdown)
+        if self._folds_for != self.host.path:
+            self._folds_for = self.host.path
+            self.folded.clear()
         words = section_words(text, found, markdown, self.host.word_counter)
-        self.found = found
+        self.found, self.words = found, words
         # The count column sized to its contents once, after the rows are in: sized at every row cleared and
         # added, War and Peace's 760 headings took 2.2 s (the delegate's sizeHint asked 316,794 times).
         header = self.tree.header()
@@ -231,7 +233,7 @@ class OutlinePanel(SidePanel):
             return
         tree = self.tree
         metrics = tree.fontMetrics()
-        titles = (INDENT * (heading.level - 1) + heading.title for heading in self.found)  # as the rows show them
+        titles = (row_title(heading.level, heading.title) for heading in self.found)  # as the rows show them
         widest = max(map(metrics.horizontalAdvance, titles), default=0)
         scroll_bar = tree.verticalScrollBar().sizeHint().width() if tree.verticalScrollBar().isVisible() else 0
         needed = widest + tree.header().sectionSize(1) + 2 * tree.frameWidth() + scroll_bar + ROW_ROOM
@@ -246,8 +248,11 @@ class OutlinePanel(SidePanel):
         tree = self.tree
         faint = self.palette().color(QPalette.ColorRole.PlaceholderText)  # the theme may have changed since
         added = []
+        levels = [heading.level for heading in found]
+        folds = [(heading.level, heading.title) in self.folded if has_sections_under(levels, index) else None
+                 for index, heading in enumerate(found)]  # fmt: skip
         for index, (heading, count) in enumerate(zip(found, words, strict=True)):
-            title, counted = INDENT * (heading.level - 1) + heading.title, f"{count:,}"
+            title, counted = row_title(heading.level, heading.title), f"{count:,}"
             item = tree.topLevelItem(index)
             if item is None:
                 item = QTreeWidgetItem(["", ""])
@@ -262,9 +267,25 @@ class OutlinePanel(SidePanel):
                 item.setToolTip(1, f"{counted} word{'s' if count != 1 else ''} in this section")
             if item.foreground(1).color() != faint:
                 item.setForeground(1, faint)
+            if item.data(0, LEVEL_ROLE) != heading.level or item.data(0, FOLD_ROLE) != folds[index]:
+                item.setData(0, LEVEL_ROLE, heading.level)
+                item.setData(0, FOLD_ROLE, folds[index])
         while tree.topLevelItemCount() > len(found):
             tree.takeTopLevelItem(tree.topLevelItemCount() - 1)
         tree.addTopLevelItems(added)
+        for index, hidden in enumerate(hidden_by_folds(levels, [fold is True for fold in folds])):
+            item = tree.topLevelItem(index)
+            if item is not None and item.isHidden() != hidden:
+                item.setHidden(hidden)
+
+    def fold(self, index: int) -> None:
+        """Heading ``index``'s headings folded away under it, or shown again."""
+        if not 0 <= index < len(self.found):
+            return
+        key = (self.found[index].level, self.found[index].title)
+        self.folded.symmetric_difference_update({key})
+        self._fill(self.found, self.words)
+        self.mark_current()
 
     def current_index(self) -> int:
         """The heading whose section the caret is in; -1 above the first."""
@@ -276,6 +297,9 @@ class OutlinePanel(SidePanel):
             return
         index = self.current_index()
         item = self.tree.topLevelItem(index) if index >= 0 else None
+        while item is not None and item.isHidden():  # in a folded part: the part's row
+            index -= 1
+            item = self.tree.topLevelItem(index)
         if item is None:  # above the first heading
             self.tree.clearSelection()
         else:

@@ -1,17 +1,65 @@
 """The Outline's rows (``outline.py``), which the writer drags to move a section: Qt's drag of a list's items, the
-place shown and the drop taken only where ``app/documents/sections.can_place`` allows."""
+place shown and the drop taken only where ``app/documents/sections.can_place`` allows. A heading with headings
+under it shows an arrow before its title, and a click on the arrow folds them away (or shows them again)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from PySide6.QtCore import QMimeData, QPoint, Qt
-from PySide6.QtGui import QDrag, QDragEnterEvent, QDragMoveEvent, QDropEvent, QPainter, QPixmap
-from PySide6.QtWidgets import QAbstractItemView, QTreeWidget, QTreeWidgetItem
+from PySide6.QtCore import QMimeData, QModelIndex, QPersistentModelIndex, QPoint, QRect, QSize, Qt
+from PySide6.QtGui import QDrag, QDragEnterEvent, QDragMoveEvent, QDropEvent, QMouseEvent, QPainter, QPixmap
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QStyle,
+    QStyledItemDelegate,
+    QStyleOptionViewItem,
+    QTreeWidget,
+    QTreeWidgetItem,
+    QWidget,
+)
 
 from app.documents.sections import can_place
+from app.window.headings import INDENT
 
 ROW_FORMAT = "application/x-redraft-outline-row"  # a row dragged: this panel's, so no other window's rows land
+LEVEL_ROLE = Qt.ItemDataRole.UserRole  # a row's heading level
+FOLD_ROLE = Qt.ItemDataRole.UserRole + 1  # None: nothing under it to fold; True: folded; False: open
+ARROW_ROOM = "    "  # before every title, so that titles of a level line up whether or not theirs has an arrow
+
+
+def row_title(level: int, title: str) -> str:
+    """A heading's title as its row shows it: indented by level, after the arrow's room."""
+    return INDENT * (level - 1) + ARROW_ROOM + title
+
+
+def arrow_rect(widget: QWidget, row: QRect, level: int) -> QRect:
+    """Where a row's arrow is drawn, and a press on it folds: the room before its title."""
+    metrics = widget.fontMetrics()
+    margin = widget.style().pixelMetric(QStyle.PixelMetric.PM_FocusFrameHMargin, None, widget) + 1  # Qt's text's
+    left = row.left() + margin + metrics.horizontalAdvance(INDENT * (level - 1))
+    return QRect(left, row.top(), metrics.horizontalAdvance(ARROW_ROOM), row.height())
+
+
+class OutlineRows(QStyledItemDelegate):
+    """Rows a little taller than Qt's tightest, to click in a list of titles (a style sheet would do it, but one on
+    the list drew it white in the dark theme: the sheet's style paints the background, not the palette), and the
+    style's own branch arrow before a title that has headings under it."""
+
+    def sizeHint(self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex) -> QSize:
+        return super().sizeHint(option, index) + QSize(0, 4)
+
+    def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex
+              ) -> None:  # fmt: skip
+        super().paint(painter, option, index)
+        folded = index.data(FOLD_ROLE)
+        widget = option.widget  # type: ignore[attr-defined]  # QStyleOption's member, missing from the stubs
+        if index.column() != 0 or folded is None or widget is None:
+            return
+        branch = QStyleOptionViewItem(option)
+        branch.rect = arrow_rect(widget, option.rect, int(index.data(LEVEL_ROLE)))  # type: ignore[attr-defined]
+        open_state = QStyle.StateFlag.State_Open if not folded else QStyle.StateFlag.State_None
+        branch.state = option.state | QStyle.StateFlag.State_Children | open_state  # type: ignore[attr-defined]
+        widget.style().drawPrimitive(QStyle.PrimitiveElement.PE_IndicatorBranch, branch, painter, widget)
 
 
 class OutlineTree(QTreeWidget):
@@ -20,14 +68,33 @@ class OutlineTree(QTreeWidget):
     (``before`` the row whose heading it goes before, None after the last section). Qt's own move of the items
     is not used: the text moves, and the rows follow it."""
 
-    def __init__(self, dropped: Callable[[int, int | None], object], levels: Callable[[], list[int]]) -> None:
+    def __init__(self, dropped: Callable[[int, int | None], object], levels: Callable[[], list[int]],
+                 fold: Callable[[int], object] = lambda _row: None) -> None:  # fmt: skip
         super().__init__()
         self.dropped = dropped
         self.levels = levels
+        self.fold = fold
+        self.setItemDelegate(OutlineRows(self))
         self.setDragEnabled(True)
         self.setAcceptDrops(True)
         self.setDragDropMode(QAbstractItemView.DragDropMode.InternalMove)
         self.setDropIndicatorShown(True)
+
+    def arrow_at(self, point: QPoint) -> int | None:
+        """The row whose arrow is at ``point``, if one is."""
+        item = self.itemAt(point)
+        if item is None or item.data(0, FOLD_ROLE) is None:
+            return None
+        rect = arrow_rect(self, self.visualItemRect(item), int(item.data(0, LEVEL_ROLE)))
+        return self.indexOfTopLevelItem(item) if rect.contains(point) else None
+
+    def mousePressEvent(self, event: QMouseEvent) -> None:  # noqa: N802 - Qt's name
+        row = self.arrow_at(event.position().toPoint()) if event.button() == Qt.MouseButton.LeftButton else None
+        if row is None:
+            super().mousePressEvent(event)
+            return
+        event.accept()  # a fold, not a click on the heading: the caret stays where it is
+        self.fold(row)
 
     def mimeTypes(self) -> list[str]:  # noqa: N802 - Qt's name
         return [ROW_FORMAT]  # Qt draws the line between rows only for a drag of a kind the list takes
@@ -77,8 +144,11 @@ class OutlineTree(QTreeWidget):
             before: int | None = None if point.y() > 0 else 0
         else:
             over = self.indexOfTopLevelItem(item)
-            before = over if point.y() < self.visualItemRect(item).center().y() else over + 1
-            before = None if before >= self.topLevelItemCount() else before
+            if point.y() < self.visualItemRect(item).center().y():
+                before = over
+            else:  # below a folded part: before the next row shown, not among the part's hidden chapters
+                later = range(over + 1, self.topLevelItemCount())
+                before = next((shown for shown in later if not self.isRowHidden(shown, QModelIndex())), None)
         return (row, before) if can_place(self.levels(), row, before) else None
 
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:  # noqa: N802 - Qt's name

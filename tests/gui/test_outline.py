@@ -12,6 +12,7 @@ from PySide6.QtCore import Qt
 from app.documents.word_count import WordCounter
 from app.window.headings import headings
 from app.window.outline import EMPTY_MARKDOWN, PANEL_WIDTH, REFRESH_MS, WIDEST, section_words
+from app.window.outline_tree import ARROW_ROOM
 
 BOOK = (
     "# Part One\n\nThe keeper climbed the stairs.\n\n## The Storm\n\nRain came 🌊 in from the sea at night.\n\n"
@@ -21,7 +22,8 @@ BOOK = (
 
 def _rows(window) -> list[tuple[str, str]]:
     tree = window.outline.tree
-    return [(tree.topLevelItem(i).text(0), tree.topLevelItem(i).text(1)) for i in range(tree.topLevelItemCount())]
+    return [(tree.topLevelItem(i).text(0).removeprefix(ARROW_ROOM), tree.topLevelItem(i).text(1))
+            for i in range(tree.topLevelItemCount())]  # fmt: skip
 
 
 def test_each_sections_words_are_its_own() -> None:
@@ -298,3 +300,39 @@ def test_a_row_dragged_moves_its_section_where_it_is_dropped_as_one_undo_step(do
     assert _drag(tree, 0, 4, upper=False)
     assert editor.plain_text() == ("# Part Two\n\n## Calm\n\nQuiet.\n\n# Part One\n\n## Storm\n\nRain.\n\n"
                                    "## Light\n\nHeld.\n")
+
+
+def test_a_part_folds_away_its_chapters_at_its_arrow_and_a_drop_below_it_lands_after_them(document_window, qtbot
+                                                                                          ) -> None:  # fmt: skip
+    from app.window.outline_tree import FOLD_ROLE, arrow_rect
+
+    book = "# Part One\n\n## Storm\n\nRain.\n\n## Light\n\nHeld.\n\n# Part Two\n\n## Calm\n\nQuiet.\n"
+    window = document_window(text=book)
+    window.outline.toggle_action.trigger()
+    tree, editor = window.outline.tree, window.editor
+    place_cursor(window, book.index("Held"))
+    assert [tree.topLevelItem(row).data(0, FOLD_ROLE) for row in range(5)] == [False, None, None, False, None]
+
+    def arrow(row: int):
+        item = tree.topLevelItem(row)
+        return arrow_rect(tree, tree.visualItemRect(item), 1 if row in (0, 3) else 2).center()
+
+    qtbot.mouseClick(tree.viewport(), Qt.MouseButton.LeftButton, pos=arrow(0))
+    assert [tree.topLevelItem(row).isHidden() for row in range(5)] == [False, True, True, False, False]
+    assert editor.textCursor().position() == book.index("Held")  # a fold is no click on the heading
+    assert tree.currentItem() is tree.topLevelItem(0)  # the caret's chapter is folded: its part is marked
+    # Folds outlive the typing: the rows made again keep Part One folded.
+    editor.textCursor().insertText("Still ")
+    window.outline.refresh()
+    assert tree.topLevelItem(1).isHidden() and tree.topLevelItem(0).data(0, FOLD_ROLE) is True
+    # Calm dropped on the lower half of the folded part: after its chapters, not among them.
+    assert _drag(tree, 4, 0, upper=False)
+    assert editor.plain_text().index("## Calm") > editor.plain_text().index("Still Held.")
+    assert editor.plain_text().index("## Calm") < editor.plain_text().index("# Part Two")
+    window.undo()
+    window.outline.refresh()
+    qtbot.mouseClick(tree.viewport(), Qt.MouseButton.LeftButton, pos=arrow(0))
+    assert not any(tree.topLevelItem(row).isHidden() for row in range(5))
+    # A chapter has no arrow: a click in that room goes to it as anywhere on its row.
+    qtbot.mouseClick(tree.viewport(), Qt.MouseButton.LeftButton, pos=arrow(4))
+    assert editor.textCursor().position() == editor.plain_text().index("## Calm")
