@@ -292,3 +292,12 @@ def test_a_name_set_among_a_contents_lists_titles_is_an_entry() -> None:
     # A name right above the text's prose after the list is the text's own: kept.
     preface = "CONTENTS\n\n" + "\n\n".join(titles) + f"\n\nPREFACE\n\n{PROSE}\n\nPREFACE\n\n{PROSE}\n"
     assert [title for _level, title in _found(preface)] == ["PREFACE", "PREFACE"]
+
+
+def test_which_epilogue_and_its_years_are_a_names_heading() -> None:
+    """War and Peace ends with a "FIRST EPILOGUE: 1813 - 20" and a "SECOND EPILOGUE", each with its chapters;
+    they had been read as part of Book Fifteen. A sentence after the colon is no heading."""
+    text = (f"BOOK FIFTEEN: 1812 - 13\n\nCHAPTER I\n\n{PROSE}\n\nFIRST EPILOGUE: 1813 - 20\n\nCHAPTER I\n\n{PROSE}\n\n"
+            f"SECOND EPILOGUE\n\nCHAPTER I\n\n{PROSE}\n\nEpilogue: and then they all went home\n\n{PROSE}\n")
+    assert _found(text) == [(1, "BOOK FIFTEEN: 1812 - 13"), (2, "CHAPTER I"), (1, "FIRST EPILOGUE: 1813 - 20"),
+                            (2, "CHAPTER I"), (1, "SECOND EPILOGUE"), (2, "CHAPTER I")]  # fmt: skip

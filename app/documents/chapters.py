@@ -1,8 +1,8 @@
 """A plain text's chapter lines, as novels and Project Gutenberg set them: "CHAPTER III. A Caucus-Race", "Part
 Two", "BOOK THE FIRST", "Stave One", "Letter 4", a Roman or Arabic numeral on a line of its own ("XIV"), a Roman
 one with its title ("I. The Period"), a number with its title in capitals ("1 THE THREE PRESENTS OF…"), and
-"Prologue", "Epilogue" or "Preface" alone, whose it is ("TRANSLATOR'S PREFACE") or to what ("PREFACE TO THE
-SECOND EDITION"). A chapter line follows a blank line (or opens the text, or stands right under its part's
+"Prologue", "Epilogue" or "Preface" alone, whose it is ("TRANSLATOR'S PREFACE"), to what ("PREFACE TO THE
+SECOND EDITION") or which and when ("FIRST EPILOGUE: 1813 - 20"). A chapter line follows a blank line (or opens the text, or stands right under its part's
 line): a line of prose that happens to start "Part of the crowd…" or "Book.  I asked…" is none, and so is a
 contents list's line, one of its kind right under it ("CHAPTER I. Loomings", "CHAPTER II. The Carpet-Bag"), or an
 entry of a list under a line "Contents" that sets one a paragraph (``_without_contents``), a part's line over its
@@ -56,9 +56,12 @@ PAGE_NUMBER = re.compile(r"\s{2,}\d+\s*$")  # set off by spaces, as a contents l
 NAMES = ("prologue", "epilogue", "preface", "introduction", "interlude", "afterword", "conclusion")
 # Alone, whose it is ("TRANSLATOR'S PREFACE", "The Author's Preface") or to what ("PREFACE TO THE SECOND EDITION",
 # "Preface to the 1857 Edition": ``_named``).
-NAMED_LINE = re.compile(r"^[ \t\f]*(?:(?:THE |The )?[A-Z][A-Za-z]*['’][Ss] )?(?:"
+# Which of several it is, too ("FIRST EPILOGUE"), and when it is set, after a colon ("FIRST EPILOGUE: 1813 - 20").
+ORDINALS = "|".join(f"{word.upper()}|{word.title()}" for word in ("first", "second", "third", "fourth", "last"))
+NAMED_LINE = re.compile(rf"^[ \t\f]*(?:(?:THE |The )?[A-Z][A-Za-z]*['’][Ss] |(?:{ORDINALS})[ \t]+)?(?:"
                         + "|".join(f"{n.upper()}|{n.title()}" for n in NAMES)
-                        + r")(?:[ \t]+(?:TO|to)[ \t]+(?P<what>[^\n]{1,50}?))?\.?[ \t]*$")  # fmt: skip
+                        + r")(?:[ \t]+(?:TO|to)[ \t]+(?P<what>[^\n]{1,50}?)|:[ \t]*(?P<when>\d[\d \t–—-]{0,20}))?"
+                        + r"\.?[ \t]*$")  # fmt: skip
 # A line of a list, not prose, where it is counted whether a contents list's entry has words of its own: a number,
 # a full stop and a title (Little Dorrit's "1.  Fellow Travellers" under its "BOOK THE SECOND: RICHES"), or a short
 # line that ends without a stop, as a title does (Les Misérables' list of illustrations after its "BOOK NINTH").

@@ -278,6 +278,14 @@ class OutlinePanel(SidePanel):
             if item is not None and item.isHidden() != hidden:
                 item.setHidden(hidden)
 
+    def fold_all(self, fold: bool) -> None:
+        """Every heading with headings under it folded (a book's parts down to their lines), or none."""
+        levels = [heading.level for heading in self.found]
+        self.folded = {(heading.level, heading.title) for index, heading in enumerate(self.found)
+                       if fold and has_sections_under(levels, index)}  # fmt: skip
+        self._fill(self.found, self.words)
+        self.mark_current()
+
     def fold(self, index: int) -> None:
         """Heading ``index``'s headings folded away under it, or shown again."""
         if not 0 <= index < len(self.found):
@@ -336,19 +344,25 @@ class OutlinePanel(SidePanel):
         return self.current_index()
 
     def _offer_moves(self, point: QPoint) -> None:
-        """A right-click on a heading: Move Section Up and Down for that section."""
+        """A right-click on a heading: Move Section Up and Down for that section; on a heading or below the rows,
+        Fold All and Unfold All."""
         self._fresh()  # typed since the rows were made: the rows as the text stands, before one is chosen
         item = self.tree.itemAt(point)
-        if item is None:
-            return
-        index = self.tree.indexOfTopLevelItem(item)
         levels = [heading.level for heading in self.found]
         menu = QMenu(self.tree)
-        for action, up in zip(self.move_actions, (True, False), strict=True):
-            entry = menu.addAction(action.text())
-            entry.triggered.connect(lambda _checked=False, up=up: self.move_section(index, up))
-            entry.setShortcut(action.shortcut())
-            entry.setEnabled(sibling(levels, index, up) is not None)
+        if item is not None:
+            index = self.tree.indexOfTopLevelItem(item)
+            for action, up in zip(self.move_actions, (True, False), strict=True):
+                entry = menu.addAction(action.text())
+                entry.triggered.connect(lambda _checked=False, up=up: self.move_section(index, up))
+                entry.setShortcut(action.shortcut())
+                entry.setEnabled(sibling(levels, index, up) is not None)
+            menu.addSeparator()
+        foldable = [index for index in range(len(levels)) if has_sections_under(levels, index)]
+        for text, fold in (("&Fold All", True), ("&Unfold All", False)):
+            entry = menu.addAction(text)
+            entry.triggered.connect(lambda _checked=False, fold=fold: self.fold_all(fold))
+            entry.setEnabled(bool(foldable) and (fold or bool(self.folded)))
         menu.exec(self.tree.viewport().mapToGlobal(point))
         self.mark_current()  # the right-click marked its row; the caret's section is the one to show
 

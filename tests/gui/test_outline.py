@@ -333,6 +333,9 @@ def test_a_part_folds_away_its_chapters_at_its_arrow_and_a_drop_below_it_lands_a
     window.outline.refresh()
     qtbot.mouseClick(tree.viewport(), Qt.MouseButton.LeftButton, pos=arrow(0))
     assert not any(tree.topLevelItem(row).isHidden() for row in range(5))
+    window.outline.fold_all(True)  # the right-click menu's Fold All: every part down to its line
+    assert [tree.topLevelItem(row).isHidden() for row in range(5)] == [False, True, True, False, True]
+    window.outline.fold_all(False)
     # A chapter has no arrow: a click in that room goes to it as anywhere on its row.
     qtbot.mouseClick(tree.viewport(), Qt.MouseButton.LeftButton, pos=arrow(4))
     assert editor.textCursor().position() == editor.plain_text().index("## Calm")
