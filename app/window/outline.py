@@ -13,6 +13,7 @@ stand."""
 from __future__ import annotations
 
 import bisect
+from collections import Counter
 from collections.abc import Callable
 from itertools import accumulate
 from pathlib import Path
@@ -114,6 +115,16 @@ def _section_words_by_line(text: str, found: list[Heading], count: Callable[[str
     return counts
 
 
+def _fold_keys(found: list[Heading]) -> list[tuple[int, str, int]]:
+    """Each heading's level, title and how many of the same level and title come before it."""
+    seen: Counter[tuple[int, str]] = Counter()
+    keys = []
+    for heading in found:
+        keys.append((heading.level, heading.title, seen[heading.level, heading.title]))
+        seen[heading.level, heading.title] += 1
+    return keys
+
+
 class OutlinePanel(SidePanel):
     """The Outline dock; ``shownByWriter`` when the writer shows or hides it (to be remembered)."""
 
@@ -125,7 +136,8 @@ class OutlinePanel(SidePanel):
         self.found: list[Heading] = []
         self.words: list[int] = []  # each heading's section's, as the rows show them
         self.tree = OutlineTree(self.place_section, lambda: [heading.level for heading in self.found], self.fold)
-        self.folded: set[tuple[int, str]] = set()  # the headings folded (level and title: they outlive edits)
+        # The headings folded, by level, title and which of that name (the third "Notes"): these outlive edits.
+        self.folded: set[tuple[int, str, int]] = set()
         self._folds_for: Path | None = None  # the document they were folded in: another opens unfolded
         self.tree.setColumnCount(2)
         self.tree.setHeaderHidden(True)
@@ -249,8 +261,8 @@ class OutlinePanel(SidePanel):
         faint = self.palette().color(QPalette.ColorRole.PlaceholderText)  # the theme may have changed since
         added = []
         levels = [heading.level for heading in found]
-        folds = [(heading.level, heading.title) in self.folded if has_sections_under(levels, index) else None
-                 for index, heading in enumerate(found)]  # fmt: skip
+        folds = [key in self.folded if has_sections_under(levels, index) else None
+                 for index, key in enumerate(_fold_keys(found))]  # fmt: skip
         for index, (heading, count) in enumerate(zip(found, words, strict=True)):
             title, counted = row_title(heading.level, heading.title), f"{count:,}"
             item = tree.topLevelItem(index)
@@ -281,7 +293,7 @@ class OutlinePanel(SidePanel):
     def fold_all(self, fold: bool) -> None:
         """Every heading with headings under it folded (a book's parts down to their lines), or none."""
         levels = [heading.level for heading in self.found]
-        self.folded = {(heading.level, heading.title) for index, heading in enumerate(self.found)
+        self.folded = {key for index, key in enumerate(_fold_keys(self.found))
                        if fold and has_sections_under(levels, index)}  # fmt: skip
         self._fill(self.found, self.words)
         self.mark_current()
@@ -290,8 +302,7 @@ class OutlinePanel(SidePanel):
         """Heading ``index``'s headings folded away under it, or shown again."""
         if not 0 <= index < len(self.found):
             return
-        key = (self.found[index].level, self.found[index].title)
-        self.folded.symmetric_difference_update({key})
+        self.folded.symmetric_difference_update({_fold_keys(self.found)[index]})
         self._fill(self.found, self.words)
         self.mark_current()
 

@@ -339,3 +339,12 @@ def test_a_part_folds_away_its_chapters_at_its_arrow_and_a_drop_below_it_lands_a
     # A chapter has no arrow: a click in that room goes to it as anywhere on its row.
     qtbot.mouseClick(tree.viewport(), Qt.MouseButton.LeftButton, pos=arrow(4))
     assert editor.textCursor().position() == editor.plain_text().index("## Calm")
+
+
+def test_folding_one_of_two_headings_of_the_same_name_folds_that_one(document_window) -> None:
+    book = "# Notes\n\n## A\n\nOne.\n\n# Notes\n\n## B\n\nTwo.\n"
+    window = document_window(text=book)
+    window.outline.toggle_action.trigger()
+    tree = window.outline.tree
+    window.outline.fold(2)
+    assert [tree.topLevelItem(row).isHidden() for row in range(4)] == [False, False, False, True]
