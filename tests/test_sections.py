@@ -28,6 +28,7 @@ def _moved(index: int, up: bool) -> str | None:
     if move is None:
         return None
     new = BOOK[: move.start] + move.text + BOOK[move.end :]
+    assert _edited(BOOK, move.edits) == new
     assert new[move.moved_to :].startswith(TITLES[index])  # the caret's place: the moved heading
     return new
 
@@ -67,11 +68,19 @@ def test_the_notes_at_the_texts_end_stay_there_when_the_last_chapter_moves() -> 
         "# Two\n\nB.[^2]\n\n# One\n\nA.[^1]\n\n[^1]: first\n\n[^2]: second\n    more\n")
 
 
+def _edited(text: str, edits: tuple[tuple[int, int, str], ...]) -> str:
+    for start, end, words in edits:  # the later first: each leaves the next one's place as it was
+        text = text[:start] + words + text[end:]
+    return text
+
+
 def _placed(index: int, before: int | None) -> str | None:
     move = place_section(BOOK, STARTS, LEVELS, index, before)
     if move is None:
         return None
     new = BOOK[: move.start] + move.text + BOOK[move.end :]
+    assert _edited(BOOK, move.edits) == new  # the two small edits make the same text
+    assert sum(end - start + len(words) for start, end, words in move.edits) <= move.end - move.start
     assert new[move.moved_to :].startswith(TITLES[index])
     assert len(new) == len(BOOK) and sorted(new) == sorted(BOOK)  # not a character gained or lost
     return new

@@ -16,12 +16,15 @@ from dataclasses import dataclass
 @dataclass(frozen=True)
 class SectionMove:
     """The two sections' place (``start``…``end`` of the old text), their text in the new order, and where the
-    moved section's heading now starts."""
+    moved section's heading now starts; ``edits`` make the same change touching only the smaller of the two
+    blocks: (start, end, text) in the old text, the later first, so each leaves the next one's place as it was
+    (a part of War and Peace moved to its end rewrote 3 MB of the editor's text, now the part's)."""
 
     start: int
     end: int
     text: str
     moved_to: int
+    edits: tuple[tuple[int, int, str], tuple[int, int, str]]
 
 
 def section_end(starts: list[int], levels: list[int], index: int, length: int) -> int:
@@ -83,7 +86,12 @@ def place_section(text: str, starts: list[int], levels: list[int], index: int, b
     between, ending = earlier[len(earlier_words) :], later[len(later_words) :]
     moved = later_words + between + earlier_words + ending
     moved_to = first_start if up else first_start + len(later_words) + len(between)
-    return SectionMove(first_start, second_end, moved, moved_to)
+    later_end = second_start + len(later_words)
+    if len(later_words) <= len(earlier_words):  # the later block taken out and put in before the earlier
+        edits = ((first_start + len(earlier_words), later_end, ""), (first_start, first_start, later_words + between))
+    else:  # the earlier block taken out and put in after the later
+        edits = ((later_end, later_end, between + earlier_words), (first_start, second_start, ""))
+    return SectionMove(first_start, second_end, moved, moved_to, edits)
 
 
 def has_sections_under(levels: list[int], index: int) -> bool:

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import bisect
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from itertools import accumulate
 from pathlib import Path
 from typing import Protocol
@@ -113,6 +114,16 @@ def _section_words_by_line(text: str, found: list[Heading], count: Callable[[str
         first, end = bisect.bisect_left(starts, heading.position), bisect.bisect_left(starts, next(later, len(text)))
         counts.append(max(0, before[end] - before[first] - count_words(heading.title)))
     return counts
+
+
+@contextmanager
+def _joined(cursor: QTextCursor) -> Iterator[None]:
+    """An edit that joins the undo step before it."""
+    cursor.joinPreviousEditBlock()
+    try:
+        yield
+    finally:
+        cursor.endEditBlock()
 
 
 def _fold_keys(found: list[Heading]) -> list[tuple[int, str, int]]:
@@ -420,12 +431,20 @@ class OutlinePanel(SidePanel):
             if refused:
                 say(refused, 6000)
             return False
-        cursor = QTextCursor(editor.document())
         first = positions[starts.index(move.start)]
-        cursor.setPosition(first)
-        cursor.setPosition(first + utf16_length(text[move.start : move.end]), QTextCursor.MoveMode.KeepAnchor)
-        with editor.writer_edit():
-            cursor.insertText(move.text)
+        indices = positions_are_indices(text)
+
+        def qt_position(at: int) -> int:  # an index of the old text as Qt counts (UTF-16 units)
+            return at if indices else first + utf16_length(text[move.start : at])
+
+        # The smaller block out and in again, not the two rewritten; two edit blocks, one undo step: in one, Qt
+        # announced a change from the first edit to the last, and the highlighter read every line between them.
+        cursor = QTextCursor(editor.document())
+        for number, (start, end, words) in enumerate(move.edits):
+            with editor.writer_edit() if number == 0 else _joined(cursor):
+                cursor.setPosition(qt_position(start))
+                cursor.setPosition(qt_position(end), QTextCursor.MoveMode.KeepAnchor)
+                cursor.insertText(words)
         caret = editor.textCursor()
         caret.setPosition(first + utf16_length(move.text[: move.moved_to - move.start]))
         editor.setTextCursor(caret)
