@@ -40,6 +40,7 @@ from app.documents.sections import (
     hidden_by_folds,
     move_section,
     place_section,
+    section_end,
     sibling,
 )
 from app.documents.word_count import WordCounter, count_words, without_notes
@@ -374,6 +375,7 @@ class OutlinePanel(SidePanel):
         menu = QMenu(self.tree)
         if item is not None:
             index = self.tree.indexOfTopLevelItem(item)
+            menu.addAction("&Select Section", lambda: self.select_section(index))
             for action, up in zip(self.move_actions, (True, False), strict=True):
                 entry = menu.addAction(action.text())
                 entry.triggered.connect(lambda _checked=False, up=up: self.move_section(index, up))
@@ -387,6 +389,24 @@ class OutlinePanel(SidePanel):
             entry.setEnabled(bool(foldable) and (fold or bool(self.folded)))
         menu.exec(self.tree.viewport().mapToGlobal(point))
         self.mark_current()  # the right-click marked its row; the caret's section is the one to show
+
+    def select_section(self, index: int) -> None:
+        """Heading ``index``'s section selected, its heading to the next of its level or above (a part with its
+        chapters; a Markdown text's notes at its end left out), the keys back to the text: to copy, cut or rewrite."""
+        if not 0 <= index < len(self.found):
+            return
+        editor = self.host.editor
+        text = editor.plain_text()
+        positions = [heading.position for heading in self.found]
+        starts = positions if positions_are_indices(text) else [index_at(text, at) for at in positions]
+        last = notes_start(text) if is_markdown(self.host.path) else len(text)
+        end = section_end(starts, [heading.level for heading in self.found], index, last)
+        end = starts[index] + len(text[starts[index] : end].rstrip())  # to its last word, not the blank lines
+        cursor = editor.textCursor()
+        cursor.setPosition(positions[index])
+        cursor.setPosition(positions[index] + utf16_length(text[starts[index] : end]), QTextCursor.MoveMode.KeepAnchor)
+        editor.setTextCursor(cursor)
+        editor.setFocus()
 
     def move_section(self, index: int, up: bool) -> bool:
         """Section ``index`` of the headings as last found (the heading's, with everything under it) past its

@@ -348,3 +348,14 @@ def test_folding_one_of_two_headings_of_the_same_name_folds_that_one(document_wi
     tree = window.outline.tree
     window.outline.fold(2)
     assert [tree.topLevelItem(row).isHidden() for row in range(4)] == [False, False, False, True]
+
+
+def test_select_section_selects_a_part_with_its_chapters_to_its_last_word(document_window) -> None:
+    book = "# Part One\n\n## Storm 🌊\n\nRain.\n\n## Light\n\nHeld.\n\n# Part Two\n\nQuiet.[^1]\n\n[^1]: A note.\n"
+    window = document_window(text=book)
+    window.outline.toggle_action.trigger()
+    window.outline.select_section(0)
+    assert window.editor.textCursor().selectedText() == "# Part One\u2029\u2029## Storm 🌊\u2029\u2029Rain.\u2029\u2029" \
+        "## Light\u2029\u2029Held."
+    window.outline.select_section(3)  # the last: to its last word, the notes at the end left out
+    assert window.editor.textCursor().selectedText() == "# Part Two\u2029\u2029Quiet.[^1]"
