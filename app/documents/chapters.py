@@ -1,15 +1,15 @@
-"""A plain text's chapter lines, as novels and Project Gutenberg set them: "CHAPTER III. A Caucus-Race", "Part
-Two", "BOOK THE FIRST", "Stave One", "Letter 4", a Roman or Arabic numeral on a line of its own ("XIV"), a Roman
-one with its title ("I. The Period"), a number with its title in capitals ("1 THE THREE PRESENTS OF…"), and
-"Prologue", "Epilogue" or "Preface" alone, whose it is ("TRANSLATOR'S PREFACE"), to what ("PREFACE TO THE
-SECOND EDITION") or which and when ("FIRST EPILOGUE: 1813 - 20"). A chapter line follows a blank line (or opens the text, or stands right under its part's
-line): a line of prose that happens to start "Part of the crowd…" or "Book.  I asked…" is none, and so is a
-contents list's line, one of its kind right under it ("CHAPTER I. Loomings", "CHAPTER II. The Carpet-Bag"), or an
-entry of a list under a line "Contents" that sets one a paragraph (``_without_contents``), a part's line over its
-chapters' titles there (Little Women's "PART 1", which its text never sets again), or a name among a list of bare
-titles (Walden's "Conclusion"). A bare number or name
-also stands before a blank line, so that a line holding only "I" inside a paragraph is no chapter either, nor is
-a sentence of its own that opens with a name's initial ("M. Madeleine arrived.").
+"""A plain text's chapter lines, as novels and Project Gutenberg set them: "CHAPTER III. A Caucus-Race", "Part Two",
+"BOOK THE FIRST", "Stave One", "Letter 4", a Roman or Arabic numeral on a line of its own ("XIV"), a Roman one with
+its title ("I. The Period"), a number with its title in capitals ("1 THE THREE PRESENTS OF…"), and "Prologue",
+"Epilogue" or "Preface" alone, whose it is ("TRANSLATOR'S PREFACE"), to what ("PREFACE TO THE SECOND EDITION") or
+which and when ("FIRST EPILOGUE: 1813 - 20"). A chapter line follows a blank line (or opens the text, or stands
+right under its part's line): a line of prose that happens to start "Part of the crowd…" or "Book.  I asked…" is
+none, and so is a contents list's line, one of its kind right under it ("CHAPTER I. Loomings", "CHAPTER II. The
+Carpet-Bag"), or an entry of a list under a line "Contents" that sets one a paragraph (``_without_contents``), a
+part's line over its chapters' titles there (Little Women's "PART 1", which its text never sets again), or a name
+among a list of bare titles (Walden's "Conclusion"). A bare number or name also stands before a blank line, so that
+a line holding only "I" inside a paragraph is no chapter either, nor is a sentence of its own that opens with a
+name's initial ("M. Madeleine arrived.").
 
 A line that is only a chapter's number ("CHAPTER II", "II") takes its title from the short line right after it,
 where there is one ("CHAPTER 1" then "The River and Its History": "CHAPTER 1. The River and Its History").

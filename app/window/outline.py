@@ -20,8 +20,8 @@ from itertools import accumulate
 from pathlib import Path
 from typing import Protocol
 
-from PySide6.QtCore import QPoint, Qt, QTimer
-from PySide6.QtGui import QAction, QKeySequence, QPalette, QTextCursor
+from PySide6.QtCore import QEvent, QObject, QPoint, Qt, QTimer
+from PySide6.QtGui import QAction, QKeySequence, QPalette, QResizeEvent, QTextCursor
 from PySide6.QtWidgets import (
     QLabel,
     QMainWindow,
@@ -197,6 +197,19 @@ class OutlinePanel(SidePanel):
             self.move_actions.append(action)
         self.tree.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.tree.customContextMenuRequested.connect(self._offer_moves)
+        # The window grown (maximised after a book opened): room for its titles, once the layout has settled (a
+        # window's resize reaches the text in steps, its margins set at each).
+        self.refit = QTimer(self)
+        self.refit.setSingleShot(True)
+        self.refit.setInterval(100)
+        self.refit.timeout.connect(self.fit_titles)
+        editor.installEventFilter(self)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt's name
+        if (watched is self.host.editor and isinstance(event, QResizeEvent)
+                and event.size().width() > event.oldSize().width() > 0 and self.found):  # fmt: skip
+            self.refit.start()
+        return super().eventFilter(watched, event)
 
     def _shown(self, visible: bool) -> None:
         if not visible:
