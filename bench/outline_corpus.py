@@ -50,11 +50,15 @@ def outlines(shared: Path) -> tuple[dict[str, Outline], float]:
     return found, spent
 
 
+def _rows(outline: Outline) -> set[tuple[int, int, str]]:
+    return {(int(line), int(level), str(title)) for line, level, title in outline}  # JSON read them as lists
+
+
 def changes(before: dict[str, Outline], after: dict[str, Outline], shown: int = 6) -> int:
     """Print each book whose outline differs, with the headings taken away (-) and put in (+); how many."""
     changed = 0
     for name in before.keys() & after.keys():
-        old, new = {tuple(row) for row in before[name]}, {tuple(row) for row in after[name]}
+        old, new = _rows(before[name]), _rows(after[name])
         if old == new:
             continue
         changed += 1
