@@ -301,3 +301,26 @@ def test_which_epilogue_and_its_years_are_a_names_heading() -> None:
             f"SECOND EPILOGUE\n\nCHAPTER I\n\n{PROSE}\n\nEpilogue: and then they all went home\n\n{PROSE}\n")
     assert _found(text) == [(1, "BOOK FIFTEEN: 1812 - 13"), (2, "CHAPTER I"), (1, "FIRST EPILOGUE: 1813 - 20"),
                             (2, "CHAPTER I"), (1, "SECOND EPILOGUE"), (2, "CHAPTER I")]  # fmt: skip
+
+
+def test_a_contents_entrys_synopsis_in_a_paragraph_of_its_own_is_none_of_its_words() -> None:
+    """The Origin of Species' list: each entry's number, its title, then its topics run together with dashes over
+    ten lines in a paragraph of their own, then its pages. The synopsis had counted as the entry's words, so the
+    list ended at Chapter IV and Chapters V on stood in the Outline twice."""
+    topics = ("Natural Selection--its power compared with man's selection--its power on\ncharacters of trifling "
+              "importance--its power at all ages and on both\nsexes--Sexual Selection--On the generality of "
+              "intercrosses between\nindividuals of the same species--Circumstances favourable and unfavourable\n"
+              "to Natural Selection, namely, intercrossing, isolation, number of\nindividuals--Slow action--"
+              "Extinction caused by Natural\nSelection--Divergence of Character, related to the diversity of "
+              "inhabitants\nof any small area, and to naturalisation--Action of Natural Selection,\nthrough "
+              "Divergence of Character and Extinction, on the descendants from a\ncommon parent--Explains the "
+              "Grouping of all organic beings")  # fmt: skip
+    numbers = ("I", "II", "III", "IV", "V")
+    entries = "".join(f"CHAPTER {n}.\n\nA TITLE.\n\n{topics}\n\n7-43\n\n" for n in numbers)
+    text = f"CONTENTS.\n\nINTRODUCTION\n\nPage 1\n\n{entries}" + "".join(
+        f"CHAPTER {n}.\n\nA TITLE.\n\n{PROSE}\n\n" for n in numbers)  # fmt: skip
+    assert [title for _level, title in _found(text)] == [f"CHAPTER {n}. A TITLE." for n in numbers]
+    # A paragraph of prose under a chapter's title is its own, dashes or not: the chapter stays.
+    prose = "It rained--as it will--all night. The keeper climbed the stairs--slowly--and slept."
+    assert _found(f"CHAPTER I.\n\nA TITLE.\n\n{prose}\n\nCHAPTER II.\n\nA TITLE.\n\n{PROSE}\n") == [
+        (1, "CHAPTER I. A TITLE."), (1, "CHAPTER II. A TITLE.")]  # fmt: skip

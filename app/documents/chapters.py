@@ -78,6 +78,9 @@ CONTENTS_GAP_WORDS = 300
 # A list of titles (a contents list's, or a part's chapters in it): this many lines at least, and fewer words than
 # this in lines that are not a list's; a heading among such a list stands this many lines under "Contents" at most.
 TITLES_LISTED = 5
+# A synopsis under a contents entry runs over this many lines at most, and has no sentence ending inside it.
+SYNOPSIS_LINES = 16
+SENTENCE_INSIDE = re.compile(r"[a-z][.!?]\s+[A-Z]")
 TITLE_LIST_WORDS = 20
 CONTENTS_LINES = 400
 # A title ends in a word, a question or a cry; a line ending in a full stop or comma is a sentence, unless it is
@@ -240,6 +243,7 @@ def _without_contents(lines: list[str], keyword: list[int | None], found: list[t
         # and "PART 2", which its text never sets again; so is a heading set among a list's titles (Walden's
         # "Conclusion", the last of its titles, which the text has again).
         over_titles = _titles(lines, keyword, own, ends)
+        own = _past_synopsis(lines, own, ends)
         among_titles = rank == -1 and last[names[index]] > index and _among_titles(lines, keyword, line, own)
         if not (last[names[index]] > index or before_entry or over_titles):
             continue
@@ -260,6 +264,24 @@ def _without_contents(lines: list[str], keyword: list[int | None], found: list[t
             kept.append(found[index])
         previous = line + 1
     return kept
+
+
+def _past_synopsis(lines: list[str], start: int, end: int) -> int:
+    """Past the paragraph after line ``start``'s blank lines where it is a chapter's synopsis, as a contents list
+    sets one under an entry's title (The Origin of Species: "Causes of Variability--Effects of Habit--…" over
+    five to ten lines): topics run together with dashes, no sentence ending inside it. ``start`` otherwise."""
+    first = start
+    while first < end and _blank(lines, first):
+        first += 1
+    after = first
+    while after < end and not _blank(lines, after) and after - first < SYNOPSIS_LINES:
+        after += 1
+    words = " ".join(line.strip() for line in lines[first:after])
+    dashes = words.count("--") + words.count("—")
+    listed = sum(1 for line in lines[first:after] if LIST_LINE.match(line))  # a list of titles is none
+    topics = (dashes >= 2 and not SENTENCE_INSIDE.search(words) and 2 * listed < after - first
+              and (after == end or _blank(lines, after)))  # fmt: skip
+    return after if topics else start
 
 
 def _titles(lines: list[str], keyword: list[int | None], start: int, end: int) -> bool:
