@@ -320,6 +320,10 @@ def test_a_contents_entrys_synopsis_in_a_paragraph_of_its_own_is_none_of_its_wor
     text = f"CONTENTS.\n\nINTRODUCTION\n\nPage 1\n\n{entries}" + "".join(
         f"CHAPTER {n}.\n\nA TITLE.\n\n{PROSE}\n\n" for n in numbers)  # fmt: skip
     assert [title for _level, title in _found(text)] == [f"CHAPTER {n}. A TITLE." for n in numbers]
+    # Insectivorous Plants' titles are too long to be an entry's own title line; the synopsis follows them.
+    title = "AGGREGATION OF THE PROTOPLASM WITHIN THE CELLS OF THE TENTACLES."
+    long_titled = text.replace("A TITLE.\n\nNatural", f"{title}\n\nNatural")
+    assert [title for _level, title in _found(long_titled)] == [f"CHAPTER {n}. A TITLE." for n in numbers]
     # A paragraph of prose under a chapter's title is its own, dashes or not: the chapter stays.
     prose = "It rained--as it will--all night. The keeper climbed the stairs--slowly--and slept."
     assert _found(f"CHAPTER I.\n\nA TITLE.\n\n{prose}\n\nCHAPTER II.\n\nA TITLE.\n\n{PROSE}\n") == [

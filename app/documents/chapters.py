@@ -269,19 +269,36 @@ def _without_contents(lines: list[str], keyword: list[int | None], found: list[t
 def _past_synopsis(lines: list[str], start: int, end: int) -> int:
     """Past the paragraph after line ``start``'s blank lines where it is a chapter's synopsis, as a contents list
     sets one under an entry's title (The Origin of Species: "Causes of Variability--Effects of Habit--…" over
-    five to ten lines): topics run together with dashes, no sentence ending inside it. ``start`` otherwise."""
-    first = start
-    while first < end and _blank(lines, first):
-        first += 1
-    after = first
-    while after < end and not _blank(lines, after) and after - first < SYNOPSIS_LINES:
-        after += 1
+    five to ten lines): topics run together with dashes, no sentence ending inside it; with the entry's title
+    before it where that was too long to be taken as its title (Insectivorous Plants' "AGGREGATION OF THE
+    PROTOPLASM WITHIN THE CELLS OF THE TENTACLES."). ``start`` otherwise."""
+    first = _next_text(lines, start, end)
+    after = _paragraph_end(lines, first, end)
+    if after - first == 1 and _in_capitals(lines, first):  # a title in capitals: the synopsis may follow it
+        title_end = after
+        first = _next_text(lines, title_end, end)
+        after = _paragraph_end(lines, first, end)
     words = " ".join(line.strip() for line in lines[first:after])
     dashes = words.count("--") + words.count("—")
     listed = sum(1 for line in lines[first:after] if LIST_LINE.match(line))  # a list of titles is none
     topics = (dashes >= 2 and not SENTENCE_INSIDE.search(words) and 2 * listed < after - first
               and (after == end or _blank(lines, after)))  # fmt: skip
     return after if topics else start
+
+
+def _next_text(lines: list[str], start: int, end: int) -> int:
+    """The first line from ``start`` that is not blank (``end`` if none is)."""
+    while start < end and _blank(lines, start):
+        start += 1
+    return start
+
+
+def _paragraph_end(lines: list[str], first: int, end: int) -> int:
+    """The line after the paragraph that starts at ``first``, SYNOPSIS_LINES at most."""
+    after = first
+    while after < end and not _blank(lines, after) and after - first < SYNOPSIS_LINES:
+        after += 1
+    return after
 
 
 def _titles(lines: list[str], keyword: list[int | None], start: int, end: int) -> bool:
