@@ -324,6 +324,9 @@ def test_a_contents_entrys_synopsis_in_a_paragraph_of_its_own_is_none_of_its_wor
     title = "AGGREGATION OF THE PROTOPLASM WITHIN THE CELLS OF THE TENTACLES."
     long_titled = text.replace("A TITLE.\n\nNatural", f"{title}\n\nNatural")
     assert [title for _level, title in _found(long_titled)] == [f"CHAPTER {n}. A TITLE." for n in numbers]
+    # Coral Reefs' entries hold a synopsis a section, paragraph after paragraph.
+    sectioned = text.replace(f"{topics}\n\n7-43", f"{topics}\n\n{topics}\n\n{topics}\n\n7-43")
+    assert [title for _level, title in _found(sectioned)] == [f"CHAPTER {n}. A TITLE." for n in numbers]
     # A paragraph of prose under a chapter's title is its own, dashes or not: the chapter stays.
     prose = "It rained--as it will--all night. The keeper climbed the stairs--slowly--and slept."
     assert _found(f"CHAPTER I.\n\nA TITLE.\n\n{prose}\n\nCHAPTER II.\n\nA TITLE.\n\n{PROSE}\n") == [

@@ -243,7 +243,8 @@ def _without_contents(lines: list[str], keyword: list[int | None], found: list[t
         # and "PART 2", which its text never sets again; so is a heading set among a list's titles (Walden's
         # "Conclusion", the last of its titles, which the text has again).
         over_titles = _titles(lines, keyword, own, ends)
-        own = _past_synopsis(lines, own, ends)
+        while (past := _past_synopsis(lines, own, ends)) > own:  # a synopsis a section (Coral Reefs' chapters)
+            own = past
         among_titles = rank == -1 and last[names[index]] > index and _among_titles(lines, keyword, line, own)
         if not (last[names[index]] > index or before_entry or over_titles):
             continue
