@@ -324,6 +324,10 @@ def test_a_contents_entrys_synopsis_in_a_paragraph_of_its_own_is_none_of_its_wor
     title = "AGGREGATION OF THE PROTOPLASM WITHIN THE CELLS OF THE TENTACLES."
     long_titled = text.replace("A TITLE.\n\nNatural", f"{title}\n\nNatural")
     assert [title for _level, title in _found(long_titled)] == [f"CHAPTER {n}. A TITLE." for n in numbers]
+    # The Descent of Man's titles, as long, in words and over two lines, with a stop.
+    descent = "Comparison of the Mental Powers of Man and the Lower Animals in\nCivilised and Barbarous Times."
+    assert [title for _level, title in _found(text.replace("A TITLE.\n\nNatural", f"{descent}\n\nNatural"))] == [
+        f"CHAPTER {n}. A TITLE." for n in numbers]  # fmt: skip
     # Coral Reefs' entries hold a synopsis a section, paragraph after paragraph.
     sectioned = text.replace(f"{topics}\n\n7-43", f"{topics}\n\n{topics}\n\n{topics}\n\n7-43")
     assert [title for _level, title in _found(sectioned)] == [f"CHAPTER {n}. A TITLE." for n in numbers]

@@ -271,20 +271,25 @@ def _past_synopsis(lines: list[str], start: int, end: int) -> int:
     """Past the paragraph after line ``start``'s blank lines where it is a chapter's synopsis, as a contents list
     sets one under an entry's title (The Origin of Species: "Causes of Variability--Effects of Habit--…" over
     five to ten lines): topics run together with dashes, no sentence ending inside it; with the entry's title
-    before it where that was too long to be taken as its title (Insectivorous Plants' "AGGREGATION OF THE
-    PROTOPLASM WITHIN THE CELLS OF THE TENTACLES."). ``start`` otherwise."""
+    of a line or two before it where that was too long to be taken as its title (Insectivorous Plants'
+    "AGGREGATION OF THE PROTOPLASM WITHIN THE CELLS OF THE TENTACLES.", The Descent of Man's "Comparison of the
+    Mental Powers of Man and the Lower Animals."). ``start`` otherwise."""
     first = _next_text(lines, start, end)
     after = _paragraph_end(lines, first, end)
-    if after - first == 1 and _in_capitals(lines, first):  # a title in capitals: the synopsis may follow it
+    if after - first <= 2 and not _topics(lines, first, after):  # a title of a line or two: a synopsis may follow
         title_end = after
         first = _next_text(lines, title_end, end)
         after = _paragraph_end(lines, first, end)
+    return after if _topics(lines, first, after) and (after == end or _blank(lines, after)) else start
+
+
+def _topics(lines: list[str], first: int, after: int) -> bool:
+    """Whether lines ``first:after`` are a synopsis: topics run together with dashes, no sentence ending inside,
+    not a list of titles."""
     words = " ".join(line.strip() for line in lines[first:after])
     dashes = words.count("--") + words.count("—")
-    listed = sum(1 for line in lines[first:after] if LIST_LINE.match(line))  # a list of titles is none
-    topics = (dashes >= 2 and not SENTENCE_INSIDE.search(words) and 2 * listed < after - first
-              and (after == end or _blank(lines, after)))  # fmt: skip
-    return after if topics else start
+    listed = sum(1 for line in lines[first:after] if LIST_LINE.match(line))
+    return dashes >= 2 and not SENTENCE_INSIDE.search(words) and 2 * listed < after - first
 
 
 def _next_text(lines: list[str], start: int, end: int) -> int:
