@@ -335,3 +335,16 @@ def test_a_contents_entrys_synopsis_in_a_paragraph_of_its_own_is_none_of_its_wor
     prose = "It rained--as it will--all night. The keeper climbed the stairs--slowly--and slept."
     assert _found(f"CHAPTER I.\n\nA TITLE.\n\n{prose}\n\nCHAPTER II.\n\nA TITLE.\n\n{PROSE}\n") == [
         (1, "CHAPTER I. A TITLE."), (1, "CHAPTER II. A TITLE.")]  # fmt: skip
+
+
+def test_a_contents_list_of_numerals_with_titles_against_bare_numerals_in_the_text_is_none() -> None:
+    """The Captain of the Gray-Horse Troop lists "I. A CAMP IN THE SNOW"; its text sets "I" over the title. Both
+    are Chapter 1: the list's 37 entries had stood in the Outline beside the chapters."""
+    titles = ["A CAMP IN THE SNOW", "THE STREETER GUN-RACK", "CURTIS ASSUMES CHARGE", "THE BEAUTIFUL TRIBE"]
+    numerals = ["I", "II", "III", "IV"]
+    listed = "\n\n".join(f"{n}. {title}" for n, title in zip(numerals, titles, strict=True))
+    text = f"CONTENTS\n\n{listed}\n\n" + "".join(
+        f"{n}\n\n{title}\n\n{PROSE}\n\n" for n, title in zip(numerals, titles, strict=True))  # fmt: skip
+    assert [title for _level, title in _found(text)] == [f"{n}. {title}" for n, title in zip(numerals, titles,
+                                                                                            strict=True)]  # fmt: skip
+    assert [chapter.line for chapter in chapters(text.split("\n"))][0] > 8  # the text's, not the list's

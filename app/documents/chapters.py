@@ -39,6 +39,7 @@ NUMBER = rf"(?:{ROMAN}|[ivxlcdm]+|\d{{1,3}}|(?i:{NUMBER_WORDS}))"
 ROMAN_VALUES = {"I": 1, "V": 5, "X": 10, "L": 50, "C": 100, "D": 500, "M": 1000}
 # one…twenty, then first…twelfth ("last" and "the" are no number's)
 NUMBER_VALUES = {word: index % 20 + 1 for index, word in enumerate(NUMBER_WORDS.split("|")[:32])}
+FIGURE = re.compile(rf"{ROMAN}|\d{{1,3}}")  # a numeral that is a heading's first word
 WRITTEN_NUMBER = re.compile(rf"(?:{ROMAN}|\d{{1,3}}|{'|'.join(NUMBER_VALUES).upper()})(?![A-Z])")
 KEYWORDS = "|".join(f"{word.upper()}|{word.title()}" for word in RANKS)
 # A kind and its number, then a title on the same line or nothing.
@@ -371,6 +372,8 @@ def _written(line: str) -> str:
     of "    Chapter I.  Loomings"; the titles may differ, or run over lines in one of them), its number as a
     figure: Life on the Mississippi's list numbers its chapters "CHAPTER IV.", its text "CHAPTER 4"."""
     words = [word.upper() for word in line.split()[:2]]
+    if (first := words[0].rstrip(".:,;-–—")) and FIGURE.fullmatch(first):  # a numeral, alone or with its title:
+        return str(_value(first))  # "I. A CAMP IN THE SNOW" in a list, "I" over its title in the text
     words[-1] = words[-1].rstrip(".:,;-–—")
     if len(words) == 2 and (number := WRITTEN_NUMBER.match(words[1])):
         words[1] = str(_value(number.group(0))) + words[1][number.end() :]
