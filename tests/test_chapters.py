@@ -348,3 +348,14 @@ def test_a_contents_list_of_numerals_with_titles_against_bare_numerals_in_the_te
     assert [title for _level, title in _found(text)] == [f"{n}. {title}" for n, title in zip(numerals, titles,
                                                                                             strict=True)]  # fmt: skip
     assert [chapter.line for chapter in chapters(text.split("\n"))][0] > 8  # the text's, not the list's
+
+
+def test_a_volumes_contents_line_starts_a_list_too() -> None:
+    """Trollope's North America heads its list "CONTENTS OF VOL. I."; a second volume's may stand mid-book."""
+    entries = "".join(f"CHAPTER {n}.\n\nA Place\n\n" for n in ("I", "II", "III"))
+    chapters_text = "".join(f"CHAPTER {n}.\n\nA Place\n\n{PROSE}\n\n" for n in ("I", "II", "III"))
+    for line in ("CONTENTS OF VOL. I.", "Contents of Volume II", "CONTENTS OF PART II"):
+        found = _found(f"VOLUME I.\n\n{line}\n\n{entries}{chapters_text}")
+        assert [title for _level, title in found] == ["VOLUME I.", "CHAPTER I. A Place", "CHAPTER II. A Place",
+                                                      "CHAPTER III. A Place"]  # fmt: skip
+    assert _found(f"Contents of the pockets\n\n{entries}{chapters_text}")[0] == (1, "CHAPTER I. A Place")

@@ -71,7 +71,8 @@ TITLE_CHARS = 60
 CAPITALS_LINES = 6  # a title in capitals runs over this many lines at most
 SHORT_LINE = 40
 # The line a contents list stands under, and the most words an entry of it has (its title may run over lines).
-CONTENTS_LINE = re.compile(r"^[ \t]*(?:table of )?contents[ \t]*[.:]?[ \t]*$", re.IGNORECASE)
+CONTENTS_LINE = re.compile(r"^[ \t]*(?:table of )?contents(?:[ \t]+of[ \t]+(?:the[ \t]+)?(?:vol(?:ume)?\.?|part|book)"
+                           r"[ \t]+\w+)?[ \t]*[.:]?[ \t]*$", re.IGNORECASE)  # "CONTENTS OF VOL. I."
 CONTENTS_WORDS = 80
 # A list's first heading stands within about a page of its "Contents" line (entries before it may be prose-like
 # paragraphs, Notre-Dame de Paris' "BOOK SEVENTH. I. The Danger of Confiding…").
@@ -201,7 +202,7 @@ def _title_after(lines: list[str], keyword: list[int | None], index: int, rank: 
         if _blank(lines, candidate):
             continue
         words = lines[candidate].strip()
-        title_like = _reads_as_title(words)
+        title_like = _reads_as_title(words) and not CONTENTS_LINE.match(words)  # a volume's "CONTENTS OF VOL. I."
         alone = _blank(lines, candidate + 1) and (candidate == index + 1 or _blank(lines, candidate - 1))
         kind = _kind_of(lines, keyword, candidate)
         # A number and a title in capitals under a bare numeral is its title (Love's Meinie: "I.", then
