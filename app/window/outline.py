@@ -307,6 +307,9 @@ class OutlinePanel(SidePanel):
             if item.data(0, LEVEL_ROLE) != heading.level or item.data(0, FOLD_ROLE) != folds[index]:
                 item.setData(0, LEVEL_ROLE, heading.level)
                 item.setData(0, FOLD_ROLE, folds[index])
+                # What the arrow shows, for a screen reader, which reads the rows but not the arrow's picture.
+                state = {None: "", True: "folded", False: "open"}[folds[index]]
+                item.setData(0, Qt.ItemDataRole.AccessibleDescriptionRole, state)
         while tree.topLevelItemCount() > len(found):
             tree.takeTopLevelItem(tree.topLevelItemCount() - 1)
         tree.addTopLevelItems(added)
