@@ -359,3 +359,21 @@ def test_a_volumes_contents_line_starts_a_list_too() -> None:
         assert [title for _level, title in found] == ["VOLUME I.", "CHAPTER I. A Place", "CHAPTER II. A Place",
                                                       "CHAPTER III. A Place"]  # fmt: skip
     assert _found(f"Contents of the pockets\n\n{entries}{chapters_text}")[0] == (1, "CHAPTER I. A Place")
+
+
+def test_a_contents_line_ending_in_a_page_number_is_an_entry_and_the_heading_after_the_list_is_the_texts() -> None:
+    """A Maker of History lists Book I's chapters I-XVIII with their pages, and its text numbers Book II's from I
+    again: the list's XVI to XVIII, found nowhere later, stood in the Outline. The Passionate Friends' list ends,
+    then its text's "CHAPTER THE FIRST", which the text has once: it stays (it was taken for the list's last)."""
+    names = ["I", "II", "III", "XVI", "XVII", "XVIII"]
+    listed = "\n\n".join(f"     {n}. A TITLE OF A CHAPTER {' ' * (8 - len(n))}      {3 * page + 1}"
+                         for page, n in enumerate(names))  # fmt: skip
+    text = (f"CONTENTS\n\n          BOOK I\n\n{listed}\n\nBOOK I\n\n"
+            + "".join(f"CHAPTER {n}\n\n{PROSE}\n\n" for n in names)
+            + "BOOK II\n\n" + "".join(f"CHAPTER {n}\n\n{PROSE}\n\n" for n in ("I", "II")))  # fmt: skip
+    assert [title for _level, title in _found(text)] == [
+        "BOOK I", *(f"CHAPTER {n}" for n in names), "BOOK II", "CHAPTER I", "CHAPTER II"]  # fmt: skip
+    ordinals = ["FIRST", "SECOND", "THIRD"]
+    friends = (f"CONTENTS\n\n{listed}\n\nTHE PASSIONATE FRIENDS\n\n"
+               + "".join(f"CHAPTER THE {n}\n\n{PROSE}\n\n" for n in ordinals))  # fmt: skip
+    assert [title for _level, title in _found(friends)] == [f"CHAPTER THE {n}" for n in ordinals]

@@ -248,9 +248,12 @@ def _without_contents(lines: list[str], keyword: list[int | None], found: list[t
         while (past := _past_synopsis(lines, own, ends)) > own:  # a synopsis a section (Coral Reefs' chapters)
             own = past
         among_titles = rank == -1 and last[names[index]] > index and _among_titles(lines, keyword, line, own)
-        if not (last[names[index]] > index or before_entry or over_titles):
+        # A page number set off at its end is a contents line's whether or not the text numbers its chapters the
+        # same way (A Maker of History's "XVI. MISS FIELDING ASKS A QUESTION        115": its Book II starts at I).
+        paged = _paged(lines, line)
+        if not (last[names[index]] > index or before_entry or over_titles or paged):
             continue
-        if not (index + 1 == count or before_entry or over_titles or among_titles
+        if not (index + 1 == count or before_entry or over_titles or among_titles or paged
                 or _ends_section(rank, found[index + 1][1])):  # fmt: skip
             continue
         entry[index] = among_titles or _fewer_words(lines, keyword, own, ends, skip=LIST_LINE)
@@ -262,11 +265,21 @@ def _without_contents(lines: list[str], keyword: list[int | None], found: list[t
         # etymology): right after the list, one the text has again later and the list has not. The text's first
         # heading after a list is one of the list's (its "CHAPTER 1", again), or the text has it only once.
         last_entry = was_listing and not listing and last[names[index]] > index and names[index] not in listed
+        # A list whose entries end in page numbers ends with one too: the heading after it is the text's.
+        last_entry = last_entry and (_paged(lines, line) or not _paged(lines, found[index - 1][0]))
         listed = ((listed if was_listing else set()) | {names[index]}) if listing else set()
         if not (listing or last_entry):
             kept.append(found[index])
         previous = line + 1
     return kept
+
+
+def _paged(lines: list[str], line: int) -> bool:
+    """Whether heading ``line``'s paragraph ends in a page number set off by spaces, as a contents line does (on
+    its last line where its title runs over two: "PART IX. FULL VINDICATION OF FYZOOLA KHÂN BY", then "MAJOR
+    PALMER AND MR. HASTINGS      313")."""
+    end = _paragraph_end(lines, line, min(len(lines), line + 3))
+    return PAGE_NUMBER.search(lines[end - 1]) is not None
 
 
 def _past_synopsis(lines: list[str], start: int, end: int) -> int:
@@ -372,7 +385,10 @@ def _written(line: str) -> str:
     """A heading line's kind and number, as a contents list and the chapter it lists both write them ("CHAPTER I"
     of "    Chapter I.  Loomings"; the titles may differ, or run over lines in one of them), its number as a
     figure: Life on the Mississippi's list numbers its chapters "CHAPTER IV.", its text "CHAPTER 4"."""
-    words = [word.upper() for word in line.split()[:2]]
+    words = [word.upper() for word in line.split()[:3]]
+    if len(words) == 3 and words[1] == "THE":  # "CHAPTER THE FIRST": the ordinal is its number, not "the"
+        words.pop(1)
+    words = words[:2]
     if (first := words[0].rstrip(".:,;-–—")) and FIGURE.fullmatch(first):  # a numeral, alone or with its title:
         return str(_value(first))  # "I. A CAMP IN THE SNOW" in a list, "I" over its title in the text
     words[-1] = words[-1].rstrip(".:,;-–—")
