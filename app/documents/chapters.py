@@ -80,11 +80,11 @@ CONTENTS_GAP_WORDS = 300
 # A list of titles (a contents list's, or a part's chapters in it): this many lines at least, and fewer words than
 # this in lines that are not a list's; a heading among such a list stands this many lines under "Contents" at most.
 TITLES_LISTED = 5
+TITLE_LIST_WORDS = 20
+CONTENTS_LINES = 400
 # A synopsis under a contents entry runs over this many lines at most, and has no sentence ending inside it.
 SYNOPSIS_LINES = 16
 SENTENCE_INSIDE = re.compile(r"[a-z][.!?]\s+[A-Z]")
-TITLE_LIST_WORDS = 20
-CONTENTS_LINES = 400
 # A title ends in a word, a question or a cry; a line ending in a full stop or comma is a sentence, unless it is
 # set in capitals ("LIMMERIDGE HOUSE.").
 SENTENCE_END = re.compile(r"[.,;:]\s*$")
@@ -292,8 +292,7 @@ def _past_synopsis(lines: list[str], start: int, end: int) -> int:
     first = _next_text(lines, start, end)
     after = _paragraph_end(lines, first, end)
     if after - first <= 2 and not _topics(lines, first, after):  # a title of a line or two: a synopsis may follow
-        title_end = after
-        first = _next_text(lines, title_end, end)
+        first = _next_text(lines, after, end)
         after = _paragraph_end(lines, first, end)
     return after if _topics(lines, first, after) and (after == end or _blank(lines, after)) else start
 
@@ -315,7 +314,7 @@ def _next_text(lines: list[str], start: int, end: int) -> int:
 
 
 def _paragraph_end(lines: list[str], first: int, end: int) -> int:
-    """The line after the paragraph that starts at ``first``, SYNOPSIS_LINES at most."""
+    """The line after the paragraph that starts at ``first`` (``end`` at most, and SYNOPSIS_LINES on)."""
     after = first
     while after < end and not _blank(lines, after) and after - first < SYNOPSIS_LINES:
         after += 1
