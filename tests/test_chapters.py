@@ -377,3 +377,14 @@ def test_a_contents_line_ending_in_a_page_number_is_an_entry_and_the_heading_aft
     friends = (f"CONTENTS\n\n{listed}\n\nTHE PASSIONATE FRIENDS\n\n"
                + "".join(f"CHAPTER THE {n}\n\n{PROSE}\n\n" for n in ordinals))  # fmt: skip
     assert [title for _level, title in _found(friends)] == [f"CHAPTER THE {n}" for n in ordinals]
+
+
+def test_an_indexs_letters_are_no_chapters_though_they_read_as_roman_numerals() -> None:
+    """The Origin of Species ends with an index under "C.", "D.", "I.", "L.", "M.", "V.": read as numerals, they
+    stood under Chapter XIV. A book's own I, V and X come with II, III… between them."""
+    entries = "Abyssinia, 12.\nAcclimatisation, 139."
+    index = "".join(f"{letter}.\n\n{entries}\n\n" for letter in ("C", "D", "I", "L", "M", "V"))
+    text = f"CHAPTER XIV.\n\n{PROSE}\n\nINDEX.\n\n{index}"
+    assert [title for _level, title in _found(text)] == ["CHAPTER XIV."]
+    numerals = "".join(f"{n}\n\n{PROSE}\n\n" for n in ("I", "II", "III", "IV", "V", "VI"))
+    assert [title for _level, title in _found(numerals)] == ["I", "II", "III", "IV", "V", "VI"]

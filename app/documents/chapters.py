@@ -82,6 +82,7 @@ CONTENTS_GAP_WORDS = 300
 TITLES_LISTED = 5
 TITLE_LIST_WORDS = 20
 CONTENTS_LINES = 400
+INDEX_LETTERS = 3  # an index's letters in a row, at least, that read as Roman numerals ("C.", "D.", "I.")
 # A synopsis under a contents entry runs over this many lines at most, and has no sentence ending inside it.
 SYNOPSIS_LINES = 16
 SENTENCE_INSIDE = re.compile(r"[a-z][.!?]\s+[A-Z]")
@@ -274,6 +275,24 @@ def _without_contents(lines: list[str], keyword: list[int | None], found: list[t
     return kept
 
 
+def _without_index_letters(found: list[tuple[int, int, str, int]]) -> list[tuple[int, int, str, int]]:
+    """``found`` without an index's letters, which read as Roman numerals: a run of INDEX_LETTERS or more headings
+    of one letter each in the alphabet's order (The Origin of Species' index: "C.", "D.", "I.", "L.", "M.",
+    "V."), where chapters would count I, II, III."""
+    letters = [letter if (letter := title.strip().rstrip(".")) in ROMAN_VALUES else "" for _line, _rank, title, _at
+               in found]  # fmt: skip
+    dropped: set[int] = set()
+    start = 0
+    while start < len(found):
+        end = start
+        while end < len(found) and letters[end] and (end == start or letters[end] > letters[end - 1]):
+            end += 1
+        if end - start >= INDEX_LETTERS:
+            dropped.update(range(start, end))
+        start = max(end, start + 1)
+    return [entry for index, entry in enumerate(found) if index not in dropped]
+
+
 def _paged(lines: list[str], line: int) -> bool:
     """Whether heading ``line``'s paragraph ends in a page number set off by spaces, as a contents line does (on
     its last line where its title runs over two: "PART IX. FULL VINDICATION OF FYZOOLA KHÂN BY", then "MAJOR
@@ -425,7 +444,7 @@ def chapters(lines: list[str]) -> list[Chapter]:
             title = f"{title}{' ' if title[-1] in '.:—–-' else '. '}{lines[after].strip()}"
             taken = title_line = after
         found.append((index, rank, title, title_line))
-    found = _without_contents(lines, keyword, found)
+    found = _without_index_letters(_without_contents(lines, keyword, found))
     ranks = {entry[1] for entry in found}
     if RANKS["chapter"] in ranks:  # a novel's acts and scenes are a play inside it, no part of its shape
         found = [entry for entry in found if entry[1] not in (RANKS["act"], RANKS["scene"])]
