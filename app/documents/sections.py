@@ -27,9 +27,15 @@ class SectionMove:
     edits: tuple[tuple[int, int, str], tuple[int, int, str]]
 
 
+def next_section(levels: list[int], index: int) -> int | None:
+    """The heading after heading ``index``'s section: the next of its level or above; None where it runs to the end."""
+    return next((later for later in range(index + 1, len(levels)) if levels[later] <= levels[index]), None)
+
+
 def section_end(starts: list[int], levels: list[int], index: int, length: int) -> int:
     """Where heading ``index``'s section ends: at the next heading of its level or above, else the text's end."""
-    return next((starts[later] for later in range(index + 1, len(starts)) if levels[later] <= levels[index]), length)
+    after = next_section(levels, index)
+    return length if after is None else starts[after]
 
 
 def sibling(levels: list[int], index: int, up: bool) -> int | None:
@@ -51,15 +57,14 @@ def move_section(text: str, starts: list[int], levels: list[int], index: int, up
         return None
     if up:
         return place_section(text, starts, levels, index, other, sections_end)
-    after = next((later for later in range(other + 1, len(levels)) if levels[later] <= levels[other]), None)
-    return place_section(text, starts, levels, index, after, sections_end)
+    return place_section(text, starts, levels, index, next_section(levels, other), sections_end)
 
 
 def can_place(levels: list[int], index: int, before: int | None) -> bool:
     """Whether section ``index`` may go before heading ``before`` (None: after the last section) and move: that
     heading starts a section of its level or above (put before a scene, a chapter would take the scenes after it
     as its own), outside the section itself, and not the place it already stands."""
-    end = next((later for later in range(index + 1, len(levels)) if levels[later] <= levels[index]), None)
+    end = next_section(levels, index)
     if before is None:
         return end is not None
     if not 0 <= before < len(levels) or levels[before] > levels[index]:
