@@ -233,6 +233,7 @@ def _without_contents(lines: list[str], keyword: list[int | None], found: list[t
     for index, name in enumerate(names):
         last[name] = index
     entry = [False] * count
+    paged = [_paged(lines, heading[0]) for heading in found]  # read once, for both passes below
     for index in reversed(range(count)):
         line, rank, _title, title_line = found[index]
         ends = found[index + 1][0] if index + 1 < count else len(lines)
@@ -251,10 +252,9 @@ def _without_contents(lines: list[str], keyword: list[int | None], found: list[t
         among_titles = rank == -1 and last[names[index]] > index and _among_titles(lines, keyword, line, own)
         # A page number set off at its end is a contents line's whether or not the text numbers its chapters the
         # same way (A Maker of History's "XVI. MISS FIELDING ASKS A QUESTION        115": its Book II starts at I).
-        paged = _paged(lines, line)
-        if not (last[names[index]] > index or before_entry or over_titles or paged):
+        if not (last[names[index]] > index or before_entry or over_titles or paged[index]):
             continue
-        if not (index + 1 == count or before_entry or over_titles or among_titles or paged
+        if not (index + 1 == count or before_entry or over_titles or among_titles or paged[index]
                 or _ends_section(rank, found[index + 1][1])):  # fmt: skip
             continue
         entry[index] = among_titles or _fewer_words(lines, keyword, own, ends, skip=LIST_LINE)
@@ -267,7 +267,7 @@ def _without_contents(lines: list[str], keyword: list[int | None], found: list[t
         # heading after a list is one of the list's (its "CHAPTER 1", again), or the text has it only once.
         last_entry = was_listing and not listing and last[names[index]] > index and names[index] not in listed
         # A list whose entries end in page numbers ends with one too: the heading after it is the text's.
-        last_entry = last_entry and (_paged(lines, line) or not _paged(lines, found[index - 1][0]))
+        last_entry = last_entry and (paged[index] or not paged[index - 1])
         listed = ((listed if was_listing else set()) | {names[index]}) if listing else set()
         if not (listing or last_entry):
             kept.append(found[index])
@@ -360,8 +360,8 @@ def _among_titles(lines: list[str], keyword: list[int | None], line: int, own: i
     """Whether heading ``line`` is set among a list of titles under a "Contents" line not far above it: titles
     above it and a line of a list, not prose, after its paragraph (from ``own``: a chapter's "I" right under the
     list and its part's line opens the text)."""
-    after = next((at for at in range(own, len(lines)) if lines[at].strip()), None)
-    if after is None or not LIST_LINE.match(lines[after]) or keyword[after] is not None or NUMERAL_LINE.match(
+    after = _next_text(lines, own, len(lines))
+    if after == len(lines) or not LIST_LINE.match(lines[after]) or keyword[after] is not None or NUMERAL_LINE.match(
             lines[after]):  # a part's line over its first chapter's opens the text too  # fmt: skip
         return False
     for at in range(line - 1, max(-1, line - CONTENTS_LINES), -1):
