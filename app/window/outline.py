@@ -147,7 +147,7 @@ class OutlinePanel(SidePanel):
         self.host = window  # not self.window: QWidget.window() is Qt's
         self.found: list[Heading] = []
         self.words: list[int] = []  # each heading's section's, as the rows show them
-        self.tree = OutlineTree(self.place_section, lambda: [heading.level for heading in self.found], self.fold)
+        self.tree = OutlineTree(self.place_section, self.levels, self.fold)
         # The headings folded, by level, title and which of that name (the third "Notes"): these outlive edits.
         self.folded: set[tuple[int, str, int]] = set()
         self._folds_for: Path | None = None  # the document they were folded in: another opens unfolded
@@ -320,7 +320,7 @@ class OutlinePanel(SidePanel):
 
     def fold_all(self, fold: bool) -> None:
         """Every heading with headings under it folded (a book's parts down to their lines), or none."""
-        levels = [heading.level for heading in self.found]
+        levels = self.levels()
         self.folded = {key for index, key in enumerate(_fold_keys(self.found))
                        if fold and has_sections_under(levels, index)}  # fmt: skip
         self._fill(self.found, self.words)
@@ -387,7 +387,7 @@ class OutlinePanel(SidePanel):
         Fold All and Unfold All."""
         self._fresh()  # typed since the rows were made: the rows as the text stands, before one is chosen
         item = self.tree.itemAt(point)
-        levels = [heading.level for heading in self.found]
+        levels = self.levels()
         menu = QMenu(self.tree)
         if item is not None:
             index = self.tree.indexOfTopLevelItem(item)
@@ -406,6 +406,17 @@ class OutlinePanel(SidePanel):
         menu.exec(self.tree.viewport().mapToGlobal(point))
         self.mark_current()  # the right-click marked its row; the caret's section is the one to show
 
+    def levels(self) -> list[int]:
+        """The headings' levels, as last found."""
+        return [heading.level for heading in self.found]
+
+    def _places(self, text: str) -> tuple[list[int], list[int], int]:
+        """The headings' positions (Qt's), their starts in ``text`` (Python's indices), and where the sections end:
+        a Markdown text's notes at its end stay there, outside every section."""
+        positions = [heading.position for heading in self.found]
+        starts = positions if positions_are_indices(text) else [index_at(text, at) for at in positions]
+        return positions, starts, notes_start(text) if is_markdown(self.host.path) else len(text)
+
     def select_section(self, index: int) -> None:
         """Heading ``index``'s section selected, its heading to the next of its level or above (a part with its
         chapters; a Markdown text's notes at its end left out), the keys back to the text: to copy, cut or rewrite."""
@@ -413,10 +424,8 @@ class OutlinePanel(SidePanel):
             return
         editor = self.host.editor
         text = editor.plain_text()
-        positions = [heading.position for heading in self.found]
-        starts = positions if positions_are_indices(text) else [index_at(text, at) for at in positions]
-        last = notes_start(text) if is_markdown(self.host.path) else len(text)
-        end = section_end(starts, [heading.level for heading in self.found], index, last)
+        positions, starts, last = self._places(text)
+        end = section_end(starts, self.levels(), index, last)
         end = starts[index] + len(text[starts[index] : end].rstrip())  # to its last word, not the blank lines
         cursor = editor.textCursor()
         cursor.setPosition(positions[index])
@@ -458,10 +467,8 @@ class OutlinePanel(SidePanel):
             say("The cursor is in no section: a heading starts one.", 6000)
             return False
         text = editor.plain_text()
-        positions = [heading.position for heading in self.found]
-        starts = positions if positions_are_indices(text) else [index_at(text, at) for at in positions]
-        notes = notes_start(text) if is_markdown(self.host.path) else len(text)  # they stay at the end
-        move = plan(text, starts, [heading.level for heading in self.found], notes)
+        positions, starts, notes = self._places(text)
+        move = plan(text, starts, self.levels(), notes)
         title = self.found[index].title
         if move is None:
             if refused:
