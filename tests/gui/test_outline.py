@@ -11,8 +11,9 @@ from PySide6.QtCore import Qt
 
 from app.documents.word_count import WordCounter
 from app.window.headings import headings
-from app.window.outline import EMPTY_MARKDOWN, PANEL_WIDTH, REFRESH_MS, WIDEST, section_words
+from app.window.outline import EMPTY_MARKDOWN, PANEL_WIDTH, REFRESH_MS, WIDEST
 from app.window.outline_tree import ARROW_ROOM
+from app.window.section_words import section_words
 
 BOOK = (
     "# Part One\n\nThe keeper climbed the stairs.\n\n## The Storm\n\nRain came 🌊 in from the sea at night.\n\n"
