@@ -294,7 +294,7 @@ class MainWindow(ActionStates):
         self.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, self.outline)
         self.outline.setVisible(self.prefs.outline_panel)
         self.outline.shownByWriter.connect(lambda shown: self._store(outline_panel=shown))
-        self.view_menu.insertAction(panel.toggle_action, self.outline.toggle_action)
+        self.view_menu.insertActions(panel.toggle_action, [self.outline.toggle_action, self.outline.switch_action])
         self.focus_mode = FocusMode(self, self.toolbar, [panel, self.outline], self)  # View ▸ Focus Mode (F11)
         self.typewriter = Typewriter(self.editor, self.prefs.typewriter_scrolling, self)  # View ▸ Typewriter Scrolling
         self.typewriter.action.toggled.connect(lambda on: self._store(typewriter_scrolling=on))

@@ -1,8 +1,9 @@
 """View ▸ Outline (Ctrl+Shift+L): a panel beside the text listing the document's headings (``headings.py``: a
 Markdown document's # lines, a plain text's chapter lines), indented by level, each with the words of its
 section (a part's with its chapters'), the one the caret is in marked as the writer moves. A click puts the caret
-at a heading, in the middle of the view, and gives the keyboard back to the text: the panel never keeps it
-(typing after a click goes where the writer looks). It follows the text a moment after the typing stops, and
+at a heading, in the middle of the view, and gives the keyboard back to the text: a click never leaves the keys
+in the panel (typing after a click goes where the writer looks). F6 sends them there, and back: the rows' keys are
+``outline_tree.py``'s. It follows the text a moment after the typing stops, and
 widens for long titles into the margins beside the text's column, never into the column.
 
 Edit ▸ Move Section Up and Down (Alt+Shift+Up/Down, and a right-click on a heading in the panel) move a section,
@@ -19,7 +20,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Protocol
 
-from PySide6.QtCore import QEvent, QObject, QPoint, Qt, QTimer
+from PySide6.QtCore import QEvent, QModelIndex, QObject, QPoint, Qt, QTimer
 from PySide6.QtGui import QAction, QKeySequence, QPalette, QResizeEvent, QTextCursor
 from PySide6.QtWidgets import (
     QLabel,
@@ -57,6 +58,7 @@ UNFITTED = object()  # the panel not yet fitted to any document's titles
 WHOLE_TEXT = 2000  # characters in or out at once: no keystroke, so the outline need not wait for a pause
 EMPTY_MARKDOWN = "No headings yet. A line that starts with # is one (Format ▸ Heading, Ctrl+1…6)."
 WHILE_REWRITING = "A rewrite is open: accept or reject the draft first, then move the section."
+KEYS_HINT = "In the Outline: Up and Down choose a heading, Enter goes there, Left and Right fold, Esc goes back."
 EMPTY_PLAIN = "No chapters yet. Lines such as “CHAPTER I”, “Part Two” or “XIV” alone are listed here."
 
 
@@ -103,7 +105,7 @@ class OutlinePanel(SidePanel):
         self.host = window  # not self.window: QWidget.window() is Qt's
         self.found: list[Heading] = []
         self.words: list[int] = []  # each heading's section's, as the rows show them
-        self.tree = OutlineTree(self.place_section, self.levels, self.fold)
+        self.tree = OutlineTree(self.place_section, self.levels, self.fold, self.go_to, self.host.editor.setFocus)
         # The headings folded, by level, title and which of that name (the third "Notes"): these outlive edits.
         self.folded: set[tuple[int, str, int]] = set()
         self._folds_for: Path | None = None  # the document they were folded in: another opens unfolded
@@ -113,7 +115,6 @@ class OutlinePanel(SidePanel):
         self.tree.setIndentation(0)
         self.tree.setUniformRowHeights(True)
         self.tree.setAccessibleName("Outline")
-        self.tree.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # a click goes to the text; the keys stay there
         self.tree.itemClicked.connect(lambda item, _column: self.go_to(self.tree.indexOfTopLevelItem(item)))
         header = self.tree.header()
         header.setStretchLastSection(False)
@@ -149,8 +150,13 @@ class OutlinePanel(SidePanel):
             action.setShortcut(QKeySequence(keys))
             way = "up" if up else "down"
             action.setStatusTip(f"Move the section the cursor is in, with all under its heading, {way} past the next")
-            action.triggered.connect(lambda _checked=False, up=up: self.move_section(self._caret_heading(), up))
+            action.triggered.connect(lambda _checked=False, up=up: self.move_section(self._keys_heading(), up))
             self.move_actions.append(action)
+        self.switch_action = QAction("S&witch Between Text and Outline", parent)
+        self.switch_action.setShortcut(QKeySequence("F6"))  # the next pane's key, as in Word and LibreOffice
+        self.switch_action.setStatusTip("The keys to the Outline (Up and Down choose a heading, Enter goes there, "
+                                        "Esc comes back) and back to the text")  # fmt: skip
+        self.switch_action.triggered.connect(self.switch_keys)
         self.tree.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.tree.customContextMenuRequested.connect(self._offer_moves)
         # The window grown (maximised after a book opened): room for its titles, once the layout has settled (a
@@ -169,6 +175,8 @@ class OutlinePanel(SidePanel):
 
     def _shown(self, visible: bool) -> None:
         if not visible:
+            if self.tree.hasFocus():
+                self.host.editor.setFocus()  # not wherever Qt's focus chain goes next (a button of the toolbar)
             return
         main = self.parentWidget()
         if not self._sized and isinstance(main, QMainWindow):  # its width, not what its hint text would take
@@ -263,9 +271,11 @@ class OutlinePanel(SidePanel):
             if item.data(0, LEVEL_ROLE) != heading.level or item.data(0, FOLD_ROLE) != folds[index]:
                 item.setData(0, LEVEL_ROLE, heading.level)
                 item.setData(0, FOLD_ROLE, folds[index])
-                # What the arrow shows, for a screen reader, which reads the rows but not the arrow's picture.
-                state = {None: "", True: "folded", False: "open"}[folds[index]]
-                item.setData(0, Qt.ItemDataRole.AccessibleDescriptionRole, state)
+                # For a screen reader, which reads the rows' text but not their indent nor the arrow's picture.
+                state = {None: "", True: ", folded", False: ", open"}[folds[index]]
+                item.setData(0, Qt.ItemDataRole.AccessibleDescriptionRole, f"level {heading.level}{state}")
+            if item.data(0, Qt.ItemDataRole.AccessibleTextRole) != heading.title:
+                item.setData(0, Qt.ItemDataRole.AccessibleTextRole, heading.title)
         while tree.topLevelItemCount() > len(found):
             tree.takeTopLevelItem(tree.topLevelItemCount() - 1)
         tree.addTopLevelItems(added)
@@ -279,16 +289,26 @@ class OutlinePanel(SidePanel):
         levels = self.levels()
         self.folded = {key for index, key in enumerate(_fold_keys(self.found))
                        if fold and has_sections_under(levels, index)}  # fmt: skip
-        self._fill(self.found, self.words)
-        self.mark_current()
+        self._refold(self.tree.current_row())
 
     def fold(self, index: int) -> None:
         """Heading ``index``'s headings folded away under it, or shown again."""
         if not 0 <= index < len(self.found):
             return
         self.folded.symmetric_difference_update({_fold_keys(self.found)[index]})
+        self._refold(index)
+
+    def _refold(self, row: int) -> None:
+        """The rows shown as the folds are now; with the keys in the panel, they stay on ``row`` (or on the part it
+        was folded into), else the caret's section is marked."""
         self._fill(self.found, self.words)
-        self.mark_current()
+        if not self.tree.hasFocus() or row < 0:
+            self.mark_current()
+            return
+        levels = self.levels()
+        while row > 0 and self.tree.isRowHidden(row, QModelIndex()):
+            row = next(above for above in range(row - 1, -1, -1) if levels[above] < levels[row])
+        self.tree.choose(row)
 
     def current_index(self) -> int:
         """The heading whose section the caret is in; -1 above the first."""
@@ -334,14 +354,34 @@ class OutlinePanel(SidePanel):
         if self.timer.isActive() or not self.isVisible():
             self.refresh()
 
-    def _caret_heading(self) -> int:
+    def _keys_heading(self) -> int:
+        """The heading Alt+Shift+Up/Down moves: the Outline's row where the keys are in it, else the caret's."""
         self._fresh()
-        return self.current_index()
+        return self.tree.current_row() if self.tree.hasFocus() else self.current_index()
+
+    def switch_keys(self) -> None:
+        """F6: the keys to the Outline (shown, if it was not), on the caret's heading; from there, back to the text."""
+        if self.tree.hasFocus():
+            self.host.editor.setFocus()
+            return
+        if not self.isVisible():
+            self.show()
+            self.shownByWriter.emit(True)  # remembered, as View ▸ Outline would be
+        self._fresh()
+        if not self.found:  # the panel says how a heading is made; the keys stay with the text to make one
+            self.host.statusBar().showMessage(self.empty.text(), 6000)
+            return
+        self.mark_current()
+        if self.tree.current_row() < 0:  # above the first heading
+            self.tree.choose(0)
+        self.tree.setFocus(Qt.FocusReason.ShortcutFocusReason)
+        self.host.statusBar().showMessage(KEYS_HINT, 8000)  # said, too: where the keys went and what they do
 
     def _offer_moves(self, point: QPoint) -> None:
         """A right-click on a heading: Move Section Up and Down for that section; on a heading or below the rows,
         Fold All and Unfold All."""
         self._fresh()  # typed since the rows were made: the rows as the text stands, before one is chosen
+        keyed = self.tree.hasFocus()  # from the keys (the menu key): they stay on the row after the menu
         item = self.tree.itemAt(point)
         levels = self.levels()
         menu = QMenu(self.tree)
@@ -360,7 +400,8 @@ class OutlinePanel(SidePanel):
             entry.triggered.connect(lambda _checked=False, fold=fold: self.fold_all(fold))
             entry.setEnabled(bool(foldable) and (fold or bool(self.folded)))
         menu.exec(self.tree.viewport().mapToGlobal(point))
-        self.mark_current()  # the right-click marked its row; the caret's section is the one to show
+        if not keyed:
+            self.mark_current()  # the right-click marked its row; the caret's section is the one to show
 
     def levels(self) -> list[int]:
         """The headings' levels, as last found."""
