@@ -1,10 +1,9 @@
 """View ▸ Outline (Ctrl+Shift+L): a panel beside the text listing the document's headings (``headings.py``: a
 Markdown document's # lines, a plain text's chapter lines), indented by level, each with the words of its
 section (a part's with its chapters'), the one the caret is in marked as the writer moves. A click puts the caret
-at a heading, in the middle of the view, and gives the keyboard back to the text: a click never leaves the keys
-in the panel (typing after a click goes where the writer looks). F6 sends them there, and back: the rows' keys are
-``outline_tree.py``'s. It follows the text a moment after the typing stops, and
-widens for long titles into the margins beside the text's column, never into the column.
+at a heading, mid-view, and leaves the keys with the text (typing goes where the writer looks); F6 sends them
+to the rows and back (``outline_tree.py``). It follows the text a moment after the typing stops, and widens for
+long titles into the margins beside the text's column, never into the column.
 
 Edit ▸ Move Section Up and Down (Alt+Shift+Up/Down, and a right-click on a heading in the panel) move a section,
 everything under its heading, past its neighbour of the same level, as one undo step (app/documents/sections); a
@@ -295,8 +294,11 @@ class OutlinePanel(SidePanel):
         """Heading ``index``'s headings folded away under it, or shown again."""
         if not 0 <= index < len(self.found):
             return
-        self.folded.symmetric_difference_update({_fold_keys(self.found)[index]})
+        key = _fold_keys(self.found)[index]
+        self.folded.symmetric_difference_update({key})
         self._refold(index)
+        if self.tree.hasFocus():  # from the keys: said, as the arrow's turn is not
+            self.host.statusBar().showMessage(f"“{key[1]}” {'folded' if key in self.folded else 'open'}", 4000)
 
     def _refold(self, row: int) -> None:
         """The rows shown as the folds are now; with the keys in the panel, they stay on ``row`` (or on the part it
@@ -372,10 +374,11 @@ class OutlinePanel(SidePanel):
             self.host.statusBar().showMessage(self.empty.text(), 6000)
             return
         self.mark_current()
-        if self.tree.current_row() < 0:  # above the first heading
-            self.tree.choose(0)
+        row = max(self.tree.current_row(), 0)  # above the first heading: the first
         self.tree.setFocus(Qt.FocusReason.ShortcutFocusReason)
         self.host.statusBar().showMessage(KEYS_HINT, 8000)  # said, too: where the keys went and what they do
+        self.tree.setCurrentIndex(QModelIndex())  # chosen again with the keys there: a screen reader hears the row
+        self.tree.choose(row)
 
     def _offer_moves(self, point: QPoint) -> None:
         """A right-click on a heading: Move Section Up and Down for that section; on a heading or below the rows,

@@ -79,7 +79,7 @@ def test_left_and_right_fold_and_step_and_letters_choose_a_title(document_window
     QTest.keyClick(tree, Qt.Key.Key_Left)  # an open part: folded, the keys still on it
     assert _shown(tree) == [True, False, False, True, True] and tree.current_row() == 0 and tree.hasFocus()
     described = tree.topLevelItem(0).data(0, Qt.ItemDataRole.AccessibleDescriptionRole)
-    assert described == "level 1, folded"
+    assert described == "level 1, folded" and window.statusBar().currentMessage() == "“Part One” folded"
     QTest.keyClick(tree, Qt.Key.Key_Down)  # past the folded chapters
     assert tree.current_row() == 3
     QTest.keyClick(tree, Qt.Key.Key_Up)
