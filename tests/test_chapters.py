@@ -351,10 +351,12 @@ def test_a_contents_list_of_numerals_with_titles_against_bare_numerals_in_the_te
 
 
 def test_a_volumes_contents_line_starts_a_list_too() -> None:
-    """Trollope's North America heads its list "CONTENTS OF VOL. I."; a second volume's may stand mid-book."""
+    """Trollope's North America heads its list "CONTENTS OF VOL. I."; a second volume's may stand mid-book (Stowe's
+    Sunny Memories: "CONTENTS OF THE SECOND VOLUME."), and Sir Nigel's is misprinted "CONTENT"."""
     entries = "".join(f"CHAPTER {n}.\n\nA Place\n\n" for n in ("I", "II", "III"))
     chapters_text = "".join(f"CHAPTER {n}.\n\nA Place\n\n{PROSE}\n\n" for n in ("I", "II", "III"))
-    for line in ("CONTENTS OF VOL. I.", "Contents of Volume II", "CONTENTS OF PART II"):
+    for line in ("CONTENTS OF VOL. I.", "Contents of Volume II", "CONTENTS OF PART II",
+                 "CONTENTS OF THE SECOND VOLUME.", "CONTENTS OF THE FIRST VOLUME", "CONTENT"):  # fmt: skip
         found = _found(f"VOLUME I.\n\n{line}\n\n{entries}{chapters_text}")
         assert [title for _level, title in found] == ["VOLUME I.", "CHAPTER I. A Place", "CHAPTER II. A Place",
                                                       "CHAPTER III. A Place"]  # fmt: skip

@@ -71,8 +71,10 @@ TITLE_CHARS = 60
 CAPITALS_LINES = 6  # a title in capitals runs over this many lines at most
 SHORT_LINE = 40
 # The line a contents list stands under, and the most words an entry of it has (its title may run over lines).
-CONTENTS_LINE = re.compile(r"^[ \t]*(?:table of )?contents(?:[ \t]+of[ \t]+(?:the[ \t]+)?(?:vol(?:ume)?\.?|part|book)"
-                           r"[ \t]+\w+)?[ \t]*[.:]?[ \t]*$", re.IGNORECASE)  # "CONTENTS OF VOL. I."
+# "CONTENTS OF VOL. I.", "CONTENTS OF THE SECOND VOLUME", and Sir Nigel's misprinted "CONTENT".
+CONTENTS_LINE = re.compile(r"^[ \t]*(?:table of )?contents?(?:[ \t]+of[ \t]+(?:the[ \t]+)?"
+                           r"(?:(?:vol(?:ume)?\.?|part|book)[ \t]+\w+|\w+[ \t]+(?:volume|part|book)))?"
+                           r"[ \t]*[.:]?[ \t]*$", re.IGNORECASE)  # fmt: skip
 CONTENTS_WORDS = 80
 # A list's first heading stands within about a page of its "Contents" line (entries before it may be prose-like
 # paragraphs, Notre-Dame de Paris' "BOOK SEVENTH. I. The Danger of Confiding…").
