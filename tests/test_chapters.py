@@ -86,6 +86,17 @@ def test_a_name_is_a_chapters_title_but_not_a_volumes() -> None:
     assert _found(text) == [(1, "Volume I"), (1, "Preface"), (2, "CHAPTER I. Introduction"), (1, "Introduction")]
 
 
+def test_a_kind_and_its_ordinal_alone_take_their_title_from_the_line_below() -> None:
+    """Wells sets "CHAPTER THE FIRST." over its title ("THE DISCOVERY OF THE FOOD."), Collins "Chapter the
+    Thirty-Seventh." over his: "THE" is no title, and the ordinal is the chapter's number, not its title."""
+    text = ("BOOK THE FIRST\n\nTHE DAWN OF THE FOOD\n\nCHAPTER THE FIRST.\n\nTHE DISCOVERY OF THE FOOD.\n\nWords.\n\n"
+            "Chapter the Thirty-Seventh.\n\nGone to be married?\n\nWords.\n\nChapter the Last\n\nShe left.\n")
+    assert _found(text) == [(1, "BOOK THE FIRST. THE DAWN OF THE FOOD"),
+                            (2, "CHAPTER THE FIRST. THE DISCOVERY OF THE FOOD."),
+                            (2, "Chapter the Thirty-Seventh. Gone to be married?"),
+                            (2, "Chapter the Last")]  # a sentence under it is its first, not its title  # fmt: skip
+
+
 def test_a_roman_numeral_with_its_title_on_one_line() -> None:
     text = "Book the First--Recalled to Life\n\nI. The Period\n\nIt was the best of times.\n\nII. The Mail\n\nIt.\n"
     assert _found(text) == [(1, "Book the First--Recalled to Life"), (2, "I. The Period"), (2, "II. The Mail")]
