@@ -79,6 +79,10 @@ def test_a_plays_acts_hold_its_scenes_and_a_novels_play_is_no_part_of_its_shape(
     assert _found(play) == [(1, "ACT I"), (2, "SCENE 1. A room"), (2, "SCENE 2"), (1, "ACT II"), (2, "SCENE 1")]
     novel = "CHAPTER ONE\n\nThe girls put on a play.\n\nACT I\n\nA gloomy wood.\n\nCHAPTER TWO\n\nWords.\n"
     assert _found(novel) == [(1, "CHAPTER ONE"), (1, "CHAPTER TWO")]
+    # O'Neill lists each act's setting under "SCENES" before the play: a contents list, not four more acts.
+    settings = "SCENES\n\nACT I\n\nA saloon. New York City.\n\nACT II\n\nThe barge. Ten days later.\n\n"
+    acts = f"ACT I\n\nSCENE--A saloon.\n\n{PROSE}\n\nACT II\n\n{PROSE}\n"
+    assert _found(f"CHARACTERS\n\n  ANNA\n\n{settings}{acts}") == [(1, "ACT I"), (1, "ACT II")]
 
 
 def test_a_name_is_a_chapters_title_but_not_a_volumes() -> None:

@@ -74,8 +74,9 @@ TITLE_CHARS = 60
 CAPITALS_LINES = 6  # a title in capitals runs over this many lines at most
 SHORT_LINE = 40
 # The line a contents list stands under, and the most words an entry of it has (its title may run over lines).
-# "CONTENTS OF VOL. I.", "CONTENTS OF THE SECOND VOLUME", and Sir Nigel's misprinted "CONTENT".
-CONTENTS_LINE = re.compile(r"^[ \t]*(?:table of )?contents?(?:[ \t]+of[ \t]+(?:the[ \t]+)?"
+# "CONTENTS OF VOL. I.", "CONTENTS OF THE SECOND VOLUME", Sir Nigel's misprinted "CONTENT", and the "SCENES" a play
+# lists its acts' settings under (O'Neill's Anna Christie).
+CONTENTS_LINE = re.compile(r"^[ \t]*(?:table of )?(?:contents?|scenes)(?:[ \t]+of[ \t]+(?:the[ \t]+)?"
                            r"(?:(?:vol(?:ume)?\.?|part|book)[ \t]+\w+|\w+[ \t]+(?:volume|part|book)))?"
                            r"[ \t]*[.:]?[ \t]*$", re.IGNORECASE)  # fmt: skip
 CONTENTS_WORDS = 80
