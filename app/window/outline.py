@@ -153,9 +153,10 @@ class OutlinePanel(SidePanel):
             self.move_actions.append(action)
         self.switch_action = QAction("S&witch Between Text and Outline", parent)
         self.switch_action.setShortcut(QKeySequence("F6"))  # the next pane's key, as in Word and LibreOffice
-        self.switch_action.setStatusTip("The keys to the Outline (Up and Down choose a heading, Enter goes there, "
-                                        "Esc comes back) and back to the text")  # fmt: skip
+        self.switch_action.setStatusTip("The keys to the Outline's headings (Enter goes to one), and back to the text")
         self.switch_action.triggered.connect(self.switch_keys)
+        bar = window.statusBar()  # the keys' hint goes with the keys: it said Enter went there after it had
+        self.tree.keysLeft.connect(lambda: bar.clearMessage() if bar.currentMessage() == KEYS_HINT else None)
         self.tree.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.tree.customContextMenuRequested.connect(self._offer_moves)
         # The window grown (maximised after a book opened): room for its titles, once the layout has settled (a
@@ -307,10 +308,7 @@ class OutlinePanel(SidePanel):
         if not self.tree.hasFocus() or row < 0:
             self.mark_current()
             return
-        levels = self.levels()
-        while row > 0 and self.tree.isRowHidden(row, QModelIndex()):
-            row = next(above for above in range(row - 1, -1, -1) if levels[above] < levels[row])
-        self.tree.choose(row)
+        self.tree.choose(row, shown=True)
 
     def current_index(self) -> int:
         """The heading whose section the caret is in; -1 above the first."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from PySide6.QtCore import QEvent, QMimeData, QModelIndex, QPersistentModelIndex, QPoint, QRect, QSize, Qt
+from PySide6.QtCore import QEvent, QMimeData, QModelIndex, QPersistentModelIndex, QPoint, QRect, QSize, Qt, Signal
 from PySide6.QtGui import (
     QColor,
     QContextMenuEvent,
@@ -19,6 +19,7 @@ from PySide6.QtGui import (
     QDragEnterEvent,
     QDragMoveEvent,
     QDropEvent,
+    QFocusEvent,
     QKeyEvent,
     QMouseEvent,
     QPainter,
@@ -102,6 +103,8 @@ class OutlineTree(QTreeWidget):
     (``before`` the row whose heading it goes before, None after the last section). Qt's own move of the items
     is not used: the text moves, and the rows follow it."""
 
+    keysLeft = Signal()  # the keys went elsewhere (to the text, a menu, another window)
+
     def __init__(self, dropped: Callable[[int, int | None], object], levels: Callable[[], list[int]],
                  fold: Callable[[int], object] = lambda _row: None, go: Callable[[int], object] = lambda _row: None,
                  leave: Callable[[], object] = lambda: None) -> None:  # fmt: skip
@@ -144,12 +147,20 @@ class OutlineTree(QTreeWidget):
         item = self.currentItem()
         return -1 if item is None else self.indexOfTopLevelItem(item)
 
-    def choose(self, row: int) -> None:
-        """Row ``row`` the current one, where the keys are (and what a screen reader says)."""
+    def choose(self, row: int, shown: bool = False) -> None:
+        """Row ``row`` the current one, where the keys are (and what a screen reader says); ``shown``: or the
+        heading it is folded under, where it is."""
+        levels = self.levels()
+        while shown and row > 0 and self.isRowHidden(row, QModelIndex()):
+            row = next(above for above in range(row - 1, -1, -1) if levels[above] < levels[row])
         item = self.topLevelItem(row)
         if item is not None:
             self.setCurrentItem(item)
             self.scrollToItem(item)
+
+    def focusOutEvent(self, event: QFocusEvent) -> None:  # noqa: N802 - Qt's name
+        super().focusOutEvent(event)
+        self.keysLeft.emit()
 
     def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802 - Qt's name
         key, row = event.key(), self.current_row()

@@ -35,12 +35,14 @@ def test_f6_sends_the_keys_to_the_outline_where_enter_goes_to_a_heading_and_esc_
     QTest.keyClick(editor, Qt.Key.Key_F6)
     assert outline.isVisible() and window.prefs.outline_panel  # shown for it, and remembered
     assert tree.hasFocus() and tree.current_row() == 2  # on the caret's heading, Light
+    assert window.statusBar().currentMessage().startswith("In the Outline: Up and Down choose a heading")
     QTest.keyClick(tree, Qt.Key.Key_Down)
     QTest.keyClick(tree, Qt.Key.Key_Down)
     assert tree.current_row() == 4  # Calm
     assert editor.textCursor().position() == BOOK.index("Held")  # choosing a row moves no caret
     QTest.keyClick(tree, Qt.Key.Key_Return)
     assert editor.textCursor().position() == BOOK.index("## Calm") and editor.hasFocus()
+    assert window.statusBar().currentMessage() == ""  # the Outline's keys' hint went with them
     QTest.keyClicks(editor, "X")
     assert "X## Calm" in editor.plain_text()  # typed where the writer looks
     window.undo()
