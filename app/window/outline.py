@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Protocol
 
-from PySide6.QtCore import QEvent, QModelIndex, QObject, QPoint, Qt, QTimer
+from PySide6.QtCore import QEvent, QObject, QPoint, Qt, QTimer
 from PySide6.QtGui import QAction, QKeySequence, QPalette, QResizeEvent, QTextCursor
 from PySide6.QtWidgets import (
     QLabel,
@@ -373,10 +373,10 @@ class OutlinePanel(SidePanel):
             return
         self.mark_current()
         row = max(self.tree.current_row(), 0)  # above the first heading: the first
+        self.tree.choose(row)
         self.tree.setFocus(Qt.FocusReason.ShortcutFocusReason)
         self.host.statusBar().showMessage(KEYS_HINT, 8000)  # said, too: where the keys went and what they do
-        self.tree.setCurrentIndex(QModelIndex())  # chosen again with the keys there: a screen reader hears the row
-        self.tree.choose(row)
+        QTimer.singleShot(0, lambda: self.tree.choose(row, again=True))  # once the keys are there, the panel laid out
 
     def _offer_moves(self, point: QPoint) -> None:
         """A right-click on a heading: Move Section Up and Down for that section; on a heading or below the rows,

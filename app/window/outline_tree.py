@@ -147,9 +147,14 @@ class OutlineTree(QTreeWidget):
         item = self.currentItem()
         return -1 if item is None else self.indexOfTopLevelItem(item)
 
-    def choose(self, row: int, shown: bool = False) -> None:
+    def choose(self, row: int, shown: bool = False, again: bool = False) -> None:
         """Row ``row`` the current one, where the keys are (and what a screen reader says); ``shown``: or the
-        heading it is folded under, where it is."""
+        heading it is folded under, where it is; ``again``: chosen anew while the keys are on it, for a screen
+        reader, which hears the row that becomes current with the keys in the rows, not the one they came to."""
+        if again:
+            if not self.hasFocus() or self.current_row() != row:
+                return
+            self.setCurrentIndex(QModelIndex())
         levels = self.levels()
         while shown and row > 0 and self.isRowHidden(row, QModelIndex()):
             row = next(above for above in range(row - 1, -1, -1) if levels[above] < levels[row])

@@ -1,6 +1,7 @@
 """Redraft as a screen reader meets it, over AT-SPI, for test_screen_reader_bus.py.
 
     dbus-run-session -- /usr/bin/python3 tests/gui/atspi_reader.py [--as-orca-43] REPORT.json SENTENCE EDITOR-COMMAND...
+    dbus-run-session -- /usr/bin/python3 tests/gui/atspi_reader.py --outline REPORT.json - EDITOR-COMMAND...
 
 Run by the system's Python, which has Debian's python3-pyatspi (the library Orca reads applications with),
 inside a D-Bus session of its own: it starts the accessibility bus, an X server (Xvfb) and the editor, then
@@ -9,6 +10,9 @@ is ready, selects SENTENCE through the text's accessible Text interface, presses
 accessible action, listens for the draft, presses Accept, and reads the text back. Everything it heard
 (``object:announcement`` events) and read goes to REPORT.json. With ``--as-orca-43`` it listens as Orca 43
 does: for no announcement, but for notifications shown (``object:state-changed:showing``), whose labels it hears.
+With ``--outline`` it reads the Outline from the keys instead: once the model is ready it gives the window the
+keyboard (xdotool), presses OUTLINE_KEYS one at a time, and writes down what each focus event named and what
+it heard.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ import pyatspi
 from gi.repository import GLib
 
 TIMEOUT_S = 150
+OUTLINE_KEYS = ("F6", "Down", "Left", "Left")  # to the Outline, the next heading, out to its part, the part folded
 CONTROL_ROLES = {"push button", "toggle button", "check box", "radio button", "text", "combo box", "spin button",
                  "slider", "list", "tree", "tree table", "table", "page tab", "menu item"}  # fmt: skip
 
@@ -121,9 +126,45 @@ class Reader:
             self.step = "done"
 
 
+class OutlineReader(Reader):
+    """The Outline from the keys, as a screen reader follows the focus: what each key's focus event names."""
+
+    def __init__(self, display: str) -> None:
+        super().__init__("")
+        self.display = display
+        self.report["focused"] = []
+        self.keys = list(OUTLINE_KEYS)
+        self.pressed = 0.0
+
+    def focused(self, event: Any) -> None:
+        if event.detail1:
+            node = event.source
+            self.report["focused"].append([node.getRoleName(), node.name, node.description])
+
+    def advance(self) -> None:
+        if self.step == "find the window":
+            desktop = pyatspi.Registry.getDesktop(0)
+            apps = [desktop.getChildAtIndex(i) for i in range(desktop.childCount)]
+            self.app = next((app for app in apps if app is not None and app.name == "Redraft"), None)
+            if self.app is not None and self.said("Model ready"):
+                xdotool = ["xdotool", "search", "--onlyvisible", "--name", "Redraft", "windowfocus", "--sync"]
+                subprocess.run(xdotool, env={**os.environ, "DISPLAY": self.display}, timeout=30, check=True)
+                self.step = "press the keys"
+        elif self.step == "press the keys" and time.monotonic() - self.pressed > 1:  # each key's events heard
+            if not self.keys:
+                self.step = "done"
+                return
+            key = self.keys.pop(0)
+            subprocess.run(["xdotool", "key", key], env={**os.environ, "DISPLAY": self.display}, timeout=30,
+                           check=True)  # fmt: skip
+            self.report["steps"].append(f"pressed {key}")
+            self.pressed = time.monotonic()
+
+
 def main() -> int:
+    outline = sys.argv[1] == "--outline"
     as_orca_43 = sys.argv[1] == "--as-orca-43"
-    arguments = sys.argv[1 + as_orca_43 :]
+    arguments = sys.argv[1 + (as_orca_43 or outline) :]
     report_path, sentence, editor_command = arguments[0], arguments[1], arguments[2:]
     # In a process group of its own: the bus's daemon, its child, goes with it (else it holds the output open).
     bus = subprocess.Popen(["/usr/libexec/at-spi-bus-launcher", "--launch-immediately"], start_new_session=True)
@@ -133,7 +174,7 @@ def main() -> int:
     os.close(write)
     display = ":" + os.read(read, 16).decode().strip()
     env = {**os.environ, "DISPLAY": display, "QT_QPA_PLATFORM": "xcb", "QT_LINUX_ACCESSIBILITY_ALWAYS_ON": "1"}
-    reader = Reader(sentence)
+    reader = OutlineReader(display) if outline else Reader(sentence)
     # Listening before the editor starts, as a screen reader already running is: the editor asks the bus's
     # registry what its listeners want (app/window/speech_route.py).
     if as_orca_43:
@@ -141,6 +182,8 @@ def main() -> int:
     else:
         pyatspi.Registry.registerEventListener(reader.heard, "object:announcement")
     pyatspi.Registry.registerEventListener(reader.text_changed, "object:text-changed")
+    if isinstance(reader, OutlineReader):
+        pyatspi.Registry.registerEventListener(reader.focused, "object:state-changed:focused")
     editor = subprocess.Popen(editor_command, env=env)
     try:
         GLib.timeout_add(250, reader.tick)

@@ -1,6 +1,7 @@
 """A screen reader's own view of Redraft, over the real accessibility bus (AT-SPI), as Orca reads it: the
-window's controls by name, and a rewrite driven and heard end to end (tests/gui/atspi_reader.py, run by the
-system's Python with Debian's python3-pyatspi; .ci/run installs it with at-spi2-core and Xvfb)."""
+window's controls by name, a rewrite driven and heard end to end, and the Outline followed from the keys
+(tests/gui/atspi_reader.py, run by the system's Python with Debian's python3-pyatspi; .ci/run installs it with
+at-spi2-core, Xvfb and xdotool)."""
 
 from __future__ import annotations
 
@@ -88,3 +89,27 @@ def test_a_screen_reader_that_reads_no_announcements_hears_the_rewrite_as_notifi
     before, after = DOCUMENT.split("climbed the stairs")
     # The words heard are those accepted into the text (joined() ends a message without a full stop with one).
     assert report["text"] in (before + words + after, before + words.removesuffix(".") + after)
+
+
+@pytest.mark.skipif(shutil.which("xdotool") is None, reason="needs xdotool to press keys (.ci/run installs it)")
+def test_a_screen_reader_follows_the_outline_from_the_keys(tmp_path: Path) -> None:
+    # F6 to the Outline, Down to the next heading, Left out to its part, Left again to fold it: each row is said by
+    # its title and level (not by its indent), and the fold, which moves no focus, is said aloud.
+    book = tmp_path / "book.md"
+    book.write_text("# Part One\n\n## Storm\n\nRain.\n\n## Light\n\nHeld.\n\n# Part Two\n\nQuiet.\n", encoding="utf-8")
+    report_path = tmp_path / "report.json"
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "REDRAFT_HOME": str(tmp_path / "home")}
+    run = subprocess.run(
+        ["dbus-run-session", "--", str(SYSTEM_PYTHON), str(ROOT / "tests/gui/atspi_reader.py"), "--outline",
+         str(report_path), "-", sys.executable, "-m", "app.cli", "edit", str(book)],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert report_path.exists(), run.stdout + run.stderr
+    report = json.loads(report_path.read_text(encoding="utf-8"))
+    assert report["steps"] == ["pressed F6", "pressed Down", "pressed Left", "pressed Left"], report
+    rows = [focus for focus in report["focused"] if focus[0] != "text"]
+    part_one = ["table cell", "Part One", "level 1, open"]
+    assert rows == [["tree", "Outline", ""], part_one, ["table cell", "Storm", "level 2"], part_one], report
+    heard = [text for text, _politeness in report["heard"]]
+    assert any(text.startswith("In the Outline: Up and Down choose a heading") for text in heard), heard
+    assert heard[-1] == "“Part One” folded", heard
