@@ -271,9 +271,11 @@ class OutlinePanel(SidePanel):
             if item.data(0, LEVEL_ROLE) != heading.level or item.data(0, FOLD_ROLE) != folds[index]:
                 item.setData(0, LEVEL_ROLE, heading.level)
                 item.setData(0, FOLD_ROLE, folds[index])
-                # For a screen reader, which reads the rows' text but not their indent nor the arrow's picture.
-                state = {None: "", True: ", folded", False: ", open"}[folds[index]]
-                item.setData(0, Qt.ItemDataRole.AccessibleDescriptionRole, f"level {heading.level}{state}")
+            # For a screen reader, which says a row's title: not its indent, its arrow's picture or the count beside.
+            state = {None: "", True: ", folded", False: ", open"}[folds[index]]
+            described = f"level {heading.level}{state}, {counted} word{'s' if count != 1 else ''}"
+            if item.data(0, Qt.ItemDataRole.AccessibleDescriptionRole) != described:
+                item.setData(0, Qt.ItemDataRole.AccessibleDescriptionRole, described)
             if item.data(0, Qt.ItemDataRole.AccessibleTextRole) != heading.title:
                 item.setData(0, Qt.ItemDataRole.AccessibleTextRole, heading.title)
         while tree.topLevelItemCount() > len(found):

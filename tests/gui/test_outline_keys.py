@@ -81,7 +81,7 @@ def test_left_and_right_fold_and_step_and_letters_choose_a_title(document_window
     QTest.keyClick(tree, Qt.Key.Key_Left)  # an open part: folded, the keys still on it
     assert _shown(tree) == [True, False, False, True, True] and tree.current_row() == 0 and tree.hasFocus()
     described = tree.topLevelItem(0).data(0, Qt.ItemDataRole.AccessibleDescriptionRole)
-    assert described == "level 1, folded" and window.statusBar().currentMessage() == "“Part One” folded"
+    assert described == "level 1, folded, 4 words" and window.statusBar().currentMessage() == "“Part One” folded"
     QTest.keyClick(tree, Qt.Key.Key_Down)  # past the folded chapters
     assert tree.current_row() == 3
     QTest.keyClick(tree, Qt.Key.Key_Up)
@@ -154,14 +154,18 @@ def test_the_menu_key_opens_the_rows_menu_and_select_section_selects_that_sectio
     assert editor.textCursor().selectedText().endswith("Held.")
 
 
-def test_a_screen_reader_hears_each_rows_title_level_and_fold(document_window) -> None:
+def test_a_screen_reader_hears_each_rows_title_level_fold_and_words(document_window) -> None:
     window = _window_with_keys_in_the_text(document_window)
     window.outline.toggle_action.trigger()
     tree = window.outline.tree
     roles = (Qt.ItemDataRole.AccessibleTextRole, Qt.ItemDataRole.AccessibleDescriptionRole)
     heard = [tuple(tree.topLevelItem(row).data(0, role) for role in roles) for row in range(5)]
-    assert heard == [("Part One", "level 1, open"), ("Storm", "level 2"), ("Light", "level 2"),
-                     ("Part Two", "level 1, open"), ("Calm", "level 2")]  # fmt: skip
+    assert heard == [("Part One", "level 1, open, 4 words"), ("Storm", "level 2, 1 word"), ("Light", "level 2, 1 word"),
+                     ("Part Two", "level 1, open, 2 words"), ("Calm", "level 2, 1 word")]  # fmt: skip
+    place_cursor(window, BOOK.index("Rain"))
+    window.editor.textCursor().insertText("Wind. ")  # the words change: what is heard follows
+    window.outline.refresh()
+    assert tree.topLevelItem(0).data(0, roles[1]) == "level 1, open, 5 words"
 
 
 def test_the_marked_row_is_soft_while_the_keys_are_with_the_text_and_strong_in_the_outline(document_window) -> None:

@@ -94,7 +94,7 @@ def test_a_screen_reader_that_reads_no_announcements_hears_the_rewrite_as_notifi
 @pytest.mark.skipif(shutil.which("xdotool") is None, reason="needs xdotool to press keys (.ci/run installs it)")
 def test_a_screen_reader_follows_the_outline_from_the_keys(tmp_path: Path) -> None:
     # F6 to the Outline, Down to the next heading, Left out to its part, Left again to fold it: each row is said by
-    # its title and level (not by its indent), and the fold, which moves no focus, is said aloud.
+    # its title, level and words (not by its indent), and the fold, which moves no focus, is said aloud.
     book = tmp_path / "book.md"
     book.write_text("# Part One\n\n## Storm\n\nRain.\n\n## Light\n\nHeld.\n\n# Part Two\n\nQuiet.\n", encoding="utf-8")
     report_path = tmp_path / "report.json"
@@ -108,8 +108,8 @@ def test_a_screen_reader_follows_the_outline_from_the_keys(tmp_path: Path) -> No
     report = json.loads(report_path.read_text(encoding="utf-8"))
     assert report["steps"] == ["pressed F6", "pressed Down", "pressed Left", "pressed Left"], report
     rows = [focus for focus in report["focused"] if focus[0] != "text"]
-    part_one = ["table cell", "Part One", "level 1, open"]
-    assert rows == [["tree", "Outline", ""], part_one, ["table cell", "Storm", "level 2"], part_one], report
+    part_one = ["table cell", "Part One", "level 1, open, 4 words"]
+    assert rows == [["tree", "Outline", ""], part_one, ["table cell", "Storm", "level 2, 1 word"], part_one], report
     heard = [text for text, _politeness in report["heard"]]
     assert any(text.startswith("In the Outline: Up and Down choose a heading") for text in heard), heard
     assert heard[-1] == "“Part One” folded", heard
