@@ -61,7 +61,7 @@ def arrow_rect(widget: QWidget, row: QRect, level: int) -> QRect:
 
 
 def soft_highlight(colours: QPalette) -> QColor:
-    """The theme's highlight a third of the way from the rows' background: a row marked, not where the keys are."""
+    """The theme's highlight mixed SOFT into the rows' background: a row marked, not where the keys are."""
     strong, base = colours.color(QPalette.ColorRole.Highlight), colours.color(QPalette.ColorRole.Base)
     return QColor.fromRgbF(*((1 - SOFT) * getattr(base, part)() + SOFT * getattr(strong, part)()
                              for part in ("redF", "greenF", "blueF")))  # fmt: skip
@@ -155,9 +155,8 @@ class OutlineTree(QTreeWidget):
             if not self.hasFocus() or self.current_row() != row:
                 return
             self.setCurrentIndex(QModelIndex())
-        levels = self.levels()
-        while shown and row > 0 and self.isRowHidden(row, QModelIndex()):
-            row = next(above for above in range(row - 1, -1, -1) if levels[above] < levels[row])
+        while shown and self.isRowHidden(row, QModelIndex()) and (over := self._heading_over(row)) != row:
+            row = over
         item = self.topLevelItem(row)
         if item is not None:
             self.setCurrentItem(item)
@@ -186,14 +185,19 @@ class OutlineTree(QTreeWidget):
     def _sideways(self, row: int, right: bool) -> None:
         """Right unfolds a folded part, or steps into an open one; Left folds an open part, or steps out to the
         heading a chapter is under: as a tree of folders does."""
-        item, levels = self.topLevelItem(row), self.levels()
+        item = self.topLevelItem(row)
         folded = None if item is None else item.data(0, FOLD_ROLE)
         if folded is right:  # Right on a folded part unfolds it, Left on an open one folds it
             self.fold(row)
         elif right and folded is False:
             self.choose(row + 1)  # a heading with headings under it: the next row is the first of them
         elif not right:
-            self.choose(next((above for above in range(row - 1, -1, -1) if levels[above] < levels[row]), row))
+            self.choose(self._heading_over(row))
+
+    def _heading_over(self, row: int) -> int:
+        """The heading row ``row``'s section is under (a chapter's part), or ``row`` itself at the top."""
+        levels = self.levels()
+        return next((above for above in range(row - 1, -1, -1) if levels[above] < levels[row]), row)
 
     def keyboardSearch(self, search: str) -> None:  # noqa: N802 - Qt's name
         """Letters typed choose the next heading whose title starts with them (the rows' own text starts with its
@@ -211,8 +215,8 @@ class OutlineTree(QTreeWidget):
         for step in range(count):
             row = (start + step) % count
             item = self.topLevelItem(row)
-            title = "" if item is None else str(item.data(0, Qt.ItemDataRole.AccessibleTextRole) or "")
-            if item is not None and not item.isHidden() and title.casefold().startswith(wanted):
+            title = str(item.data(0, Qt.ItemDataRole.AccessibleTextRole) or "") if item is not None else ""
+            if title.casefold().startswith(wanted) and item is not None and not item.isHidden():
                 self.choose(row)
                 return
 
