@@ -179,7 +179,10 @@ def shortcuts_html(menus: Iterable[QMenu]) -> str:
         lines.append(f"<tr><td>{escape(action)}</td><td><code>{escape(keys)}</code></td></tr>")
     lines.append("</table><p>While a draft waits, <b>Tab</b> accepts it as <b>Enter</b> does. Otherwise, in a Markdown "
                  "list, <b>Enter</b> starts the next item (on an empty one it ends the list), <b>Tab</b> nests an item "
-                 "and <b>Shift+Tab</b> brings it back.</p>")
+                 "and <b>Shift+Tab</b> brings it back.</p>"
+                 "<p>In the Outline (<b>F6</b> takes the keys there): <b>Up</b> and <b>Down</b>, or a title's first "
+                 "letters, choose a heading, <b>Enter</b> goes to it, <b>Left</b> and <b>Right</b> fold a part and "
+                 "step in and out of it, the menu key or <b>Shift+F10</b> opens its menu, <b>Esc</b> goes back.</p>")
     return "\n".join(lines)
 
 
