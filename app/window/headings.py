@@ -6,6 +6,7 @@ and Project Gutenberg set them ("CHAPTER III. A Caucus-Race", "Part Two", "XIV":
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Iterator
 from itertools import accumulate
 from pathlib import Path
@@ -41,6 +42,17 @@ class Heading(NamedTuple):
     position: int  # where its line starts, in Qt's positions
     level: int  # 1 for #, 2 for ##…; a plain text's outermost kind of chapter line is 1
     title: str
+
+
+def heading_keys(found: list[Heading]) -> list[tuple[int, str, int]]:
+    """Each heading's level, title and how many of that level and title come before it: which heading it is across
+    edits that move every position (the Outline's folds are kept by it)."""
+    seen: Counter[tuple[int, str]] = Counter()
+    keys = []
+    for heading in found:
+        keys.append((heading.level, heading.title, seen[heading.level, heading.title]))
+        seen[heading.level, heading.title] += 1
+    return keys
 
 
 def headings(text: str, markdown: bool) -> list[Heading]:

@@ -13,7 +13,6 @@ stand."""
 from __future__ import annotations
 
 import bisect
-from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -43,7 +42,7 @@ from app.documents.sections import (
 )
 from app.documents.word_count import WordCounter
 from app.window.editor_widget import RewriteEditor
-from app.window.headings import Heading, headings
+from app.window.headings import Heading, heading_keys, headings
 from app.window.live_span import index_at, positions_are_indices, utf16_length
 from app.window.markdown_highlighter import is_markdown
 from app.window.outline_tree import FOLD_ROLE, LEVEL_ROLE, OutlineTree, row_title
@@ -84,16 +83,6 @@ def _joined(cursor: QTextCursor) -> Iterator[None]:
         cursor.endEditBlock()
 
 
-def _fold_keys(found: list[Heading]) -> list[tuple[int, str, int]]:
-    """Each heading's level, title and how many of the same level and title come before it."""
-    seen: Counter[tuple[int, str]] = Counter()
-    keys = []
-    for heading in found:
-        keys.append((heading.level, heading.title, seen[heading.level, heading.title]))
-        seen[heading.level, heading.title] += 1
-    return keys
-
-
 class OutlinePanel(SidePanel):
     """The Outline dock; ``shownByWriter`` when the writer shows or hides it (to be remembered)."""
 
@@ -104,7 +93,7 @@ class OutlinePanel(SidePanel):
         self.host = window  # not self.window: QWidget.window() is Qt's
         self.found: list[Heading] = []
         self.words: list[int] = []  # each heading's section's, as the rows show them
-        self.tree = OutlineTree(self.place_section, self.levels, self.fold, self.go_to, self.host.editor.setFocus)
+        self.tree = OutlineTree(self.place_section, self.levels, self.fold, self.go_to, self._keys_to_text)
         # The headings folded, by level, title and which of that name (the third "Notes"): these outlive edits.
         self.folded: set[tuple[int, str, int]] = set()
         self._folds_for: Path | None = None  # the document they were folded in: another opens unfolded
@@ -251,7 +240,7 @@ class OutlinePanel(SidePanel):
         added = []
         levels = [heading.level for heading in found]
         folds = [key in self.folded if has_sections_under(levels, index) else None
-                 for index, key in enumerate(_fold_keys(found))]  # fmt: skip
+                 for index, key in enumerate(heading_keys(found))]  # fmt: skip
         for index, (heading, count) in enumerate(zip(found, words, strict=True)):
             title, counted = row_title(heading.level, heading.title), f"{count:,}"
             item = tree.topLevelItem(index)
@@ -289,7 +278,7 @@ class OutlinePanel(SidePanel):
     def fold_all(self, fold: bool) -> None:
         """Every heading with headings under it folded (a book's parts down to their lines), or none."""
         levels = self.levels()
-        self.folded = {key for index, key in enumerate(_fold_keys(self.found))
+        self.folded = {key for index, key in enumerate(heading_keys(self.found))
                        if fold and has_sections_under(levels, index)}  # fmt: skip
         self._refold(self.tree.current_row())
 
@@ -297,7 +286,7 @@ class OutlinePanel(SidePanel):
         """Heading ``index``'s headings folded away under it, or shown again."""
         if not 0 <= index < len(self.found):
             return
-        key = _fold_keys(self.found)[index]
+        key = heading_keys(self.found)[index]
         self.folded.symmetric_difference_update({key})
         self._refold(index)
         if self.tree.hasFocus():  # from the keys: said, as the arrow's turn is not
@@ -364,7 +353,7 @@ class OutlinePanel(SidePanel):
     def switch_keys(self) -> None:
         """F6: the keys to the Outline (shown, if it was not), on the caret's heading; from there, back to the text."""
         if self.tree.hasFocus():
-            self.host.editor.setFocus()
+            self._keys_to_text()
             return
         if not self.isVisible():
             self.show()
@@ -379,6 +368,11 @@ class OutlinePanel(SidePanel):
         self.tree.setFocus(Qt.FocusReason.ShortcutFocusReason)
         self.host.statusBar().showMessage(KEYS_HINT, 8000)  # said, too: where the keys went and what they do
         QTimer.singleShot(0, lambda: self.tree.choose(row, again=True))  # once the keys are there, the panel laid out
+
+    def _keys_to_text(self) -> None:
+        """Esc or F6 in the rows: the keys back to the text, the caret where it was and its section marked again."""
+        self.host.editor.setFocus()
+        self.mark_current()
 
     def _offer_moves(self, point: QPoint) -> None:
         """A right-click on a heading: Move Section Up and Down for that section; on a heading or below the rows,

@@ -54,6 +54,7 @@ def test_f6_sends_the_keys_to_the_outline_where_enter_goes_to_a_heading_and_esc_
     QTest.keyClick(tree, Qt.Key.Key_Up)
     QTest.keyClick(tree, Qt.Key.Key_Escape)
     assert editor.hasFocus() and editor.textCursor().position() == BOOK.index("## Calm")
+    assert tree.current_row() == 4  # the caret's section marked again, not the row the keys left
     # F6 in the Outline comes back too; hiding the Outline with the keys in it gives them to the text.
     QTest.keyClick(editor, Qt.Key.Key_F6)
     QTest.keyClick(tree, Qt.Key.Key_F6)
