@@ -152,13 +152,15 @@ class OutlineReader(Reader):
                 self.step = "press the keys"
         elif self.step == "press the keys" and time.monotonic() - self.pressed > 1:  # each key's events heard
             if not self.keys:
-                self.step = "done"
+                self.step = "hear the fold"
                 return
             key = self.keys.pop(0)
             subprocess.run(["xdotool", "key", key], env={**os.environ, "DISPLAY": self.display}, timeout=30,
                            check=True)  # fmt: skip
             self.report["steps"].append(f"pressed {key}")
             self.pressed = time.monotonic()
+        elif self.step == "hear the fold" and (self.said("folded") or time.monotonic() - self.pressed > 15):
+            self.step = "done"
 
 
 def main() -> int:
