@@ -84,9 +84,9 @@ type a few letters of one and press Enter to go there. <b>Edit ▸ Move Section 
 everything under its heading, past the one beside it; or drag a heading in the Outline to where the line
 shows it may go (a chapter into another part too). Ctrl+Z puts it back. The arrow before a part's title in
 the Outline folds its chapters away, and shows them again; its right-click menu folds them all, or selects a
-chapter to copy or cut. <b>F6</b> takes the keys to the Outline: Up and Down choose a heading, Enter goes there,
-Left and Right fold, Alt+Shift+Up/Down move that section, the menu key opens its menu, and Esc (or F6) brings the
-keys back to the text.</p>
+chapter to copy or cut (<b>Edit ▸ Select Section</b> selects the one you are in). <b>F6</b> takes the keys to
+the Outline: Up and Down choose a heading, Enter goes there, Left and Right fold, Alt+Shift+Up/Down move that
+section, the menu key opens its menu, and Esc (or F6) brings the keys back to the text.</p>
 <p><b>View ▸ Focus Mode</b> (F11) puts the text alone on the screen: the menus, toolbar and Drafts panel step
 aside and every key still works. F11, or Esc with no rewrite open, brings them back. <b>View ▸ Typewriter
 Scrolling</b> keeps the line you are writing at the middle of the view. <b>View ▸ Session Word Goal…</b> sets

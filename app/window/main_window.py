@@ -300,7 +300,7 @@ class MainWindow(ActionStates):
         self.typewriter.action.toggled.connect(lambda on: self._store(typewriter_scrolling=on))
         self.go_to_heading = GoToHeading(self, self)  # Edit ▸ Go to Heading…
         self.typed_marks = TypedMarks(self.editor)  # ' " and -- typed as the text has them: ‘ ’ “ ” —
-        self.edit_menu.insertActions(self.rewrap_action, [self.go_to_heading.action, *self.outline.move_actions])
+        self.edit_menu.insertActions(self.rewrap_action, [self.go_to_heading.action, *self.outline.edit_actions])
         self.view_menu.insertSeparator(self.view_menu.actions()[0])
         self.view_menu.insertAction(self.view_menu.actions()[0], self.focus_mode.action)
         self.view_menu.insertAction(self.view_menu.actions()[1], self.typewriter.action)

@@ -56,6 +56,7 @@ UNFITTED = object()  # the panel not yet fitted to any document's titles
 WHOLE_TEXT = 2000  # characters in or out at once: no keystroke, so the outline need not wait for a pause
 EMPTY_MARKDOWN = "No headings yet. A line that starts with # is one (Format ▸ Heading, Ctrl+1…6)."
 WHILE_REWRITING = "A rewrite is open: accept or reject the draft first, then move the section."
+NO_SECTION = "The cursor is in no section: a heading starts one."
 KEYS_HINT = "In the Outline: Up and Down choose a heading, Enter goes there, Left and Right fold, Esc goes back."
 EMPTY_PLAIN = "No chapters yet. Lines such as “CHAPTER I”, “Part Two” or “XIV” alone are listed here."
 
@@ -140,6 +141,10 @@ class OutlinePanel(SidePanel):
             action.setStatusTip(f"Move the section the cursor is in, with all under its heading, {way} past the next")
             action.triggered.connect(lambda _checked=False, up=up: self.move_section(self._keys_heading(), up))
             self.move_actions.append(action)
+        self.select_action = QAction("Se&lect Section", parent)
+        self.select_action.setStatusTip("Select the section the cursor is in, to copy, cut or rewrite it")
+        self.select_action.triggered.connect(lambda: self.select_section(self._keys_heading()))
+        self.edit_actions = [self.select_action, *self.move_actions]  # Edit ▸, after Go to Heading…
         self.switch_action = QAction("S&witch Between Text and Outline", parent)
         self.switch_action.setShortcut(QKeySequence("F6"))  # the next pane's key, as in Word and LibreOffice
         self.switch_action.setStatusTip("The keys to the Outline's headings (Enter goes to one), and back to the text")
@@ -415,6 +420,7 @@ class OutlinePanel(SidePanel):
         """Heading ``index``'s section selected, its heading to the next of its level or above (a part with its
         chapters; a Markdown text's notes at its end left out), the keys back to the text: to copy, cut or rewrite."""
         if not 0 <= index < len(self.found):
+            self.host.statusBar().showMessage(NO_SECTION, 6000)  # Edit ▸ Select Section above the first heading
             return
         editor = self.host.editor
         text = editor.plain_text()
@@ -458,7 +464,7 @@ class OutlinePanel(SidePanel):
             say(WHILE_REWRITING, 6000)
             return False
         if not 0 <= index < len(self.found):
-            say("The cursor is in no section: a heading starts one.", 6000)
+            say(NO_SECTION, 6000)
             return False
         text = editor.plain_text()
         positions, starts, notes = self._places(text)

@@ -193,3 +193,22 @@ def test_the_marked_row_is_soft_while_the_keys_are_with_the_text_and_strong_in_t
     QTest.keyClick(window.editor, Qt.Key.Key_F6)
     assert tree.hasFocus() and near(marked_colour(), colours.color(QPalette.ColorRole.Highlight))
     assert soft_highlight(colours) != colours.color(QPalette.ColorRole.Highlight)
+
+
+def test_edit_select_section_selects_the_carets_section_or_the_rows_and_says_where_there_is_none(document_window
+                                                                                                ) -> None:  # fmt: skip
+    window = _window_with_keys_in_the_text(document_window, "Before any heading.\n\n" + BOOK)
+    editor, outline, tree = window.editor, window.outline, window.outline.tree
+    assert outline.select_action in window.edit_menu.actions()  # the Outline hidden: it works all the same
+    place_cursor(window, 3)
+    outline.select_action.trigger()
+    assert not editor.textCursor().hasSelection()
+    assert window.statusBar().currentMessage() == "The cursor is in no section: a heading starts one."
+    place_cursor(window, editor.plain_text().index("Held"))
+    outline.select_action.trigger()
+    assert editor.textCursor().selectedText() == "## Light\u2029\u2029Held."
+    # With the keys in the Outline, the row's section: Part Two, where the keys are, not Light, where the caret is.
+    QTest.keyClick(editor, Qt.Key.Key_F6)
+    QTest.keyClick(tree, Qt.Key.Key_Down)
+    outline.select_action.trigger()
+    assert editor.textCursor().selectedText() == "# Part Two\u2029\u2029## Calm\u2029\u2029Quiet." and editor.hasFocus()
