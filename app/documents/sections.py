@@ -32,6 +32,11 @@ def next_section(levels: list[int], index: int) -> int | None:
     return next((later for later in range(index + 1, len(levels)) if levels[later] <= levels[index]), None)
 
 
+def heading_over(levels: list[int], index: int) -> int:
+    """The heading heading ``index``'s section is under (a chapter's part); ``index`` itself where none is."""
+    return next((above for above in range(index - 1, -1, -1) if levels[above] < levels[index]), index)
+
+
 def section_end(starts: list[int], levels: list[int], index: int, length: int) -> int:
     """Where heading ``index``'s section ends: at the next heading of its level or above, else the text's end."""
     after = next_section(levels, index)

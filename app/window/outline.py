@@ -315,15 +315,10 @@ class OutlinePanel(SidePanel):
         if not self.isVisible() or not self.found:
             return
         index = self.current_index()
-        item = self.tree.topLevelItem(index) if index >= 0 else None
-        while item is not None and item.isHidden():  # in a folded part: the part's row
-            index -= 1
-            item = self.tree.topLevelItem(index)
-        if item is None:  # above the first heading
+        if index < 0:  # above the first heading
             self.tree.clearSelection()
         else:
-            self.tree.setCurrentItem(item)
-            self.tree.scrollToItem(item)
+            self.tree.choose(index, shown=True)  # in a folded part: the part's row
 
     def go_to(self, index: int) -> None:
         """The caret to the start of heading ``index``'s line, that line in the middle of the view, the keys to the

@@ -37,7 +37,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.documents.sections import can_place
+from app.documents.sections import can_place, heading_over
 from app.window.headings import INDENT
 
 ROW_FORMAT = "application/x-redraft-outline-row"  # a row dragged: this panel's, so no other window's rows land
@@ -155,7 +155,7 @@ class OutlineTree(QTreeWidget):
             if not self.hasFocus() or self.current_row() != row:
                 return
             self.setCurrentIndex(QModelIndex())
-        while shown and self.isRowHidden(row, QModelIndex()) and (over := self._heading_over(row)) != row:
+        while shown and self.isRowHidden(row, QModelIndex()) and (over := heading_over(self.levels(), row)) != row:
             row = over
         item = self.topLevelItem(row)
         if item is not None:
@@ -192,12 +192,7 @@ class OutlineTree(QTreeWidget):
         elif right and folded is False:
             self.choose(row + 1)  # a heading with headings under it: the next row is the first of them
         elif not right:
-            self.choose(self._heading_over(row))
-
-    def _heading_over(self, row: int) -> int:
-        """The heading row ``row``'s section is under (a chapter's part), or ``row`` itself at the top."""
-        levels = self.levels()
-        return next((above for above in range(row - 1, -1, -1) if levels[above] < levels[row]), row)
+            self.choose(heading_over(self.levels(), row))
 
     def keyboardSearch(self, search: str) -> None:  # noqa: N802 - Qt's name
         """Letters typed choose the next heading whose title starts with them (the rows' own text starts with its
