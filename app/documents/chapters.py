@@ -34,7 +34,9 @@ NUMBER_WORDS = (
     "|eighteen|nineteen|twenty|first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|twelfth"
     "|last|the"
 )
-NUMBER = rf"(?:{ROMAN}|[ivxlcdm]+|\d{{1,3}}|(?i:{NUMBER_WORDS}))"
+# "the" with its ordinal is one number ("CHAPTER THE FIRST.", "Chapter the Thirty-Seventh"), its title on a line of
+# its own below as under "CHAPTER I"; "the" alone too, before an ordinal it does not know.
+NUMBER = rf"(?:{ROMAN}|[ivxlcdm]+|\d{{1,3}}|(?i:the[ \t]+[a-z]+(?:-[a-z]+)?(?:st|nd|rd|th)\b|{NUMBER_WORDS}))"
 # A heading's number, compared as its value whichever way it is written (``_written``).
 ROMAN_VALUES = {"I": 1, "V": 5, "X": 10, "L": 50, "C": 100, "D": 500, "M": 1000}
 # one…twenty, then first…twelfth ("last" and "the" are no number's)
@@ -44,9 +46,6 @@ WRITTEN_NUMBER = re.compile(rf"(?:{ROMAN}|\d{{1,3}}|{'|'.join(NUMBER_VALUES).upp
 KEYWORDS = "|".join(f"{word.upper()}|{word.title()}" for word in RANKS)
 # A kind and its number, then a title on the same line or nothing.
 KEYWORD_LINE = re.compile(rf"^[ \t\f]*(?P<kind>{KEYWORDS})[ \t]+{NUMBER}\b(?P<rest>[^\n]{{0,100}})$")
-# A kind and its ordinal alone ("CHAPTER THE FIRST."): as bare as "CHAPTER I", its title on the line below.
-ORDINAL_LINE = re.compile(rf"^[ \t\f]*(?:{KEYWORDS})[ \t]+(?i:the[ \t]+[a-z]+(?:-[a-z]+)?(?:st|nd|rd|th))"
-                          r"[ \t]*\.?[ \t]*$")
 NUMERAL_LINE = re.compile(rf"^[ \t\f]*(?:{ROMAN}|\d{{1,3}})\.?[ \t]*$")
 # A kind and its number with a stop after it, then a synopsis's topics set off by dashes: a heading whose synopsis
 # runs on over lines (Life on the Mississippi's "CHAPTER XXV. The Devil's Oven and Table.--A Bombshell falls.--No",
@@ -445,8 +444,7 @@ def chapters(lines: list[str]) -> list[Chapter]:
             continue
         title, title_line = lines[index].strip(), -1
         found_kind = KEYWORD_LINE.match(lines[index]) if keyword[index] is not None else None
-        bare = NUMERAL_LINE.match(lines[index]) or (found_kind and not found_kind.group("rest").strip(" \t.")
-                                                     or ORDINAL_LINE.match(lines[index]))  # fmt: skip
+        bare = NUMERAL_LINE.match(lines[index]) or (found_kind and not found_kind.group("rest").strip(" \t."))
         if rank >= 0 and bare and (after := _title_after(lines, keyword, index, rank)) is not None:
             title = f"{title}{' ' if title[-1] in '.:—–-' else '. '}{lines[after].strip()}"
             taken = title_line = after
