@@ -137,6 +137,7 @@ class ActionStates(HelpPages):
             if removed or added:
                 changed.append(position + added)
 
+        steps_before = document.availableUndoSteps()
         document.contentsChange.connect(note)
         # A Replace All undone in a novel: its blocks highlighted after it, those in view (where the caret goes)
         # first.
@@ -145,9 +146,10 @@ class ActionStates(HelpPages):
                 self.editor.undo() if undo else self.editor.redo()
             finally:
                 document.contentsChange.disconnect(note)
-            if changed:
+            caret = self.editor.undo_carets.caret(undo, steps_before)  # a step that knows where better
+            if caret is not None or changed:
                 cursor = self.editor.textCursor()
-                cursor.setPosition(min(changed[-1], document.characterCount() - 1))
+                cursor.setPosition(caret if caret is not None else min(changed[-1], document.characterCount() - 1))
                 self.editor.setTextCursor(cursor)
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:

@@ -2,21 +2,21 @@
 
 How a rewrite lives in the document, and in its undo history:
 
-* Every pass is painted into the document where the span was, inside one edit block: the first paint
-  opens it with ``beginEditBlock``, later paints extend it with ``joinPreviousEditBlock``. So however
-  many passes run, the rewrite is one undo step, and undo is never switched off.
-* The span is tracked by two cursors, so it keeps its place while text before it changes: the start
-  cursor moves with text typed at the boundary (that text lands before the span), the end cursor keeps
-  its position on insert (text typed there lands after it).
-* Reject and cancel undo that one block, which restores the original text byte for byte, and then
-  drop the undone block from the redo stack: the history is exactly as it was before the rewrite.
-* The rest of the document stays editable. So that an edit elsewhere never ends up inside (or under)
-  the rewrite's block, it is made with the block lifted: undo the block, apply the writer's edit as
-  its own undo step, then paint the current pass again as a fresh block on top.
+* Every pass is painted into the document where the span was, inside one edit block: the first paint opens it with
+  ``beginEditBlock``, later paints extend it with ``joinPreviousEditBlock``. So however many passes run, the rewrite
+  is one undo step, and undo is never switched off.
+* The span is tracked by two cursors, so it keeps its place while text before it changes: the start cursor moves
+  with text typed at the boundary (that text lands before the span), the end cursor keeps its position on insert
+  (text typed there lands after it).
+* Reject and cancel undo that one block, which restores the original text byte for byte, and then drop the undone
+  block from the redo stack: the history is exactly as it was before the rewrite.
+* The rest of the document stays editable. So that an edit elsewhere never ends up inside (or under) the rewrite's
+  block, it is made with the block lifted: undo the block, apply the writer's edit as its own undo step, then paint
+  the current pass again as a fresh block on top.
 * Edits that would change the developing span itself are refused (keys, paste, input methods, cut).
 
-A little over 400 lines on purpose: painting, lifting and refusing keep the one invariant above, so they stay in
-one class; the Markdown cues are in ``markdown_highlighter.py``, formatted copy and paste in ``markdown_clipboard.py``.
+Near 500 lines on purpose: painting, lifting and refusing keep the one invariant above, so they stay in one class;
+the Markdown cues are in ``markdown_highlighter.py``, formatted copy and paste in ``markdown_clipboard.py``.
 """
 
 from __future__ import annotations
@@ -47,6 +47,7 @@ from app.window.live_span import LiveSpan, pass_runs, positions, shared_ends, te
 from app.window.markdown_clipboard import MarkdownClipboard
 from app.window.markdown_highlighter import MarkdownHighlighter
 from app.window.theme import CanvasColors, canvas_colors, prose_families, recolored
+from app.window.undo_carets import UndoCarets
 
 Move = QTextCursor.MoveOperation
 Anchor = QTextCursor.MoveMode.KeepAnchor
@@ -84,8 +85,7 @@ class RewriteEditor(MarkdownClipboard):
         self._span: LiveSpan | None = None
         self.phase = Phase.IDLE
         self.colors: CanvasColors = canvas_colors(dark=False)
-        # View ▸ Shade Hesitant Words: a developing word's background deepens with its entropy.
-        self.shade_hesitation = False
+        self.shade_hesitation = False  # View ▸ Shade Hesitant Words: a developing word's background deepens
         self.hesitant = QColor(205, 72, 44)
         self.zoom_level = 0
         self.painting = False  # a pass or a draft going into the span: the textChanged then is no writer's edit
@@ -100,8 +100,8 @@ class RewriteEditor(MarkdownClipboard):
         self.set_prose_font("")
         self.highlighter = MarkdownHighlighter(self.document(), self.firstVisibleBlock)
         self.document().setDocumentMargin(28)
-        # Qt counts a margin change as a change to the text: a fresh window must not ask to save it.
-        self.document().setModified(False)
+        self.undo_carets = UndoCarets(self.document())  # where a section moved puts the caret back (undo_in_place)
+        self.document().setModified(False)  # Qt counted the margin as a change: a fresh window must not ask to save
         self.setCursorWidth(2)
         # Where the writer's last keystroke beside a live span left the caret (and that span): the next one
         # there joins its undo step, as typing does in Qt when no rewrite is in between (see writer_edit).

@@ -486,6 +486,7 @@ class OutlinePanel(SidePanel):
         caret = editor.textCursor()
         caret.setPosition(first + utf16_length(move.text[: move.moved_to - move.start]))
         editor.setTextCursor(caret)
+        editor.undo_carets.remember(positions[index], caret.position())  # undone: on its heading, not past it
         editor.centerCursor()
         self.refresh()
         moved = text[: move.start] + move.text + text[move.end :]

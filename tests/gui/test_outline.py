@@ -368,3 +368,31 @@ def test_select_section_selects_a_part_with_its_chapters_to_its_last_word(docume
         "# Part One\u2029\u2029## Storm 🌊\u2029\u2029Rain.\u2029\u2029## Light\u2029\u2029Held.")
     window.outline.select_section(3)  # the last: to its last word, the notes at the end left out
     assert window.editor.textCursor().selectedText() == "# Part Two\u2029\u2029Quiet.[^1]"
+
+
+def test_a_move_undone_or_redone_leaves_the_caret_on_the_moved_heading(document_window, qtbot) -> None:
+    book = "# Part One\n\n## Storm\n\nRain.\n\n# Part Two\n\n## Calm\n\nQuiet.\n\n# Part Three\n\nEnd.\n"
+    window = document_window(text=book)
+    window.outline.toggle_action.trigger()
+    editor, tree = window.editor, window.outline.tree
+    place_cursor(window, book.index("Rain"))
+    ctrl, shift = Qt.KeyboardModifier.ControlModifier, Qt.KeyboardModifier.ShiftModifier
+    assert window.outline.move_section(0, up=False)  # Part One past Part Two
+    moved = editor.plain_text()
+    assert moved.startswith("# Part Two") and editor.textCursor().position() == moved.index("# Part One")
+    qtbot.keyClick(editor, Qt.Key.Key_Z, ctrl)  # the editor's own Ctrl+Z
+    # Qt left the caret past the section put back, on Part Two's heading, and the Outline marked Part Two.
+    assert editor.plain_text() == book and editor.textCursor().position() == 0
+    window.outline.refresh()
+    assert tree.current_row() == 0  # Part One
+    qtbot.keyClick(editor, Qt.Key.Key_Z, ctrl | shift)  # redone: on the moved heading again
+    assert editor.plain_text() == moved and editor.textCursor().position() == moved.index("# Part One")
+    window.undo()
+    assert editor.textCursor().position() == 0
+    # A new step where the move was in the undo history: its undo goes where it changed the text, as ever.
+    place_cursor(window, book.index("End."))
+    qtbot.keyClicks(editor, "The ")
+    window.undo()
+    assert editor.plain_text() == book and editor.textCursor().position() == book.index("End.")
+    # The move further back in the history is gone from it (redo is past), and the step before it keeps Qt's caret.
+    assert window.editor.undo_carets.carets == {}
