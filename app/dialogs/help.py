@@ -42,7 +42,8 @@ most words settled) as they develop, and the <b>Drafts</b> panel beside it shows
 shaded by how unsure the model still is of it; at the end they are ranked, and the text shows the one the
 model rates best. A click on a draft, or <b>Alt+1</b>…<b>Alt+9</b>, puts it in the text; <b>Alt+Up</b>
 and <b>Alt+Down</b> step through them; a right-click on a finished draft copies its words (Copy Draft), to
-take a phrase of it into the one you keep. <b>Ctrl+Shift+D</b> hides the panel.</p>
+take a phrase of it into the one you keep. <b>F6</b> takes the keys to the drafts: Up and Down put one in
+the text, Enter accepts it, Ctrl+C copies it, Esc goes back. <b>Ctrl+Shift+D</b> hides the panel.</p>
 <p><b>Rewrite ▸ Versions…</b> (Ctrl+Shift+V) lists every version a passage has had since you opened the
 document (your original, each draft you were shown) and puts one back; Ctrl+Z undoes that too.</p>
 <p>When a draft is finished: <b>Enter</b> accepts it, <b>Esc</b> rejects it and puts your original back
@@ -86,7 +87,8 @@ shows it may go (a chapter into another part too). Ctrl+Z puts it back. The arro
 the Outline folds its chapters away, and shows them again; its right-click menu folds them all, or selects a
 chapter to copy or cut (<b>Edit ▸ Select Section</b> selects the one you are in). <b>F6</b> takes the keys to
 the Outline: Up and Down choose a heading, Enter goes there, Left and Right fold, Alt+Shift+Up/Down move that
-section, the menu key opens its menu, and Esc (or F6) brings the keys back to the text.</p>
+section, the menu key opens its menu, and Esc brings the keys back to the text. F6 goes round the panes: the
+text, the Outline, the drafts while some wait, and the text again; <b>Shift+F6</b> goes the other way.</p>
 <p><b>View ▸ Focus Mode</b> (F11) puts the text alone on the screen: the menus, toolbar and Drafts panel step
 aside and every key still works. F11, or Esc with no rewrite open, brings them back. <b>View ▸ Typewriter
 Scrolling</b> keeps the line you are writing at the middle of the view. <b>View ▸ Session Word Goal…</b> sets
@@ -182,7 +184,10 @@ def shortcuts_html(menus: Iterable[QMenu]) -> str:
                  "and <b>Shift+Tab</b> brings it back.</p>"
                  "<p>In the Outline (<b>F6</b> takes the keys there): <b>Up</b> and <b>Down</b>, or a title's first "
                  "letters, choose a heading, <b>Enter</b> goes to it, <b>Left</b> and <b>Right</b> fold a part and "
-                 "step in and out of it, the menu key or <b>Shift+F10</b> opens its menu, <b>Esc</b> goes back.</p>")
+                 "step in and out of it, the menu key or <b>Shift+F10</b> opens its menu, <b>Esc</b> goes back.</p>"
+                 "<p>In the Drafts (<b>F6</b> goes round to them while some wait): <b>Up</b> and <b>Down</b> put a "
+                 "draft in the text, <b>Enter</b> accepts it, <b>Ctrl+C</b> copies it, the menu key opens its menu, "
+                 "<b>Esc</b> goes back.</p>")
     return "\n".join(lines)
 
 

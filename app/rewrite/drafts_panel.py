@@ -4,9 +4,10 @@ It paints the passes the one sampler loop yields (``RewriteController.passPainte
 carries all candidates), never a second run: each draft's frame, which one the span shows, how much
 of it has settled, and, once the run ends, the ranking (``EditResult.ranking`` and its scores). A click
 on a draft, or Alt+1…9 (the Rewrite ▸ Show Draft menu, numbered as the panel lists them), puts it in the
-text through ``RewriteController.choose_candidate``. Each word is shaded by how settled it is (the
-sampler's own per-slot entropy, ``app.rewrite.drafts.hesitation``); a server's passes report no entropy and show
-no shading.
+text through ``RewriteController.choose_candidate``. F6 (``app/window/panes.py``) brings the keys to the drafts
+while some wait: Up and Down put a draft in the text, Enter accepts it, Esc goes back. Each word is shaded by how
+settled it is (the sampler's own per-slot entropy, ``app.rewrite.drafts.hesitation``); a server's passes report no
+entropy and show no shading.
 """
 
 from __future__ import annotations
@@ -15,8 +16,21 @@ from collections.abc import Callable
 from dataclasses import replace
 from html import escape
 
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QAction, QColor, QContextMenuEvent, QGuiApplication, QKeySequence, QMouseEvent
+from PySide6.QtCore import QEvent, QObject, QPoint, Qt, Signal
+from PySide6.QtGui import (
+    QAction,
+    QColor,
+    QContextMenuEvent,
+    QFocusEvent,
+    QGuiApplication,
+    QKeyEvent,
+    QKeySequence,
+    QMouseEvent,
+    QPainter,
+    QPaintEvent,
+    QPalette,
+    QPen,
+)
 from PySide6.QtWidgets import (
     QFrame,
     QLabel,
@@ -42,6 +56,8 @@ PANEL_WIDTH = 300
 EMPTY_HINT = (
     "While a rewrite develops, its drafts appear here side by side. Click one, or press Alt+1…9, to put it in the text."
 )
+KEYS_HINT = "In the Drafts: Up and Down put a draft in the text, Enter accepts it, Ctrl+C copies it, Esc goes back."
+STILL_DEVELOPING = "The drafts are still developing: Enter accepts one once they are done (Esc goes back to the text)."
 
 
 def _blend(under: QColor, over: QColor, amount: float) -> str:
@@ -104,6 +120,7 @@ class DraftCard(QFrame):
         super().__init__(parent)
         self.candidate = 0
         self.setFrameShape(QFrame.Shape.StyledPanel)
+        self.setFocusPolicy(Qt.FocusPolicy.TabFocus)  # keys only when sent here (F6): a click leaves them in the text
         self.setCursor(Qt.CursorShape.PointingHandCursor)
         self.heading = QLabel()
         self.heading.setWordWrap(True)  # a long heading wraps rather than widen the card past the dock
@@ -131,6 +148,13 @@ class DraftCard(QFrame):
         copy.setEnabled(self.finished)
         copy.setStatusTip("" if self.finished else "A draft can be copied once it has finished developing")
         menu.exec(event.globalPos())
+
+    def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 - Qt's name
+        super().paintEvent(event)
+        if self.hasFocus():  # where the keys are: the theme's highlight round the card
+            painter = QPainter(self)
+            painter.setPen(QPen(self.palette().color(QPalette.ColorRole.Highlight), 2))
+            painter.drawRect(self.rect().adjusted(1, 1, -1, -1))
 
     def mark(self, shown: bool) -> None:
         """The draft the text shows has a stronger frame."""
@@ -165,7 +189,7 @@ class DraftsPanel(SidePanel):
         self.list_layout.setSpacing(6)
         self.list_layout.addWidget(self.summary)
         self.list_layout.addStretch(1)
-        scroll = QScrollArea()
+        scroll = self.scroll_area = QScrollArea()
         scroll.setWidgetResizable(True)
         scroll.setFrameShape(QFrame.Shape.NoFrame)
         scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
@@ -180,6 +204,8 @@ class DraftsPanel(SidePanel):
         self.draft_actions = [self._draft_action(number) for number in range(1, MAX_DRAFT_SHORTCUTS + 1)]
         controller.passPainted.connect(self.show_pass)
         controller.stateChanged.connect(self.refresh)
+        self._keys_here = False  # the keys were sent to a draft (F6) and have not left the panel
+        self._painting = False
 
     def _draft_action(self, number: int) -> QAction:
         action = QAction(f"Draft &{number}", self)
@@ -223,8 +249,84 @@ class DraftsPanel(SidePanel):
         if run is not None and run.job_id == self.job_id and run.result is not None:
             self.result = run.result
             self.order = list(run.result.ranking)
-        self._paint()
+        self._painting = True  # a card hidden with the keys on it sends them on, along Qt's focus chain
+        try:
+            self._paint()
+        finally:
+            self._painting = False
         self._update_actions()
+        if self._keys_here:  # on the draft in the text (ranked anew, or chosen), or back to the text once none waits
+            self.take_keys() if self.can_take_keys() else self._give_keys_back()
+
+    # -- the keys (F6) ----------------------------------------------------------------------------------------
+
+    def has_keys(self) -> bool:
+        return any(card.hasFocus() for card in self.cards)
+
+    def can_take_keys(self) -> bool:
+        """Shown, with drafts listed that the text is showing (F6's round, app/window/panes.py)."""
+        return self.isVisible() and self.shown_candidate() is not None and any(c.isVisible() for c in self.cards)
+
+    def take_keys(self) -> None:
+        """The keys to the draft in the text."""
+        shown = self.shown_candidate()
+        card = self.cards[self.order.index(shown) if shown in self.order else 0]
+        if not self._keys_here:
+            self.controller.window.statusBar().showMessage(KEYS_HINT, 8000)
+        self._keys_here = True
+        card.setFocus(Qt.FocusReason.ShortcutFocusReason)
+        self.scroll_area.ensureWidgetVisible(card)
+
+    def _give_keys_back(self) -> None:
+        self._keys_left()
+        self.controller.window.editor.setFocus(Qt.FocusReason.ShortcutFocusReason)
+
+    def _keys_left(self) -> None:
+        """The keys' hint goes with them: it said Enter accepted once they were in the text."""
+        self._keys_here = False
+        bar = self.controller.window.statusBar()
+        if bar.currentMessage() == KEYS_HINT:
+            bar.clearMessage()
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt's name
+        if isinstance(watched, DraftCard) and event.type() == QEvent.Type.KeyPress and isinstance(event, QKeyEvent):
+            return self._key(watched, event)
+        if event.type() == QEvent.Type.ShortcutOverride and isinstance(event, QKeyEvent) and event.matches(
+                QKeySequence.StandardKey.Copy):  # fmt: skip
+            event.accept()  # Ctrl+C copies the draft, not Edit ▸ Copy's selection in the text
+            return True
+        if isinstance(event, QFocusEvent) and event.type() == QEvent.Type.FocusOut and not self._painting:
+            # Gone elsewhere (a click in the text, a window's shortcut), not to another card, a menu or another window.
+            passing = (Qt.FocusReason.PopupFocusReason, Qt.FocusReason.ActiveWindowFocusReason)
+            if self._keys_here and event.reason() not in passing and not self.has_keys():
+                self._keys_left()
+        return super().eventFilter(watched, event)
+
+    def _key(self, card: DraftCard, event: QKeyEvent) -> bool:
+        key, keys = event.key(), event.modifiers() & ~Qt.KeyboardModifier.KeypadModifier
+        plain = keys == Qt.KeyboardModifier.NoModifier
+        index, shown = self.cards.index(card), sum(c.isVisible() for c in self.cards)
+        steps = {Qt.Key.Key_Up.value: index - 1, Qt.Key.Key_Down.value: index + 1, Qt.Key.Key_Home.value: 0,
+                 Qt.Key.Key_End.value: shown - 1}  # fmt: skip
+        if plain and key in steps:
+            self.choose_listed(min(max(steps[key], 0), shown - 1))  # in the text; refresh brings the keys with it
+        elif plain and key in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
+            run = self.controller.run
+            if run is not None and run.result is not None:
+                self.controller.accept()
+            else:
+                self.controller.window.statusBar().showMessage(STILL_DEVELOPING, 6000)
+        elif plain and key == Qt.Key.Key_Escape:
+            self._give_keys_back()
+        elif event.matches(QKeySequence.StandardKey.Copy):
+            self.copy_draft(card.candidate) if card.finished else self.controller.window.statusBar().showMessage(
+                "A draft can be copied once it has finished developing.", 4000)  # fmt: skip
+        elif key == Qt.Key.Key_Menu or key == Qt.Key.Key_F10 and keys == Qt.KeyboardModifier.ShiftModifier:
+            below = QPoint(8, card.height())  # the card's menu under it, as a right-click there would open it
+            card.contextMenuEvent(QContextMenuEvent(QContextMenuEvent.Reason.Keyboard, below, card.mapToGlobal(below)))
+        else:
+            return False
+        return True
 
     def shown_candidate(self) -> int | None:
         """The draft the span shows now, if a run is live in the text."""
@@ -247,6 +349,7 @@ class DraftsPanel(SidePanel):
     def _card(self, index: int) -> DraftCard:
         while len(self.cards) <= index:
             card = DraftCard(self.list)
+            card.installEventFilter(self)
             card.clicked.connect(self._clicked)
             card.copyRequested.connect(self.copy_draft)
             self.list_layout.insertWidget(self.list_layout.count() - 1, card)
@@ -254,9 +357,10 @@ class DraftsPanel(SidePanel):
         return self.cards[index]
 
     def _clicked(self, candidate: int) -> None:
+        self._keys_left()  # the writer's keys go to the text
         if self.shown_candidate() is not None:
             self.controller.choose_candidate(candidate)
-        self.controller.window.editor.setFocus(Qt.FocusReason.MouseFocusReason)  # the writer's keys go to the text
+        self.controller.window.editor.setFocus(Qt.FocusReason.MouseFocusReason)
 
     def copy_draft(self, candidate: int) -> None:
         """A finished draft's words on the clipboard, as they would go into the text (a fill's leading space off)."""
@@ -328,6 +432,12 @@ class DraftsPanel(SidePanel):
             card.setToolTip(("" if shade else "No shading: this model reports no word probabilities.\n")
                             + "Click: this draft in the text · right-click: Copy Draft")  # fmt: skip
             card.mark(candidate == shown)
+            # What a screen reader says as the keys come to it: which draft, how far along, and its words.
+            state = f"score {result.scores[candidate]:.2f}" if result is not None and count > 1 else (
+                "" if result is not None else "polishing" if step.polishing else f"{settled}% settled")  # fmt: skip
+            card.setAccessibleName(", ".join(part for part in (f"Draft {index + 1} of {count}", state,
+                                   "in the text" if candidate == shown else "") if part))  # fmt: skip
+            card.setAccessibleDescription("".join(segment.text for segment in frame).strip())
             card.show()
         for card in self.cards[count:]:
             card.hide()

@@ -48,6 +48,7 @@ from app.window.formatting import Formatting
 from app.window.headings import GoToHeading
 from app.window.notes import Notes
 from app.window.outline import OutlinePanel
+from app.window.panes import PaneKeys
 from app.window.rewrap import add_join_action, rewrap_paragraphs
 from app.window.spelling import Spelling
 from app.window.theme import apply_theme, canvas_colors
@@ -188,9 +189,7 @@ class MainWindow(ActionStates):
         self.rewrite_action.setIconText("Rewrite")
         self.fill_action = a("&Fill Gap at Cursor…", self.show_fill_popup, "Ctrl+Shift+G", "fill")
         self.fill_action.setIconText("Fill")
-        self.instruct_action = a(
-            "Rewrite with &Instruction…", self.show_instruction_popup, "Ctrl+I", "instruct"
-        )
+        self.instruct_action = a("Rewrite with &Instruction…", self.show_instruction_popup, "Ctrl+I", "instruct")
         self.instruct_action.setIconText("Instruct")
         self.accept_action = a("&Accept", self.accept_rewrite, None, "accept")
         self.reject_action = a("Re&ject", self.reject_rewrite, None, "reject")
@@ -205,9 +204,7 @@ class MainWindow(ActionStates):
             action.setShortcut(QKeySequence(keys))
             action.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)
         self.regenerate_action = a("Re&generate", self.regenerate, "Ctrl+Shift+R", "regenerate")
-        self.previous_action = a(
-            "&Previous Candidate", lambda: self.cycle_candidate(-1), "Alt+Up", "previous"
-        )
+        self.previous_action = a("&Previous Candidate", lambda: self.cycle_candidate(-1), "Alt+Up", "previous")
         self.next_action = a("&Next Candidate", lambda: self.cycle_candidate(+1), "Alt+Down", "next")
         self.previous_action.setIconText("Previous")  # short in the toolbar: it fits 1100 px (1366x768)
         self.next_action.setIconText("Next")
@@ -294,7 +291,8 @@ class MainWindow(ActionStates):
         self.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, self.outline)
         self.outline.setVisible(self.prefs.outline_panel)
         self.outline.shownByWriter.connect(lambda shown: self._store(outline_panel=shown))
-        self.view_menu.insertActions(panel.toggle_action, [self.outline.toggle_action, self.outline.switch_action])
+        self.panes = PaneKeys(self, self.outline, panel)  # F6 and Shift+F6: the keys round the text and the panels
+        self.view_menu.insertActions(panel.toggle_action, [self.outline.toggle_action, *self.panes.actions])
         self.focus_mode = FocusMode(self, self.toolbar, [panel, self.outline], self)  # View ▸ Focus Mode (F11)
         self.typewriter = Typewriter(self.editor, self.prefs.typewriter_scrolling, self)  # View ▸ Typewriter Scrolling
         self.typewriter.action.toggled.connect(lambda on: self._store(typewriter_scrolling=on))

@@ -94,7 +94,7 @@ class OutlinePanel(SidePanel):
         self.host = window  # not self.window: QWidget.window() is Qt's
         self.found: list[Heading] = []
         self.words: list[int] = []  # each heading's section's, as the rows show them
-        self.tree = OutlineTree(self.place_section, self.levels, self.fold, self.go_to, self._keys_to_text)
+        self.tree = OutlineTree(self.place_section, self.levels, self.fold, self.go_to, self.give_keys_back)
         # The headings folded, by level, title and which of that name (the third "Notes"): these outlive edits.
         self.folded: set[tuple[int, str, int]] = set()
         self._folds_for: Path | None = None  # the document they were folded in: another opens unfolded
@@ -145,10 +145,6 @@ class OutlinePanel(SidePanel):
         self.select_action.setStatusTip("Select the section the cursor is in, to copy, cut or rewrite it")
         self.select_action.triggered.connect(lambda: self.select_section(self._keys_heading()))
         self.edit_actions = [self.select_action, *self.move_actions]  # Edit ▸, after Go to Heading…
-        self.switch_action = QAction("S&witch Between Text and Outline", parent)
-        self.switch_action.setShortcut(QKeySequence("F6"))  # the next pane's key, as in Word and LibreOffice
-        self.switch_action.setStatusTip("The keys to the Outline's headings (Enter goes to one), and back to the text")
-        self.switch_action.triggered.connect(self.switch_keys)
         bar = window.statusBar()  # the keys' hint goes with the keys: it said Enter went there after it had
         self.tree.keysLeft.connect(lambda: bar.clearMessage() if bar.currentMessage() == KEYS_HINT else None)
         self.tree.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
@@ -350,11 +346,18 @@ class OutlinePanel(SidePanel):
         self._fresh()
         return self.tree.current_row() if self.tree.hasFocus() else self.current_index()
 
-    def switch_keys(self) -> None:
-        """F6: the keys to the Outline (shown, if it was not), on the caret's heading; from there, back to the text."""
-        if self.tree.hasFocus():
-            self._keys_to_text()
-            return
+    def has_keys(self) -> bool:
+        return self.tree.hasFocus()
+
+    def can_take_keys(self) -> bool:
+        """Shown, with headings to choose (F6's round, ``panes.py``)."""
+        if not self.isVisible():
+            return False
+        self._fresh()
+        return bool(self.found)
+
+    def take_keys(self) -> None:
+        """F6: the keys to the Outline (shown, if it was not), on the caret's heading."""
         if not self.isVisible():
             self.show()
             self.shownByWriter.emit(True)  # remembered, as View ▸ Outline would be
@@ -369,9 +372,10 @@ class OutlinePanel(SidePanel):
         self.host.statusBar().showMessage(KEYS_HINT, 8000)  # said, too: where the keys went and what they do
         QTimer.singleShot(0, lambda: self.tree.choose(row, again=True))  # once the keys are there, the panel laid out
 
-    def _keys_to_text(self) -> None:
-        """Esc or F6 in the rows: the keys back to the text, the caret where it was and its section marked again."""
-        self.host.editor.setFocus()
+    def give_keys_back(self) -> None:
+        """Esc in the rows, or F6 on from them: the keys back to the text, the caret where it was and its section
+        marked again."""
+        self.host.editor.setFocus(Qt.FocusReason.ShortcutFocusReason)
         self.mark_current()
 
     def _offer_moves(self, point: QPoint) -> None:

@@ -2,6 +2,7 @@
 
     dbus-run-session -- /usr/bin/python3 tests/gui/atspi_reader.py [--as-orca-43] REPORT.json SENTENCE EDITOR-COMMAND...
     dbus-run-session -- /usr/bin/python3 tests/gui/atspi_reader.py --outline REPORT.json - EDITOR-COMMAND...
+    dbus-run-session -- /usr/bin/python3 tests/gui/atspi_reader.py --drafts REPORT.json SENTENCE EDITOR-COMMAND...
 
 Run by the system's Python, which has Debian's python3-pyatspi (the library Orca reads applications with),
 inside a D-Bus session of its own: it starts the accessibility bus, an X server (Xvfb) and the editor, then
@@ -12,7 +13,8 @@ accessible action, listens for the draft, presses Accept, and reads the text bac
 does: for no announcement, but for notifications shown (``object:state-changed:showing``), whose labels it hears.
 With ``--outline`` it reads the Outline from the keys instead: once the model is ready it gives the window the
 keyboard (xdotool), presses OUTLINE_KEYS one at a time, and writes down what each focus event named and what
-it heard.
+it heard. With ``--drafts`` it rewrites SENTENCE as without, but once the draft is heard it presses DRAFTS_KEYS
+instead of Accept: F6 to the drafts, Down to the next, Enter to accept it.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from gi.repository import GLib
 
 TIMEOUT_S = 150
 OUTLINE_KEYS = ("F6", "Down", "Left", "Left")  # to the Outline, the next heading, out to its part, the part folded
+DRAFTS_KEYS = ("F6", "Down", "Return")  # to the drafts, the next one in the text, accepted
 CONTROL_ROLES = {"push button", "toggle button", "check box", "radio button", "text", "combo box", "spin button",
                  "slider", "list", "tree", "tree table", "table", "page tab", "menu item"}  # fmt: skip
 
@@ -126,20 +129,43 @@ class Reader:
             self.step = "done"
 
 
-class OutlineReader(Reader):
-    """The Outline from the keys, as a screen reader follows the focus: what each key's focus event names."""
+class KeysReader(Reader):
+    """A reader that presses keys as the writer would (xdotool, one a second, each key's events heard before the
+    next) and writes down what each focus event named."""
 
-    def __init__(self, display: str) -> None:
-        super().__init__("")
+    def __init__(self, sentence: str, display: str, keys: tuple[str, ...]) -> None:
+        super().__init__(sentence)
         self.display = display
         self.report["focused"] = []
-        self.keys = list(OUTLINE_KEYS)
-        self.pressed = 0.0
+        self.keys = list(keys)
 
     def focused(self, event: Any) -> None:
         if event.detail1:
             node = event.source
             self.report["focused"].append([node.getRoleName(), node.name, node.description])
+
+    def take_the_keyboard(self) -> None:
+        xdotool = ["xdotool", "search", "--onlyvisible", "--name", "Redraft", "windowfocus", "--sync"]
+        subprocess.run(xdotool, env={**os.environ, "DISPLAY": self.display}, timeout=30, check=True)
+
+    def press_next_key(self) -> bool:
+        """The next key pressed, a second after the last; False once none is left."""
+        if time.monotonic() - self.pressed > 1:
+            if not self.keys:
+                return False
+            key = self.keys.pop(0)
+            subprocess.run(["xdotool", "key", key], env={**os.environ, "DISPLAY": self.display}, timeout=30,
+                           check=True)  # fmt: skip
+            self.report["steps"].append(f"pressed {key}")
+            self.pressed = time.monotonic()
+        return True
+
+
+class OutlineReader(KeysReader):
+    """The Outline from the keys, as a screen reader follows the focus: what each key's focus event names."""
+
+    def __init__(self, display: str) -> None:
+        super().__init__("", display, OUTLINE_KEYS)
 
     def advance(self) -> None:
         if self.step == "find the window":
@@ -147,26 +173,35 @@ class OutlineReader(Reader):
             apps = [desktop.getChildAtIndex(i) for i in range(desktop.childCount)]
             self.app = next((app for app in apps if app is not None and app.name == "Redraft"), None)
             if self.app is not None and self.said("Model ready"):
-                xdotool = ["xdotool", "search", "--onlyvisible", "--name", "Redraft", "windowfocus", "--sync"]
-                subprocess.run(xdotool, env={**os.environ, "DISPLAY": self.display}, timeout=30, check=True)
+                self.take_the_keyboard()
                 self.step = "press the keys"
-        elif self.step == "press the keys" and time.monotonic() - self.pressed > 1:  # each key's events heard
-            if not self.keys:
-                self.step = "hear the fold"
-                return
-            key = self.keys.pop(0)
-            subprocess.run(["xdotool", "key", key], env={**os.environ, "DISPLAY": self.display}, timeout=30,
-                           check=True)  # fmt: skip
-            self.report["steps"].append(f"pressed {key}")
-            self.pressed = time.monotonic()
+        elif self.step == "press the keys" and not self.press_next_key():
+            self.step = "hear the fold"
         elif self.step == "hear the fold" and (self.said("folded") or time.monotonic() - self.pressed > 15):
             self.step = "done"
 
 
+class DraftsReader(KeysReader):
+    """A rewrite's drafts from the keys: once the draft is heard, F6 to them, Down, and Enter to accept."""
+
+    def __init__(self, sentence: str, display: str) -> None:
+        super().__init__(sentence, display, DRAFTS_KEYS)
+
+    def advance(self) -> None:
+        if self.step == "wait for the draft" and self.said("Enter in the draft"):
+            self.take_the_keyboard()
+            self.step = "press the keys"
+        elif self.step == "press the keys":
+            if not self.press_next_key():
+                self.step = "wait for the accept"
+        else:
+            super().advance()
+
+
 def main() -> int:
-    outline = sys.argv[1] == "--outline"
+    outline, drafts = sys.argv[1] == "--outline", sys.argv[1] == "--drafts"
     as_orca_43 = sys.argv[1] == "--as-orca-43"
-    arguments = sys.argv[1 + (as_orca_43 or outline) :]
+    arguments = sys.argv[1 + (as_orca_43 or outline or drafts) :]
     report_path, sentence, editor_command = arguments[0], arguments[1], arguments[2:]
     # In a process group of its own: the bus's daemon, its child, goes with it (else it holds the output open).
     bus = subprocess.Popen(["/usr/libexec/at-spi-bus-launcher", "--launch-immediately"], start_new_session=True)
@@ -176,7 +211,7 @@ def main() -> int:
     os.close(write)
     display = ":" + os.read(read, 16).decode().strip()
     env = {**os.environ, "DISPLAY": display, "QT_QPA_PLATFORM": "xcb", "QT_LINUX_ACCESSIBILITY_ALWAYS_ON": "1"}
-    reader = OutlineReader(display) if outline else Reader(sentence)
+    reader = OutlineReader(display) if outline else DraftsReader(sentence, display) if drafts else Reader(sentence)
     # Listening before the editor starts, as a screen reader already running is: the editor asks the bus's
     # registry what its listeners want (app/window/speech_route.py).
     if as_orca_43:
@@ -184,7 +219,7 @@ def main() -> int:
     else:
         pyatspi.Registry.registerEventListener(reader.heard, "object:announcement")
     pyatspi.Registry.registerEventListener(reader.text_changed, "object:text-changed")
-    if isinstance(reader, OutlineReader):
+    if isinstance(reader, KeysReader):
         pyatspi.Registry.registerEventListener(reader.focused, "object:state-changed:focused")
     editor = subprocess.Popen(editor_command, env=env)
     try:

@@ -29,9 +29,9 @@ def _shown(tree) -> list[bool]:
 def test_f6_sends_the_keys_to_the_outline_where_enter_goes_to_a_heading_and_esc_comes_back(document_window) -> None:
     window = _window_with_keys_in_the_text(document_window)
     editor, outline, tree = window.editor, window.outline, window.outline.tree
-    assert outline.switch_action in window.view_menu.actions()
+    assert set(window.panes.actions) <= set(window.view_menu.actions())
     shortcuts = window.show_shortcuts().browser.toPlainText()  # Help ▸ Keyboard Shortcuts: the key, and the rows'
-    assert "Switch Between Text and Outline\nF6" in shortcuts
+    assert "Next Pane\nF6" in shortcuts and "Previous Pane\nShift+F6" in shortcuts
     assert "In the Outline (F6 takes the keys there): Up and Down" in shortcuts
     assert not outline.isVisible()
     place_cursor(window, BOOK.index("Held"))

@@ -113,3 +113,32 @@ def test_a_screen_reader_follows_the_outline_from_the_keys(tmp_path: Path) -> No
     heard = [text for text, _politeness in report["heard"]]
     assert any(text.startswith("In the Outline: Up and Down choose a heading") for text in heard), heard
     assert heard[-1] == "“Part One” folded", heard
+
+
+@pytest.mark.skipif(shutil.which("xdotool") is None, reason="needs xdotool to press keys (.ci/run installs it)")
+def test_a_screen_reader_hears_each_draft_from_the_keys_and_enter_accepts_it(tmp_path: Path) -> None:
+    # The rewrite heard, then F6 to the drafts, Down to the second, Enter: each draft is said by its number, score
+    # and words as the keys come to it, and the one accepted is the one heard last.
+    letter = tmp_path / "letter.md"
+    letter.write_text(DOCUMENT, encoding="utf-8")
+    settings = tmp_path / "home" / "settings" / "Redraft.ini"
+    settings.parent.mkdir(parents=True)
+    settings.write_text("[rewrite]\ncandidates=3\nfewer_drafts_when_slow=false\n", encoding="utf-8")  # three, always
+    report_path = tmp_path / "report.json"
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "REDRAFT_HOME": str(tmp_path / "home")}
+    run = subprocess.run(
+        ["dbus-run-session", "--", str(SYSTEM_PYTHON), str(ROOT / "tests/gui/atspi_reader.py"), "--drafts",
+         str(report_path), "climbed the stairs", sys.executable, "-m", "app.cli", "edit", str(letter)],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert report_path.exists(), run.stdout + run.stderr
+    report = json.loads(report_path.read_text(encoding="utf-8"))
+    assert report["steps"][-3:] == ["pressed F6", "pressed Down", "pressed Return"], report
+    drafts = [focus for focus in report["focused"] if focus[1].startswith("Draft ")]
+    assert [name.split(", score")[0] for _role, name, _words in drafts] == ["Draft 1 of 3", "Draft 2 of 3"], report
+    assert all(name.endswith(", in the text") and words for _role, name, words in drafts), report
+    heard = [text for text, _politeness in report["heard"]]
+    assert any(text.startswith("In the Drafts: Up and Down put a draft in the text") for text in heard), heard
+    assert heard[-1] == "Rewrite accepted (Ctrl+Z undoes it).", heard
+    before, after = DOCUMENT.split("climbed the stairs")
+    assert report["text"] == before + drafts[-1][2] + after  # the words heard last are those accepted
