@@ -101,6 +101,16 @@ def test_a_kind_and_its_ordinal_alone_take_their_title_from_the_line_below() -> 
                             (2, "Chapter the Last")]  # a sentence under it is its first, not its title  # fmt: skip
 
 
+def test_a_title_in_capitals_may_run_long_and_a_contents_entry_with_its_page_is_no_title() -> None:
+    """Tono-Bungay's first chapter is titled in 67 capitals; a title in small letters that long reads as a sentence
+    (it stays the chapter's first line). A contents list sets its entries' pages beside their titles."""
+    text = ("CHAPTER THE FIRST\n\nOF BLADESOVER HOUSE, AND MY MOTHER; AND THE CONSTITUTION OF SOCIETY\n\nWords.\n\n"
+            "CHAPTER THE SECOND\n\nOf my launch into the world and the very last I saw of old Bladesover\n\nWords.\n\n"
+            "  CHAPTER IV\n\n  THE RIDGES AND THEIR USES                                           54\n\nWords.\n")
+    assert _found(text) == [(1, "CHAPTER THE FIRST. OF BLADESOVER HOUSE, AND MY MOTHER; AND THE CONSTITUTION OF "
+                                "SOCIETY"), (1, "CHAPTER THE SECOND"), (1, "CHAPTER IV")]  # fmt: skip
+
+
 def test_a_roman_numeral_with_its_title_on_one_line() -> None:
     text = "Book the First--Recalled to Life\n\nI. The Period\n\nIt was the best of times.\n\nII. The Mail\n\nIt.\n"
     assert _found(text) == [(1, "Book the First--Recalled to Life"), (2, "I. The Period"), (2, "II. The Mail")]

@@ -70,6 +70,7 @@ NAMED_LINE = re.compile(rf"^[ \t\f]*(?:(?:THE |The )?[A-Z][A-Za-z]*['’][Ss] |(
 # line that ends without a stop, as a title does (Les Misérables' list of illustrations after its "BOOK NINTH").
 LIST_LINE = re.compile(rf"^[ \t\f]*(?:(?:\d{{1,3}}|{ROMAN})\.[ \t]+\S|[^\n]{{1,45}}(?<![.,;:!?'\"’”)\]])$)")
 TITLE_CHARS = 60
+CAPITALS_TITLE_CHARS = 80  # a title set in capitals, alone on its line, may run longer (Tono-Bungay's first)
 CAPITALS_LINES = 6  # a title in capitals runs over this many lines at most
 SHORT_LINE = 40
 # The line a contents list stands under, and the most words an entry of it has (its title may run over lines).
@@ -208,14 +209,16 @@ def _title_after(lines: list[str], keyword: list[int | None], index: int, rank: 
         if _blank(lines, candidate):
             continue
         words = lines[candidate].strip()
-        title_like = _reads_as_title(words) and not CONTENTS_LINE.match(words)  # a volume's "CONTENTS OF VOL. I."
+        # Not a volume's "CONTENTS OF VOL. I.", nor a contents entry's title with its page ("THE RIDGES    54").
+        title_like = _reads_as_title(words) and not CONTENTS_LINE.match(words) and not PAGE_NUMBER.search(words)
         alone = _blank(lines, candidate + 1) and (candidate == index + 1 or _blank(lines, candidate - 1))
         kind = _kind_of(lines, keyword, candidate)
         # A number and a title in capitals under a bare numeral is its title (Love's Meinie: "I.", then
         # "141. RUTILA FAMILIARIS.    ROBIN REDBREAST.").
         other = (kind is not None and not (kind == -1 and rank >= RANKS["chapter"])
                  and not (rank == NUMERAL_RANK and _numbered_in_capitals(lines[candidate])))  # fmt: skip
-        if len(words) <= TITLE_CHARS and title_like and alone and not other:
+        longest = CAPITALS_TITLE_CHARS if words.upper() == words else TITLE_CHARS
+        if len(words) <= longest and title_like and alone and not other:
             return candidate
         break
     return None
