@@ -295,6 +295,11 @@ class DraftsPanel(SidePanel):
                 QKeySequence.StandardKey.Copy):  # fmt: skip
             event.accept()  # Ctrl+C copies the draft, not Edit ▸ Copy's selection in the text
             return True
+        tabbed = (Qt.FocusReason.TabFocusReason, Qt.FocusReason.BacktabFocusReason)
+        if isinstance(event, QFocusEvent) and event.type() == QEvent.Type.FocusIn and event.reason() in tabbed:
+            self._keys_here = True  # Tab came along Qt's focus chain: the draft the keys are on goes in the text
+            if isinstance(watched, DraftCard):
+                self.choose_listed(self.cards.index(watched))
         if isinstance(event, QFocusEvent) and event.type() == QEvent.Type.FocusOut and not self._painting:
             # Gone elsewhere (a click in the text, a window's shortcut), not to another card, a menu or another window.
             passing = (Qt.FocusReason.PopupFocusReason, Qt.FocusReason.ActiveWindowFocusReason)
@@ -313,6 +318,8 @@ class DraftsPanel(SidePanel):
         elif plain and key in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
             run = self.controller.run
             if run is not None and run.result is not None:
+                if run.candidate != card.candidate:
+                    self.controller.choose_candidate(card.candidate)  # the one the keys are on, whatever the text shows
                 self.controller.accept()
             else:
                 self.controller.window.statusBar().showMessage(STILL_DEVELOPING, 6000)
