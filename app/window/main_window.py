@@ -49,7 +49,7 @@ from app.window.headings import GoToHeading
 from app.window.notes import Notes
 from app.window.outline import OutlinePanel
 from app.window.panes import PaneKeys
-from app.window.rewrap import add_join_action, rewrap_paragraphs
+from app.window.rewrap import ParagraphClicks, add_join_action, rewrap_paragraphs
 from app.window.spelling import Spelling
 from app.window.theme import apply_theme, canvas_colors
 from app.window.typed_marks import TypedMarks
@@ -182,6 +182,7 @@ class MainWindow(ActionStates):
         self.rewrap_action = a("Re&wrap Paragraph", lambda: self.statusBar().showMessage(
             rewrap_paragraphs(self.editor), 8000), "Alt+Q")  # fmt: skip
         self.rewrap_action.setToolTip("Wrap the paragraph at the cursor again at the document's width")
+        self.paragraph_clicks = ParagraphClicks(self.editor)  # a triple-click: a hand-wrapped paragraph, not a line
         self.zoom_in_action = a("Zoom &In", lambda: self.zoom(+1), StandardKey.ZoomIn)
         self.zoom_out_action = a("Zoom O&ut", lambda: self.zoom(-1), StandardKey.ZoomOut)
         self.zoom_reset_action = a("&Actual Size", lambda: self.zoom(None), "Ctrl+0")

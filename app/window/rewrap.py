@@ -1,13 +1,16 @@
 """Edit ▸ Rewrap Paragraph: the paragraphs at the caret (or across the selection) wrapped again at their
 document's width, as Emacs's fill-paragraph or Vim's gq do. A rewrite inside a hand-wrapped paragraph wraps
 its own new text (model.edit.wrapping), but the writer's lines after it keep their breaks, so a longer or
-shorter sentence leaves a ragged line; this mends the whole paragraph, as one undo step."""
+shorter sentence leaves a ragged line; this mends the whole paragraph, as one undo step. A triple-click in a
+hand-wrapped paragraph selects all of it (``ParagraphClicks``), not the line Qt's would."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, QObject, QTimer, SignalInstance
-from PySide6.QtGui import QAction, QTextBlock, QTextCursor
-from PySide6.QtWidgets import QMainWindow, QMenu
+import time
+
+from PySide6.QtCore import QEvent, QObject, QPoint, Qt, QTimer, SignalInstance
+from PySide6.QtGui import QAction, QMouseEvent, QTextBlock, QTextCursor
+from PySide6.QtWidgets import QApplication, QMainWindow, QMenu
 
 from app.dialogs.message_bar import MessageBar
 from app.window.editor_widget import RewriteEditor
@@ -157,3 +160,48 @@ class NarrowColumn(QObject):
         if event.type() == QEvent.Type.Resize and self.notices.topic == NARROW_TOPIC and self.room() >= self.width:
             self.notices.resolve(NARROW_TOPIC)
         return False
+
+
+class ParagraphClicks(QObject):
+    """A triple-click selects the paragraph, as a word processor's does: in a text wrapped by hand (a Project
+    Gutenberg book, Markdown typed at 72 columns) Qt's selects one of its lines, and a rewrite of it broke the
+    sentence the line cut. Verse, lists and paragraphs of one line keep Qt's line."""
+
+    def __init__(self, editor: RewriteEditor) -> None:
+        super().__init__(editor)
+        self.editor = editor
+        self._double_click: tuple[float, QPoint] | None = None  # when and where the last double-click was
+        editor.viewport().installEventFilter(self)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if not isinstance(event, QMouseEvent) or event.button() != Qt.MouseButton.LeftButton:
+            return False
+        point = event.position().toPoint()
+        if event.type() == QEvent.Type.MouseButtonDblClick:
+            self._double_click = (time.monotonic(), point)
+        elif event.type() == QEvent.Type.MouseButtonPress and self._double_click is not None:
+            at, where = self._double_click
+            self._double_click = None
+            near = (point - where).manhattanLength() < QApplication.startDragDistance()
+            if near and time.monotonic() - at < QApplication.doubleClickInterval() / 1000:
+                QTimer.singleShot(0, self._whole_paragraph)  # once Qt has selected the line
+        return False
+
+    def _whole_paragraph(self) -> None:
+        cursor = self.editor.textCursor()
+        document = self.editor.document()
+        block = document.findBlock(cursor.selectionStart())
+        line_end = block.position() + block.length()  # Qt's line takes its line break with it
+        if cursor.selectionStart() != block.position() or cursor.selectionEnd() not in (line_end - 1, line_end):
+            return  # not Qt's line (a live span refused it, the caret moved on)
+        if _is_blank(block):
+            return
+        start, end = paragraph_range(self.editor, cursor.selectionStart(), cursor.selectionStart())
+        span = self.editor.live_span
+        if end - start <= block.length() - 1 or span is not None and start < span.end and end > span.start:
+            return
+        if not wrap_width(self.editor.text_between(start, end).split("\n")):
+            return  # verse, a list, lines typed a sentence each: a line is what was meant
+        cursor.setPosition(start)
+        cursor.setPosition(end, QTextCursor.MoveMode.KeepAnchor)
+        self.editor.setTextCursor(cursor)

@@ -168,3 +168,27 @@ def test_a_hand_wrapped_text_wider_than_the_column_says_how_to_join_its_lines(ma
     window.join_action.trigger()
     assert not window.message_bar.isVisible()  # done: the notice goes
     assert "\n\n" + " ".join(FIRST.split("\n")) + "\n\n" in window.editor.plain_text()
+
+
+def _triple_click(window, qtbot, position: int) -> str:
+    """A triple-click on the character at ``position``, as the writer makes it: what it selected."""
+    from PySide6.QtTest import QTest
+
+    editor = window.editor
+    cursor = editor.textCursor()
+    cursor.setPosition(position)
+    point = editor.cursorRect(cursor).center()
+    QTest.mouseDClick(editor.viewport(), Qt.MouseButton.LeftButton, pos=point)
+    QTest.mouseClick(editor.viewport(), Qt.MouseButton.LeftButton, pos=point)
+    qtbot.wait(50)  # the paragraph is selected once Qt has selected the line
+    return editor.textCursor().selectedText().replace("\u2029", "\n")
+
+
+def test_a_triple_click_selects_a_hand_wrapped_paragraph_and_a_verses_line(document_window, qtbot) -> None:
+    verse = "Tyger Tyger, burning bright,\nIn the forests of the night;\nWhat immortal hand or eye,\n"
+    window = document_window(text=HAND_WRAPPED + "\n" + verse)
+    paragraph = HAND_WRAPPED.rstrip("\n")
+    assert wrap_width(paragraph.split("\n"))
+    assert _triple_click(window, qtbot, HAND_WRAPPED.index("swam slowly")) == paragraph  # not its third line
+    verse_at = len(HAND_WRAPPED) + 1
+    assert _triple_click(window, qtbot, verse_at + verse.index("forests")) == "In the forests of the night;\n"  # Qt's
