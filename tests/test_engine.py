@@ -196,7 +196,9 @@ def test_result_drops_pad_and_end_markers(engine: Engine) -> None:
     raw = result.raw_tokens[0][:24]
     expected = [t for t in raw if t not in (engine.pad_id, engine.eos_id)]
     assert result.token_ids[0] == expected
-    assert result.text == engine.tokenizer.decode(expected).replace("\r\n", "\n").replace("\r", "\n")
+    # Line breaks as the document holds them, and no byte of a character without the rest of it (U+FFFD).
+    decoded = engine.tokenizer.decode(expected).replace("\r\n", "\n").replace("\r", "\n")
+    assert result.text == decoded.replace("\ufffd", "")
 
 
 def test_carriage_returns_become_the_documents_line_breaks(engine: Engine) -> None:
@@ -207,6 +209,19 @@ def test_carriage_returns_become_the_documents_line_breaks(engine: Engine) -> No
         result = engine.run(request)
     assert result.token_ids[0] == [carriage_return] * 4
     assert result.text == "\n\n\n\n"
+
+
+def test_a_byte_without_the_rest_of_its_character_never_reaches_the_text(engine: Engine) -> None:
+    lead_byte = engine.encode("é")[0]  # alone, it decodes as U+FFFD, the replacement character
+    assert engine.tokenizer.decode([lead_byte]) == "\ufffd"
+    request = EditRequest(prefix="She met ", span="Pierre", suffix=" at the door.", mode="rewrite", seed=1,
+                          options=FAST)  # fmt: skip
+    with favouring(engine, [lead_byte]):
+        result = engine.run(request)
+    assert lead_byte in result.token_ids[0]
+    assert all("\ufffd" not in text for text in result.texts)
+    whole = engine.encode("é")  # the whole character is kept
+    assert engine.span_text(whole + whole) == "éé" and engine.span_text([lead_byte, *whole]) == "é"
 
 
 @pytest.mark.parametrize(
