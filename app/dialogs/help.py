@@ -36,7 +36,8 @@ faded and off the tinted canvas, below the one developing.</p>
 <p>A plain-text file wrapped by hand (an e-mail, a Project Gutenberg book: lines broken at a fixed width)
 keeps its width: a rewrite or a fill inside such a paragraph develops and lands wrapped at it. The lines of
 yours after it keep their breaks; <b>Edit ▸ Rewrap Paragraph</b> (Alt+Q) evens a paragraph left ragged, and
-<b>Edit ▸ Join Wrapped Lines</b> makes each paragraph one line, which the window wraps at its own width.</p>
+<b>Edit ▸ Join Wrapped Lines</b> makes each paragraph one line, which the window wraps at its own width. A
+triple-click selects the whole of such a paragraph, not one of its lines.</p>
 <p>By default the model develops several <b>drafts</b> side by side. The text shows the one ahead (the
 most words settled) as they develop, and the <b>Drafts</b> panel beside it shows all of them, each word
 shaded by how unsure the model still is of it; at the end they are ranked, and the text shows the one the
