@@ -74,7 +74,8 @@ def test_where_drafts_are_slow_the_engine_develops_as_many_as_fit(engine: Engine
     engine.fit_drafts_seconds = 30.0
     engine.clock.ms_per_canvas_pass = 1000.0  # 10 s a draft, as a model 100 times the tiny one's size would be
     slow = engine.run(request)
-    assert len(slow.texts) == len(slow.scores) == 3 and all(slow.texts)
+    assert len(slow.texts) == len(slow.scores) == 3
+    assert all(slow.token_ids)  # each one developed (the random model's text can be lone bytes, which go)
     engine.clock.ms_per_canvas_pass = 1000.0
     engine.fit_drafts_seconds = 5.0
     assert len(engine.run(request).texts) == 1  # one draft even where it alone takes longer

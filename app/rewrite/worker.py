@@ -27,7 +27,7 @@ from PySide6.QtCore import QObject, QThread, Signal, Slot
 from app.rewrite.drafts import leading_candidate
 from app.rewrite.outliving import keep_until_exit
 from model import EditCancelled, EditRequest, EditResult, Pass, RedraftError
-from model.edit.passes import without_lead
+from model.edit.passes import without_broken_bytes, without_lead
 
 if TYPE_CHECKING:
     # torch, transformers and the engines load on the model thread (``ModelWorker.load_model``), so the
@@ -208,7 +208,8 @@ class _FrameBuilder:
                 if ink is Ink.NOISE:
                     segments.extend(Segment(noise_text(token, piece), ink) for _, token, piece, _, _ in items)
                 else:
-                    text = self.decode([token for _, token, _, _, _ in items])
+                    # As on Accept (Vocabulary.span_text), so the last frame reads what the writer is left with.
+                    text = without_broken_bytes(self.decode([token for _, token, _, _, _ in items]))
                     unsure = max(entropy[item[3]] for item in items) if self.entropy_known else None
                     text = without_lead(text, step.lead) if items[0][3] == 0 else text
                     segments.append(Segment(text, ink, unsure))

@@ -109,6 +109,19 @@ def painted_pass(
     )
 
 
+REPLACEMENT_CHARACTER = "\ufffd"  # what a byte of a multi-byte character decodes to alone
+
+
+def without_broken_bytes(text: str) -> str:
+    """``text`` less the replacement marks that bytes of a character decoded without the rest of it leave.
+
+    Byte-level vocabularies can write a byte of a multi-byte character alone: no word of the writer's, and
+    not one a writer would keep ("Próvsk\ufffd Miss" in a rewrite of War and Peace). The editor paints
+    its frames from raw decodes, so this lives here, free of torch, for it and the vocabulary both.
+    """
+    return text.replace(REPLACEMENT_CHARACTER, "")
+
+
 def without_lead(text: str, lead: str) -> str:
     """``text`` less a leading ``lead`` (``Pass.lead``) that the document already holds."""
     return text[len(lead) :] if lead and text.startswith(lead) else text

@@ -18,9 +18,10 @@ from typing import Any
 import torch
 from transformers import PreTrainedTokenizerBase
 
+from model.edit.passes import without_broken_bytes
+
 SPACE = " "
 LINE_BREAKS = ("\n", "\r")
-REPLACEMENT_CHARACTER = "\ufffd"  # what a byte of a multi-byte character decodes to alone
 # Ids checked one by one against the joined decode: every special or added token, and this many spread
 # over the vocabulary. A mismatch (a decoder that treats a token differently inside a text, such as one
 # that strips the first token's space) falls back to decoding every id alone.
@@ -110,10 +111,9 @@ class Vocabulary:
 
         Byte-level vocabularies can emit a carriage return; a document holds only "\n" while open
         (files keep their own line endings on disk), so a stray "\r" would otherwise land in it. They can also
-        emit a byte of a multi-byte character without the rest of it, which decodes as U+FFFD: no word of the
-        writer's, and not one a writer would keep ("Próvsk� Miss" in a rewrite of War and Peace), so it goes.
+        emit a byte of a multi-byte character without the rest of it (:func:`without_broken_bytes`).
         """
-        return self.decode(ids).replace("\r\n", "\n").replace("\r", "\n").replace(REPLACEMENT_CHARACTER, "")
+        return without_broken_bytes(self.decode(ids).replace("\r\n", "\n").replace("\r", "\n"))
 
     def space_led(self) -> torch.Tensor:
         """Per vocabulary id, whether its text starts with a space."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from app.rewrite.worker import Ink, _FrameBuilder
 from model import DenoiseOptions, EditRequest, Engine, LoadedModel, Pass
+from model.edit.passes import without_broken_bytes
 
 
 def test_a_space_moved_onto_the_canvas_is_not_painted_twice(tiny_model: LoadedModel) -> None:
@@ -23,7 +24,7 @@ def test_a_space_moved_onto_the_canvas_is_not_painted_twice(tiny_model: LoadedMo
             first_token = engine.decode([step.tokens[candidate][0]])
             assert first_token.startswith(" ")  # the first slot only takes tokens that bring the space
             assert segments[0].ink in (Ink.FRESH, Ink.SETTLED)
-            assert segments[0].text.startswith(first_token[1:])
+            assert segments[0].text.startswith(without_broken_bytes(first_token[1:]))  # a lone byte shows as nothing
             assert not segments[0].text.startswith(" ") or first_token.startswith("  ")
             checked += 1
     assert checked > 0
