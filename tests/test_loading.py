@@ -8,12 +8,13 @@ import shutil
 import threading
 import time
 import tracemalloc
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 import torch
 
-from model import DenoiseOptions, ModelLoadError, load
+from model import DenoiseOptions, EditRequest, Engine, ModelLoadError, load
 from model.checkpoint.architecture import TextModelShape, build_config
 from model.checkpoint.building import new_model
 from model.checkpoint.tokenization import train_bpe_tokenizer
@@ -120,9 +121,26 @@ def test_redraft_sampler_file_sets_the_wide_canvas_bound(checkpoint_copy: Path) 
     assert DenoiseOptions(wide_entropy_bound=0.0).resolved(loaded.generation_defaults).wide_entropy_bound == 0.0
 
 
+def test_redraft_sampler_file_caps_the_context_the_engine_reads(checkpoint_copy: Path) -> None:
+    # A model trained on short prefixes (the built-in one: 128 tokens) reads no more, whatever the budget.
+    long_prefix = "The lamp burned low in the keeper's room while the storm went on. " * 40
+    request = EditRequest(prefix=long_prefix, suffix=" the stairs.", mode="fill", max_new_tokens=4, seed=0,
+                          context_budget=2048, options=DenoiseOptions(max_denoising_steps=2, polish_rounds=0))
+    uncapped = Engine(load(checkpoint_copy, device="cpu")).run(request)
+    (checkpoint_copy / "redraft_sampler.json").write_text(json.dumps({"max_context_tokens": 32.0}))
+    loaded = load(checkpoint_copy, device="cpu")
+    assert loaded.generation_defaults == {"max_context_tokens": 32}
+    assert uncapped.prompt_tokens > 200
+    assert Engine(loaded).run(request).prompt_tokens == 32  # the budget counts [bos] too
+    # A smaller budget of the writer's still wins.
+    assert Engine(loaded).run(replace(request, context_budget=8)).prompt_tokens == 8
+
+
 @pytest.mark.parametrize(
     "content, message",
     [
+        ('{"max_context_tokens": 0}', "max_context_tokens must be a whole number from 1 to"),
+        ('{"max_context_tokens": 64.5}', "max_context_tokens must be a whole number from 1 to"),
         ('{"left_to_right_bias": -1}', "must be a number >= 0"),
         ('{"wide_entropy_bound": -2}', "must be a number >= 0"),
         ('{"left_to_right_bias": "high"}', "must be a number >= 0"),

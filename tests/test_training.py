@@ -453,6 +453,9 @@ def test_model_card_reports_the_run_chain_figures_and_licenses(corpus: Path, tmp
     assert "⟦ran to / the⟧" in card  # fills are shown as written, line breaks made visible
     # No sweep in this report, yet the card still states the shipped sampler defaults.
     assert "### Sampler defaults" in card and "`entropy_bound` " in card and "sweep below" not in card
+    # The export caps the context at training's longest prefix, and the card's limits say so.
+    assert json.loads((folder / "redraft_sampler.json").read_text())["max_context_tokens"] == 128
+    assert "Trained with prefixes of at most 128 tokens, and Redraft's engine gives it no more" in card
     # Redraft's sampler extension is stated, and explained (with its cost in length) only when it is on.
     for bias in (0.0, 1.5):
         (folder / "redraft_sampler.json").write_text(json.dumps({"left_to_right_bias": bias}))
@@ -461,6 +464,7 @@ def test_model_card_reports_the_run_chain_figures_and_licenses(corpus: Path, tmp
         assert f"`redraft_sampler.json`: `left_to_right_bias` {bias} (Redraft's extension of the sampler" in card
         assert ("entropy plus 1.5 × their slot's index" in card) == (bias > 0)
         assert ("Fills use most of the slots offered (11.3 words" in card) == (bias > 0)
+        assert "Trained with prefixes of at most 128 tokens: longer context" in card  # no cap: the old warning
     # The editor's best of 4 at several lengths: the card says which lengths, and limits the "most of
     # the slots" caveat to single draws.
     report = _report(4_830_000, with_interval=True)

@@ -35,7 +35,9 @@ from app.dialogs.settings_controls import (
     THEME_LABELS,
     WORDS_PER_TOKEN,
     ConnectionTest,
+    builtin_context_cap,
     combo_box,
+    context_words,
     described,
     double_box,
     font_box,
@@ -61,11 +63,8 @@ class SettingsDialog(QDialog):
         self.connection_ok: bool | None = None  # the last Test connection's outcome
         p = preferences
 
-        source = (
-            "builtin"
-            if p.model in ("", "builtin")
-            else ("folder" if Path(p.model).expanduser().exists() else "hub")
-        )
+        folder = Path(p.model).expanduser().exists()
+        source = "builtin" if p.model in ("", "builtin") else ("folder" if folder else "hub")
         self.model_source = combo_box(MODEL_SOURCES, source)
         self.model_path = QLineEdit("" if source == "builtin" else p.model)
         self.model_path.setPlaceholderText("/path/to/checkpoint or org/model-name")
@@ -143,6 +142,8 @@ class SettingsDialog(QDialog):
         self.context_budget.setSuffix(" tokens")
         self.context_budget.setToolTip("Context budget: tokens of the text before the selection in the prompt")
         self.context_words = QLabel("")
+        self.context_words.setWordWrap(True)
+        self._builtin_cap = builtin_context_cap()
         self.context_budget.valueChanged.connect(self._describe_context)
         self._describe_context(self.context_budget.value())
 
@@ -364,7 +365,8 @@ class SettingsDialog(QDialog):
         self.strength_words.setText(words)
 
     def _describe_context(self, tokens: int) -> None:
-        self.context_words.setText(f"about {round(tokens * WORDS_PER_TOKEN, -1 if tokens < 1400 else -2):,.0f} words")
+        cap = self._builtin_cap if self.model_source.currentData() == "builtin" else None
+        self.context_words.setText(context_words(tokens, cap))
 
     def run_connection_test(self) -> None:
         """Ask the server what it serves (off the GUI thread); the answer appears beside the button."""
@@ -391,6 +393,7 @@ class SettingsDialog(QDialog):
         self.browse.setEnabled(source == "folder")
         # On the processor alone there is no graphics card to keep experts off; the built-in model has none.
         self.experts.setEnabled(source != "builtin" and self.device.currentData() != "cpu")
+        self._describe_context(self.context_budget.value())
 
     def _open_model_manager(self) -> None:
         """The window's model manager, modal over Settings; a model chosen there ("Use this model") shows here

@@ -4,6 +4,7 @@ server's connection test, which runs off the GUI thread."""
 
 from __future__ import annotations
 
+import json
 import re
 import threading
 
@@ -180,6 +181,28 @@ def label_fields(form: QFormLayout) -> None:
 
 def words_for(tokens: int) -> int:
     return max(1, round(tokens * WORDS_PER_TOKEN))
+
+
+def context_words(tokens: int, model_cap: int | None) -> str:
+    """The context budget in words, and where the chosen model reads less than that (its cap)."""
+    words = f"about {round(tokens * WORDS_PER_TOKEN, -1 if tokens < 1400 else -2):,.0f} words"
+    if model_cap is not None and tokens > model_cap:
+        return f"{words}; the built-in model reads at most {model_cap} tokens"
+    return words
+
+
+def builtin_context_cap() -> int | None:
+    """The most tokens before a span the built-in model reads (its ``max_context_tokens``), without loading it.
+
+    The loader validates the file (model.checkpoint.loading); here an unreadable one only means nothing is said.
+    """
+    from model.checkpoint.folders import builtin_model_folder  # light: no torch
+
+    try:
+        cap = json.loads((builtin_model_folder() / "redraft_sampler.json").read_text()).get("max_context_tokens")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return int(cap) if isinstance(cap, int | float) and not isinstance(cap, bool) and cap >= 1 else None
 
 
 def integer_box(value: int, minimum: int, maximum: int, special: str = "") -> QSpinBox:

@@ -62,13 +62,17 @@ REDRAFT_SAMPLER_FILE = "redraft_sampler.json"
 # averages entropy over the free slots, while transformers and vLLM, which read generation_config.json,
 # average over the whole canvas, pinned suffix and padding included, where a threshold tuned for free slots
 # stops far too early; and their samplers, without those extensions, were never tuned to fewer passes.
+# max_context_tokens caps the text before the span the engine reads (a request's context budget) where a model
+# was trained on less and writes worse past it (the built-in model: prefixes of 128 tokens at most).
 REDRAFT_SAMPLER_KEYS = (
-    "left_to_right_bias", "polish_rounds", "confidence_threshold", "max_denoising_steps", "wide_entropy_bound"
+    "left_to_right_bias", "polish_rounds", "confidence_threshold", "max_denoising_steps", "wide_entropy_bound",
+    "max_context_tokens",
 )
 # The whole-number keys, with their bounds (a request's own, model.edit.request).
 REDRAFT_SAMPLER_COUNTS: dict[str, tuple[int, int]] = {
     "polish_rounds": (0, MAX_POLISH_ROUNDS),
     "max_denoising_steps": (1, MAX_DENOISING_STEPS),
+    "max_context_tokens": (1, 1 << 20),
 }
 # The tokenizer's small JSON files, which transformers parses in Python (a list there raised AttributeError).
 TOKENIZER_JSON_OBJECTS = ("tokenizer_config.json", "special_tokens_map.json", "added_tokens.json")

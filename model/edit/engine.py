@@ -232,6 +232,9 @@ class Engine:
     # -- the pieces the loop calls, bound to this model ---------------------------------------------
 
     def _layout(self, request: EditRequest) -> Layout:
+        most = self.loaded.generation_defaults.get("max_context_tokens")
+        if most is not None and request.context_budget > most:  # past what the model was trained to read
+            request = replace(request, context_budget=int(most))
         return canvas.plan_layout(request, self.vocabulary, self.loaded)
 
     def _prefix_ids(self, prefix: str, budget: int) -> list[int]:

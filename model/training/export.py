@@ -29,6 +29,7 @@ from model.checkpoint.architecture import TextModelShape, build_config
 from model.checkpoint.building import new_model
 from model.checkpoint.loading import REDRAFT_SAMPLER_COUNTS, REDRAFT_SAMPLER_FILE, REDRAFT_SAMPLER_KEYS
 from model.edit.request import PUBLISHED_DEFAULTS
+from model.training.data import ExampleMix
 
 # Tuned on held-out fills with bench/builtin_model_eval.py --tune (see MODEL_CARD.md).
 SAMPLER_DEFAULTS: dict[str, float | int] = {
@@ -59,6 +60,10 @@ SAMPLER_DEFAULTS: dict[str, float | int] = {
     # a token or two a pass to its step cap; 8 took it from 54 passes to about 34 at an equal judged fill
     # (bench/stop_tuning.py --step wide, tuning half).
     "wide_entropy_bound": 8.0,
+    # Redraft's fourth (model.edit.engine): the engine reads no more of the text before a span than training's
+    # longest prefix. With the editor's 2048 tokens, 12 of 40 War and Peace paragraphs came back as a word or
+    # two ("The."), none at 128; 40 held-out sentence rewrites after ~2,200 characters judged 40 against 31.
+    "max_context_tokens": max(ExampleMix().prefix_lengths),
 }
 
 

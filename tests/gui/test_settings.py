@@ -208,7 +208,14 @@ def test_how_much_to_change_is_said_in_words_and_saved_as_the_same_strength(qtbo
     dialog.candidates.setValue(1)
     assert dialog.candidates.text() == "1 draft"
     dialog.context_budget.setValue(2048)
+    # The built-in model reads no more than it was trained on (its redraft_sampler.json), and says so.
+    assert dialog.context_words.text() == "about 1,500 words; the built-in model reads at most 128 tokens"
+    dialog.model_source.setCurrentIndex(dialog.model_source.findData("folder"))
     assert dialog.context_words.text() == "about 1,500 words"
+    dialog.model_source.setCurrentIndex(dialog.model_source.findData("builtin"))
+    dialog.context_budget.setValue(100)
+    assert dialog.context_words.text() == "about 80 words"
+    dialog.context_budget.setValue(2048)
     assert dialog.fill_words.text() == "18 words"  # the default 24 tokens
     dialog.fill_words.setValue(30)
     assert dialog.preferences().fill_max_tokens == 40
