@@ -33,20 +33,26 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-def read_aloud(tmp_path: Path, *reader_options: str) -> dict[str, Any]:
-    """What tests/gui/atspi_reader.py heard and read of a rewrite of "climbed the stairs" in DOCUMENT."""
-    letter = tmp_path / "letter.md"
-    letter.write_text(DOCUMENT, encoding="utf-8")
+def listen(tmp_path: Path, document: Path, select: str, *reader_options: str) -> dict[str, Any]:
+    """What tests/gui/atspi_reader.py heard and read of the editor on ``document``, selecting ``select`` ("-":
+    nothing)."""
     report_path = tmp_path / "report.json"
-    editor = [sys.executable, "-m", "app.cli", "edit", str(letter)]
     env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "REDRAFT_HOME": str(tmp_path / "home")}
     run = subprocess.run(
         ["dbus-run-session", "--", str(SYSTEM_PYTHON), str(ROOT / "tests/gui/atspi_reader.py"), *reader_options,
-         str(report_path), "climbed the stairs", *editor],
+         str(report_path), select, sys.executable, "-m", "app.cli", "edit", str(document)],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert report_path.exists(), run.stdout + run.stderr
     report: dict[str, Any] = json.loads(report_path.read_text(encoding="utf-8"))
+    return report
+
+
+def read_aloud(tmp_path: Path, *reader_options: str) -> dict[str, Any]:
+    """What the reader heard and read of a rewrite of "climbed the stairs" in DOCUMENT."""
+    letter = tmp_path / "letter.md"
+    letter.write_text(DOCUMENT, encoding="utf-8")
+    report = listen(tmp_path, letter, "climbed the stairs", *reader_options)
     # Rewrite is pressed until it is heard (it is enabled a moment after the selection), then Accept once.
     assert report["steps"][-1] == "pressed Accept" and set(report["steps"]) == {"pressed Rewrite", "pressed Accept"}
     return report
@@ -97,15 +103,7 @@ def test_a_screen_reader_follows_the_outline_from_the_keys(tmp_path: Path) -> No
     # its title, level and words (not by its indent), and the fold, which moves no focus, is said aloud.
     book = tmp_path / "book.md"
     book.write_text("# Part One\n\n## Storm\n\nRain.\n\n## Light\n\nHeld.\n\n# Part Two\n\nQuiet.\n", encoding="utf-8")
-    report_path = tmp_path / "report.json"
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "REDRAFT_HOME": str(tmp_path / "home")}
-    run = subprocess.run(
-        ["dbus-run-session", "--", str(SYSTEM_PYTHON), str(ROOT / "tests/gui/atspi_reader.py"), "--outline",
-         str(report_path), "-", sys.executable, "-m", "app.cli", "edit", str(book)],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
-    assert report_path.exists(), run.stdout + run.stderr
-    report = json.loads(report_path.read_text(encoding="utf-8"))
+    report = listen(tmp_path, book, "-", "--outline")
     assert report["steps"] == ["pressed F6", "pressed Down", "pressed Left", "pressed Left"], report
     rows = [focus for focus in report["focused"] if focus[0] != "text"]
     part_one = ["table cell", "Part One", "level 1, open, 4 words"]
@@ -124,15 +122,7 @@ def test_a_screen_reader_hears_each_draft_from_the_keys_and_enter_accepts_it(tmp
     settings = tmp_path / "home" / "settings" / "Redraft.ini"
     settings.parent.mkdir(parents=True)
     settings.write_text("[rewrite]\ncandidates=3\nfewer_drafts_when_slow=false\n", encoding="utf-8")  # three, always
-    report_path = tmp_path / "report.json"
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "REDRAFT_HOME": str(tmp_path / "home")}
-    run = subprocess.run(
-        ["dbus-run-session", "--", str(SYSTEM_PYTHON), str(ROOT / "tests/gui/atspi_reader.py"), "--drafts",
-         str(report_path), "climbed the stairs", sys.executable, "-m", "app.cli", "edit", str(letter)],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
-    assert report_path.exists(), run.stdout + run.stderr
-    report = json.loads(report_path.read_text(encoding="utf-8"))
+    report = listen(tmp_path, letter, "climbed the stairs", "--drafts")
     assert report["steps"][-3:] == ["pressed F6", "pressed Down", "pressed Return"], report
     drafts = [focus for focus in report["focused"] if focus[1].startswith("Draft ")]
     assert [name.split(", score")[0] for _role, name, _words in drafts] == ["Draft 1 of 3", "Draft 2 of 3"], report
