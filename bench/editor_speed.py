@@ -171,8 +171,10 @@ def measure_rewrite(model: str | None, candidates: int, repeats: int) -> dict[st
         editor = window.editor
         paint_pass, show_result = editor.paint_pass, editor.show_result
 
-        def painted(frame: Any, marks: dict[str, float] = marks, paint: Any = paint_pass) -> None:
-            paint(frame)
+        # The marks and the wrapped call bound now (the loop makes a closure per rewrite); the paint's own
+        # arguments pass through whatever they are.
+        def painted(*args: Any, marks: dict[str, float] = marks, paint: Any = paint_pass, **kwargs: Any) -> None:
+            paint(*args, **kwargs)
             marks.setdefault("first", time.perf_counter())
 
         def finished(text: str, marks: dict[str, float] = marks, show: Any = show_result) -> None:
