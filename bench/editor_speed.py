@@ -3,16 +3,16 @@
     python bench/editor_speed.py                  # the built-in model, offscreen
     python bench/editor_speed.py --json bench/results/editor.json
 
-The real window and the real worker thread, offscreen. Start-up is measured in a child process from
-its launch (Python's own start included, as a writer waits for it) to the window being shown and to
-the model being ready. Then rewrites of 64-token spans with about 2k tokens of context before each (a new span every
-time): time from the request to the first pass painted in the span and to the result, asked for three
-ways: the moment the span is selected in one gesture (a double or triple click, a shift-click: nothing
-could be encoded ahead), the moment a drag ends (the mouse went down at the span's start and the end
-moved for ``DRAG_MS``; the editor encodes the context before a start that holds still), and after a
-writer's half-second pause on a selection. Meanwhile the event loop's delay (a 5 ms timer probe: p50,
-p99, max) and resident memory, idle and while it develops. Last, what painting one pass costs in a
-chapter-long selection (``measure_long_span_paint``).
+The real window and the real worker thread, offscreen. Start-up is measured in a child process from its launch
+(Python's own start included, as a writer waits for it) to the window being shown and to the model being ready. Then
+rewrites of 64-token spans with about 2k tokens of context before each (the built-in model reads the last 128: its
+``max_context_tokens``; a new span every time): time from the request to the first pass painted in the span and to
+the result, asked for three ways: the moment the span is selected in one gesture (a double or triple click, a
+shift-click: nothing could be encoded ahead), the moment a drag ends (the mouse went down at the span's start and
+the end moved for ``DRAG_MS``; the editor encodes the context before a start that holds still), and after a writer's
+half-second pause on a selection. Meanwhile the event loop's delay (a 5 ms timer probe: p50, p99, max) and resident
+memory, idle and while it develops. Last, what painting one pass costs in a chapter-long selection
+(``measure_long_span_paint``).
 Targets (issue: speed, measured side by side): first pass painted <= 250 ms, p99 delay <= 30 ms,
 window shown <= 1.5 s.
 """

@@ -3,7 +3,8 @@
     python bench/parallel_vs_sequential.py                   # the built-in model
     python bench/parallel_vs_sequential.py --json bench/results/parallel.json
 
-Fills of 16, 64 and 128 tokens after about 1k tokens of context, with no suffix. "Parallel" is the
+Fills of 16, 64 and 128 tokens after about 1k tokens of context (of which the built-in model reads its
+``max_context_tokens``, 128), with no suffix. "Parallel" is the
 published entropy-bound sampler (a pass accepts every token until their summed entropy passes the
 bound); "one a pass" is the same engine and network with a bound so small that each pass accepts only
 its single most certain token (and as many passes as tokens). Polish rounds and the left-to-right bias
