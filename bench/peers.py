@@ -11,7 +11,8 @@ Tasks (held-out text, the odd held-out sections; settings are tuned on the even 
 * ``rewrite``: one sentence rewritten in place (Redraft: strength 0.7, the editor's), the text after it pinned;
 * ``rewrite x4``: the same with the editor's four drafts (Redraft only: the peers have no ranking of drafts).
 
-Peers, each given the prompt ids Redraft's layout encodes ([bos] + the context):
+Peers, each given the prompt ids Redraft's layout encodes ([bos] + the context; the built-in model reads at most
+128 context tokens, its ``max_context_tokens``, so for it ``fill64@2k`` reads 128 too, every peer alike):
 
 * Redraft's engine as the editor runs it, and the same engine library-exact (``Engine(library_exact=True)``:
   each pass's statistics and draws made with transformers' own operations), so what the everyday statistics
