@@ -82,7 +82,10 @@ def _sampler_options(parser: argparse.ArgumentParser) -> None:
         "default: the model's)",
     )
     parser.add_argument("--candidates", type=int, default=1, help="candidates developed side by side")
-    parser.add_argument("--context-budget", type=int, default=2048, help="prefix tokens kept as context")
+    parser.add_argument(
+        "--context-budget", type=int, default=2048,
+        help="prefix tokens kept as context (the built-in model reads at most 128)",
+    )
     parser.add_argument("--only-span", action="store_true", help="print only the new text, not the document")
     parser.add_argument("--quiet", action="store_true", help="do not show the passes as they develop")
 
