@@ -15,9 +15,11 @@ answering). ``token``, when set, is required (401 without it, 403 for another).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import re
+import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -215,6 +217,13 @@ class _Handler(BaseHTTPRequestHandler):
             return
         self._send_json(404, {"error": "unknown endpoint"})
 
+    def _drop(self) -> None:
+        """The connection cut, as a network fault would; a client already gone leaves nothing to cut (and no
+        traceback in the test log)."""
+        self.close_connection = True
+        with contextlib.suppress(OSError):
+            self.connection.shutdown(socket.SHUT_RDWR)
+
     def _send_file(self, repo: StubRepo, name: str, stub_file: StubFile, head: bool) -> None:
         hub = self.hub
         data = stub_file.data
@@ -241,8 +250,7 @@ class _Handler(BaseHTTPRequestHandler):
         generation = hub.generation
         body = data[start:]
         if hub.fault == "reset" and stub_file.lfs:  # the network gone: no byte of the body comes
-            self.close_connection = True
-            self.connection.shutdown(2)
+            self._drop()
             return
         if hub.fault == "drop" and stub_file.lfs and hub.drops > 0:
             hub.drops -= 1
@@ -252,8 +260,7 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(half)
             hub.count(name, len(half), generation)
             self.wfile.flush()
-            self.close_connection = True
-            self.connection.shutdown(2)
+            self._drop()
             return
         if hub.fault == "slow" and stub_file.lfs:
             deadline = time.monotonic() + MAX_TRICKLE_S
@@ -267,8 +274,7 @@ class _Handler(BaseHTTPRequestHandler):
                     return
                 hub.count(name, len(piece), generation)
                 if hub.fault != "slow" or generation != hub.generation or time.monotonic() > deadline:
-                    self.close_connection = True  # the trickle ends with the fault: a dropped connection
-                    self.connection.shutdown(2)
+                    self._drop()  # the trickle ends with the fault: a dropped connection
                     return
                 time.sleep(pause)
             return
