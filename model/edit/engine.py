@@ -181,9 +181,10 @@ class Engine:
         """Encode ``request``'s prompt into the KV cache ahead of the edit, and keep it: an edit whose
         prompt is the same token for token (this request's, or a regeneration of it) starts from a copy
         instead of encoding it again. The editor calls this when the start of a selection (or the caret)
-        has held still, so the prefill (about 200 ms for 2k tokens of context on the built-in model, on two
-        cores) is done before Ctrl+R. A prompt already prepared is left as it is. Returns whether a cache
-        is kept (small enough, see ``PREPARED_CACHE_BYTES``)."""
+        has held still, so the prefill (about 200 ms for 2k tokens of context at the built-in model's size, on
+        two cores; that model itself reads 128, its ``max_context_tokens``) is done before Ctrl+R. A prompt
+        already prepared is left as it is. Returns whether a cache is kept (small enough, see
+        ``PREPARED_CACHE_BYTES``)."""
         request.validate()
         prompt_ids = self._layout(shape_request(request)[0]).prompt_ids
         if not self._holds_prepared(prompt_ids):
