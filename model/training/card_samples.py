@@ -86,12 +86,12 @@ def sample_sections(facts: ModelFacts, report: dict) -> list[str]:
             f"- Trained with prefixes of at most {trained} tokens, and Redraft's engine gives it no more "
             f"(`max_context_tokens` {cap}, whatever the writer's context budget): about {round(cap * 0.63, -1):.0f} "
             "words before a span (0.63 words a token on War and Peace), so a rewrite does not see the chapter's "
-            "names and threads. With 2048 tokens, what the editor sends, 12 of 40 rewrites of War and Peace "
-            "paragraphs came back as a word or two (\"The.\"), none with 128; 40 held-out sentence rewrites after "
-            "about 2,200 characters judged 40 (32-50) against 31 (27-36), and 40 fills after about 1,600 "
-            "characters 28 against 30, a wash. The figures above were measured before the cap, after 600 "
-            "characters (about 170 tokens), where it is a wash too: the editor's fills 30 (seam 92) against 31 "
-            "(126), single draws 39 against 36, rewrites 31 against 32."
+            "names and threads. With 2048 tokens, what the editor sends, 12 of the 40 drafts of ten War and "
+            "Peace paragraphs (four each, after 20,000 characters) came back as a word or two (\"The.\"), none "
+            "with 128; 40 held-out sentence rewrites after about 2,200 characters judged 40 (32-50) against 31 "
+            "(27-36), and 40 fills after about 1,600 characters 28 against 30, a wash. The figures above were "
+            "measured before the cap, after 600 characters (about 170 tokens), where it is a wash too: the "
+            "editor's fills 30 (seam 92) against 31 (126), single draws 39 against 36, rewrites 31 against 32."
         )
     else:
         w(

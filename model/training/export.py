@@ -61,8 +61,9 @@ SAMPLER_DEFAULTS: dict[str, float | int] = {
     # (bench/stop_tuning.py --step wide, tuning half).
     "wide_entropy_bound": 8.0,
     # Redraft's fourth (model.edit.engine): the engine reads no more of the text before a span than training's
-    # longest prefix. With the editor's 2048 tokens, 12 of 40 War and Peace paragraphs came back as a word or
-    # two ("The."), none at 128; 40 held-out sentence rewrites after ~2,200 characters judged 40 against 31.
+    # longest prefix. With the editor's 2048 tokens, 12 of the 40 drafts of ten War and Peace paragraphs came back
+    # as a word or two ("The."), none at 128; 40 held-out sentence rewrites after ~2,200 characters judged 40
+    # against 31.
     "max_context_tokens": max(ExampleMix().prefix_lengths),
 }
 
