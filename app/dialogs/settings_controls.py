@@ -4,7 +4,6 @@ server's connection test, which runs off the GUI thread."""
 
 from __future__ import annotations
 
-import json
 import re
 import threading
 
@@ -192,17 +191,15 @@ def context_words(tokens: int, model_cap: int | None) -> str:
 
 
 def builtin_context_cap() -> int | None:
-    """The most tokens before a span the built-in model reads (its ``max_context_tokens``), without loading it.
-
-    The loader validates the file (model.checkpoint.loading); here an unreadable one only means nothing is said.
-    """
-    from model.checkpoint.folders import builtin_model_folder  # light: no torch
+    """The most tokens before a span the built-in model reads (its ``max_context_tokens``), without loading it;
+    a broken sampler file, which the loader refuses in words, only means nothing is said here."""
+    from model.checkpoint.folders import builtin_model_folder, redraft_sampler_settings  # light: no torch
+    from model.errors import ModelLoadError
 
     try:
-        cap = json.loads((builtin_model_folder() / "redraft_sampler.json").read_text()).get("max_context_tokens")
-    except (OSError, ValueError, AttributeError):
+        return redraft_sampler_settings(builtin_model_folder()).get("max_context_tokens")
+    except ModelLoadError:
         return None
-    return int(cap) if isinstance(cap, int | float) and not isinstance(cap, bool) and cap >= 1 else None
 
 
 def integer_box(value: int, minimum: int, maximum: int, special: str = "") -> QSpinBox:

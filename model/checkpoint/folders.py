@@ -1,5 +1,6 @@
 """Where a checkpoint lives and what its config says: the built-in model's folder, a local path or a hub
-id from the local cache, and config.json read as a DiffusionGemma config.
+id from the local cache, config.json read as a DiffusionGemma config, and Redraft's sampler file
+(``redraft_sampler.json``) read and checked, which the editor's Settings reads too, before torch has loaded.
 
 Both :mod:`model.checkpoint.loading` (which loads the weights) and :mod:`model.checkpoint.doctor` (which
 estimates whether they fit, from the config alone) stand on this module; it imports neither.
@@ -14,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from model.edit.request import MAX_CANVAS_TOKENS
+from model.edit.request import MAX_CANVAS_TOKENS, MAX_DENOISING_STEPS, MAX_POLISH_ROUNDS
 from model.errors import ModelLoadError
 
 if TYPE_CHECKING:  # transformers loads when a config is read: the editor finds its icons before that
@@ -50,6 +51,27 @@ SIZE_LIMITS = {
 }
 SUB_CONFIGS = ("text_config", "vision_config")
 
+
+# Sampler defaults beyond what transformers' DiffusionGemmaGenerationConfig accepts (it refuses unknown
+# keys, so they cannot live in generation_config.json): Redraft's extensions, in a file of their own.
+REDRAFT_SAMPLER_FILE = "redraft_sampler.json"
+# confidence_threshold and max_denoising_steps here override generation_config.json's for Redraft's engine
+# only, which is where they were tuned (with its left-to-right bias, polish rounds and bans). Its engine
+# averages entropy over the free slots, while transformers and vLLM, which read generation_config.json,
+# average over the whole canvas, pinned suffix and padding included, where a threshold tuned for free slots
+# stops far too early; and their samplers, without those extensions, were never tuned to fewer passes.
+# max_context_tokens caps the text before the span the engine reads (a request's context budget) where a model
+# was trained on less and writes worse past it (the built-in model: prefixes of 128 tokens at most).
+REDRAFT_SAMPLER_KEYS = (
+    "left_to_right_bias", "polish_rounds", "confidence_threshold", "max_denoising_steps", "wide_entropy_bound",
+    "max_context_tokens",
+)
+# The whole-number keys, with their bounds (a request's own, model.edit.request).
+REDRAFT_SAMPLER_COUNTS: dict[str, tuple[int, int]] = {
+    "polish_rounds": (0, MAX_POLISH_ROUNDS),
+    "max_denoising_steps": (1, MAX_DENOISING_STEPS),
+    "max_context_tokens": (1, 1 << 20),
+}
 
 def resources_dir() -> Path:
     """Where Redraft's bundled resources live: an override, a PyInstaller bundle, or the source tree."""
@@ -135,6 +157,27 @@ def read_json_object(path: Path, limit: int = MAX_JSON_BYTES) -> dict[str, Any]:
     if not isinstance(raw, dict):
         raise ModelLoadError(f"{path} must hold a JSON object, not {_json_type(raw)}")
     return raw
+
+
+def redraft_sampler_settings(folder: Path) -> dict[str, Any]:
+    """The settings the checkpoint's redraft_sampler.json itself sets (none if it has no such file), validated."""
+    path = folder / REDRAFT_SAMPLER_FILE
+    if not path.is_file():
+        return {}
+    raw = read_json_object(path)
+    unknown = sorted(set(raw) - set(REDRAFT_SAMPLER_KEYS))
+    if unknown:
+        raise ModelLoadError(f"{path} has unknown keys {unknown}; known: {list(REDRAFT_SAMPLER_KEYS)}")
+    settings: dict[str, Any] = {}
+    for key, value in raw.items():
+        if isinstance(value, bool) or not isinstance(value, int | float) or not value >= 0:
+            raise ModelLoadError(f"{path}: {key} must be a number >= 0, got {value!r}")
+        if key in REDRAFT_SAMPLER_COUNTS:
+            low, high = REDRAFT_SAMPLER_COUNTS[key]
+            if not (float(value).is_integer() and low <= value <= high):
+                raise ModelLoadError(f"{path}: {key} must be a whole number from {low} to {high}, got {value!r}")
+        settings[key] = int(value) if key in REDRAFT_SAMPLER_COUNTS else float(value)
+    return settings
 
 
 def index_shards(folder: Path) -> list[Path] | None:

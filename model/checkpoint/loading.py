@@ -31,16 +31,19 @@ from model.checkpoint.folders import (  # noqa: F401  re-exported: callers have 
     BUILTIN,
     BUILTIN_MODEL_NAME,
     MAX_JSON_BYTES,
+    REDRAFT_SAMPLER_COUNTS,
+    REDRAFT_SAMPLER_FILE,
+    REDRAFT_SAMPLER_KEYS,
     builtin_model_folder,
     check_safetensors,
     index_shards,
     read_config,
     read_json_object,
+    redraft_sampler_settings,
     resolve_folder,
     resources_dir,
     weight_files,
 )
-from model.edit.request import MAX_DENOISING_STEPS, MAX_POLISH_ROUNDS
 from model.errors import ModelLoadError
 
 Precision = Literal["auto", "4bit", "8bit", "bf16", "fp32"]
@@ -54,26 +57,6 @@ GENERATION_KEYS = (
     "stability_threshold",
     "confidence_threshold",
 )
-# Sampler defaults beyond what transformers' DiffusionGemmaGenerationConfig accepts (it refuses unknown
-# keys, so they cannot live in generation_config.json): Redraft's extensions, in a file of their own.
-REDRAFT_SAMPLER_FILE = "redraft_sampler.json"
-# confidence_threshold and max_denoising_steps here override generation_config.json's for Redraft's engine
-# only, which is where they were tuned (with its left-to-right bias, polish rounds and bans). Its engine
-# averages entropy over the free slots, while transformers and vLLM, which read generation_config.json,
-# average over the whole canvas, pinned suffix and padding included, where a threshold tuned for free slots
-# stops far too early; and their samplers, without those extensions, were never tuned to fewer passes.
-# max_context_tokens caps the text before the span the engine reads (a request's context budget) where a model
-# was trained on less and writes worse past it (the built-in model: prefixes of 128 tokens at most).
-REDRAFT_SAMPLER_KEYS = (
-    "left_to_right_bias", "polish_rounds", "confidence_threshold", "max_denoising_steps", "wide_entropy_bound",
-    "max_context_tokens",
-)
-# The whole-number keys, with their bounds (a request's own, model.edit.request).
-REDRAFT_SAMPLER_COUNTS: dict[str, tuple[int, int]] = {
-    "polish_rounds": (0, MAX_POLISH_ROUNDS),
-    "max_denoising_steps": (1, MAX_DENOISING_STEPS),
-    "max_context_tokens": (1, 1 << 20),
-}
 # The tokenizer's small JSON files, which transformers parses in Python (a list there raised AttributeError).
 TOKENIZER_JSON_OBJECTS = ("tokenizer_config.json", "special_tokens_map.json", "added_tokens.json")
 # tokenizer.json is parsed by the tokenizers library (Rust, depth-limited); Gemma's is about 33 MB.
@@ -200,27 +183,6 @@ def generation_defaults(folder: Path) -> dict[str, Any]:
         if isinstance(sampler, dict) and sampler.get("entropy_bound") is not None:
             defaults["entropy_bound"] = sampler["entropy_bound"]
     return {**defaults, **redraft_sampler_settings(folder)}
-
-
-def redraft_sampler_settings(folder: Path) -> dict[str, Any]:
-    """The settings the checkpoint's redraft_sampler.json itself sets (none if it has no such file), validated."""
-    path = folder / REDRAFT_SAMPLER_FILE
-    if not path.is_file():
-        return {}
-    raw = read_json_object(path)
-    unknown = sorted(set(raw) - set(REDRAFT_SAMPLER_KEYS))
-    if unknown:
-        raise ModelLoadError(f"{path} has unknown keys {unknown}; known: {list(REDRAFT_SAMPLER_KEYS)}")
-    settings: dict[str, Any] = {}
-    for key, value in raw.items():
-        if isinstance(value, bool) or not isinstance(value, int | float) or not value >= 0:
-            raise ModelLoadError(f"{path}: {key} must be a number >= 0, got {value!r}")
-        if key in REDRAFT_SAMPLER_COUNTS:
-            low, high = REDRAFT_SAMPLER_COUNTS[key]
-            if not (float(value).is_integer() and low <= value <= high):
-                raise ModelLoadError(f"{path}: {key} must be a whole number from {low} to {high}, got {value!r}")
-        settings[key] = int(value) if key in REDRAFT_SAMPLER_COUNTS else float(value)
-    return settings
 
 
 def resolve_precision(precision: str, device: torch.device, config: DiffusionGemmaConfig) -> str:
