@@ -69,6 +69,10 @@ underline is not part of your text and is not saved. <b>Rewrite ▸ Length</b> (
 a shorter or longer rewrite. Type <b>[...]</b> where words are missing (<b>___</b> works too), select the
 passage and press <b>Ctrl+Shift+F</b> (Fill Gaps in Selection): the model fills every gap and leaves the rest
 exactly as it is.</p>
+<p>For one word, put the cursor in it and press <b>Ctrl+F7</b> (Rewrite ▸ Words That Fit, or right-click the
+word): the model reads the sentence on both sides of it and lists the other words it finds fitting there,
+likeliest first. Choose one (the arrows, then Enter) and it takes the word's place, as one step for Ctrl+Z; Esc
+keeps yours. The list is what fits, not a thesaurus: often a word of like meaning, sometimes another thought.</p>
 <p><b>Fill Gap</b> (Ctrl+Shift+G) writes new text at the cursor; <b>Instruct</b> (Ctrl+I) rewrites the
 selection following an instruction, with checkpoints trained to follow them; <b>Rewrite ▸ Tone</b> holds
 one-click ones (Simpler, More formal, More casual, More vivid, Shorter, Fix grammar).</p>

@@ -250,6 +250,11 @@ class ModelWorker(QObject):
         self._engine: Engine | ServerEngine | None = None
         self._load_error: str | None = "the model has not been loaded yet"
 
+    @property
+    def engine(self) -> Engine | ServerEngine | None:
+        """The loaded engine (None before a load, after a failed one); used on the model thread only."""
+        return self._engine
+
     @Slot(object)
     def load_model(self, spec: ModelSpec) -> None:
         self._engine = None

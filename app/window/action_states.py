@@ -11,6 +11,8 @@ from PySide6.QtWidgets import QLabel, QMenu
 from app.rewrite.rewrite_controller import RewriteController
 from app.rewrite.run import RewriteRun
 from app.rewrite.steering import Steering
+from app.rewrite.word_choices import TIP as WORDS_TIP
+from app.rewrite.word_choices import WordChoices
 from app.window.help_pages import HelpPages
 
 StandardKey = QKeySequence.StandardKey
@@ -32,6 +34,7 @@ class ActionStates(HelpPages):
 
     rewrites: RewriteController
     steering: Steering
+    word_choices: WordChoices
     candidate_label: QLabel
     blocked: dict[QAction, str]  # why each action that cannot run now cannot, said when its shortcut is pressed
     rewrite_action: QAction
@@ -101,7 +104,9 @@ class ActionStates(HelpPages):
             self.instruct_action: "Rewrite the selection following an instruction",
         }
         reasons.update(self.steering.reasons(NO_MODEL if no_model else "", cannot_instruct, reasons[self.fill_action]))
+        reasons[self.word_choices.action] = self.word_choices.reason(NO_MODEL if no_model else "", developing)
         tips.update(self.steering.tips())
+        tips[self.word_choices.action] = WORDS_TIP
         self.blocked = {action: why for action, why in reasons.items() if why}
         for action, why in reasons.items():
             action.setEnabled(not why)

@@ -37,6 +37,7 @@ from app.rewrite.rewrite_controller import RewriteController
 from app.rewrite.steering import Steering
 from app.rewrite.tracked_changes import TrackedChanges
 from app.rewrite.versions import SpanVersions
+from app.rewrite.word_choices import WordChoices
 from app.rewrite.worker import ModelInfo, RewriteService
 from app.settings import MAX_INSTRUCTION_HISTORY, Preferences, SettingsStore
 from app.window.action_states import DEMO_CANNOT_INSTRUCT, NO_MODEL, NOT_INSTRUCTION_TUNED, ActionStates
@@ -129,9 +130,8 @@ class MainWindow(ActionStates):
         self.editor.acceptRequested.connect(self.accept_rewrite)
         self.editor.escapeRequested.connect(self.rewrites.escape)
         self.editor.interrupted.connect(self._end_live_span)
-        self.editor.spanLocked.connect(
-            lambda: self.statusBar().showMessage("That text is developing; Accept or Reject it first.", 3000)
-        )
+        locked = "That text is developing; Accept or Reject it first."
+        self.editor.spanLocked.connect(lambda: self.statusBar().showMessage(locked, 3000))
         self.editor.selectionChanged.connect(self._update_actions)
         self.editor.cursorPositionChanged.connect(self._update_actions)
         self.editor.installEventFilter(self)  # the shortcut of an action that cannot run says why
@@ -285,6 +285,7 @@ class MainWindow(ActionStates):
         self.spelling = Spelling(self, self)  # View ▸ Check Spelling: underlines and right-click offers
         self.spelling.action.toggled.connect(lambda on: self._store(check_spelling=on))
         self.rewrites.spanEnded.connect(self.spelling.span_ended)
+        self.word_choices = WordChoices(self, self.spelling.dictionary, self.rewrite_menu, self.steering.keep_action)
         self.spelling.languageChosen.connect(lambda code: self._store(spelling_language=code))
         self.view_menu.addAction(self.spelling.action)
         self.view_menu.addMenu(self.spelling.language_menu)

@@ -7,6 +7,7 @@ whitespace moved across the span's edges) → :mod:`engine` (``Engine.edit``, th
 and :mod:`draws` (the sample, as ``torch.multinomial`` draws it) → after the last pass :mod:`polish` (the
 least likely tokens re-developed) and :mod:`ranking` (candidates scored) → :mod:`passes` (``Pass`` and
 ``EditResult``, what the loop yields and returns). :mod:`vocabulary` is the tokenizer as the loop needs it.
+Beside the loop, :mod:`word_choices` is one reading of a word's place (``Engine.word_choices``, Words That Fit).
 
 Around it, :mod:`shape` keeps the writer's layout: whitespace at the span's edges stays outside the canvas,
 and a sentence's ending is held after the new text (:mod:`wrapping`: a hand-wrapped paragraph is rewritten
@@ -21,9 +22,12 @@ the editor asks, fewer drafts are developed.
 Modules outside ``model/`` use ``request``, ``passes``, ``shape``, ``changes``, ``engine``, ``budget`` (the
 editor's limit for its drafts) and ``typography`` (the editor types marks as drafts get them), and two
 pieces for benches: ``canvas``, laid out the same for another library's sampler (``bench/peers.py``), and
-``sampling``, whose stopping rule ``bench/stop_tuning.py`` records; the rest are the loop's own pieces.
+``sampling``, whose stopping rule ``bench/stop_tuning.py`` records; ``word_choices`` for what Words That Fit
+offers (and ``bench/word_choices.py``, which reads the same place with the writer's word left in); the rest are
+the loop's own pieces.
 """
 
 __all__ = [
-    "budget", "canvas", "changes", "engine", "passes", "request", "sampling", "shape", "typography", "wrapping",
+    "budget", "canvas", "changes", "engine", "passes", "request", "sampling", "shape", "typography", "word_choices",
+    "wrapping",
 ]  # fmt: skip

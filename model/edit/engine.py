@@ -49,7 +49,7 @@ from transformers.models.diffusion_gemma.generation_diffusion_gemma import Entro
 
 from model.checkpoint.loading import LoadedModel
 from model.edit import bans as slot_bans
-from model.edit import canvas, draws, ranking
+from model.edit import canvas, draws, ranking, word_choices
 from model.edit.budget import MAX_EDIT_SECONDS, PassClock, canvas_passes, check_budget, drafts_within
 from model.edit.canvas import Layout
 from model.edit.live_rows import LiveCaches, cache_bytes, live_rows, merged, rows
@@ -66,6 +66,7 @@ from model.edit.sampling import (
 )
 from model.edit.shape import shape_request, shaped
 from model.edit.vocabulary import Vocabulary
+from model.edit.word_choices import WordChoice
 from model.errors import EditCancelled
 from model.runtime.allocator import keep_freed_memory
 from model.runtime.forward import PREFILL_CHUNK, commit_block, decode, prefill
@@ -178,13 +179,10 @@ class Engine:
         return result
 
     def prepare(self, request: EditRequest) -> bool:
-        """Encode ``request``'s prompt into the KV cache ahead of the edit, and keep it: an edit whose
-        prompt is the same token for token (this request's, or a regeneration of it) starts from a copy
-        instead of encoding it again. The editor calls this when the start of a selection (or the caret)
-        has held still, so the prefill (about 200 ms for 2k tokens of context at the built-in model's size, on
-        two cores; that model itself reads 128, its ``max_context_tokens``) is done before Ctrl+R. A prompt
-        already prepared is left as it is. Returns whether a cache is kept (small enough, see
-        ``PREPARED_CACHE_BYTES``)."""
+        """Encode ``request``'s prompt into the KV cache ahead of the edit, and keep it: an edit whose prompt is
+        the same token for token (a regeneration too) starts from a copy. The editor calls this when a selection's
+        start (or the caret) has held still, so the prefill (about 200 ms for 2k tokens of context at the built-in
+        model's size, which reads 128) is done before Ctrl+R. Returns whether it is kept (``PREPARED_CACHE_BYTES``)."""
         request.validate()
         prompt_ids = self._layout(shape_request(request)[0]).prompt_ids
         if not self._holds_prepared(prompt_ids):
@@ -209,16 +207,22 @@ class Engine:
         return cache
 
     def warm_up(self) -> None:
-        """Run one small edit, so a writer's first one does not pay the process's first-use costs: the
-        lean decoder pass's check against the library (:mod:`model.runtime.forward`), the sampler replica's
-        (:mod:`model.edit.draws`, library-exact engines), the first calls of each kernel. On the built-in
-        model a first rewrite took 810 ms to its first pass cold and 246 warm (four candidates, 1,680 tokens
-        of context)."""
+        """Run one small edit, so a writer's first one does not pay the first-use costs (the lean pass's check,
+        :mod:`model.runtime.forward`; the first call of each kernel): 810 ms to a first pass cold, 246 warm."""
         request = EditRequest(
             prefix="Warm", suffix=" up.", mode="fill", max_new_tokens=2, candidates=2, seed=0,
             options=DenoiseOptions(max_denoising_steps=2, polish_rounds=0),
         )  # fmt: skip
         self.run(request)
+
+    def word_choices(self, prefix: str, word: str, suffix: str, count: int = word_choices.CHOICES) -> list[WordChoice]:
+        """Other words the model reads as fitting where ``word`` stands between ``prefix`` and ``suffix``,
+        likeliest first: one reading, no sampling (:mod:`model.edit.word_choices`)."""
+        layout = self._layout(word_choices.gap_request(prefix, word, suffix))
+        with torch.inference_mode():
+            cache = self._prompt_cache(layout.prompt_ids)
+            shares = word_choices.slot_shares(self, layout, cache, self._bans(layout, 0))
+        return word_choices.whole_words(shares, self.vocabulary, word, layout.lead, count)
 
     def encode(self, text: str) -> list[int]:
         return self.vocabulary.encode(text)

@@ -21,6 +21,9 @@ LENGTH_FACTORS: dict[str, float] = {"shorter": 0.6, "same": 1.0, "longer": 1.5}
 # underscores and […] are read too, as files written before say them.
 GAP_MARKER = "[...]"
 GAP_MARK = re.compile(r"\[\.\.\.\]|\[…\]|_{3,}")
+# One word, as Words That Fit reads and offers them (model.edit.word_choices): letters, with an apostrophe or
+# a hyphen inside (don't, well-known), not a number or a mark.
+WHOLE_WORD = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)*")
 # The slots each gap of a "gaps" edit is offered when the request names none (a medium fill).
 DEFAULT_GAP_TOKENS = 16
 

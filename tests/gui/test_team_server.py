@@ -16,15 +16,17 @@ from typing import Any
 import keyring
 import keyring.errors
 import pytest
-from gui_helpers import DOCUMENT, SIGNAL_TIMEOUT_MS, PassRecorder, select
+from gui_helpers import DOCUMENT, SIGNAL_TIMEOUT_MS, PassRecorder, place_cursor, select
 from keyring.backend import KeyringBackend
 from keyring.backends import fail
 from PySide6.QtCore import Qt, QTimer
+from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
 from vllm_stub import Stub, free_port, serving
 
 from app.dialogs.settings import SettingsDialog
 from app.model_sources import server_key
+from app.rewrite.word_choices import SERVER_CANNOT
 from app.rewrite.worker import Ink
 from app.settings import Preferences, SettingsStore
 from app.window.editor_widget import Phase
@@ -237,6 +239,24 @@ def test_the_indicator_reads_local_or_server_and_follows_the_setting(
 
     window.apply_preferences(replace(window.prefs, use_server=False))
     qtbot.waitUntil(lambda: window.backend_label.text() == "● Local", timeout=SIGNAL_TIMEOUT_MS)
+
+
+def test_words_that_fit_says_it_needs_a_model_here_and_comes_back_with_the_local_one(
+    qtbot: Any, make_window: Callable[..., MainWindow], stub: tuple[Stub, str]
+) -> None:
+    _, url = stub
+    window = _server_window(make_window, url)
+    window.editor.setPlainText(DOCUMENT)
+    place_cursor(window, DOCUMENT.index("stairs") + 2)
+    action = window.word_choices.action
+    assert not action.isEnabled() and action.toolTip() == SERVER_CANNOT
+    QTest.keyClick(window.editor, Qt.Key.Key_F7, Qt.KeyboardModifier.ControlModifier)
+    assert window.statusBar().currentMessage() == SERVER_CANNOT
+    assert window.editor.plain_text() == DOCUMENT
+
+    window.apply_preferences(replace(window.prefs, use_server=False))
+    qtbot.waitUntil(lambda: window.backend_label.text() == "● Local", timeout=SIGNAL_TIMEOUT_MS)
+    qtbot.waitUntil(action.isEnabled, timeout=SIGNAL_TIMEOUT_MS)
 
 
 @pytest.mark.parametrize(
