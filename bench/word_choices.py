@@ -59,7 +59,7 @@ def ranked(engine: Engine, case: Case, count: int) -> list[str]:
     with torch.inference_mode():
         cache = engine._prompt_cache(layout.prompt_ids)
         shares = word_choices.slot_shares(engine, layout, cache, engine._bans(layout, 0))
-    choices = word_choices.whole_words(shares, engine.vocabulary, "", layout.lead, count)
+    choices = word_choices.whole_words(word_choices.ranked(shares), engine.vocabulary.pieces, "", layout.lead, count)
     return [choice.word.casefold() for choice in choices]
 
 

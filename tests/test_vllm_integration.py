@@ -13,7 +13,9 @@ import time
 
 import pytest
 
-from model import EditCancelled, EditRequest
+from model import EditCancelled, EditRequest, Engine, load
+from model.checkpoint.folders import builtin_model_folder
+from model.edit.request import WHOLE_WORD
 from model.server import ServerEngine, ServerError
 
 URL = os.environ.get("REDRAFT_VLLM_URL")
@@ -126,3 +128,13 @@ def test_a_model_it_does_not_serve_is_named(engine: ServerEngine) -> None:
     assert URL is not None
     with pytest.raises(ServerError, match="serves redraft-tiny, not 'gemma'"):
         ServerEngine.open(URL, "gemma")
+
+
+def test_words_that_fit_are_the_served_models_reading_as_the_local_one(engine: ServerEngine) -> None:
+    """The same weights read the same place: the server's likeliest twenty, pooled over the same four noise
+    tokens, agree with the local reading's top words."""
+    place = ("It was a ", "wonderful", " day, and the children played in the garden.")
+    served = [choice.word for choice in engine.word_choices(*place)]
+    assert served and all(WHOLE_WORD.fullmatch(word) for word in served) and "wonderful" not in served
+    local = [choice.word for choice in Engine(load(builtin_model_folder(), device="cpu")).word_choices(*place)]
+    assert len(set(served[:5]) & set(local[:5])) >= 3, (served, local)

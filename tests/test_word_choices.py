@@ -15,7 +15,7 @@ from model import Engine, load
 from model.checkpoint.folders import builtin_model_folder
 from model.edit import word_choices
 from model.edit.request import WHOLE_WORD
-from model.edit.word_choices import WordChoiceError, in_case_of
+from model.edit.word_choices import WordChoiceError, in_case_of, pooled
 from model.training.data import Section
 
 BENCH = Path(__file__).resolve().parents[1] / "bench"
@@ -127,3 +127,13 @@ def test_the_bench_measures_how_often_the_writers_own_word_is_found(builtin: Eng
     assert figures["cases"] == 6 and 0 < figures["one_token_words"] <= 6
     assert 0 <= figures["own_word_first"] <= figures["own_word_in_list"] <= 1
     assert 0 < figures["median_ms"] <= figures["p90_ms"]
+
+
+def test_a_servers_readings_are_pooled_as_full_ones_are() -> None:
+    """A server names only its likeliest ids: each draw's own noise token leaves it, the rest is shared out again
+    over what the draw named, and an id a draw did not name counts nothing there."""
+    readings = [{1: 0.5, 2: 0.3, 3: 0.2}, {1: 0.6, 4: 0.4}]
+    ranked = pooled(readings, noise=[3, 4])
+    assert [token for token, _ in ranked] == [1, 2]
+    assert [share for _, share in ranked] == pytest.approx([(0.625 + 1.0) / 2, 0.375 / 2])
+    assert pooled([{5: 1.0}, {6: 0.5, 7: 0.5}], noise=[5, 6]) == [(7, 0.5)]  # a draw of its noise alone says nothing

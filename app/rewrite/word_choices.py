@@ -5,8 +5,8 @@ words it finds fitting there offered in a list under the word. Choosing one puts
 Not a thesaurus: the choices are what fits the sentence, which is often a synonym ("wonderful": great, happy,
 special) and sometimes another thought ("watched": found, took, opened). The reading runs on the model's thread
 (:class:`WordReader`, beside the rewrite worker, so it never runs during an edit) and takes one forward pass
-(:mod:`model.edit.word_choices`): about 30 ms on the built-in model on two cores. A team server writes whole
-drafts only, so with one the action says it needs a model on this computer.
+(:mod:`model.edit.word_choices`): about 45 ms on the built-in model on two cores. A team server is asked for its
+likeliest ids at the word's place, the same reading from its top twenty (``ServerEngine.word_choices``).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from PySide6.QtCore import QObject, QPoint, Signal, Slot
 from PySide6.QtGui import QAction, QKeySequence, QTextCursor
 from PySide6.QtWidgets import QMenu, QStatusBar
 
-from app.rewrite.worker import ModelInfo, ModelWorker, RewriteService, describe_failure
+from app.rewrite.worker import ModelWorker, RewriteService, describe_failure
 from app.window.dictionary import Dictionary
 from app.window.editor_widget import RewriteEditor
 from app.window.spelling import qt_ranges
@@ -37,7 +37,6 @@ CONTEXT_CHARS = 12_000
 # is listed where the spelling dictionary knows it or the text around it has it (a name).
 CHOICES = 8
 TIP = "Other words the model finds fitting in place of the word at the cursor, from the text on both sides"
-SERVER_CANNOT = "Words That Fit needs a model on this computer: a team server writes whole drafts only."
 DEVELOPING = "A rewrite is developing: Words That Fit reads the text once it has settled."
 
 
@@ -67,8 +66,8 @@ class WordReader(QObject):
     @Slot(object)
     def read(self, job: WordJob) -> None:
         engine = self._worker.engine
-        if engine is None or not hasattr(engine, "word_choices"):
-            self.failed.emit(job.ticket, SERVER_CANNOT if engine is not None else "no model is loaded")
+        if engine is None:
+            self.failed.emit(job.ticket, "no model is loaded")
             return
         try:
             choices = engine.word_choices(job.prefix, job.word, job.suffix, job.count)
@@ -84,9 +83,6 @@ class WordsWindow(Protocol):
 
     @property
     def editor(self) -> RewriteEditor: ...
-
-    @property
-    def model_info(self) -> ModelInfo | None: ...
 
     @property
     def service(self) -> RewriteService: ...
@@ -126,9 +122,6 @@ class WordChoices(QObject):
 
     def reason(self, no_model: str, developing: bool) -> str:
         """Why the action cannot run now ("" where it can)."""
-        info = self.window.model_info
-        if info is not None and info.precision == "server":
-            return SERVER_CANNOT
         if developing:
             return DEVELOPING
         return no_model
@@ -221,6 +214,8 @@ class WordChoices(QObject):
             status.showMessage(f"The model finds no other single word for “{original}” here.", 8000)
             return
         editor = self.window.editor
+        if self.menu is not None:
+            self.menu.deleteLater()  # one list at a time, not one kept per reading
         menu = QMenu(editor)
         menu.setToolTipsVisible(True)
         heading = menu.addAction(f"In place of “{original}”:")
@@ -230,7 +225,8 @@ class WordChoices(QObject):
             entry.setToolTip(f"The model's probability for it here: {choice.share:.0%}")
             entry.triggered.connect(lambda _=False, w=choice.word: self.put(ticket, w))
         self.menu = menu
-        status.showMessage(f"{len(choices)} words fit in place of “{original}”: choose one, or Esc.", 8000)
+        fit = "1 word fits" if len(choices) == 1 else f"{len(choices)} words fit"
+        status.showMessage(f"{fit} in place of “{original}”: choose one, or Esc.", 8000)
         at_start = QTextCursor(word.document())
         at_start.setPosition(word.selectionStart())
         below = editor.cursorRect(at_start).bottomLeft()

@@ -222,7 +222,7 @@ class Engine:
         with torch.inference_mode():
             cache = self._prompt_cache(layout.prompt_ids)
             shares = word_choices.slot_shares(self, layout, cache, self._bans(layout, 0))
-        return word_choices.whole_words(shares, self.vocabulary, word, layout.lead, count)
+        return word_choices.whole_words(word_choices.ranked(shares), self.vocabulary.pieces, word, layout.lead, count)
 
     def encode(self, text: str) -> list[int]:
         return self.vocabulary.encode(text)

@@ -15,6 +15,7 @@ break inside a line, a space-led token after a space.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -25,7 +26,7 @@ from model.edit import canvas
 from model.edit.bans import Bans
 from model.edit.canvas import Layout
 from model.edit.request import WHOLE_WORD, EditRequest
-from model.edit.vocabulary import SPACE, Vocabulary
+from model.edit.vocabulary import SPACE
 from model.runtime.forward import decode
 
 # Choices offered, and the likeliest tokens looked through for them (most of the top are whole words).
@@ -86,7 +87,7 @@ def slot_shares(engine: Reader, layout: Layout, cache: DynamicCache, bans: Bans)
     # was shown was up to 0.24, for "dropped" in place of "watched"): each draw's reading leaves its own noise
     # token out, and what is left is shared out again.
     shares[torch.arange(NOISE_DRAWS), noise[:, 0].to(device)] = 0.0
-    return (shares / shares.sum(dim=-1, keepdim=True)).mean(dim=0)
+    return (shares / shares.sum(dim=-1, keepdim=True).clamp_min(1e-30)).mean(dim=0)
 
 
 def in_case_of(choice: str, word: str) -> str:
@@ -99,17 +100,37 @@ def in_case_of(choice: str, word: str) -> str:
     return choice
 
 
-def whole_words(
-    shares: torch.Tensor, vocabulary: Vocabulary, word: str, lead: str, count: int = CHOICES
-) -> list[WordChoice]:
-    """The likeliest whole words in ``shares`` other than ``word``, each once (its likeliest spelling), led by
-    ``lead`` (the space the slot's token carries, or none), in ``word``'s case; a single letter only for a word of
-    one or two (I for He)."""
+def ranked(shares: torch.Tensor) -> list[tuple[int, float]]:
+    """The ``TOKENS_READ`` likeliest ids of a reading and their shares, likeliest first."""
     top = torch.topk(shares.cpu(), min(TOKENS_READ, shares.numel()))
-    ids = [int(i) for i in top.indices]
+    return list(zip(top.indices.tolist(), top.values.tolist(), strict=True))
+
+
+def pooled(readings: list[dict[int, float]], noise: list[int]) -> list[tuple[int, float]]:
+    """Readings that name only their likeliest ids (a server's top log-probabilities, as probabilities) pooled as
+    :func:`slot_shares` pools full ones: each draw's own ``noise`` token left out and the rest shared out again
+    (over what the draw named), then the mean over draws (an id a draw did not name counts 0 there)."""
+    pool: dict[int, float] = {}
+    for reading, shown in zip(readings, noise, strict=True):
+        kept = {token: share for token, share in reading.items() if token != shown}
+        total = sum(kept.values())
+        if total <= 0:  # the draw named its noise alone: it says nothing of the place
+            continue
+        for token, share in kept.items():
+            pool[token] = pool.get(token, 0.0) + share / total / len(readings)
+    return sorted(pool.items(), key=lambda item: -item[1])
+
+
+def whole_words(
+    ranked: list[tuple[int, float]], pieces: Callable[[list[int]], list[str]], word: str, lead: str,
+    count: int = CHOICES,
+) -> list[WordChoice]:
+    """The likeliest whole words of ``ranked`` (ids and shares, likeliest first; ``pieces`` gives their texts)
+    other than ``word``, each once (its likeliest spelling), led by ``lead`` (the space the slot's token carries, or
+    none), in ``word``'s case; a single letter only for a word of one or two (I for He)."""
     seen = {word.casefold()}
     choices: list[WordChoice] = []
-    for piece, share in zip(vocabulary.pieces(ids), top.values.tolist(), strict=True):
+    for piece, (_, share) in zip(pieces([token for token, _ in ranked]), ranked, strict=True):
         if share < LEAST_SHARE or len(choices) == count:
             break
         if lead and not piece.startswith(SPACE):

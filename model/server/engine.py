@@ -50,6 +50,7 @@ from model.edit.passes import EditResult, Pass, run_to_end, without_lead
 from model.edit.request import EditRequest
 from model.edit.shape import shaped
 from model.edit.vocabulary import LINE_BREAKS
+from model.edit.word_choices import CHOICES, NOISE_DRAWS, NOISE_SEED, WordChoice, gap_request, pooled, whole_words
 from model.errors import EditCancelled, RequestError
 from model.server.answers import Answer, Candidate, held_as_sent, known_from, own_scores, read_answer, sleep_until_done
 from model.server.contact import CancelCheck, ServerInfo, connect
@@ -62,6 +63,7 @@ SERVER_PASSES: tuple[PassMode, ...] = ("one-request", "per-pass")
 WAIT_TICK_S = 0.06  # a waiting pass this often while a request runs (the veil keeps moving)
 NOISE_POOL = 48  # distinct noise pieces decoded once per connection, for waiting passes
 PER_PASS_DEFAULT_STEPS = 48  # the published sampler's cap, when the request sets none
+WORD_TOP = 20  # the likeliest ids asked for in Words That Fit's slot: vLLM's default cap (max_logprobs)
 
 
 class ServerEngine:
@@ -133,6 +135,26 @@ class ServerEngine:
 
     def describe_device(self) -> str:
         return f"server {self.info.url}"
+
+    def word_choices(self, prefix: str, word: str, suffix: str, count: int = CHOICES) -> list[WordChoice]:
+        """As :meth:`model.Engine.word_choices`, from the server's ``WORD_TOP`` likeliest ids at a one-slot canvas
+        after one pass, for ``NOISE_DRAWS`` noise tokens drawn here, sent side by side (:func:`pooled`)."""
+        request = gap_request(prefix, word, suffix)
+        layout = self._layout(request)
+        rng = random.Random(NOISE_SEED)
+        seeds = [self._seed_canvas(rng, layout, request, 0, 1, layout.suffix_tail) for _ in range(NOISE_DRAWS)]
+        bodies = [self._body(layout, Candidate([], []), seed, 1, 1) for seed in seeds]
+        for body in bodies:
+            ask_for_choices(body, WORD_TOP)
+        self._deadline = Deadline.after(self.endpoint.timeout_s)
+        try:
+            with ThreadPoolExecutor(NOISE_DRAWS, thread_name_prefix="redraft-words") as pool:
+                answers = list(pool.map(lambda body: self._send(body, lambda: False), bodies))
+        finally:
+            self._deadline = None
+        readings = [{t: math.exp(v) for t, v in (a.top[0] if a.top else {}).items()} for a in answers]
+        ranked = pooled(readings, [seed[0] for seed in seeds])
+        return whole_words(ranked, self.vocabulary.pieces, word, layout.lead, count)
 
     # -- one edit ------------------------------------------------------------------------------------
 

@@ -58,9 +58,9 @@ def left_empty(
     return empty
 
 
-def ask_for_choices(body: dict[str, Any]) -> None:
-    """Ask a completion for the :data:`TOP_CHOICES` most probable ids at each slot, named by id."""
-    body["logprobs"] = TOP_CHOICES
+def ask_for_choices(body: dict[str, Any], count: int = TOP_CHOICES) -> None:
+    """Ask a completion for the ``count`` most probable ids at each slot, named by id."""
+    body["logprobs"] = count
     body["return_tokens_as_token_ids"] = True
 
 

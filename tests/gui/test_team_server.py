@@ -26,7 +26,6 @@ from vllm_stub import Stub, free_port, serving
 
 from app.dialogs.settings import SettingsDialog
 from app.model_sources import server_key
-from app.rewrite.word_choices import SERVER_CANNOT
 from app.rewrite.worker import Ink
 from app.settings import Preferences, SettingsStore
 from app.window.editor_widget import Phase
@@ -241,22 +240,31 @@ def test_the_indicator_reads_local_or_server_and_follows_the_setting(
     qtbot.waitUntil(lambda: window.backend_label.text() == "● Local", timeout=SIGNAL_TIMEOUT_MS)
 
 
-def test_words_that_fit_says_it_needs_a_model_here_and_comes_back_with_the_local_one(
+def test_words_that_fit_reads_the_servers_likeliest_words_at_the_words_place(
     qtbot: Any, make_window: Callable[..., MainWindow], stub: tuple[Stub, str]
 ) -> None:
-    _, url = stub
+    state, url = stub
+    # The stub's tokens are characters: a line's first word of two letters, whose choices are letters. The served
+    # model's likeliest there, then its runners-up (an end marker, a space and the word itself among them).
+    text = "The keeper climbed the stairs.\nHe wrote the letter twice.\n"
+    state.fill = "I"
+    state.runners_up = ["A", "<eos>", " ", "H", "W"]
     window = _server_window(make_window, url)
-    window.editor.setPlainText(DOCUMENT)
-    place_cursor(window, DOCUMENT.index("stairs") + 2)
-    action = window.word_choices.action
-    assert not action.isEnabled() and action.toolTip() == SERVER_CANNOT
+    window.editor.setPlainText(text)
+    place_cursor(window, text.index("He") + 1)
     QTest.keyClick(window.editor, Qt.Key.Key_F7, Qt.KeyboardModifier.ControlModifier)
-    assert window.statusBar().currentMessage() == SERVER_CANNOT
-    assert window.editor.plain_text() == DOCUMENT
-
-    window.apply_preferences(replace(window.prefs, use_server=False))
-    qtbot.waitUntil(lambda: window.backend_label.text() == "● Local", timeout=SIGNAL_TIMEOUT_MS)
-    qtbot.waitUntil(action.isEnabled, timeout=SIGNAL_TIMEOUT_MS)
+    words = window.word_choices
+    qtbot.waitUntil(lambda: words.menu is not None and words.menu.isVisible(), timeout=SIGNAL_TIMEOUT_MS)
+    assert [entry.text() for entry in words.menu.actions()[1:]] == ["I", "A", "H", "W"]
+    # One pass on a one-slot canvas, the text after the word pinned, the likeliest twenty asked for, four noises.
+    bodies = state.bodies[-4:]
+    assert len({body["vllm_xargs"]["diffusion_seed_canvas"][0] for body in bodies}) == 4
+    for body in bodies:
+        xargs = body["vllm_xargs"]
+        assert xargs["diffusion_max_steps"] == 1 and xargs["diffusion_pinned"] == list(range(1, state.canvas))
+        assert body["logprobs"] == 20 and body["return_tokens_as_token_ids"]
+    words.menu.actions()[2].trigger()
+    assert window.editor.plain_text() == text.replace("He", "A", 1)
 
 
 @pytest.mark.parametrize(
