@@ -285,7 +285,6 @@ class MainWindow(ActionStates):
         self.spelling = Spelling(self, self)  # View ▸ Check Spelling: underlines and right-click offers
         self.spelling.action.toggled.connect(lambda on: self._store(check_spelling=on))
         self.rewrites.spanEnded.connect(self.spelling.span_ended)
-        self.word_choices = WordChoices(self, self.spelling.dictionary, self.rewrite_menu, self.steering.keep_action)
         self.spelling.languageChosen.connect(lambda code: self._store(spelling_language=code))
         self.view_menu.addAction(self.spelling.action)
         self.view_menu.addMenu(self.spelling.language_menu)
@@ -314,6 +313,7 @@ class MainWindow(ActionStates):
         self.tracked_changes.add_text_menu(self.edit_menu, self.rewrap_action)  # Edit ▸ Tracked Changes
         self.formatting = Formatting(self, self)  # Format ▸ Bold, Italic, Headings, Lists (Markdown's marks)
         self.menuBar().insertMenu(self.rewrite_menu.menuAction(), self.formatting.menu)
+        self.word_choices = WordChoices(self, self.spelling.dictionary, self.rewrite_menu, self.steering.keep_action)
 
     def _say_draft(self, text: str, label: str) -> None:
         if self.rewrites.run is not None:  # in review, not the version an accept puts in
