@@ -29,7 +29,7 @@ from pathlib import Path
 from app.command_line.edit_commands import EXIT_ERROR, EXIT_OK, FILL_TOKENS
 
 EXIT_USAGE = 2
-SUBCOMMANDS = ("fill", "rewrite", "doctor", "edit", "model")
+SUBCOMMANDS = ("fill", "rewrite", "words", "doctor", "edit", "model")
 DOCUMENT_HELP = "a UTF-8 text or Markdown file (a .docx, .doc, .odt or .rtf is read as Markdown, as File > Open does)"
 
 
@@ -147,6 +147,13 @@ def build_parser() -> argparse.ArgumentParser:
     _model_options(rewrite)
     _sampler_options(rewrite)
 
+    words = commands.add_parser("words", help="list the words that fit in place of a word of a file")
+    words.add_argument("file", type=Path, help=DOCUMENT_HELP)
+    words.add_argument("--at", type=int, required=True, help="character offset of the word (or of its edge)")
+    words.add_argument("--count", type=int, default=8, help="the most words listed (default 8)")
+    words.add_argument("--json", action="store_true", help="one JSON line: the word, its offsets and each choice")
+    _model_options(words)
+
     commands.add_parser("doctor", help="check whether a model fits this machine (see redraft doctor --help)")
     commands.add_parser("model", help="list, download or remove models (see redraft model --help)")
     return parser
@@ -179,10 +186,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         from app.gui import run_editor  # Qt only for the editor
 
         return run_editor(model_spec=getattr(args, "model", None), file=getattr(args, "file", None))
-    from app.command_line.edit_commands import edit_file, fill_json, stdout_bytes
+    from app.command_line.edit_commands import edit_file, fill_json, stdout_bytes, words_file
     from model.errors import RedraftError, RequestError
 
     try:
+        if args.command == "words":
+            if args.count < 1:
+                raise RequestError(f"--count must be at least 1, got {args.count}")
+            return words_file(args)
         if args.command == "fill" and args.json:
             if args.gaps or args.span is not None:
                 raise RequestError('--gaps and --span apply to a FILE; a JSON line sends "span" and "mode": "gaps"')

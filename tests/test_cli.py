@@ -454,3 +454,33 @@ def test_rewrite_changes_prints_the_original_with_word_diff_marks(tiny_checkpoin
     removed, added = re.compile(r"\[-(.*?)-\]", re.DOTALL), re.compile(r"\{\+(.*?)\+\}", re.DOTALL)
     assert removed.sub(r"\1", added.sub("", marked.stdout)) == document
     assert added.sub(r"\1", removed.sub("", marked.stdout)) == plain.stdout
+
+
+def test_words_lists_what_fits_in_place_of_the_word_at_the_offset(tmp_path: Path) -> None:
+    text = "It was a wonderful day, and the children played in the garden.\n"
+    path = tmp_path / "day.txt"
+    path.write_text(text, encoding="utf-8")
+    inside = text.index("wonderful") + 4
+    listed = redraft("words", str(path), "--at", str(inside))  # the built-in model
+    assert listed.returncode == 0, listed.stderr
+    words = listed.stdout.splitlines()
+    assert 0 < len(words) <= 8 and "wonderful" not in words
+    assert {"great", "happy", "good", "fun", "special", "beautiful", "lovely"} & set(words), words
+    answer = json.loads(redraft("words", str(path), "--at", str(inside), "--json", "--count", "3").stdout)
+    assert (answer["word"], answer["start"], answer["end"]) == ("wonderful", 9, 18)
+    assert [choice["word"] for choice in answer["choices"]] == words[:3]
+    assert all(0 < choice["share"] < 1 for choice in answer["choices"])
+    assert path.read_text(encoding="utf-8") == text  # the file is only read
+
+
+@pytest.mark.parametrize(
+    ("at", "words"),
+    [("23", "no word at character 23"), ("999", "--at 999 is outside the document"),
+     ("-1", "--at -1 is outside the document")],
+)
+def test_words_refuses_an_offset_off_any_word_in_words(tmp_path: Path, at: str, words: str) -> None:
+    path = tmp_path / "day.txt"
+    path.write_text("It was a wonderful day, and the children played.\n", encoding="utf-8")
+    done = redraft("words", str(path), "--at", at)
+    assert done.returncode == 1 and done.stdout == ""
+    assert done.stderr.startswith(f"redraft: {words}"), done.stderr

@@ -1,5 +1,5 @@
-"""``redraft fill`` and ``redraft rewrite``, headless: JSON lines in and out (``fill --json``), or a file's gap or
-span developed pass by pass on the terminal with the document written to stdout. No Qt here.
+"""``redraft fill``, ``redraft rewrite`` and ``redraft words``, headless: JSON lines in and out (``fill --json``),
+or a file's gap or span developed pass by pass on the terminal with the document written to stdout. No Qt here.
 
 What goes to stdout is UTF-8 bytes through ``sys.stdout.buffer`` with the text's own line endings (and the
 input's BOM), whatever the console's code page and newline translation. A Word, LibreOffice or RTF document is
@@ -276,6 +276,32 @@ def edit_file(args: argparse.Namespace) -> int:
     whole = (codecs.BOM_UTF8 if bom else b"") + (prefix + new_text + suffix).encode("utf-8")
     out = stdout_bytes()
     out.write(new_text.encode("utf-8") if args.only_span else whole)
+    out.flush()
+    return EXIT_OK
+
+
+def words_file(args: argparse.Namespace) -> int:
+    """``redraft words FILE --at OFFSET``: the words the model finds fitting in place of the word at OFFSET, one a
+    line, likeliest first (``--json``: the word, its offsets and each choice with its share), as Words That Fit
+    lists them before the editor's dictionary check."""
+    from model.edit.request import word_at
+    from model.errors import RequestError
+
+    document, _bom = _read_document(args.file)
+    if not 0 <= args.at <= len(document):
+        raise RequestError(f"--at {args.at} is outside the document (0 to {len(document)} characters)")
+    found = word_at(document, args.at)
+    if found is None:
+        raise RequestError(f"no word at character {args.at}: give the offset of a word, or of its first or last letter")
+    start, end = found
+    choices = _engine(args).word_choices(document[:start], document[start:end], document[end:], args.count)
+    out = stdout_bytes()
+    if args.json:
+        answer = {"word": document[start:end], "start": start, "end": end,
+                  "choices": [{"word": choice.word, "share": round(choice.share, 6)} for choice in choices]}
+        out.write((json.dumps(answer, ensure_ascii=False) + "\n").encode("utf-8"))
+    else:
+        out.write("".join(choice.word + "\n" for choice in choices).encode("utf-8"))
     out.flush()
     return EXIT_OK
 

@@ -24,6 +24,11 @@ GAP_MARK = re.compile(r"\[\.\.\.\]|\[…\]|_{3,}")
 # One word, as Words That Fit reads and offers them (model.edit.word_choices): letters, with an apostrophe or
 # a hyphen inside (don't, well-known), not a number or a mark.
 WHOLE_WORD = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)*")
+
+
+def word_at(text: str, at: int) -> tuple[int, int] | None:
+    """The character range of the :data:`WHOLE_WORD` ``at`` is in, ends or starts (the caret's word), or None."""
+    return next((match.span() for match in WHOLE_WORD.finditer(text) if match.start() <= at <= match.end()), None)
 # The slots each gap of a "gaps" edit is offered when the request names none (a medium fill).
 DEFAULT_GAP_TOKENS = 16
 
