@@ -249,7 +249,9 @@ class WordChoices(QObject):
         chosen.setPosition(start + len(choice.encode("utf-16-le")) // 2, QTextCursor.MoveMode.KeepAnchor)
         editor.setTextCursor(chosen)
         self._word = None
-        self.window.statusBar().showMessage(f"“{original}” → “{choice}” (Ctrl+Z undoes it)", 8000)
+        # While a draft waits, Ctrl+Z takes the draft back first (the window's undo), so the hint would mislead.
+        hint = "" if editor.live_span is not None else " (Ctrl+Z undoes it)"
+        self.window.statusBar().showMessage(f"“{original}” → “{choice}”{hint}", 8000)
         return True
 
     @Slot(int, str)

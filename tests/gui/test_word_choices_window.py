@@ -148,6 +148,18 @@ def test_while_a_rewrite_develops_the_action_says_why_it_waits(document_window, 
     place_cursor(window, start + 1)
     assert not window.word_choices.choose()
     assert window.statusBar().currentMessage().startswith("That word is developing")
+    # A word outside the draft is the writer's: it changes, and Ctrl+Z takes the waiting draft back first.
+    shown = window.editor.plain_text()
+    place_cursor(window, shown.index("harbour") + 1)
+    assert window.word_choices.choose()
+    choice = _listed(qtbot, window)[0]
+    QTest.keyClick(window.word_choices.menu, Qt.Key.Key_Return)
+    assert window.editor.plain_text() == shown.replace("harbour", choice)
+    assert window.statusBar().currentMessage() == f"“harbour” → “{choice}”"  # no "Ctrl+Z undoes it" here
+    QTest.keyClick(window.editor, Qt.Key.Key_Z, CTRL)
+    assert window.run is None and window.editor.plain_text() == DOCUMENT.replace("harbour", choice)
+    QTest.keyClick(window.editor, Qt.Key.Key_Z, CTRL)
+    assert window.editor.plain_text() == DOCUMENT
 
 
 def test_only_words_are_listed_a_word_piece_is_not_and_a_name_of_the_story_is(tmp_path) -> None:
