@@ -13,6 +13,7 @@ from app.rewrite.run import RewriteRun
 from app.rewrite.steering import Steering
 from app.rewrite.word_choices import TIP as WORDS_TIP
 from app.rewrite.word_choices import WordChoices
+from app.window.announce import show_held
 from app.window.help_pages import HelpPages
 
 StandardKey = QKeySequence.StandardKey
@@ -167,7 +168,7 @@ class ActionStates(HelpPages):
             for action, why in self.blocked.items():
                 context = action.shortcutContext()
                 if context != Qt.ShortcutContext.WidgetShortcut and pressed in action.shortcuts():
-                    self.statusBar().showMessage(why, 6000)
+                    show_held(self.statusBar(), why, 6000)
                     return True
             if event.modifiers() & (Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.AltModifier):
                 # Any other disabled action's keys (Alt+1…9 with no drafts) say why too, and never type.
@@ -175,7 +176,7 @@ class ActionStates(HelpPages):
                     shortcut = action.shortcutContext() != Qt.ShortcutContext.WidgetShortcut
                     if shortcut and not action.isEnabled() and pressed in action.shortcuts():
                         name = action.text().replace("&", "")
-                        self.statusBar().showMessage(action.statusTip() or f"{name} cannot run now.", 6000)
+                        show_held(self.statusBar(), action.statusTip() or f"{name} cannot run now.", 6000)
                         return True
         return super().eventFilter(watched, event)
 

@@ -22,6 +22,7 @@ notification at once, cutting off the one before).
 from __future__ import annotations
 
 import re
+import time
 
 from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtGui import QAccessible, QAccessibleAnnouncementEvent, QAccessibleInterface
@@ -31,6 +32,7 @@ from app.window.speech_route import NOTIFICATION, RouteChooser
 
 Politeness = QAccessible.AnnouncementPoliteness
 QUIET = "redraftQuiet"  # a status bar's dynamic property: the message being shown is not to be said
+HELD_UNTIL = "redraftHeldUntil"  # a status bar's dynamic property: no progress over its message before then
 SETTLE_MS = 600  # a message that follows the typing (the find bar's count) is said once it pauses this long
 SPOKEN_DRAFT_CHARS = 600  # a long draft is said up to a sentence's end near this length
 # Notifications: messages this close together are said as one (a finished draft's words and then its keys).
@@ -54,8 +56,18 @@ def draft_announcement(label: str, text: str) -> str:
     return f"{label}: {words}"
 
 
+def show_held(bar: QStatusBar, message: str, ms: int) -> None:
+    """Show ``message`` for ``ms`` with no rewrite's progress over it meanwhile: why a key did nothing while a
+    span develops (a pass's progress came within 60 ms and took the bar, so the writer never read it)."""
+    bar.setProperty(HELD_UNTIL, time.monotonic() + ms / 1000)
+    bar.showMessage(message, ms)
+
+
 def show_quietly(bar: QStatusBar, message: str) -> None:
-    """Show ``message`` in the status bar without saying it (a rewrite's progress, pass after pass)."""
+    """Show ``message`` in the status bar without saying it (a rewrite's progress, pass after pass); not over a
+    message :func:`show_held` holds (the next pass after it shows its own)."""
+    if time.monotonic() < (bar.property(HELD_UNTIL) or 0.0):
+        return
     bar.setProperty(QUIET, True)
     try:
         bar.showMessage(message)

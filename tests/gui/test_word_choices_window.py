@@ -138,6 +138,9 @@ def test_while_a_rewrite_develops_the_action_says_why_it_waits(document_window, 
     place_cursor(window, DOCUMENT.index("harbour") + 1)
     QTest.keyClick(window.editor, Qt.Key.Key_F7, CTRL)
     assert window.statusBar().currentMessage() == DEVELOPING
+    passes = window.run.passes
+    qtbot.wait(700)  # passes go on, each with its progress: the reason stays to be read
+    assert window.run.passes > passes and window.statusBar().currentMessage() == DEVELOPING
     window.cancel_rewrite()
     qtbot.waitUntil(lambda: window.run is None, timeout=SIGNAL_TIMEOUT_MS)
     assert window.word_choices.action.isEnabled()

@@ -257,3 +257,24 @@ def test_go_to_heading_narrows_the_list_as_the_writer_types_and_jumps(document_w
     window.editor.setPlainText("Just a paragraph.")
     window.go_to_heading.action.trigger()
     assert "No headings here" in window.statusBar().currentMessage()
+
+
+def test_a_key_typed_into_the_developing_span_says_why_and_the_passes_leave_that_on_show(
+    document_window, qtbot
+) -> None:
+    """Each pass's progress took the status bar within 60 ms of the refusal, so the writer never read it."""
+    window = document_window(max_denoising_steps=64, pass_display_ms=150)
+    editor = window.editor
+    select(window, SPAN)
+    window.rewrite_selection()
+    qtbot.waitUntil(lambda: window.run is not None and window.run.passes > 0, timeout=SIGNAL_TIMEOUT_MS)
+    start, _end = editor.live_range()
+    place_cursor(window, start + 2)
+    QTest.keyClicks(editor, "x")
+    locked = "That text is developing; Accept or Reject it first."
+    assert window.statusBar().currentMessage() == locked
+    passes = window.run.passes
+    qtbot.wait(600)
+    assert window.run.passes > passes and window.statusBar().currentMessage() == locked
+    window.cancel_rewrite()
+    assert editor.plain_text() == DOCUMENT
