@@ -20,6 +20,7 @@ from PySide6.QtGui import QAction, QKeySequence, QTextCursor
 from PySide6.QtWidgets import QMenu, QStatusBar
 
 from app.rewrite.worker import ModelWorker, RewriteService, describe_failure
+from app.window.announce import show_quietly
 from app.window.dictionary import Dictionary
 from app.window.editor_widget import RewriteEditor
 from app.window.spelling import qt_ranges
@@ -33,6 +34,8 @@ log = logging.getLogger(__name__)
 # Characters of text read on either side of the word: more than the context any model reads of them (the
 # engine keeps the last ``context_budget`` tokens before it and a canvas after it).
 CONTEXT_CHARS = 12_000
+# Characters of the paragraph shown either side of a choice as the arrows reach it.
+PREVIEW_CHARS = 30
 # Choices listed. Twice as many are read, as a word piece the model offers ("Qu" for "Don") is left out: a choice
 # is listed where the spelling dictionary knows it or the text around it has it (a name).
 CHOICES = 8
@@ -222,8 +225,20 @@ class WordChoices(QObject):
         heading.setEnabled(False)
         for choice in choices:
             entry = menu.addAction(choice.word)
+            entry.setData(choice.word)
             entry.setToolTip(f"The model's probability for it here: {choice.share:.0%}")
             entry.triggered.connect(lambda _=False, w=choice.word: self.put(ticket, w))
+        # The line each choice would make, in the status bar as the arrows reach it (not said: the list is).
+        block = word.block()
+        start, end = word.selectionStart(), word.selectionEnd()
+        before = editor.text_between(max(block.position(), start - PREVIEW_CHARS - 20), start)
+        after = editor.text_between(end, min(block.position() + block.length() - 1, end + PREVIEW_CHARS + 20))
+        def preview(entry: QAction) -> None:
+            if entry.data():
+                line = in_context(before, entry.data(), after)
+                show_quietly(status, f"{line} · Enter puts it in")
+
+        menu.hovered.connect(preview)
         self.menu = menu
         fit = "1 word fits" if len(choices) == 1 else f"{len(choices)} words fit"
         status.showMessage(f"{fit} in place of “{original}”: choose one, or Esc.", 8000)
@@ -264,3 +279,14 @@ def listed(choices: list[WordChoice], dictionary: Dictionary, text_words: set[st
     """The first ``CHOICES`` of ``choices`` that are words: ones the spelling dictionary knows (in any case; every
     one while its list loads), or ones the text around the word has (a name of the story)."""
     return [choice for choice in choices if dictionary.knows(choice.word) or choice.word in text_words][:CHOICES]
+
+
+def in_context(before: str, choice: str, after: str, room: int = PREVIEW_CHARS) -> str:
+    """The words a choice would stand among: up to ``room`` characters of the text either side, cut between
+    words, an ellipsis where more of the paragraph goes on."""
+    head, tail = before[-room:], after[:room]
+    if len(before) > room and " " in head:
+        head = "…" + head.split(" ", 1)[1]
+    if len(after) > room and " " in tail:
+        tail = tail.rsplit(" ", 1)[0] + "…"
+    return head + choice + tail

@@ -13,7 +13,7 @@ from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QMenu
 from test_rewrite import finish
 
-from app.rewrite.word_choices import CHOICES, DEVELOPING, listed
+from app.rewrite.word_choices import CHOICES, DEVELOPING, in_context, listed
 from app.window.dictionary import ENGLISH, Dictionary
 from model.edit.word_choices import WordChoice
 
@@ -42,6 +42,8 @@ def test_ctrl_f7_lists_words_under_the_word_and_a_choice_goes_in_as_one_undo_ste
     chosen = listed[1]  # the likeliest is the active entry: Down, then Enter, as the writer chooses
     menu = window.word_choices.menu
     QTest.keyClick(menu, Qt.Key.Key_Down)
+    # The line the choice would make, as the arrows reach it, in the status bar.
+    assert window.statusBar().currentMessage() == f"…keeper climbed the {chosen} every evening. · Enter puts it in"
     QTest.keyClick(menu, Qt.Key.Key_Return)
     assert not menu.isVisible()
     assert editor.plain_text() == DOCUMENT.replace("stairs", chosen, 1)
@@ -174,3 +176,10 @@ def test_only_words_are_listed_a_word_piece_is_not_and_a_name_of_the_story_is(tm
     assert [c.word for c in listed(offered, dictionary, set())] == ["Found", "took"]
     many = [WordChoice(word, 0.01) for word in ("a", "an", "the", "this", "that", "his", "her", "its", "my", "our")]
     assert len(listed(many, dictionary, set())) == CHOICES
+
+
+def test_a_choice_is_shown_among_the_words_either_side_cut_between_words() -> None:
+    assert in_context("It was a ", "great", " day.") == "It was a great day."
+    before = "The storm came in from the west just after dusk. Mara "
+    after = " it from the lamp room, counting the seconds."
+    assert in_context(before, "found", after, room=20) == "…after dusk. Mara found it from the lamp…"
