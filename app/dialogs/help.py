@@ -71,8 +71,9 @@ passage and press <b>Ctrl+Shift+F</b> (Fill Gaps in Selection): the model fills 
 exactly as it is.</p>
 <p>For one word, put the cursor in it and press <b>Ctrl+F7</b> (Rewrite ▸ Words That Fit, or right-click the
 word): the model reads the sentence on both sides of it and lists the other words it finds fitting there,
-likeliest first. Choose one (the arrows, then Enter) and it takes the word's place, as one step for Ctrl+Z; Esc
-keeps yours. The list is what fits, not a thesaurus: often a word of like meaning, sometimes another thought.</p>
+likeliest first; the status bar shows the line each would make as the arrows reach it. Enter puts one in, as one
+step for Ctrl+Z; Esc keeps yours. The list is what fits, not a thesaurus: often a word of like meaning,
+sometimes another thought.</p>
 <p><b>Fill Gap</b> (Ctrl+Shift+G) writes new text at the cursor; <b>Instruct</b> (Ctrl+I) rewrites the
 selection following an instruction, with checkpoints trained to follow them; <b>Rewrite ▸ Tone</b> holds
 one-click ones (Simpler, More formal, More casual, More vivid, Shorter, Fix grammar).</p>
