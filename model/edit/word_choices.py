@@ -122,15 +122,15 @@ def pooled(readings: list[dict[int, float]], noise: list[int]) -> list[tuple[int
 
 
 def whole_words(
-    ranked: list[tuple[int, float]], pieces: Callable[[list[int]], list[str]], word: str, lead: str,
+    likeliest: list[tuple[int, float]], pieces: Callable[[list[int]], list[str]], word: str, lead: str,
     count: int = CHOICES,
 ) -> list[WordChoice]:
-    """The likeliest whole words of ``ranked`` (ids and shares, likeliest first; ``pieces`` gives their texts)
+    """The likeliest whole words of ``likeliest`` (ids and shares, likeliest first; ``pieces`` gives their texts)
     other than ``word``, each once (its likeliest spelling), led by ``lead`` (the space the slot's token carries, or
     none), in ``word``'s case; a single letter only for a word of one or two (I for He)."""
     seen = {word.casefold()}
     choices: list[WordChoice] = []
-    for piece, (_, share) in zip(pieces([token for token, _ in ranked]), ranked, strict=True):
+    for piece, (_, share) in zip(pieces([token for token, _ in likeliest]), likeliest, strict=True):
         if share < LEAST_SHARE or len(choices) == count:
             break
         if lead and not piece.startswith(SPACE):
