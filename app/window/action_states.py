@@ -14,6 +14,7 @@ from app.rewrite.steering import Steering
 from app.rewrite.word_choices import TIP as WORDS_TIP
 from app.rewrite.word_choices import WordChoices
 from app.window.announce import show_held
+from app.window.editor_widget import Phase
 from app.window.help_pages import HelpPages
 
 StandardKey = QKeySequence.StandardKey
@@ -28,6 +29,14 @@ DEMO_CANNOT_INSTRUCT = (
 NOT_INSTRUCTION_TUNED = (
     "This model is not instruction-tuned; load an instruction-tuned (-it) checkpoint (Settings ▸ Model)."
 )
+
+
+
+def span_locked(phase: Phase) -> str:
+    """Why an edit of a rewrite's span (or at its edges, where it would join its words) was refused."""
+    if phase is Phase.REVIEW:
+        return "That draft is waiting: Enter accepts it, Esc rejects it; then it is yours to edit."
+    return "That text is developing: wait for its drafts, or press Esc to cancel."
 
 
 class ActionStates(HelpPages):

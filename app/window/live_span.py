@@ -45,10 +45,12 @@ class LiveSpan:
         self._end.setPosition(end)
 
     def touches(self, first: int, last: int) -> bool:
-        """Whether editing [first, last] (an insertion point when equal) would change the span."""
+        """Whether editing [first, last] (an insertion point when equal) would change the span. An insertion at
+        either edge does: it joins the span's first or last word (the caret waits at the end after Ctrl+R, and a
+        letter typed there went between the developing words and the sentence's full stop, held after them)."""
         start, end = self.start, self.end
         if first == last:
-            return start < first < end
+            return start <= first <= end
         return first < end and last > start
 
     def block_on_top(self) -> bool:

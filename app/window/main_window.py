@@ -40,7 +40,7 @@ from app.rewrite.versions import SpanVersions
 from app.rewrite.word_choices import WordChoices
 from app.rewrite.worker import ModelInfo, RewriteService
 from app.settings import MAX_INSTRUCTION_HISTORY, Preferences, SettingsStore
-from app.window.action_states import DEMO_CANNOT_INSTRUCT, NO_MODEL, NOT_INSTRUCTION_TUNED, ActionStates
+from app.window.action_states import DEMO_CANNOT_INSTRUCT, NO_MODEL, NOT_INSTRUCTION_TUNED, ActionStates, span_locked
 from app.window.announce import draft_announcement, show_held
 from app.window.editor_widget import RewriteEditor
 from app.window.find_bar import FindBar
@@ -130,8 +130,7 @@ class MainWindow(ActionStates):
         self.editor.acceptRequested.connect(self.accept_rewrite)
         self.editor.escapeRequested.connect(self.rewrites.escape)
         self.editor.interrupted.connect(self._end_live_span)
-        locked = "That text is developing; Accept or Reject it first."
-        self.editor.spanLocked.connect(lambda: show_held(self.statusBar(), locked, 3000))
+        self.editor.spanLocked.connect(lambda: show_held(self.statusBar(), span_locked(self.editor.phase), 4000))
         self.editor.selectionChanged.connect(self._update_actions)
         self.editor.cursorPositionChanged.connect(self._update_actions)
         self.editor.installEventFilter(self)  # the shortcut of an action that cannot run says why

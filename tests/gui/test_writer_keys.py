@@ -10,6 +10,7 @@ from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QMessageBox
 from test_rewrite import finish
 
+from app.window.action_states import span_locked
 from app.window.editor_widget import Phase
 from app.window.headings import headings
 
@@ -259,7 +260,7 @@ def test_go_to_heading_narrows_the_list_as_the_writer_types_and_jumps(document_w
     assert "No headings here" in window.statusBar().currentMessage()
 
 
-def test_a_key_typed_into_the_developing_span_says_why_and_the_passes_leave_that_on_show(
+def test_a_key_typed_into_the_developing_span_or_at_its_edge_says_why_and_the_passes_leave_that_on_show(
     document_window, qtbot
 ) -> None:
     """Each pass's progress took the status bar within 60 ms of the refusal, so the writer never read it."""
@@ -268,13 +269,39 @@ def test_a_key_typed_into_the_developing_span_says_why_and_the_passes_leave_that
     select(window, SPAN)
     window.rewrite_selection()
     qtbot.waitUntil(lambda: window.run is not None and window.run.passes > 0, timeout=SIGNAL_TIMEOUT_MS)
-    start, _end = editor.live_range()
+    locked = span_locked(Phase.DEVELOPING)
+    # Where Ctrl+R leaves the caret, the span's end: a letter or Enter there would join the developing words
+    # (before the stairs' " every evening." it went between them and the text after).
+    for key in ("x", "\r"):
+        QTest.keyClicks(editor, key)
+        assert window.statusBar().currentMessage() == locked
+    start, end = editor.live_range()
+    assert editor.plain_text()[end:].startswith(" every evening.")
     place_cursor(window, start + 2)
     QTest.keyClicks(editor, "x")
-    locked = "That text is developing; Accept or Reject it first."
     assert window.statusBar().currentMessage() == locked
     passes = window.run.passes
     qtbot.wait(600)
     assert window.run.passes > passes and window.statusBar().currentMessage() == locked
     window.cancel_rewrite()
     assert editor.plain_text() == DOCUMENT
+
+
+def test_a_letter_at_a_waiting_drafts_edge_is_refused_and_enter_there_still_accepts(document_window, qtbot) -> None:
+    window = document_window()
+    editor = window.editor
+    select(window, SPAN)
+    window.rewrite_selection()
+    result = finish(qtbot, window)
+    draft = result.texts[window.run.candidate]
+    shown = editor.plain_text()
+    start, end = editor.live_range()
+    for edge in (start, end):
+        place_cursor(window, edge)
+        QTest.keyClicks(editor, "x")
+        assert editor.plain_text() == shown  # not "xclimbed" nor "stairsx every evening"
+        assert window.statusBar().currentMessage() == span_locked(Phase.REVIEW) == (
+            "That draft is waiting: Enter accepts it, Esc rejects it; then it is yours to edit."
+        )
+    QTest.keyClick(editor, Qt.Key.Key_Return)
+    assert window.run is None and draft in editor.plain_text()
