@@ -165,7 +165,9 @@ class WordChoices(QObject):
         start, end = found
         span = editor.live_span
         if span is not None and span.touches(start, end):
-            status.showMessage("That word is developing; Accept or Reject the rewrite first.", 6000)
+            # The action waits while a span develops, so the word is in a draft waiting for Enter or Esc.
+            status.showMessage(f"“{editor.text_between(start, end)}” is in the draft waiting: Enter accepts it, Esc "
+                               "rejects it; then Words That Fit can read it.", 6000)  # fmt: skip
             return False
         word = QTextCursor(editor.document())
         word.setPosition(start)

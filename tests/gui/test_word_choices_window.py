@@ -152,7 +152,10 @@ def test_while_a_rewrite_develops_the_action_says_why_it_waits(document_window, 
     start, _end = window.editor.live_range()
     place_cursor(window, start + 1)
     assert not window.word_choices.choose()
-    assert window.statusBar().currentMessage().startswith("That word is developing")
+    said = window.statusBar().currentMessage()
+    assert said.startswith("“") and said.endswith(
+        "” is in the draft waiting: Enter accepts it, Esc rejects it; then Words That Fit can read it."
+    )
     # A word outside the draft is the writer's: it changes, and Ctrl+Z takes the waiting draft back first.
     shown = window.editor.plain_text()
     place_cursor(window, shown.index("harbour") + 1)
