@@ -31,7 +31,6 @@ NOT_INSTRUCTION_TUNED = (
 )
 
 
-
 def span_locked(phase: Phase) -> str:
     """Why an edit of a rewrite's span (or at its edges, where it would join its words) was refused."""
     if phase is Phase.REVIEW:
