@@ -45,14 +45,12 @@ DEVELOPING = "A rewrite is developing: Words That Fit reads the text once it has
 
 @dataclass(frozen=True)
 class WordJob:
-    """One word to read: the text before and after it, how many choices to read, and the ticket its answer comes
-    back with."""
+    """One word to read: the text before and after it, and the ticket its answer comes back with."""
 
     ticket: int
     prefix: str
     word: str
     suffix: str
-    count: int = 2 * CHOICES
 
 
 class WordReader(QObject):
@@ -73,7 +71,7 @@ class WordReader(QObject):
             self.failed.emit(job.ticket, "no model is loaded")
             return
         try:
-            choices = engine.word_choices(job.prefix, job.word, job.suffix, job.count)
+            choices = engine.word_choices(job.prefix, job.word, job.suffix, 2 * CHOICES)
         except Exception as error:  # said in words; the traceback to the log only
             log.info("reading the words that fit failed", exc_info=True)
             self.failed.emit(job.ticket, describe_failure(error))
