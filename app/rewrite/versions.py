@@ -138,17 +138,45 @@ class SpanVersions:
         return best
 
     def at_cursor(self) -> SpanTrack | None:
-        """The span the rewrite is on, or the smallest rewritten span holding the selection or caret."""
+        """The span the rewrite is on, or the smallest rewritten span holding the selection or caret.
+
+        A rewrite leaves a selection's edge spaces and its sentence ending outside its span (model/edit/
+        shape.py), so the sentence the writer selected ("… her stupid. ") holds its span with a full stop
+        and a space to spare: the selection's edge spaces are not counted, and the marks beside a span
+        (the full stop, a quotation mark) count as the span's."""
         if self.active is not None:
             return self.active
         cursor = self.editor.textCursor()
         first, last = cursor.selectionStart(), cursor.selectionEnd()
+        if first < last:
+            first, last = self._without_edge_spaces(first, last)
         holding = []
         for track in self.tracks:
             where = self.locate(track)
-            if where is not None and where[0] <= first and last <= where[1] and len(track.versions) > 1:
+            if where is None or len(track.versions) < 2:
+                continue
+            reach_start, reach_end = self._with_marks_beside(*where)
+            if reach_start <= first and last <= reach_end:
                 holding.append((where[1] - where[0], track))
         return min(holding, key=lambda item: item[0])[1] if holding else None
+
+    def _without_edge_spaces(self, first: int, last: int) -> tuple[int, int]:
+        """The selection ``first``..``last`` less the spaces and line breaks at its edges."""
+        selected = self.editor.text_between(first, last)
+        words = selected.strip()
+        if not words:
+            return first, last
+        before = selected[: len(selected) - len(selected.lstrip())]
+        return first + _qt_length(before), first + _qt_length(before) + _qt_length(words)
+
+    def _with_marks_beside(self, start: int, end: int) -> tuple[int, int]:
+        """``start``..``end`` widened over the marks right beside it: neither letters, digits nor spaces."""
+        document = self.editor.document()
+        while start > 0 and _is_mark(document.characterAt(start - 1)):
+            start -= 1
+        while end < document.characterCount() - 1 and _is_mark(document.characterAt(end)):
+            end += 1
+        return start, end
 
     def put_back(self, track: SpanTrack, version: Version) -> bool:
         """Replace the span's text with ``version``'s as one undo step; False if it already shows it."""
@@ -208,6 +236,12 @@ class SpanVersions:
             track.versions = versions
             found += 1
         return found
+
+
+def _is_mark(character: str) -> bool:
+    """A punctuation mark or symbol: not a letter, a digit, a space or a line break (Qt's paragraph and
+    line separators included)."""
+    return bool(character) and not (character.isalnum() or character.isspace() or character in "\u2029\u2028")
 
 
 def _qt_length(text: str) -> int:

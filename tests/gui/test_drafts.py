@@ -463,3 +463,28 @@ def test_a_finished_draft_is_copied_from_its_card_without_choosing_it(document_w
     QApplication.clipboard().setText("kept")
     panel.copy_draft(third)
     assert QApplication.clipboard().text() == "kept"
+
+
+def test_versions_found_from_the_whole_sentence_the_writer_selected(document_window, qtbot) -> None:
+    """The rewrite leaves the selection's full stop and edge space outside its span; selecting the sentence
+    again (as Esc leaves it) or putting the caret after its full stop still finds its versions."""
+    window = document_window(candidates=2, max_denoising_steps=6)
+    editor = window.editor
+    sentence = "She wrote the letter twice, then walked to the harbour instead."
+    start, end = select(window, "\n" + sentence + "\n")  # a drag from the line before to the line after
+    window.rewrite_selection()
+    finish(qtbot, window)
+    qtbot.keyClick(editor, Qt.Key.Key_Escape)
+    assert editor.plain_text() == DOCUMENT
+    assert (editor.textCursor().selectionStart(), editor.textCursor().selectionEnd()) == (start, end)
+    track = window.versions.at_cursor()
+    assert track is not None and track.versions[0].text == sentence.rstrip(".")
+
+    place_cursor(window, DOCUMENT.index(sentence) + len(sentence))  # just after the full stop
+    assert window.versions.at_cursor() is track
+    select(window, sentence)  # the sentence with its full stop, selected again later
+    assert window.versions.at_cursor() is track
+    select(window, "climbed the stairs every evening.")  # another sentence: none
+    assert window.versions.at_cursor() is None
+    select(window, "evening.\nShe wrote")  # reaches into a word beyond the span: not this span's
+    assert window.versions.at_cursor() is None
