@@ -238,7 +238,12 @@ class WordChoices(QObject):
                 line = in_context(before, entry.data(), after)
                 show_quietly(status, f"{line} · Enter puts it in")
 
+        def closed() -> None:  # Esc or a click elsewhere: a preview left showing would say the word changed
+            if status.currentMessage().endswith(" · Enter puts it in"):
+                status.showMessage(f"“{original}” kept.", 3000)
+
         menu.hovered.connect(preview)
+        menu.aboutToHide.connect(closed)
         self.menu = menu
         fit = "1 word fits" if len(choices) == 1 else f"{len(choices)} words fit"
         status.showMessage(f"{fit} in place of “{original}”: choose one, or Esc.", 8000)

@@ -54,6 +54,13 @@ def test_ctrl_f7_lists_words_under_the_word_and_a_choice_goes_in_as_one_undo_ste
     first = window.word_choices.menu
     place_cursor(window, DOCUMENT.index("letter") + 1)
     QTest.keyClick(editor, Qt.Key.Key_F7, CTRL)
+    assert _listed(qtbot, window)
+    QTest.keyClick(window.word_choices.menu, Qt.Key.Key_Down)
+    assert window.statusBar().currentMessage().endswith(" · Enter puts it in")
+    QTest.keyClick(window.word_choices.menu, Qt.Key.Key_Escape)  # the writer's word stays, and the bar says so
+    assert editor.plain_text() == DOCUMENT
+    assert window.statusBar().currentMessage() == "“letter” kept."
+    QTest.keyClick(editor, Qt.Key.Key_F7, CTRL)
     qtbot.waitUntil(lambda: window.word_choices.menu is not first, timeout=SIGNAL_TIMEOUT_MS)
     assert _listed(qtbot, window)
     QApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)  # as the window's event loop does
