@@ -404,13 +404,14 @@ class DraftsPanel(SidePanel):
         # The application's palette: a theme switch reaches the panel's own palette only after this paint.
         paper = QGuiApplication.palette().color(self.backgroundRole())
         shade = any(s.entropy is not None for frame in painted.frames for s in frame)
+        scores = shown_scores(result.scores) if result is not None else []
         for index, candidate in enumerate(self.order):
             card = self._card(index)
             card.candidate = candidate
             number = f"Alt+{index + 1} · " if index < MAX_DRAFT_SHORTCUTS else ""
             if result is not None:
                 # A lone draft is not ranked: no rank, no score.
-                rank = f"<b>{index + 1}.</b> score {result.scores[candidate]:.2f}" if count > 1 else "<b>Draft</b>"
+                rank = f"<b>{index + 1}.</b> score {scores[candidate]}" if count > 1 else "<b>Draft</b>"
                 heading = number + rank
                 frame = painted.frames[candidate] if candidate < len(painted.frames) else []
                 final = result.texts[candidate]
@@ -440,7 +441,7 @@ class DraftsPanel(SidePanel):
                             + "Click: this draft in the text · right-click: Copy Draft")  # fmt: skip
             card.mark(candidate == shown)
             # What a screen reader says as the keys come to it: which draft, how far along, and its words.
-            state = f"score {result.scores[candidate]:.2f}" if result is not None and count > 1 else (
+            state = f"score {scores[candidate]}" if result is not None and count > 1 else (
                 "" if result is not None else "polishing" if step.polishing else f"{settled}% settled")  # fmt: skip
             card.setAccessibleName(", ".join(part for part in (f"Draft {index + 1} of {count}", state,
                                    "in the text" if candidate == shown else "") if part))  # fmt: skip
@@ -455,3 +456,15 @@ class DraftsPanel(SidePanel):
             can = live and index < len(self.order) and len(self.order) > 1
             action.setEnabled(can)
             action.setStatusTip("" if can else "No drafts to choose from: rewrite a selection first.")
+
+
+def shown_scores(scores: list[float], digits: int = 2, most: int = 4) -> list[str]:
+    """The drafts' scores as the cards show them: two decimals, or as many more (up to ``most``) as tell apart
+    scores that differ (a confident model's fills score -0.003 and -0.004, all "-0.00" at two), and never
+    "-0.00" for a score that rounds to zero."""
+    while True:
+        shown = [f"{score:.{digits}f}" for score in scores]
+        told_apart = len(set(shown)) == len(set(scores))
+        if told_apart or digits >= most:
+            return [text[1:] if text.startswith("-") and not text.strip("-0.") else text for text in shown]
+        digits += 1

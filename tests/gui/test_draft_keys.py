@@ -11,7 +11,7 @@ from PySide6.QtGui import QGuiApplication
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QMenu
 
-from app.rewrite.drafts_panel import KEYS_HINT, STILL_DEVELOPING
+from app.rewrite.drafts_panel import KEYS_HINT, STILL_DEVELOPING, shown_scores
 
 SPAN = "climbed the stairs"
 BOOK = "# One\n\n" + DOCUMENT + "\n# Two\n\nThe end.\n"
@@ -44,7 +44,7 @@ def test_f6_takes_the_keys_to_the_drafts_where_up_and_down_choose_and_esc_comes_
     QTest.keyClick(editor, Qt.Key.Key_F6)
     assert _keys_on(window) == 0 and bar.currentMessage() == KEYS_HINT  # on the draft in the text: the best
     card = panel.cards[0]
-    assert card.accessibleName() == f"Draft 1 of 3, score {result.scores[order[0]]:.2f}, in the text"
+    assert card.accessibleName() == f"Draft 1 of 3, score {shown_scores(result.scores)[order[0]]}, in the text"
     assert card.accessibleDescription() == result.texts[order[0]].strip()
     QTest.keyClick(card, Qt.Key.Key_Down)
     assert window.run.candidate == order[1] and _in_span(window) == result.texts[order[1]]

@@ -19,6 +19,7 @@ from app.dialogs.recovery import recover_into
 from app.dialogs.versions import VersionsDialog, choose_version
 from app.documents.recovery import RecoveryArea
 from app.rewrite.drafts import leading_candidate
+from app.rewrite.drafts_panel import shown_scores
 from app.rewrite.run import with_lead, without_lead, wrap_lead
 from app.window.editor_widget import Phase
 from model import EditResult
@@ -84,8 +85,9 @@ def test_the_panel_shows_every_draft_as_it_develops_then_ranks_them(document_win
     assert panel.order == result.ranking
     assert card_texts(window) == [result.texts[c] for c in result.ranking]
     headings = [card.heading.text() for card in panel.cards[:4]]
+    scores = shown_scores(result.scores)
     for rank, candidate in enumerate(result.ranking):
-        assert f"score {result.scores[candidate]:.2f}" in headings[rank]
+        assert f"score {scores[candidate]}" in headings[rank]
     assert "in the text" in headings[0]
     assert editor.plain_text() == DOCUMENT[:start] + result.text + DOCUMENT[end:]
 
@@ -488,3 +490,11 @@ def test_versions_found_from_the_whole_sentence_the_writer_selected(document_win
     assert window.versions.at_cursor() is None
     select(window, "evening.\nShe wrote")  # reaches into a word beyond the span: not this span's
     assert window.versions.at_cursor() is None
+
+
+def test_scores_are_told_apart_and_none_reads_minus_zero() -> None:
+    assert shown_scores([-0.07, -0.2, -0.456]) == ["-0.07", "-0.20", "-0.46"]
+    # A confident model's fills: two decimals would show four "-0.00".
+    assert shown_scores([-0.0031, -0.0042, -0.012, -0.0004]) == ["-0.003", "-0.004", "-0.012", "0.000"]
+    assert shown_scores([-0.00312, -0.00314]) == ["-0.0031", "-0.0031"]  # four decimals at most
+    assert shown_scores([-0.05, -0.05]) == ["-0.05", "-0.05"]  # equal scores need no more digits
