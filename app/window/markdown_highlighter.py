@@ -63,7 +63,8 @@ class MarkdownHighlighter(QSyntaxHighlighter):
         (FOOTNOTE_MARK, "footnote"),
         # A link's or a picture's address: quiet, as the exports print the words (or the picture), not it.
         (re.compile(r"(?<=\])\((?:<[^>\n]+>|[^)\s]+)(?:\s+\"[^\"\n]*\")?\)"), "address"),
-        (re.compile(r"~~[^~\n]+~~"), "struck"),
+        # Not a tracked change's signs: "~~}, kept {~~" between two replacements ({~~old~>new~~}) is no pair.
+        (re.compile(r"(?<![{~])~~(?![}~])[^~\n]+(?<![{~])~~(?![}~])"), "struck"),
         (re.compile(r"\*\*\*[^*\n]+\*\*\*"), "bold italic"),  # after bold's and italic's, which see only part
     )
 

@@ -155,6 +155,15 @@ def test_the_marks_are_painted_as_changes_even_across_a_paragraph_break(qtbot, d
     assert "words." not in painted and " and " not in painted  # outside the marks: the text's own ink
 
 
+def test_words_between_two_replacements_are_not_struck_as_markdowns_strikethrough(qtbot, document_window) -> None:
+    # "~~}, kept {~~" would read as Markdown's ~~struck~~ words: the signs of two changes are no such pair.
+    window = document_window("The {~~old~>new~~}, kept and {~~grey~>blue~~} words, ~~struck~~ too.\n")
+    block = window.editor.document().begin()
+    struck = {block.text()[part.start : part.start + part.length] for part in block.layout().formats()
+              if part.format.fontStrikeOut()}  # fmt: skip
+    assert struck == {"old", "grey", "~~struck~~"}
+
+
 def test_an_export_asks_how_to_settle_the_changes_left_and_never_prints_their_signs(qtbot, document_window, tmp_path,
                                                                                    monkeypatch) -> None:  # fmt: skip
     from pypdf import PdfReader
