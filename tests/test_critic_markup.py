@@ -8,7 +8,18 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.documents.critic_markup import IN_ADDED, IN_COMMENT, OUTSIDE, Mark, mark_up, marks, painted, settle
+from app.documents.critic_markup import (
+    IN_ADDED,
+    IN_COMMENT,
+    OUTSIDE,
+    Mark,
+    mark_up,
+    marks,
+    painted,
+    placements,
+    settle,
+    signed_by,
+)
 from app.documents.markdown_blocks import Revision
 
 BEFORE = "The keeper slowly climbed the stairs.\n\nHe lit the lamp.\n"
@@ -163,3 +174,22 @@ def test_any_two_versions_mark_up_into_a_text_that_settles_to_each(before_words,
     assert state == OUTSIDE
     signed = sum(1 for mark in marks(marked) if mark.author)
     assert line_marks == 2 * len(marks(marked)) + 2 * signed  # painted as read: an opening and a closing each
+
+
+def test_placements_turn_the_text_into_its_marked_up_self_and_sign_each_change() -> None:
+    before = "The keeper climbed the stairs.\n\nHe lit the lamp. It was late.\n"
+    after = "The old keeper climbed the steps.\n\nHe lit the lamp.\n"
+    marked = mark_up(before, after, signed_by("Maya Ruiz"))
+    assert marked is not None
+    found = marks(marked)
+    assert [mark.kind for mark in found] == ["insertion", "replacement", "deletion"]
+    assert {mark.author for mark in found} == {"Maya Ruiz"}
+    placed = placements(after, marked)
+    assert [after[start:end] for start, end, _mark in placed] == ["old ", "steps", ""]
+    rebuilt, position = [], 0
+    for start, end, mark in placed:
+        rebuilt += [after[position:start], mark]
+        position = end
+    assert "".join(rebuilt) + after[position:] == marked
+    assert signed_by("  ") == []
+    assert {mark.author for mark in marks(mark_up(before, after, signed_by("")) or "")} == {""}

@@ -27,6 +27,10 @@ from app.documents.word_count import count_words
 from app.window.editor_widget import RewriteEditor
 
 PREFERRED_SIZE = QSize(640, 520)
+RESTORE_EXPLANATION = (
+    "Redraft keeps what each save wrote, and what the file held before it first saved over it. Restore puts a "
+    "version in the editor as one step for Ctrl+Z; the file changes when you save."
+)
 PREVIEW_SCALE = 0.8
 
 
@@ -53,34 +57,49 @@ def utf16_length(text: str) -> int:
     return len(text.encode("utf-16-le")) // 2
 
 
-def _against(version: SavedVersion, now: str, words_now: int) -> str:
-    """How a version compares with the editor's text (whose digest is ``now``, and which holds ``words_now``)."""
-    if version.digest == now:
+def _against(digest: str, words: int, now: str, words_now: int) -> str:
+    """How a version (its text's ``digest``, its ``words``) compares with the editor's text (whose digest is
+    ``now``, and which holds ``words_now``)."""
+    if digest == now:
         return "what the editor holds now"
-    change = version.words - words_now
+    change = words - words_now
     if not change:
         return "as many words as now, not the same"
     return f"{abs(change):,} {'more' if change > 0 else 'fewer'} word{'s' if abs(change) != 1 else ''} than now"
 
 
 class SavedVersionsDialog(QDialog):
-    """The versions, newest first; Enter or Restore chooses one (``chosen``, its text ``chosen_text``)."""
+    """The versions, newest first; Enter or Restore chooses one (``chosen``, its text ``chosen_text``). With ``opened``
+    (when the document was opened, and its text then), that text is the first row (``chosen`` None, ``chosen_at``
+    its time); ``verb`` names the button and ``explanation`` says what it does (Edit ▸ Tracked Changes ▸ Mark
+    Changes Since… lists them so)."""
 
     def __init__(
-        self, name: str, versions: list[SavedVersion], current: str, font: QFont, parent: QWidget | None = None
-    ) -> None:
+        self, name: str, versions: list[SavedVersion], current: str, font: QFont, parent: QWidget | None = None,
+        opened: tuple[datetime, str] | None = None, verb: str = "Restore", explanation: str = RESTORE_EXPLANATION,
+    ) -> None:  # fmt: skip
         super().__init__(parent)
         self.setWindowTitle(f"Saved versions of {name}")
+        self.opened = opened
         self.versions = versions
         self.current = current
         self.chosen: SavedVersion | None = None
+        self.chosen_at: datetime | None = None
         self.chosen_text = ""
         self._texts: dict[int, str | None] = {}  # read when first shown: a long history of a novel is not read whole
         self.list = QListWidget()
         self.list.setAlternatingRowColors(True)
         now, words_now = digest_of(current), count_words(current)  # once, not for every version listed
+        if opened is not None:
+            at, text = opened
+            self._texts[0] = text
+            words = count_words(text)
+            compared = _against(digest_of(text), words, now, words_now)
+            item = QListWidgetItem(f"As you opened it, {when_saved(at)} · {words:,} words · {compared}")
+            item.setToolTip(at.strftime("Opened %A %d %B %Y at %H:%M:%S"))
+            self.list.addItem(item)
         for version in versions:
-            compared = _against(version, now, words_now)
+            compared = _against(version.digest, version.words, now, words_now)
             item = QListWidgetItem(f"{when_saved(version.at)} · {version.words:,} words · {compared}")
             item.setToolTip(version.at.strftime("Saved %A %d %B %Y at %H:%M:%S"))
             self.list.addItem(item)
@@ -92,35 +111,40 @@ class SavedVersionsDialog(QDialog):
         self.list.currentRowChanged.connect(self._show_preview)
         self.list.itemActivated.connect(lambda _item: self._choose())
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Cancel)
-        self.restore_button = buttons.addButton("Restore", QDialogButtonBox.ButtonRole.AcceptRole)
+        self.restore_button = buttons.addButton(verb, QDialogButtonBox.ButtonRole.AcceptRole)
         self.restore_button.setDefault(True)
         self.restore_button.clicked.connect(self._choose)
         buttons.rejected.connect(self.reject)
         layout = QVBoxLayout(self)
-        explanation = QLabel(
-            "Redraft keeps what each save wrote, and what the file held before it first saved over it. Restore puts a "
-            "version in the editor as one step for Ctrl+Z; the file changes when you save."
-        )
-        explanation.setWordWrap(True)
-        layout.addWidget(explanation)
+        told = QLabel(explanation)
+        told.setWordWrap(True)
+        layout.addWidget(told)
         layout.addWidget(self.list, 1)
         layout.addWidget(self.preview, 2)
         layout.addWidget(buttons)
         self.resize(fitted(self, PREFERRED_SIZE))
         # The newest that differs from the editor's text: the newest is often what was just saved.
-        self.list.setCurrentRow(next((row for row, v in enumerate(versions) if v.digest != now), 0))
+        rows = [digest_of(opened[1])] if opened is not None else []
+        rows += [version.digest for version in versions]
+        self.list.setCurrentRow(next((row for row, digest in enumerate(rows) if digest != now), 0))
         self.list.setFocus()
+
+    def _version(self, row: int) -> SavedVersion | None:
+        """The saved version a row shows; None for the text as opened."""
+        return self.versions[row - (self.opened is not None)] if row >= (self.opened is not None) else None
 
     def text_of(self, row: int) -> str | None:
         if row not in self._texts:
+            version = self._version(row)
+            assert version is not None  # the text as opened is known from the start
             try:
-                self._texts[row] = self.versions[row].text()
+                self._texts[row] = version.text()
             except (OSError, ValueError, EOFError):
                 self._texts[row] = None  # damaged: shown as such, never restored
         return self._texts[row]
 
     def _show_preview(self, row: int) -> None:
-        if not 0 <= row < len(self.versions):
+        if not 0 <= row < self.list.count():
             self.preview.setPlainText("")
             return
         text = self.text_of(row)
@@ -135,9 +159,10 @@ class SavedVersionsDialog(QDialog):
 
     def _choose(self) -> None:
         row = self.list.currentRow()
-        text = self.text_of(row) if 0 <= row < len(self.versions) else None
+        text = self.text_of(row) if 0 <= row < self.list.count() else None
         if text is not None and text != self.current:
-            self.chosen, self.chosen_text = self.versions[row], text
+            self.chosen, self.chosen_text = self._version(row), text
+            self.chosen_at = self.chosen.at if self.chosen is not None else self.opened[0] if self.opened else None
             self.accept()
 
 

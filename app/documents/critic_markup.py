@@ -252,6 +252,23 @@ def mark_up(before: str, after: str, revisions: Sequence[Revision] = ()) -> str 
     return marked
 
 
+def signed_by(author: str) -> list[Revision]:
+    """What :func:`mark_up` needs to sign every change with ``author``: a text's changes all one person's."""
+    return [Revision(True, author, "")] if author.strip() else []
+
+
+def placements(after: str, marked: str) -> list[tuple[int, int, str]]:
+    """Where each mark of ``marked`` (``after``'s words marked up: :func:`mark_up`) goes into ``after``: the stretch
+    of ``after`` it stands for (its new words; none for a deletion) and the mark itself, in order. Writing each in
+    place of its stretch turns ``after`` into ``marked`` and leaves every word between them as it was."""
+    found, shift = [], 0
+    for mark in marks(marked):
+        start = mark.start - shift
+        found.append((start, start + len(mark.added), marked[mark.start : mark.end]))
+        shift += mark.end - mark.start - len(mark.added)
+    return found
+
+
 def reviewed(accepted: ImportedDocument, before: ImportedDocument) -> ImportedDocument | None:
     """An imported document's text with its tracked changes marked, from its reading with them ``accepted`` and
     its reading ``before`` them; None where :func:`mark_up` cannot mark them."""

@@ -158,8 +158,8 @@ class TrackedChanges(QObject):
         menu.addSeparator()
         menu.addActions(self.actions)
 
-    def add_text_menu(self, menu: QMenu, before: QAction) -> None:
-        """Edit ▸ Tracked Changes: the same four actions, for the changes marked in the text, and All."""
+    def add_text_menu(self, menu: QMenu, before: QAction) -> QMenu:
+        """Edit ▸ Tracked Changes: the same four actions, for the changes marked in the text, and All; the submenu."""
         submenu = QMenu("Tracked C&hanges", menu)
         submenu.setToolTipsVisible(True)
         submenu.addActions(self.actions[1:])
@@ -168,6 +168,7 @@ class TrackedChanges(QObject):
         by_author = submenu.addMenu("By &Author")
         by_author.aboutToShow.connect(lambda: self.in_text.fill_by_author(by_author))
         menu.insertMenu(before, submenu)
+        return submenu
 
     # -- the controller's reports ---------------------------------------------------------------
 

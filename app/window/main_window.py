@@ -47,6 +47,7 @@ from app.window.find_bar import FindBar
 from app.window.focus_mode import FocusMode
 from app.window.formatting import Formatting
 from app.window.headings import GoToHeading
+from app.window.mark_changes import ChangeMarker
 from app.window.notes import Notes
 from app.window.outline import OutlinePanel
 from app.window.panes import PaneKeys
@@ -309,7 +310,7 @@ class MainWindow(ActionStates):
         panel.draft_menu(self.rewrite_menu)
         self.tracked_changes = TrackedChanges(self)  # Rewrite ▸ Show Changes (app/rewrite/tracked_changes.py)
         self.tracked_changes.add_to(self.rewrite_menu)
-        self.tracked_changes.add_text_menu(self.edit_menu, self.rewrap_action)  # Edit ▸ Tracked Changes
+        self.change_marker = ChangeMarker(self, self.tracked_changes.add_text_menu(self.edit_menu, self.rewrap_action))
         self.formatting = Formatting(self, self)  # Format ▸ Bold, Italic, Headings, Lists (Markdown's marks)
         self.menuBar().insertMenu(self.rewrite_menu.menuAction(), self.formatting.menu)
         self.word_choices = WordChoices(self, self.spelling.dictionary, self.rewrite_menu, self.steering.keep_action)
