@@ -63,6 +63,10 @@ and come back. Alt+Return accepts the change the caret is in, Alt+Delete rejects
 Accept All Changes and Reject All Changes settle the rest, and <b>By Author</b> (or a right-click on a change)
 settles every one of one editor's. An export asks what to do with the ones left: Export
 as Word Document can keep them as Word's own tracked changes, each by its author, and a PDF can show them.</p>
+<p>To send your own changes back that way, choose <b>Edit ▸ Tracked Changes ▸ Mark Changes Since…</b> and the
+text to compare with: the text as you opened it, or a version Redraft kept when you saved. Every change since
+(rewrites kept, words typed, paragraphs cut) is marked in the text, signed with your name from Settings ▸
+Documents, as one step for Ctrl+Z; then Export as Word Document keeps them as tracked changes.</p>
 <p>To steer a rewrite, select words inside the passage and press <b>Ctrl+K</b> (Rewrite ▸ Keep Words): they are
 underlined, and a rewrite of the passage keeps them exactly as written (Ctrl+K again unmarks them). The
 underline is not part of your text and is not saved. <b>Rewrite ▸ Length</b> (also in the toolbar) asks for

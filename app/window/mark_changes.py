@@ -118,8 +118,7 @@ class ChangeMarker(QObject):
             cursor.insertText(mark)
         cursor.endEditBlock()
         count = len(placed)
-        signed = f", signed {author}" if author else " (Settings ▸ Documents: your name signs them)"
+        signed = f", signed {author}" if author else " (your name in Settings ▸ Documents signs them)"
         status.showMessage(f"{count} change{'s' if count != 1 else ''} since {since} marked{signed}: Alt+Right "
-                           "steps through them; Export as Word Document keeps them as tracked changes; Ctrl+Z "
-                           "takes the marks out.", 12000)  # fmt: skip
+                           "steps through them, Ctrl+Z takes the marks out.", 12000)  # fmt: skip
         return dialog

@@ -120,7 +120,7 @@ def test_changes_since_a_saved_version_take_in_every_save_after_it(document_wind
     assert settle(marked, accept=False) == MANUSCRIPT
     assert [mark.added for mark in marks(marked)] == ["\nThe storm came.\nThen the rain."]  # from its break
     assert marks(marked)[0].author == ""
-    assert "your name signs them" in window.statusBar().currentMessage()
+    assert "your name in Settings ▸ Documents signs them" in window.statusBar().currentMessage()
 
 
 def test_marking_is_refused_in_words_where_it_cannot_help(document_window) -> None:
