@@ -193,3 +193,19 @@ def test_placements_turn_the_text_into_its_marked_up_self_and_sign_each_change()
     assert "".join(rebuilt) + after[position:] == marked
     assert signed_by("  ") == []
     assert {mark.author for mark in marks(mark_up(before, after, signed_by("")) or "")} == {""}
+
+
+def test_a_rewritten_sentence_is_one_change_and_two_typos_mended_stay_two() -> None:
+    before = ("Every spring she would kneel in the dirt with her hands bare, and she said gloves made her stupid.\n\n"
+              "Teh quick borwn fox.\n")  # fmt: skip
+    after = ("She said she asked her to go home in the house and the girl had a moment, and her to the searched "
+             "away.\n\nThe quick brown fox.\n")  # fmt: skip
+    word_by_word = marks(mark_up(before, after) or "")
+    assert len(word_by_word) == 7  # the sentence's five, with "she", "in the", ", and", "her" kept between
+    whole = marks(mark_up(before, after, whole_rewrites=True) or "")
+    assert [(mark.removed, mark.added) for mark in whole] == [
+        (before.split(".")[0], after.split(".")[0]), ("Teh", "The"), ("borwn", "brown")
+    ]
+    # Never across a paragraph: the last words of one and the first of the next stay two changes.
+    two_paragraphs = ("One two three four.\n\nFive six seven.\n", "One two thirty forty.\n\nFifty sixty seven.\n")
+    assert len(marks(mark_up(*two_paragraphs, whole_rewrites=True) or "")) == 2

@@ -46,6 +46,8 @@ _PAINT = {IN_ADDED: "added", IN_NEW: "added", IN_REMOVED: "removed", IN_OLD: "re
 # What a change's words are compared by, to find whose they are: no spaces, nor the signs Markdown adds.
 _NOT_COMPARED = re.compile(r"[\s\\*_~`]+")
 _EDGES = re.compile(r"^\W+|\W+$")
+_WORD = re.compile(r"\w+(?:['’]\w+)*")
+_KEPT_BETWEEN = 2  # words of a rewritten sentence kept by chance between two of its changes (_rewrites_whole)
 
 
 @dataclass(frozen=True, slots=True)
@@ -225,13 +227,37 @@ def _signed(author: str) -> str:
     return f"{{>>{name}<<}}" if name else ""
 
 
-def mark_up(before: str, after: str, revisions: Sequence[Revision] = ()) -> str | None:
+def _rewrites_whole(before: str, changes: list[Change]) -> list[Change]:
+    """``changes`` with those of one rewritten sentence joined: two changes of two words or more each, with no
+    more than ``_KEPT_BETWEEN`` words and no line break between them, become one. A sentence the model rewrote
+    keeps a "she" or an "in the" of the old one by chance; marked word by word it reads as six changes with
+    those between, where a reader wants the old sentence and the new. A typo mended beside another stays two."""
+    joined: list[Change] = []
+    for change in changes:
+        last = joined[-1] if joined else None
+        if last is not None and _words(last, before) >= 2 and _words(change, before) >= 2:
+            kept = before[last.end : change.start]
+            if "\n" not in kept and len(_WORD.findall(kept)) <= _KEPT_BETWEEN:
+                joined[-1] = Change(last.start, change.end, last.text + kept + change.text)
+                continue
+        joined.append(change)
+    return joined
+
+
+def _words(change: Change, before: str) -> int:
+    """How many words ``change`` touches: those it takes out or those it puts in, whichever are more."""
+    return max(len(_WORD.findall(before[change.start : change.end])), len(_WORD.findall(change.text)))
+
+
+def mark_up(before: str, after: str, revisions: Sequence[Revision] = (), whole_rewrites: bool = False) -> str | None:
     """``before`` with the changes that make ``after`` of it written in as CriticMarkup, each signed with its
-    author where the file's ``revisions`` tell; None where the texts themselves hold the delimiters, so that the
-    marks could not be told from the words."""
+    author where the file's ``revisions`` tell (a file's own changes, marked as they are); with ``whole_rewrites``
+    a rewritten sentence as one change (:func:`_rewrites_whole`). None where the texts themselves hold the
+    delimiters, so that the marks could not be told from the words."""
     parts, position = [], 0
     authors = _Authors(revisions)
-    for change in _changes(before, after):
+    changes = _changes(before, after)
+    for change in _rewrites_whole(before, changes) if whole_rewrites else changes:
         parts.append(before[position : change.start])
         removed = before[change.start : change.end]
         taken_by, put_by = authors.of(removed, change.text)

@@ -103,7 +103,7 @@ class ChangeMarker(QObject):
         window._end_live_span(select_original=False)
         after = editor.plain_text()
         author = window.prefs.author_name
-        marked = mark_up(dialog.chosen_text, after, signed_by(author))
+        marked = mark_up(dialog.chosen_text, after, signed_by(author), whole_rewrites=True)
         if marked is None:
             status.showMessage("That version holds tracked-change signs of its own ({++ …), so its words could not be "
                                "told from marks: nothing was marked.", 8000)  # fmt: skip
