@@ -214,7 +214,7 @@ class MainWindow(ActionStates):
         if self.settings_action.shortcut().isEmpty():
             self.settings_action.setShortcut(QKeySequence("Ctrl+,"))
         self.shortcuts_action = a("&Keyboard Shortcuts", self.show_shortcuts)
-        self.how_action = a("&How Redraft Works", self.show_how_it_works)
+        self.how_action = a("&How Redraft Works", self.show_how_it_works, StandardKey.HelpContents)  # F1
         self.files_action = a("&Where Your Files Are", self.show_files)
         self.about_action = a("&About Redraft", self.show_about)
         self.steering = Steering(self)  # Keep Words, Fill Gaps in Selection, Length, Tone (app/rewrite/steering.py)

@@ -16,6 +16,7 @@ import torch
 from gui_helpers import DOCUMENT, SIGNAL_TIMEOUT_MS, PassRecorder, place_cursor, select
 from PySide6.QtCore import QPoint, Qt, QTimer
 from PySide6.QtGui import QColor, QGuiApplication, QImage
+from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QDialog, QLabel, QToolBar
 
 from app.rewrite.worker import NOISE_WIDTH, Ink, _FrameBuilder
@@ -400,7 +401,7 @@ def test_help_keyboard_shortcuts_lists_every_action_with_its_keys(make_window) -
     assert "Ctrl+R" in text and "Rewrite Selection" in text and "Esc" in text
 
 
-def test_help_how_it_works_and_where_files_are(make_window, monkeypatch, tmp_path: Path) -> None:
+def test_help_how_it_works_and_where_files_are(make_window, monkeypatch, tmp_path: Path, qtbot) -> None:
     monkeypatch.setenv("REDRAFT_HOME", str(tmp_path))
     window = make_window(wait_for_model=False)
     how = window.show_how_it_works().browser.toPlainText()
@@ -412,3 +413,10 @@ def test_help_how_it_works_and_where_files_are(make_window, monkeypatch, tmp_pat
     assert {"&Keyboard Shortcuts", "&How Redraft Works", "&Where Your Files Are", "&About Redraft"} <= set(
         menu_texts
     )
+    window.help_page.close()
+    QApplication.processEvents()
+    assert window.help_page is None
+    window.activateWindow()  # the page had the keys: back to the text, as closing it gives them
+    qtbot.waitUntil(lambda: QApplication.activeWindow() is window)
+    QTest.keyClick(window.editor, Qt.Key.Key_F1)  # F1, as on every desktop: How Redraft Works
+    assert window.help_page is not None and window.help_page.windowTitle().startswith("How Redraft Works")
