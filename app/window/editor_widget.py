@@ -53,8 +53,8 @@ Move = QTextCursor.MoveOperation
 Anchor = QTextCursor.MoveMode.KeepAnchor
 Key = Qt.Key
 StandardKey = QKeySequence.StandardKey
-# Comfortable line length for prose; the text column is centred when the window is wider.
-MAX_COLUMN_CHARACTERS = 84
+# A book's line (60 to 80 characters), measured on a sentence: 84 n's let 105 in. Centred in a wider window.
+COLUMN_CHARACTERS, SAMPLE = 78, "The storm came in from the west just after dusk, and Mara watched it from the lamp."
 _DELETE_MOVES: dict[StandardKey, tuple[Move, ...]] = {
     StandardKey.DeleteStartOfWord: (Move.PreviousWord,),
     StandardKey.DeleteEndOfWord: (Move.NextWord,),
@@ -493,7 +493,7 @@ class RewriteEditor(MarkdownClipboard):
 
     def _center_column(self) -> None:
         """Centre a prose-width column; the margins beside it stay paper."""
-        column = self.fontMetrics().horizontalAdvance("n") * MAX_COLUMN_CHARACTERS + 56
+        column = round(self.fontMetrics().horizontalAdvance(SAMPLE) * COLUMN_CHARACTERS / len(SAMPLE)) + 56
         spare = max(0, self.width() - self.verticalScrollBar().sizeHint().width() - column)
         margins = QMargins(spare // 2, 0, spare - spare // 2, 0)
         if margins != self.viewportMargins():

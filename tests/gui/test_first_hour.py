@@ -420,3 +420,18 @@ def test_help_how_it_works_and_where_files_are(make_window, monkeypatch, tmp_pat
     qtbot.waitUntil(lambda: QApplication.activeWindow() is window)
     QTest.keyClick(window.editor, Qt.Key.Key_F1)  # F1, as on every desktop: How Redraft Works
     assert window.help_page is not None and window.help_page.windowTitle().startswith("How Redraft Works")
+
+
+def test_a_wide_window_sets_prose_at_a_readable_measure(document_window, qtbot) -> None:
+    """On a wide screen (focus mode, a maximised window) the text stands in a centred column whose lines hold
+    about as many characters as a book's, not the 115 a column measured in n's let through."""
+    paragraph = ("The storm came in from the west just after dusk, and Mara watched it from the lamp room, counting "
+                 "the seconds between the flashes and the thunder while the boats ran for the harbour. ") * 4
+    window = document_window(paragraph.strip() + "\n")
+    window.resize(1900, 1000)
+    qtbot.waitUntil(lambda: window.editor.width() > 1200)
+    QApplication.processEvents()
+    layout = window.editor.document().firstBlock().layout()
+    widths = [layout.lineAt(i).textLength() for i in range(layout.lineCount() - 1)]  # the last line runs short
+    assert widths and 66 <= max(widths) <= 84, widths
+    assert window.editor.viewportMargins().left() > 200  # the paper beside the column, both sides
