@@ -75,6 +75,8 @@ class FocusMode(QObject):
             for widget in self._put_aside:
                 widget.show()
             self._put_aside = []
+            if window.statusBar().currentMessage().startswith("Focus mode: "):  # how to leave: it is left
+                window.statusBar().clearMessage()
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         """Esc leaves focus mode where no rewrite would take it."""

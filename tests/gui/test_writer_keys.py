@@ -214,7 +214,9 @@ def test_focus_mode_leaves_the_text_alone_and_every_key_still_works(document_win
     # A panel the writer had closed stays closed after focus mode.
     window.drafts_panel.toggle_action.trigger()
     QTest.keyClick(editor, Qt.Key.Key_F11)
+    assert window.statusBar().currentMessage().startswith("Focus mode: ")
     QTest.keyClick(editor, Qt.Key.Key_F11)
+    assert window.statusBar().currentMessage() == ""  # how to leave it, said no longer once it is left
     assert not window.focus_mode.on and window.menuBar().isVisible() and not window.drafts_panel.isVisible()
 
 
