@@ -137,7 +137,8 @@ headings, lists, quotes, emphasis, links, tables and footnotes; its tracked chan
 accepted, or left out, as you choose when it opens. The file itself is never saved over: Save keeps your work as a
 Markdown file beside it, and Export as Word Document writes a .docx again. Its comments stay where they were made,
 as <code>&lt;!-- Ed: … --&gt;</code> notes, and <b>Edit ▸ Next Note</b> (F8) selects each in turn; exports leave
-notes out, but Export as Word Document offers to put them back as Word comments; what could not come across
+notes out, but Export as Word Document offers to put them back as Word comments. <b>Edit ▸ New Note</b>
+(Ctrl+Alt+M) writes one of your own after the words selected, which goes to Word as your comment; what could not come across
 (pictures) is counted when it opens. A file dragged onto the text opens as Open would open it.</p>
 """
 

@@ -306,7 +306,7 @@ class MainWindow(ActionStates):
         self.view_menu.insertAction(self.view_menu.actions()[2], self.session_goal.action)
         self.edit_menu.insertAction(self.rewrap_action, self.spelling.next_action)  # Edit ▸ Next Misspelling
         self.notes = Notes(self, self)  # Edit ▸ Next Note: <!-- … -->, as Word's comments arrive
-        self.edit_menu.insertAction(self.rewrap_action, self.notes.action)
+        self.edit_menu.insertActions(self.rewrap_action, [self.notes.new_action, self.notes.action])
         panel.draft_menu(self.rewrite_menu)
         self.tracked_changes = TrackedChanges(self)  # Rewrite ▸ Show Changes (app/rewrite/tracked_changes.py)
         self.tracked_changes.add_to(self.rewrite_menu)

@@ -136,6 +136,47 @@ def test_f8_goes_through_the_notes_an_editors_comments_became(document_window, t
     assert editor.plain_text() == "One  two.\n\nNo note here.\n\nThree .\n"
 
 
+def test_ctrl_alt_m_writes_a_note_that_goes_to_word_as_the_writers_comment(document_window, tmp_path,
+                                                                             monkeypatch) -> None:  # fmt: skip
+    from PySide6.QtCore import Qt
+    from PySide6.QtTest import QTest
+    from PySide6.QtWidgets import QMessageBox
+
+    window = document_window("The keeper climbed the stairs every evening.\n", author_name="Ann Lee")
+    editor = window.editor
+    start = editor.plain_text().index("every evening")
+    editor.select_range(start, start + len("every evening"))  # the words the note is about
+    QTest.keyClick(editor, Qt.Key.Key_M, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.AltModifier)
+    marked = "The keeper climbed the stairs every evening<!--  -->.\n"  # after the words
+    assert editor.plain_text() == marked
+    between = editor.textCursor().position()
+    assert between == marked.index(" -->") and not editor.textCursor().hasSelection()
+    editor.undo()  # one step
+    assert editor.plain_text() == "The keeper climbed the stairs every evening.\n"
+    editor.redo()
+    cursor = editor.textCursor()
+    cursor.setPosition(between)
+    editor.setTextCursor(cursor)
+    QTest.keyClicks(editor, "Every single one?")
+    assert editor.plain_text() == "The keeper climbed the stairs every evening<!-- Every single one? -->.\n"
+    assert window.statusBar().currentMessage().startswith("Type the note.")
+    QTest.keyClick(editor, Qt.Key.Key_M, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.AltModifier)
+    assert window.statusBar().currentMessage().startswith("The cursor is inside a note already")
+    monkeypatch.setattr(QMessageBox, "question", lambda *_args: QMessageBox.StandardButton.Yes)
+    target = tmp_path / "for the editor.docx"
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *_args: (str(target), ""))
+    assert window.export_word()
+    sent = docx.Document(str(target))
+    assert [(c.author, c.text) for c in sent.comments] == [("Ann Lee", "Every single one?")]
+    assert [p.text for p in sent.paragraphs] == ["The keeper climbed the stairs every evening."]
+    plain = tmp_path / "plain.txt"
+    plain.write_text("A plain text.\n", encoding="utf-8")
+    assert window.open_path(plain)
+    assert not window.notes.write_new()
+    assert window.statusBar().currentMessage().startswith("Notes are Markdown's")
+    assert editor.plain_text() == "A plain text.\n"
+
+
 def test_an_editors_comments_go_back_to_word_as_comments_when_asked(document_window, tmp_path, monkeypatch) -> None:
     from PySide6.QtWidgets import QMessageBox
 
