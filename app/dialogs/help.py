@@ -138,8 +138,8 @@ accepted, or left out, as you choose when it opens. The file itself is never sav
 Markdown file beside it, and Export as Word Document writes a .docx again. Its comments stay where they were made,
 as <code>&lt;!-- Ed: … --&gt;</code> notes, and <b>Edit ▸ Next Note</b> (F8) selects each in turn; exports leave
 notes out, but Export as Word Document offers to put them back as Word comments. <b>Edit ▸ New Note</b>
-(Ctrl+Alt+M) writes one of your own after the words selected, which goes to Word as your comment; what could not come across
-(pictures) is counted when it opens. A file dragged onto the text opens as Open would open it.</p>
+(Ctrl+Alt+M) writes one of your own after the words selected, which goes to Word as your comment; what could
+not come across (pictures) is counted when it opens. A file dragged onto the text opens as Open would open it.</p>
 """
 
 WELCOME = """
