@@ -16,6 +16,7 @@ from PySide6.QtWidgets import QStatusBar
 
 from app.window.action_states import span_locked
 from app.window.editor_widget import RewriteEditor
+from app.window.live_span import index_at, utf16_length
 from app.window.markdown_highlighter import is_markdown
 
 NOTE = "<!--.*?-->"  # within a paragraph, as comments arrive; QTextDocument.find searches block by block
@@ -57,8 +58,12 @@ class Notes(QObject):
             return False
         at = editor.textCursor().selectionEnd()
         block = editor.document().findBlock(at)
-        inside = at - block.position()
-        if any(m.start() < inside < m.end() for m in re.finditer(NOTE, block.text())):
+        line = block.text()
+        inside = index_at(line, at - block.position())  # Python's characters; Qt counts an emoji as two
+        while 0 < inside < len(line) and line[inside - 1].isalnum() and line[inside].isalnum():
+            inside += 1  # never inside a word: after it
+        at = block.position() + utf16_length(line[:inside])
+        if any(m.start() < inside < m.end() for m in re.finditer(NOTE, line)):
             status.showMessage("The cursor is inside a note already: type there, or put it after the note.", 6000)
             return False
         span = editor.live_span

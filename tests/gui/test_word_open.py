@@ -142,23 +142,23 @@ def test_ctrl_alt_m_writes_a_note_that_goes_to_word_as_the_writers_comment(docum
     from PySide6.QtTest import QTest
     from PySide6.QtWidgets import QMessageBox
 
-    window = document_window("The keeper climbed the stairs every evening.\n", author_name="Ann Lee")
+    window = document_window("The 🗼 keeper climbed the stairs every evening.\n", author_name="Ann Lee")
     editor = window.editor
-    start = editor.plain_text().index("every evening")
-    editor.select_range(start, start + len("every evening"))  # the words the note is about
+    start = editor.plain_text().index("every evening") + 1  # Qt counts the lighthouse as two
+    editor.select_range(start, start + len("every eveni"))  # the words the note is about, the last in part
     QTest.keyClick(editor, Qt.Key.Key_M, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.AltModifier)
-    marked = "The keeper climbed the stairs every evening<!--  -->.\n"  # after the words
+    marked = "The 🗼 keeper climbed the stairs every evening<!--  -->.\n"  # after the words
     assert editor.plain_text() == marked
     between = editor.textCursor().position()
-    assert between == marked.index(" -->") and not editor.textCursor().hasSelection()
+    assert between == marked.index(" -->") + 1 and not editor.textCursor().hasSelection()
     editor.undo()  # one step
-    assert editor.plain_text() == "The keeper climbed the stairs every evening.\n"
+    assert editor.plain_text() == "The 🗼 keeper climbed the stairs every evening.\n"
     editor.redo()
     cursor = editor.textCursor()
     cursor.setPosition(between)
     editor.setTextCursor(cursor)
     QTest.keyClicks(editor, "Every single one?")
-    assert editor.plain_text() == "The keeper climbed the stairs every evening<!-- Every single one? -->.\n"
+    assert editor.plain_text() == "The 🗼 keeper climbed the stairs every evening<!-- Every single one? -->.\n"
     assert window.statusBar().currentMessage().startswith("Type the note.")
     QTest.keyClick(editor, Qt.Key.Key_M, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.AltModifier)
     assert window.statusBar().currentMessage().startswith("The cursor is inside a note already")
@@ -168,7 +168,7 @@ def test_ctrl_alt_m_writes_a_note_that_goes_to_word_as_the_writers_comment(docum
     assert window.export_word()
     sent = docx.Document(str(target))
     assert [(c.author, c.text) for c in sent.comments] == [("Ann Lee", "Every single one?")]
-    assert [p.text for p in sent.paragraphs] == ["The keeper climbed the stairs every evening."]
+    assert [p.text for p in sent.paragraphs] == ["The 🗼 keeper climbed the stairs every evening."]
     plain = tmp_path / "plain.txt"
     plain.write_text("A plain text.\n", encoding="utf-8")
     assert window.open_path(plain)
