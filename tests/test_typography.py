@@ -1,4 +1,4 @@
-"""Quotation marks as the document has them (model/edit/typography.py), and a rewrite's drafts given them
+"""Quotation marks, dashes and the spaces between sentences as the document has them (model/edit/typography.py), and a rewrite's drafts given them
 (model/edit/shape.py): curly in a document of curly marks, straight in one of straight marks."""
 
 from __future__ import annotations
@@ -7,7 +7,15 @@ import pytest
 
 from model import EditRequest
 from model.edit.shape import shape_request
-from model.edit.typography import dash_style, elided_opening, quote_style, with_dashes, with_quotes
+from model.edit.typography import (
+    dash_style,
+    elided_opening,
+    quote_style,
+    sentence_spacing,
+    with_dashes,
+    with_quotes,
+    with_spacing,
+)
 
 
 @pytest.mark.parametrize(
@@ -88,3 +96,26 @@ def test_the_word_typed_after_an_opening_mark_says_whether_it_was_an_apostrophe(
     assert elided_opening("the ‘90s") == 4 and elided_opening("‘n’") == 0
     for typed in ("‘emerald", "‘tisane", "x‘tis", "‘123", "‘Yes", "'tis"):
         assert elided_opening(typed) is None, typed
+
+
+def test_the_spaces_between_sentences_are_the_documents() -> None:
+    one = "The storm came in. Mara watched it. \"Go,\" she said. She kept the light."
+    two = "The storm came in.  Mara watched it.  She kept the light."
+    assert sentence_spacing(one) == "single" and sentence_spacing(two) == "double"
+    assert sentence_spacing("Mr. Smith came.  He sat. She left.") == ""  # mixed: left as it is
+    assert sentence_spacing("One sentence only.") == ""
+    draft = 'I want to go.  "Don\'t,"  she said.\n  An indented line, and a break at the end  \nafter it.'
+    assert with_spacing(draft, "single") == 'I want to go. "Don\'t," she said.\n  An indented line, and a break ' \
+                                            "at the end  \nafter it."  # fmt: skip
+    assert with_spacing(draft, "double") == draft and with_spacing(draft, "") == draft
+
+
+@pytest.mark.parametrize("mode", ["rewrite", "fill"])
+def test_a_drafts_spaces_between_sentences_are_the_documents(mode: str) -> None:
+    span = "She was sad." if mode == "rewrite" else None
+    single = EditRequest(mode=mode, prefix="The storm came in. Mara watched it. She kept the light. ",
+                         suffix=" The boat came. It sank.", span=span)  # fmt: skip
+    assert "happy. \"I want" in shape_request(single)[1].restore('She was happy.  "I want to go,"  she said')
+    double = EditRequest(mode=mode, prefix="The storm came in.  Mara watched it.  She kept the light.  ",
+                         suffix="  The boat came.  It sank.", span=span)  # fmt: skip
+    assert "happy.  \"I want" in shape_request(double)[1].restore('She was happy.  "I want to go,"  she said')

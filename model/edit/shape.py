@@ -23,7 +23,17 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from model.edit.request import EditRequest
-from model.edit.typography import DashStyle, QuoteStyle, dash_style, quote_style, with_dashes, with_quotes
+from model.edit.typography import (
+    DashStyle,
+    QuoteStyle,
+    SpacingStyle,
+    dash_style,
+    quote_style,
+    sentence_spacing,
+    with_dashes,
+    with_quotes,
+    with_spacing,
+)
 from model.edit.wrapping import (
     LINE_BREAK,
     LINE_MARKER_PATTERN,
@@ -85,11 +95,13 @@ class Shape:
     quotes: QuoteStyle = ""
     quote_before: str = ""
     dashes: DashStyle = ""  # and how it writes a dash: — or --
+    spacing: SpacingStyle = ""  # and how many spaces it leaves between sentences
 
     def restore(self, text: str) -> str:
-        """A candidate's new text with the edges and the ending put back, its quotation marks and dashes the
-        document's."""
+        """A candidate's new text with the edges and the ending put back, its quotation marks, dashes and spaces
+        the document's."""
         text = with_dashes(with_quotes(text, self.quotes, self.quote_before), self.dashes)
+        text = with_spacing(text, self.spacing)
         if self.strip:
             text = text.strip()
         if self.in_paragraph:
@@ -133,11 +145,11 @@ def shape_request(request: EditRequest) -> tuple[EditRequest, Shape]:
     inner, shape = _shape_edges(request)
     if request.mode == "gaps":  # the text around the gaps is the writer's, marks and all
         return inner, shape
-    context = request.prefix[-QUOTE_CONTEXT_CHARS:] + request.suffix[:QUOTE_CONTEXT_CHARS]
-    quotes, dashes = quote_style(context), dash_style(context)
-    if not quotes and not dashes:
+    context = request.prefix[-QUOTE_CONTEXT_CHARS:] + "\n" + request.suffix[:QUOTE_CONTEXT_CHARS]  # no gap across
+    quotes, dashes, spacing = quote_style(context), dash_style(context), sentence_spacing(context)
+    if not quotes and not dashes and not spacing:
         return inner, shape
-    return inner, replace(shape, quotes=quotes, quote_before=inner.prefix[-1:], dashes=dashes)
+    return inner, replace(shape, quotes=quotes, quote_before=inner.prefix[-1:], dashes=dashes, spacing=spacing)
 
 
 def _shape_edges(request: EditRequest) -> tuple[EditRequest, Shape]:

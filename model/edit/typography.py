@@ -7,7 +7,9 @@ kind from the text around an edit (only where it is plain: two marks or more, ne
 opening after a space, a line's start, an opening bracket or dash; closing after a word or punctuation; an
 apostrophe inside a word (don’t), before a year ('90s → ’90s) or opening a word it shortens ('Tis → ’Tis,
 rock 'n' roll → rock ’n’ roll). :func:`dash_style` and :func:`with_dashes` do
-the same for dashes. Nothing here needs torch or Qt.
+the same for dashes, and :func:`sentence_spacing` and :func:`with_spacing` for the spaces between sentences: a
+model trained on typewritten books writes two after a full stop now and then, which a text of one space each
+should not get. Nothing here needs torch or Qt.
 """
 
 from __future__ import annotations
@@ -17,9 +19,13 @@ from typing import Literal
 
 QuoteStyle = Literal["curly", "straight", ""]
 DashStyle = Literal["em", "hyphens", ""]
+SpacingStyle = Literal["single", "double", ""]
 EM_DASH = "—"
 HYPHENS = "--"
 TWO_HYPHENS = re.compile(r"(?<!-)--(?!-)")  # not a Markdown rule's three
+# A sentence's end and the spaces after it, before the next one's first letter (or its opening mark).
+SENTENCE_GAP = re.compile(r"[.!?][\"'”’)\]]? +(?=[\"'“‘(\[]?[A-Z])")
+EXTRA_SPACES = re.compile(r"(?<=\S)  +(?=\S)")  # inside a line: not its indent, nor Markdown's break at its end
 CURLY = "‘’“”"
 STRAIGHT = "'\""
 TO_STRAIGHT = str.maketrans("‘’“”", "''\"\"")
@@ -99,3 +105,21 @@ def with_dashes(text: str, style: DashStyle) -> str:
     if style == "hyphens":
         return text.replace(EM_DASH, HYPHENS)
     return text
+
+
+def sentence_spacing(context: str) -> SpacingStyle:
+    """How many spaces ``context`` leaves between sentences: "single", "double", or "" where it mixes both or has
+    too few sentences to tell (the same four to one as the quotation marks)."""
+    gaps = [match.group().count(" ") for match in SENTENCE_GAP.finditer(context)]
+    single, double = gaps.count(1), len(gaps) - gaps.count(1)
+    if single >= MIN_MARKS and single >= DOMINANCE * double:
+        return "single"
+    if double >= MIN_MARKS and double >= DOMINANCE * single:
+        return "double"
+    return ""
+
+
+def with_spacing(text: str, style: SpacingStyle) -> str:
+    """``text`` with one space wherever it has more inside a line, in a text of ``style`` "single" (others are
+    left: a double-spaced text's writer spaces as they please, and "Mr. Smith" is no sentence's end)."""
+    return EXTRA_SPACES.sub(" ", text) if style == "single" else text
