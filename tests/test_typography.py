@@ -1,5 +1,6 @@
-"""Quotation marks, dashes and the spaces between sentences as the document has them (model/edit/typography.py), and a rewrite's drafts given them
-(model/edit/shape.py): curly in a document of curly marks, straight in one of straight marks."""
+"""Quotation marks, dashes and the spaces between sentences as the document has them (model/edit/typography.py),
+and a rewrite's drafts given them (model/edit/shape.py): curly in a document of curly marks, straight in one of
+straight marks, one space after a full stop where the document leaves one."""
 
 from __future__ import annotations
 
