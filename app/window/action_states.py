@@ -140,6 +140,17 @@ class ActionStates(HelpPages):
             entry.setText(action.text() + (f"\t{keys}" if keys else ""))
             entry.triggered.disconnect()
             entry.triggered.connect(action.trigger)
+        # While a rewrite is open, what it waits for comes first: a draft's Accept, Reject and the others, or Cancel.
+        phase = self.editor.phase
+        if phase is Phase.REVIEW:
+            first = [self.accept_action, self.reject_action, self.regenerate_action, self.previous_action,
+                     self.next_action]  # fmt: skip
+        else:
+            first = [self.cancel_action] if phase is Phase.DEVELOPING else []
+        if first and menu.actions():  # Qt's Copy and Select All are always there
+            top = menu.actions()[0]
+            menu.insertActions(top, first)
+            menu.insertSeparator(top)
 
     def undo_in_place(self, undo: bool = True) -> None:
         """Undo (or redo) with the caret left where the text changed: Qt put it at the top of the document

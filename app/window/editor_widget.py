@@ -471,16 +471,15 @@ class RewriteEditor(MarkdownClipboard):
             super().cut()
 
     def contextMenuEvent(self, event: QContextMenuEvent) -> None:
-        if self._span is None:
-            menu = self.createStandardContextMenu(event.pos())
-            for extra in self.context_menu_extras:
-                extra(menu, self.cursorForPosition(event.pos()))
-            menu.exec(event.globalPos())
-            return
-        # While a span develops, offer only what cannot bypass the lock.
-        menu = QMenu(self)
-        menu.addAction("Copy", self.copy).setEnabled(self.textCursor().hasSelection())
-        menu.addAction("Select All", self.selectAll)
+        menu = self.createStandardContextMenu(event.pos())
+        for entry in menu.actions() if self._span is not None else []:  # Qt's own would reach past the span's lock
+            if entry.objectName() in ("edit-delete", "edit-undo", "edit-redo"):
+                menu.removeAction(entry)
+            elif entry.objectName() == "edit-cut":  # Paste is the editor's own already (insertFromMimeData)
+                entry.triggered.disconnect()
+                entry.triggered.connect(self.cut)
+        for extra in self.context_menu_extras:  # each leaves the span alone (the window's Accept, Reject… on it)
+            extra(menu, self.cursorForPosition(event.pos()))
         menu.exec(event.globalPos())
 
     # -- layout ---------------------------------------------------------------------------------

@@ -241,8 +241,9 @@ class Spelling(QObject):
 
     def offer(self, menu: QMenu, cursor: QTextCursor) -> None:
         """Put the dictionary's words for the misspelled word under the pointer at the top of ``menu``."""
-        if not self.action.isChecked():
-            return
+        span = self.window.editor.live_span
+        if not self.action.isChecked() or span is not None and span.touches(cursor.position(), cursor.position()):
+            return  # a rewrite's words are the model's until accepted: nothing of them is replaced from here
         self.wait_loaded()
         block, at = cursor.block(), cursor.positionInBlock()
         # The word under the pointer, even the one the caret ends (a right-click does not move the caret).

@@ -307,3 +307,56 @@ def test_a_letter_at_a_waiting_drafts_edge_is_refused_and_enter_there_still_acce
         )
     QTest.keyClick(editor, Qt.Key.Key_Return)
     assert window.run is None and draft in editor.plain_text()
+
+
+def _right_click(editor, position: int, answer) -> None:
+    """Right-click at ``position`` (a Qt position); ``answer`` gets the menu while it is up, and closes it."""
+    at = editor.textCursor()
+    at.setPosition(position)
+    place = editor.cursorRect(at).center()
+
+    def in_menu() -> None:
+        menu = QApplication.activePopupWidget()
+        answer(menu)
+        menu.close()
+
+    QTimer.singleShot(0, in_menu)
+    editor.contextMenuEvent(QContextMenuEvent(QContextMenuEvent.Reason.Mouse, place, editor.mapToGlobal(place)))
+
+
+def test_a_right_click_while_a_draft_waits_offers_its_keys_and_the_edit_menu_reaching_past_it_only(
+    document_window, qtbot
+) -> None:
+    text = "The lighthouse keeper climbed the stairs every evening.\nShe wrote the lettr twice, then walked.\n"
+    window = document_window(text)
+    editor = window.editor
+    select(window, SPAN)
+    window.rewrite_selection()
+    finish(qtbot, window)
+    start, end = editor.live_range()
+    draft = editor.text_between(start, end)
+    seen: dict[str, list[str]] = {}
+
+    def read(name: str):
+        return lambda menu: seen.setdefault(name, [a.text().split("\t")[0] for a in menu.actions()])
+
+    # Every line read as one misspelled word: the draft's words would be offered "mended" but for the span's lock.
+    window.spelling.misspellings = lambda text, _at, hold_typed=True: [(0, len(text))]
+    _right_click(editor, start + 2, read("in the draft"))
+    assert seen["in the draft"][:5] == ["&Accept", "Re&ject", "Re&generate", "&Previous Candidate", "&Next Candidate"]
+    assert "Cu&t" in seen["in the draft"] and "&Copy" in seen["in the draft"]
+    assert not {"&Undo", "&Redo", "Delete"} & set(seen["in the draft"])  # they would reach past the draft's lock
+    assert not any(entry.startswith("Add “") for entry in seen["in the draft"])  # its words are the model's yet
+    misspelled = editor.plain_text().index("lettr") + 2
+    _right_click(editor, misspelled, read("elsewhere"))
+    assert any(entry.startswith("Add “She wrote") for entry in seen["elsewhere"])  # beyond the draft, as ever
+
+    def accept_from_menu(menu) -> None:
+        next(a for a in menu.actions() if a.text().startswith("&Accept")).trigger()
+
+    editor.select_range(start, start + 3)  # the draft's first letters selected: Cut refuses them
+    _right_click(editor, start + 1, lambda menu: next(a for a in menu.actions() if a.objectName() == "edit-cut")
+                 .trigger())  # fmt: skip
+    assert editor.text_between(start, end) == draft and window.run is not None
+    _right_click(editor, start + 1, accept_from_menu)
+    assert window.run is None and editor.plain_text() == text.replace(SPAN, draft, 1)
