@@ -21,7 +21,7 @@ from PySide6.QtGui import QAction, QTextCursor
 from PySide6.QtWidgets import QDialog, QMenu, QStatusBar
 
 from app.dialogs.saved_versions import SavedVersionsDialog, when_saved
-from app.documents.critic_markup import mark_up, marks, placements, signed_by
+from app.documents.critic_markup import mark_up, marks, placements, settle, signed_by
 from app.documents.saved_versions import SavedVersion, SavedVersions, digest_of
 from app.settings import Preferences
 from app.window.editor_widget import RewriteEditor
@@ -33,8 +33,8 @@ EXPLANATION = (
     "tracked changes with File ▸ Export as Word Document. One step for Ctrl+Z."
 )
 HOLDS_MARKS = (
-    "The text already holds tracked changes to decide: accept or reject them first (Edit ▸ Tracked Changes), then "
-    "mark yours."
+    "The text holds another's tracked changes to decide: accept or reject them first (Edit ▸ Tracked Changes), "
+    "then mark yours."
 )
 
 
@@ -80,20 +80,25 @@ class ChangeMarker(QObject):
         self.opened = (datetime.now(), self.window.editor.plain_text())
 
     def mark(self) -> SavedVersionsDialog | None:
-        """Ask since which text, then mark the changes since it; the dialog (None where nothing was asked)."""
+        """Ask since which text, then mark the changes since it; the dialog (None where nothing was asked). Marks the
+        writer made so before (signed with their name, or unsigned) are taken in and marked again with the rest;
+        another's marks are theirs to decide first."""
         window, editor = self.window, self.window.editor
         status = window.statusBar()
+        author = window.prefs.author_name
         current = window.saved_text()
-        if marks(current):
+        earlier = marks(current)
+        if any(mark.author not in ("", author) for mark in earlier):  # unsigned: marked before a name was set
             status.showMessage(HOLDS_MARKS, 8000)
             return None
+        made = settle(current, accept=True)  # the text as the writer has made it, their earlier marks made
         versions: list[SavedVersion] = window.saved_versions.versions(window.path) if window.path is not None else []
-        now = digest_of(current)
-        if self.opened[1] == current and all(version.digest == now for version in versions):
+        now = digest_of(made)
+        if self.opened[1] == made and all(version.digest == now for version in versions):
             status.showMessage("Nothing to mark: the text is as you opened it.", 6000)
             return None
         name = window.path.name if window.path is not None else "this text"
-        dialog = SavedVersionsDialog(name, versions, current, editor.font(), editor, opened=self.opened,
+        dialog = SavedVersionsDialog(name, versions, made, editor.font(), editor, opened=self.opened,
                                      verb="Mark Changes", explanation=EXPLANATION)  # fmt: skip
         dialog.setWindowTitle(f"Mark the changes to {name} since…")
         if dialog.exec() != QDialog.DialogCode.Accepted or dialog.chosen_at is None:
@@ -101,24 +106,30 @@ class ChangeMarker(QObject):
         since = (f"you opened it ({when_saved(dialog.chosen_at)})" if dialog.chosen is None
                  else f"the version saved {when_saved(dialog.chosen_at)}")  # fmt: skip
         window._end_live_span(select_original=False)
-        after = editor.plain_text()
-        author = window.prefs.author_name
-        marked = mark_up(dialog.chosen_text, after, signed_by(author), whole_rewrites=True)
+        current = editor.plain_text()
+        earlier, made = marks(current), settle(current, accept=True)
+        marked = mark_up(dialog.chosen_text, made, signed_by(author), whole_rewrites=True)
         if marked is None:
             status.showMessage("That version holds tracked-change signs of its own ({++ …), so its words could not be "
                                "told from marks: nothing was marked.", 8000)  # fmt: skip
             return dialog
-        placed = placements(after, marked)
-        where = qt_ranges(after, [(start, end) for start, end, _mark in placed])
         cursor = QTextCursor(editor.document())
-        cursor.beginEditBlock()  # one undo step; from the end, so each place is where it was read
-        for (start, end), (_start, _end, mark) in zip(reversed(where), reversed(placed), strict=True):
-            cursor.setPosition(start)
-            cursor.setPosition(end, QTextCursor.MoveMode.KeepAnchor)
-            cursor.insertText(mark)
+        cursor.beginEditBlock()  # one undo step; each pass from the end, so each place is where it was read
+        _replace(cursor, qt_ranges(current, [(m.start, m.end) for m in earlier]), [m.added for m in earlier])
+        placed = placements(made, marked)
+        _replace(cursor, qt_ranges(made, [(start, end) for start, end, _mark in placed]), [m for *_, m in placed])
         cursor.endEditBlock()
         count = len(placed)
         signed = f", signed {author}" if author else " (your name in Settings ▸ Documents signs them)"
         status.showMessage(f"{count} change{'s' if count != 1 else ''} since {since} marked{signed}: Alt+Right "
                            "steps through them, Ctrl+Z takes the marks out.", 12000)  # fmt: skip
         return dialog
+
+
+def _replace(cursor: QTextCursor, where: list[tuple[int, int]], texts: list[str]) -> None:
+    """Each stretch ``where`` (Qt positions, in order) replaced by its text, from the last: the places before it
+    are where they were read."""
+    for (start, end), text in zip(reversed(where), reversed(texts), strict=True):
+        cursor.setPosition(start)
+        cursor.setPosition(end, QTextCursor.MoveMode.KeepAnchor)
+        cursor.insertText(text)

@@ -133,3 +133,27 @@ def test_marking_is_refused_in_words_where_it_cannot_help(document_window) -> No
     assert window.change_marker.mark() is None  # nothing changed since it was opened
     assert window.statusBar().currentMessage() == "Nothing to mark: the text is as you opened it."
     assert window.editor.plain_text() == "The keeper climbed.\n"
+
+
+def test_marking_again_takes_in_the_writers_earlier_marks(document_window, tmp_path: Path) -> None:
+    manuscript = tmp_path / "manuscript.md"
+    manuscript.write_text(MANUSCRIPT, encoding="utf-8")
+    window = document_window(author_name="Maya Ruiz")
+    assert window.open_path(manuscript)
+    replace_words(window, "stairs", "steps")
+    answer_since(0, [])
+    window.change_marker.action.trigger()
+    once = window.editor.plain_text()
+    assert [mark.added for mark in marks(once)] == ["steps"]
+    type_at_end(window, "\nA ship came in.\n")  # more written after the marks
+    seen: list[SavedVersionsDialog] = []
+    answer_since(0, seen)
+    window.change_marker.action.trigger()
+    again = window.editor.plain_text()
+    assert [(mark.removed, mark.added, mark.author) for mark in marks(again)] == [
+        ("stairs", "steps", "Maya Ruiz"), ("", "\n\nA ship came in.", "Maya Ruiz")
+    ]
+    assert settle(again, accept=False) == MANUSCRIPT and "{++" not in settle(again, accept=True)
+    assert "2 changes since you opened it" in window.statusBar().currentMessage()
+    window.editor.undo()  # one step back: the first marks and the words typed after them
+    assert window.editor.plain_text() == once + "\nA ship came in.\n"
