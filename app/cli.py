@@ -29,7 +29,7 @@ from pathlib import Path
 from app.command_line.edit_commands import EXIT_ERROR, EXIT_OK, FILL_TOKENS
 
 EXIT_USAGE = 2
-SUBCOMMANDS = ("fill", "rewrite", "words", "doctor", "edit", "model")
+SUBCOMMANDS = ("fill", "rewrite", "words", "compare", "doctor", "edit", "model")
 DOCUMENT_HELP = "a UTF-8 text or Markdown file (a .docx, .doc, .odt or .rtf is read as Markdown, as File > Open does)"
 
 
@@ -154,6 +154,13 @@ def build_parser() -> argparse.ArgumentParser:
     words.add_argument("--json", action="store_true", help="one JSON line: the word, its offsets and each choice")
     _model_options(words)
 
+    compare = commands.add_parser(
+        "compare", help="print a file with the changes since an earlier version marked as tracked changes"
+    )
+    compare.add_argument("before", type=Path, help="the earlier version: " + DOCUMENT_HELP)
+    compare.add_argument("after", type=Path, help="the version as it is now, printed with the changes marked")
+    compare.add_argument("--author", default="", help="the name each change is signed with ({>>NAME<<})")
+
     commands.add_parser("doctor", help="check whether a model fits this machine (see redraft doctor --help)")
     commands.add_parser("model", help="list, download or remove models (see redraft model --help)")
     return parser
@@ -186,10 +193,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         from app.gui import run_editor  # Qt only for the editor
 
         return run_editor(model_spec=getattr(args, "model", None), file=getattr(args, "file", None))
-    from app.command_line.edit_commands import edit_file, fill_json, stdout_bytes, words_file
+    from app.command_line.edit_commands import compare_files, edit_file, fill_json, stdout_bytes, words_file
     from model.errors import RedraftError, RequestError
 
     try:
+        if args.command == "compare":
+            return compare_files(args)
         if args.command == "words":
             if args.count < 1:
                 raise RequestError(f"--count must be at least 1, got {args.count}")

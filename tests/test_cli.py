@@ -484,3 +484,17 @@ def test_words_refuses_an_offset_off_any_word_in_words(tmp_path: Path, at: str, 
     done = redraft("words", str(path), "--at", at)
     assert done.returncode == 1 and done.stdout == ""
     assert done.stderr.startswith(f"redraft: {words}"), done.stderr
+
+
+def test_compare_prints_the_later_version_with_the_changes_since_the_earlier_marked(tmp_path: Path) -> None:
+    before, after = tmp_path / "sent.md", tmp_path / "mine.md"
+    before.write_text("The keeper climbed the stairs.\n\nHe lit the lamp. The sea was calm.\n", encoding="utf-8")
+    after.write_text("The old keeper climbed the steps.\n\nThe sea was calm.\n", encoding="utf-8")
+    done = redraft("compare", str(before), str(after), "--author", "Ann Lee")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == ("The {++old ++}{>>Ann Lee<<}keeper climbed the {~~stairs~>steps~~}{>>Ann Lee<<}.\n\n"
+                           "{--He lit the lamp. --}{>>Ann Lee<<}The sea was calm.\n")  # fmt: skip
+    after.write_text("He wrote {++this++} himself.\n", encoding="utf-8")
+    refused = redraft("compare", str(before), str(after))
+    assert refused.returncode == 1 and refused.stdout == ""
+    assert refused.stderr.startswith("redraft: a version holds CriticMarkup's own signs")

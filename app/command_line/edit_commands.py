@@ -306,6 +306,26 @@ def words_file(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def compare_files(args: argparse.Namespace) -> int:
+    """``redraft compare BEFORE AFTER``: AFTER with every change since BEFORE marked as CriticMarkup
+    ({~~old~>new~~}, {++added++}, {--removed--}), each signed ``--author``, as Edit ▸ Tracked Changes ▸ Mark Changes
+    Since… marks them (a sentence rewritten whole is one change); the editor reviews them and a Word export keeps
+    them as tracked changes. Nothing is written to either file."""
+    from app.documents.critic_markup import mark_up, marks, signed_by
+    from model.errors import RequestError
+
+    before, _bom = _read_document(args.before)
+    after, _bom = _read_document(args.after)
+    marked = None if marks(before) or marks(after) else mark_up(before, after, signed_by(args.author), True)
+    if marked is None:
+        raise RequestError("a version holds CriticMarkup's own signs ({++ {-- {~~), so changes could not be told "
+                           "from its words")  # fmt: skip
+    out = stdout_bytes()
+    out.write(marked.encode("utf-8"))
+    out.flush()
+    return EXIT_OK
+
+
 class PassDisplay:
     """Shows each pass on stderr: accepted text in ink, the rest as dim noise (one line per pass off a TTY)."""
 

@@ -108,7 +108,8 @@ class ChangeMarker(QObject):
         window._end_live_span(select_original=False)
         current = editor.plain_text()
         earlier, made = marks(current), settle(current, accept=True)
-        marked = mark_up(dialog.chosen_text, made, signed_by(author), whole_rewrites=True)
+        base = dialog.chosen_text
+        marked = None if marks(base) else mark_up(base, made, signed_by(author), whole_rewrites=True)
         if marked is None:
             status.showMessage("That version holds tracked-change signs of its own ({++ …), so its words could not be "
                                "told from marks: nothing was marked.", 8000)  # fmt: skip

@@ -133,6 +133,13 @@ def test_marking_is_refused_in_words_where_it_cannot_help(document_window) -> No
     assert window.change_marker.mark() is None  # nothing changed since it was opened
     assert window.statusBar().currentMessage() == "Nothing to mark: the text is as you opened it."
     assert window.editor.plain_text() == "The keeper climbed.\n"
+    window.editor.setPlainText("The keeper {++quickly ++}climbed.\n")  # opened with a change still marked
+    window.change_marker.remember()
+    window.editor.setPlainText("The keeper quickly climbed the stairs.\n")  # decided, and written on
+    answer_since(0, [])
+    window.change_marker.action.trigger()
+    assert window.statusBar().currentMessage().startswith("That version holds tracked-change signs of its own")
+    assert window.editor.plain_text() == "The keeper quickly climbed the stairs.\n"  # nothing marked, nothing lost
 
 
 def test_marking_again_takes_in_the_writers_earlier_marks(document_window, tmp_path: Path) -> None:
