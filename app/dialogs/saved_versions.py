@@ -1,5 +1,6 @@
 """File ▸ Saved Versions…: the versions of this file that Redraft kept when it saved (app/documents/saved_versions.py),
-newest first, each read in a preview; Restore puts one in the editor as one undo step, to keep with Save."""
+newest first, each read in a preview; Restore puts one in the editor as one undo step, to keep with Save. The same
+list, the text as opened first, is where Edit ▸ Tracked Changes ▸ Mark Changes Since… chooses (mark_changes.py)."""
 
 from __future__ import annotations
 
