@@ -473,7 +473,7 @@ class RewriteEditor(MarkdownClipboard):
     def contextMenuEvent(self, event: QContextMenuEvent) -> None:
         menu = self.createStandardContextMenu(event.pos())
         for entry in menu.actions() if self._span is not None else []:  # Qt's own would reach past the span's lock
-            if entry.objectName() in ("edit-delete", "edit-undo", "edit-redo"):
+            if entry.objectName() in ("edit-delete", "edit-undo", "edit-redo") or entry.menu() is not None:
                 menu.removeAction(entry)
             elif entry.objectName() == "edit-cut":  # Paste is the editor's own already (insertFromMimeData)
                 entry.triggered.disconnect()
