@@ -157,10 +157,12 @@ revisions = st.lists(st.builds(Revision, st.booleans(), st.sampled_from(["", "An
 
 
 @settings(max_examples=300, deadline=None)
-@given(words, words, revisions)
-def test_any_two_versions_mark_up_into_a_text_that_settles_to_each(before_words, after_words, said) -> None:
+@given(words, words, revisions, st.booleans())
+def test_any_two_versions_mark_up_into_a_text_that_settles_to_each(before_words, after_words, said, whole) -> None:
     before, after = "".join(before_words), "".join(after_words)
-    marked = mark_up(before, after, said)  # signed as the file's changes, however unlike the texts, let them be
+    # Signed as the file's changes, however unlike the texts; ``whole``: a rewritten sentence's joined, as Mark
+    # Changes Since marks them.
+    marked = mark_up(before, after, said, whole_rewrites=whole)
     if marked is None:  # refused, never mangled: only where the texts hold the delimiters' characters themselves
         assert set("{}~") & set(before + after)
         return
