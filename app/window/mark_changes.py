@@ -55,8 +55,6 @@ class MarkingWindow(Protocol):
 
     def saved_text(self) -> str: ...
 
-    def _end_live_span(self, select_original: bool = True) -> None: ...
-
     def statusBar(self) -> QStatusBar: ...
 
 
@@ -86,6 +84,10 @@ class ChangeMarker(QObject):
         window, editor = self.window, self.window.editor
         status = window.statusBar()
         author = window.prefs.author_name
+        if editor.live_span is not None:  # its draft is no change yet, nor is it to be dropped unasked
+            status.showMessage("A rewrite is open: accept or reject its draft first (Enter or Esc), then mark your "
+                               "changes.", 8000)  # fmt: skip
+            return None
         current = window.saved_text()
         earlier = marks(current)
         if any(mark.author not in ("", author) for mark in earlier):  # unsigned: marked before a name was set
@@ -105,7 +107,6 @@ class ChangeMarker(QObject):
             return dialog
         since = (f"you opened it ({when_saved(dialog.chosen_at)})" if dialog.chosen is None
                  else f"the version saved {when_saved(dialog.chosen_at)}")  # fmt: skip
-        window._end_live_span(select_original=False)
         current = editor.plain_text()
         earlier, made = marks(current), settle(current, accept=True)
         base = dialog.chosen_text

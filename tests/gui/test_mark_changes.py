@@ -12,6 +12,7 @@ from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QTextCursor
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QFileDialog
+from test_rewrite import finish
 from test_saved_versions_window import type_at_end
 from test_word_open import answering
 
@@ -123,7 +124,14 @@ def test_changes_since_a_saved_version_take_in_every_save_after_it(document_wind
     assert "your name in Settings ▸ Documents signs them" in window.statusBar().currentMessage()
 
 
-def test_marking_is_refused_in_words_where_it_cannot_help(document_window) -> None:
+def test_marking_is_refused_in_words_where_it_cannot_help(document_window, qtbot) -> None:
+    window = document_window("The keeper climbed the stairs.\n")
+    window.editor.select_range(4, 10)
+    window.rewrite_selection()
+    finish(qtbot, window)  # a draft waits: it is no change yet, and marking does not drop it unasked
+    assert window.change_marker.mark() is None and window.run is not None
+    assert window.statusBar().currentMessage().startswith("A rewrite is open: accept or reject its draft first")
+    window.reject_rewrite()
     window = document_window("The keeper {++quickly ++}{>>Ed<<}climbed.\n")
     window.change_marker.remember()
     assert window.change_marker.mark() is None
