@@ -42,15 +42,22 @@ TYPED_ELISION = re.compile(r"(?:^|(?<=[" + re.escape(OPENS_AFTER) + r"]))‘(?=(
                            + r"|\d\d(?:s)?)$)", re.IGNORECASE)  # fmt: skip
 
 
+def _plain(one: int, other: int) -> int:
+    """Which of two kinds a text plainly uses, from how often it uses each: 1 or 2, or 0 where it mixes both or
+    has too few to tell."""
+    if one >= MIN_MARKS and one >= DOMINANCE * other:
+        return 1
+    if other >= MIN_MARKS and other >= DOMINANCE * one:
+        return 2
+    return 0
+
+
 def quote_style(context: str) -> QuoteStyle:
     """The kind of quotation marks ``context`` uses, or "" where it mixes both or has too few to tell."""
     curly = sum(context.count(mark) for mark in CURLY)
     straight = sum(context.count(mark) for mark in STRAIGHT)
-    if curly >= MIN_MARKS and curly >= DOMINANCE * straight:
-        return "curly"
-    if straight >= MIN_MARKS and straight >= DOMINANCE * curly:
-        return "straight"
-    return ""
+    kinds: tuple[QuoteStyle, ...] = ("", "curly", "straight")
+    return kinds[_plain(curly, straight)]
 
 
 def curly_mark(mark: str, before: str, after: str) -> str:
@@ -91,11 +98,8 @@ def dash_style(context: str) -> DashStyle:
     """How ``context`` writes a dash: as "em" (—), as two "hyphens" (--), or "" where it mixes both or has too few
     to tell (the same four to one as the quotation marks)."""
     em, hyphens = context.count(EM_DASH), len(TWO_HYPHENS.findall(context))
-    if em >= MIN_MARKS and em >= DOMINANCE * hyphens:
-        return "em"
-    if hyphens >= MIN_MARKS and hyphens >= DOMINANCE * em:
-        return "hyphens"
-    return ""
+    kinds: tuple[DashStyle, ...] = ("", "em", "hyphens")
+    return kinds[_plain(em, hyphens)]
 
 
 def with_dashes(text: str, style: DashStyle) -> str:
@@ -111,12 +115,9 @@ def sentence_spacing(context: str) -> SpacingStyle:
     """How many spaces ``context`` leaves between sentences: "single", "double", or "" where it mixes both or has
     too few sentences to tell (the same four to one as the quotation marks)."""
     gaps = [match.group().count(" ") for match in SENTENCE_GAP.finditer(context)]
-    single, double = gaps.count(1), len(gaps) - gaps.count(1)
-    if single >= MIN_MARKS and single >= DOMINANCE * double:
-        return "single"
-    if double >= MIN_MARKS and double >= DOMINANCE * single:
-        return "double"
-    return ""
+    single = gaps.count(1)
+    kinds: tuple[SpacingStyle, ...] = ("", "single", "double")
+    return kinds[_plain(single, len(gaps) - single)]
 
 
 def with_spacing(text: str, style: SpacingStyle) -> str:

@@ -8,12 +8,12 @@ import re
 from pathlib import Path
 
 import docx
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QTextCursor
 from PySide6.QtTest import QTest
-from PySide6.QtWidgets import QApplication, QFileDialog
+from PySide6.QtWidgets import QFileDialog
 from test_rewrite import finish
-from test_saved_versions_window import type_at_end
+from test_saved_versions_window import answer_versions, type_at_end
 from test_word_open import answering
 
 from app.dialogs.saved_versions import SavedVersionsDialog
@@ -23,22 +23,6 @@ from app.window.mark_changes import HOLDS_MARKS
 
 MANUSCRIPT = "# The Keeper\n\nThe keeper climbed the stairs every evening.\n\nHe lit the lamp. The sea was calm.\n"
 CTRL = Qt.KeyboardModifier.ControlModifier
-
-
-def answer_since(row: int, seen: list[SavedVersionsDialog]) -> None:
-    """When the dialog opens: note what it lists, choose ``row`` (the text as opened first) and Mark Changes."""
-
-    def answer() -> None:
-        dialog = QApplication.activeModalWidget()
-        if not isinstance(dialog, SavedVersionsDialog):
-            QTimer.singleShot(10, answer)
-            return
-        seen.append(dialog)
-        dialog.listed = [dialog.list.item(i).text() for i in range(dialog.list.count())]
-        dialog.list.setCurrentRow(row)
-        dialog.restore_button.click()
-
-    QTimer.singleShot(0, answer)
 
 
 def replace_words(window, old: str, new: str) -> None:
@@ -66,7 +50,7 @@ def test_changes_since_opening_are_marked_signed_and_go_to_word_as_its_tracked_c
     window.editor.setTextCursor(QTextCursor(caret_block))
 
     seen: list[SavedVersionsDialog] = []
-    answer_since(0, seen)
+    answer_versions(0, seen)
     window.change_marker.action.trigger()
     assert seen and seen[0].listed[0].startswith("As you opened it, Today ")
     assert seen[0].restore_button.text() == "Mark Changes"
@@ -114,7 +98,7 @@ def test_changes_since_a_saved_version_take_in_every_save_after_it(document_wind
     type_at_end(window, "Then the rain.\n")
     assert window.save()
     seen: list[SavedVersionsDialog] = []
-    answer_since(3, seen)  # as opened, then the saves newest first: the second, the first, the file before them
+    answer_versions(3, seen)  # as opened, then the saves newest first: the second, the first, the file before them
     window.change_marker.action.trigger()
     assert len(seen[0].listed) == 4 and "what the editor holds now" in seen[0].listed[1]
     marked = window.editor.plain_text()
@@ -144,7 +128,7 @@ def test_marking_is_refused_in_words_where_it_cannot_help(document_window, qtbot
     window.editor.setPlainText("The keeper {++quickly ++}climbed.\n")  # opened with a change still marked
     window.change_marker.remember()
     window.editor.setPlainText("The keeper quickly climbed the stairs.\n")  # decided, and written on
-    answer_since(0, [])
+    answer_versions(0, [])
     window.change_marker.action.trigger()
     assert window.statusBar().currentMessage().startswith("That version holds tracked-change signs of its own")
     assert window.editor.plain_text() == "The keeper quickly climbed the stairs.\n"  # nothing marked, nothing lost
@@ -156,13 +140,13 @@ def test_marking_again_takes_in_the_writers_earlier_marks(document_window, tmp_p
     window = document_window(author_name="Maya Ruiz")
     assert window.open_path(manuscript)
     replace_words(window, "stairs", "steps")
-    answer_since(0, [])
+    answer_versions(0, [])
     window.change_marker.action.trigger()
     once = window.editor.plain_text()
     assert [mark.added for mark in marks(once)] == ["steps"]
     type_at_end(window, "\nA ship came in.\n")  # more written after the marks
     seen: list[SavedVersionsDialog] = []
-    answer_since(0, seen)
+    answer_versions(0, seen)
     window.change_marker.action.trigger()
     again = window.editor.plain_text()
     assert [(mark.removed, mark.added, mark.author) for mark in marks(again)] == [

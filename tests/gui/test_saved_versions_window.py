@@ -17,7 +17,8 @@ WRITTEN_ELSEWHERE = "The keeper climbed the stairs.\nThe lamp was lit.\n"
 
 
 def answer_versions(choose_row: int, seen: list[SavedVersionsDialog]) -> None:
-    """When the dialog opens: note it, pick ``choose_row`` (newest first) and Restore."""
+    """When the dialog opens: note it and what it lists, pick ``choose_row`` (newest first) and Restore (Mark Changes
+    Since's list: its text as opened first, then the saves, and its button Mark Changes)."""
 
     def answer() -> None:
         dialog = QApplication.activeModalWidget()
@@ -25,6 +26,7 @@ def answer_versions(choose_row: int, seen: list[SavedVersionsDialog]) -> None:
             QTimer.singleShot(10, answer)
             return
         seen.append(dialog)
+        dialog.listed = [dialog.list.item(row).text() for row in range(dialog.list.count())]
         dialog.opened_at_row = dialog.list.currentRow()
         dialog.opened_at_position = dialog.preview.textCursor().position()
         dialog.list.setCurrentRow(choose_row)
