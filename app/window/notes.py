@@ -43,7 +43,7 @@ class Notes(QObject):
         self.action.setShortcut(QKeySequence("F8"))
         self.action.setStatusTip("Select the next note (<!-- … -->): a Word document's comments arrive as notes")
         self.action.triggered.connect(self.select_next)
-        self.new_action = QAction("New No&te", parent)
+        self.new_action = QAction("New Note", parent)  # every letter of it is the Edit menu's already: Ctrl+Alt+M
         self.new_action.setShortcut(QKeySequence("Ctrl+Alt+M"))
         self.new_action.setStatusTip(NEW_TIP)
         self.new_action.triggered.connect(lambda _checked=False: self.write_new())
