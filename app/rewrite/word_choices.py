@@ -184,8 +184,9 @@ class WordChoices(QObject):
     def offer(self, menu: QMenu, cursor: QTextCursor) -> None:
         """The right-click menu: Words That Fit for the word under the pointer (where the action can run)."""
         found = self.word_range(cursor)
-        if found is None or not self.action.isEnabled():
-            return
+        span = self.window.editor.live_span
+        if found is None or not self.action.isEnabled() or span is not None and span.touches(*found):
+            return  # a draft's words are the model's until it is accepted: nothing to offer for them yet
         word = self.window.editor.text_between(*found)
         entry = QAction(f"Words That Fit “{word}”…", menu)
         entry.setShortcut(self.action.shortcut())
