@@ -201,9 +201,9 @@ class Engine:
         model = self.model
         cache = DynamicCache(config=model.config.get_text_config(decoder=True))
         prefill(model, torch.tensor([prompt_ids], device=self.device), cache, self.prefill_chunk)
-        self._prepared = None
-        if cache_bytes(cache) <= PREPARED_CACHE_BYTES:
-            self._prepared = (tuple(prompt_ids), copy.deepcopy(cache))
+        # One assignment: the editor's thread, reading it meanwhile, sees the old prompt or the new, never none.
+        small = cache_bytes(cache) <= PREPARED_CACHE_BYTES
+        self._prepared = (tuple(prompt_ids), copy.deepcopy(cache)) if small else None
         return cache
 
     def warm_up(self) -> None:

@@ -410,7 +410,8 @@ def test_a_selection_that_holds_still_has_its_context_encoded_before_the_rewrite
         warmed_up = engine._prepared  # the warm-up edit's prompt, kept until another is encoded
         select(window, SPAN)
         # The pause prepared it (set on the model thread once its encoding is done).
-        qtbot.waitUntil(lambda: engine._prepared is not warmed_up, timeout=SIGNAL_TIMEOUT_MS)
+        qtbot.waitUntil(lambda: engine._prepared is not None and engine._prepared is not warmed_up,
+                        timeout=SIGNAL_TIMEOUT_MS)  # fmt: skip
         prepared = engine._prepared
         assert prepared is not None and len(encoded) == 1
         qtbot.wait(PREPARE_AFTER_MS * 2)
