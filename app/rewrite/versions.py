@@ -239,9 +239,9 @@ class SpanVersions:
 
 
 def _is_mark(character: str) -> bool:
-    """A punctuation mark or symbol: not a letter, a digit, a space or a line break (Qt's paragraph and
-    line separators included)."""
-    return bool(character) and not (character.isalnum() or character.isspace() or character in "\u2029\u2028")
+    """A punctuation mark or symbol: not a letter, a digit, a space or a line break (Qt's paragraph separator is
+    one of Python's spaces)."""
+    return bool(character) and not (character.isalnum() or character.isspace())
 
 
 def _qt_length(text: str) -> int:

@@ -53,8 +53,6 @@ class MarkingWindow(Protocol):
     @property
     def documentReplaced(self) -> SignalInstance: ...  # noqa: N802 - Qt's naming
 
-    def saved_text(self) -> str: ...
-
     def statusBar(self) -> QStatusBar: ...
 
 
@@ -88,7 +86,7 @@ class ChangeMarker(QObject):
             status.showMessage("A rewrite is open: accept or reject its draft first (Enter or Esc), then mark your "
                                "changes.", 8000)  # fmt: skip
             return None
-        current = window.saved_text()
+        current = editor.plain_text()
         earlier = marks(current)
         if any(mark.author not in ("", author) for mark in earlier):  # unsigned: marked before a name was set
             status.showMessage(HOLDS_MARKS, 8000)
@@ -107,9 +105,7 @@ class ChangeMarker(QObject):
             return dialog
         since = (f"you opened it ({when_saved(dialog.chosen_at)})" if dialog.chosen is None
                  else f"the version saved {when_saved(dialog.chosen_at)}")  # fmt: skip
-        current = editor.plain_text()
-        earlier, made = marks(current), settle(current, accept=True)
-        base = dialog.chosen_text
+        base = dialog.chosen_text  # the text is as read above: the dialog was modal
         marked = None if marks(base) else mark_up(base, made, signed_by(author), whole_rewrites=True)
         if marked is None:
             status.showMessage("That version holds tracked-change signs of its own ({++ …), so its words could not be "
