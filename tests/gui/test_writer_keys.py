@@ -18,12 +18,18 @@ SPAN = "climbed the stairs"
 CTRL = Qt.KeyboardModifier.ControlModifier
 
 
-def test_enter_typed_elsewhere_is_a_new_line_and_the_draft_stays_pending(document_window, qtbot) -> None:
-    window = document_window()
-    editor = window.editor
+def _draft_waiting(document_window, qtbot, text: str = DOCUMENT):
+    """A window holding ``text`` whose SPAN was rewritten, its drafts finished and waiting; the window, the result
+    and the rewrite's job id."""
+    window = document_window(text)
     select(window, SPAN)
-    window.rewrite_selection()
-    result = finish(qtbot, window)
+    job_id = window.rewrite_selection()
+    return window, finish(qtbot, window), job_id
+
+
+def test_enter_typed_elsewhere_is_a_new_line_and_the_draft_stays_pending(document_window, qtbot) -> None:
+    window, result, _job = _draft_waiting(document_window, qtbot)
+    editor = window.editor
     draft = result.texts[window.run.candidate]
     place_cursor(window, editor.end_position())  # the writer goes on at the end of the document
     QTest.keyClicks(editor, "Then she ran.")
@@ -77,11 +83,8 @@ def test_a_second_ctrl_r_on_the_developing_span_restarts_it(document_window, qtb
 
 
 def test_ctrl_r_away_from_an_open_rewrite_keeps_it_and_says_why(document_window, qtbot) -> None:
-    window = document_window()
+    window, result, job_id = _draft_waiting(document_window, qtbot)
     editor = window.editor
-    select(window, SPAN)
-    job_id = window.rewrite_selection()
-    result = finish(qtbot, window)
     select(window, "wrote the letter")
     QTest.keyClick(editor, Qt.Key.Key_R, CTRL)
     assert window.run is not None and window.run.job_id == job_id and window.run.result is result
@@ -290,11 +293,8 @@ def test_a_key_typed_into_the_developing_span_or_at_its_edge_says_why_and_the_pa
 
 
 def test_a_letter_at_a_waiting_drafts_edge_is_refused_and_enter_there_still_accepts(document_window, qtbot) -> None:
-    window = document_window()
+    window, result, _job = _draft_waiting(document_window, qtbot)
     editor = window.editor
-    select(window, SPAN)
-    window.rewrite_selection()
-    result = finish(qtbot, window)
     draft = result.texts[window.run.candidate]
     shown = editor.plain_text()
     start, end = editor.live_range()
@@ -328,11 +328,8 @@ def test_a_right_click_while_a_draft_waits_offers_its_keys_and_the_edit_menu_rea
     document_window, qtbot
 ) -> None:
     text = "The lighthouse keeper climbed the stairs every evening.\nShe wrote the lettr twice, then walked.\n"
-    window = document_window(text)
+    window, _result, _job = _draft_waiting(document_window, qtbot, text)
     editor = window.editor
-    select(window, SPAN)
-    window.rewrite_selection()
-    finish(qtbot, window)
     start, end = editor.live_range()
     draft = editor.text_between(start, end)
     seen: dict[str, list[str]] = {}
