@@ -87,9 +87,13 @@ def test_each_change_is_signed_by_whoever_the_files_own_changes_say_made_it() ->
     )  # a letter added makes a word's change, still Ed's; Markdown's signs are not the editor's words
     assert [mark.author for mark in marks(marked)] == ["Maya", "Ed", "Maya", "Sam"]
     assert settle(marked, accept=True) == after and settle(marked, accept=False) == before  # the names go too
-    slid = mark_up("Written down.", "Written down. Nobody read it.",
-                   [Revision(True, "Ed", "x"), Revision(True, "Maya", " Nobody read it.")])  # fmt: skip
-    assert slid == "Written down{++. Nobody read it++}{>>Maya<<}."  # the diff's change one stop along from Word's
+    slid = mark_up("Go now.", "Go now, now.", [Revision(True, "Ed", "x"), Revision(True, "Maya", "now, ")])
+    assert slid == "Go now{++, now++}{>>Maya<<}."  # the diff's change one stop along from Word's
+    # A sentence added at a paragraph's end starts at its space, as Word puts it, not a stop before.
+    added = mark_up("Written down.\n", "Written down. Nobody read it.\n",
+                    [Revision(True, "Ed", "x"), Revision(True, "Maya", " Nobody read it.")])  # fmt: skip
+    assert added == "Written down.{++ Nobody read it.++}{>>Maya<<}\n"
+    assert mark_up("Written down. Nobody read it.", "Written down.") == "Written down.{-- Nobody read it.--}"
     one = mark_up(before, after, [Revision(True, "Maya", "")])  # one person's changes: each is theirs
     assert one is not None and one.count("{>>Maya<<}") == 4
     assert mark_up(before, after) == mark_up(before, after, [Revision(True, "", "slowly ")])  # no name: unsigned

@@ -102,7 +102,7 @@ def settle(text: str, accept: bool, which: Iterable[Mark] | None = None) -> str:
     return "".join(parts)
 
 
-def _changes(before: str, after: str) -> list[Change]:
+def changes_between(before: str, after: str) -> list[Change]:
     """The word-level changes from ``before`` to ``after``, diffed line by line first: a book with a change in
     every chapter is then as quick to diff as the changed lines. A line keeps the blank lines after it, so that
     they never anchor a match of their own between two changed paragraphs."""
@@ -127,13 +127,18 @@ def _after_words(before: str, change: Change) -> Change:
     """An insertion or a deletion placed where a writer looks for it: a whole paragraph's starting at its break,
     right after the words before it ("lamp.{++\n\nThe sea.++}\n", not "lamp.\n{++\nThe sea.\n++}" nor
     "lamp{++.\n\nThe sea++}."), else a sentence's at its first word ("few. {--He left. --}On", not
-    "few{--. He left--}. On"). The same change either way; it slides only over the characters it repeats."""
+    "few{--. He left--}. On"), or, at a paragraph's end, at the space before it ("lit.{++ It burned.++}\n", not
+    "lit{++. It burned++}.\n"). The same change either way; it slides only over the characters it repeats."""
     start, end, text = change.start, change.end, change.text
     inserted = start == end
     if not inserted and text:
         return change  # a replacement stays where the words differ
     moved = text if inserted else before[start:end]
-    for wanted in (lambda words: words.startswith("\n"), lambda words: words[:1].isalnum()):
+    for wanted in (
+        lambda words: words.startswith("\n"),
+        lambda words: words[:1].isalnum(),
+        lambda words: words[:1] == " " and words[1:2].isalnum(),
+    ):
         slid = _slid(before, start, end, moved, inserted, wanted)
         if slid is not None:
             start, end, moved = slid
@@ -256,7 +261,7 @@ def mark_up(before: str, after: str, revisions: Sequence[Revision] = (), whole_r
     delimiters, so that the marks could not be told from the words."""
     parts, position = [], 0
     authors = _Authors(revisions)
-    changes = _changes(before, after)
+    changes = changes_between(before, after)
     for change in _rewrites_whole(before, changes) if whole_rewrites else changes:
         parts.append(before[position : change.start])
         removed = before[change.start : change.end]
