@@ -12,6 +12,14 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from enum import Enum
+from pathlib import Path
+
+MARKDOWN_SUFFIXES = frozenset({".md", ".markdown"})
+
+
+def is_markdown(path: Path | None) -> bool:
+    """Whether Markdown cues suit ``path``; an untitled document is Markdown, as Save As offers .md first."""
+    return path is None or path.suffix.lower() in MARKDOWN_SUFFIXES
 
 
 @dataclass(frozen=True)

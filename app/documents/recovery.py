@@ -26,7 +26,8 @@ from pathlib import Path
 from typing import IO, Any
 
 from app.documents.fileio import fsync_folder
-from app.documents.word_count import count_words
+from app.documents.markdown_format import is_markdown
+from app.documents.word_count import count_words, manuscript
 
 RECORD_VERSION = 1
 LOCK_NAME = "lock"
@@ -89,17 +90,21 @@ class RecoveredDocument:
         """When the record was written, in local time."""
         return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(self.written_at))
 
+    @property
+    def words(self) -> int:
+        """Its words as the status bar counts them once it is recovered."""
+        return count_words(manuscript(self.text, is_markdown(self.path)))
+
     def summary(self) -> str:
         """The recovery dialog's entry: short lines, the path last (where it may be shortened)."""
-        words = count_words(self.text)
+        words = self.words
         where = str(self.path) if self.path is not None else "untitled, never saved"
         return f"{self.title}: {words:,} word{'' if words == 1 else 's'}, autosaved {self.autosaved}\n{where}"
 
     def describe(self) -> str:
         when = self.autosaved
         where = str(self.path) if self.path is not None else "untitled"
-        words = count_words(self.text)
-        return f"{self.title} ({where}), {words} words, autosaved {when}"
+        return f"{self.title} ({where}), {self.words:,} words, autosaved {when}"
 
 
 class RecoveryArea:

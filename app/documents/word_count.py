@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import re
 
+from app.documents.critic_markup import settle
 from app.documents.footnotes import FOOTNOTE_MARK
+from app.documents.front_matter import without_front_matter
 from app.documents.picture_links import PICTURE
 
 # CJK ideographs (with extension A, the compatibility block and the supplementary planes' extensions), hiragana
@@ -41,6 +43,14 @@ def count_words(text: str) -> int:
 def without_notes(text: str) -> str:
     """A Markdown ``text`` as its words are counted and printed (the PDF): its notes out, the words either side met."""
     return NOTE.sub("", text)
+
+
+def manuscript(text: str, markdown: bool) -> str:
+    """A document's ``text`` as its words are counted: tracked changes still to decide as made (their new words
+    once), and a Markdown text without its front matter (the title page's fields) and notes. The status bar, the
+    recovery dialog and Saved Versions count the same words."""
+    text = settle(text, accept=True)
+    return without_notes(without_front_matter(text)[1]) if markdown else text
 
 
 class WordCounter:

@@ -34,6 +34,7 @@ from app.documents.fileio import (
     save_document,
 )
 from app.documents.imports import Reader, reader_for
+from app.documents.markdown_format import is_markdown
 from app.documents.saved_versions import SavedVersions
 from app.settings import MAX_RECENT_FILES, Preferences
 from app.userdirs import user_dirs
@@ -42,7 +43,6 @@ from app.window.docx_export import export_docx, word_language
 from app.window.editor_widget import RewriteEditor
 from app.window.epub_export import export_epub
 from app.window.file_drops import FileDrops
-from app.window.markdown_highlighter import is_markdown
 from app.window.pdf_export import export_pdf
 from app.window.printing import Printing
 

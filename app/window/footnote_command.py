@@ -25,10 +25,10 @@ from app.documents.footnotes import (
     footnote_words,
     renumbering,
 )
+from app.documents.markdown_format import is_markdown
 from app.window.editor_widget import RewriteEditor
 from app.window.hover_marks import mark_under
 from app.window.live_span import index_at, utf16_length
-from app.window.markdown_highlighter import is_markdown
 
 KEYS = "Ctrl+Alt+F"
 TOOLTIP_CHARACTERS = 60

@@ -28,6 +28,7 @@ from app.documents.markdown_format import (
     LineKind,
     continuation,
     indent_items,
+    is_markdown,
     set_heading,
     toggle_inline,
     toggle_lines,
@@ -38,7 +39,6 @@ from app.window.epub_export import passage_html
 from app.window.footnote_command import TIP as FOOTNOTE_TIP
 from app.window.footnote_command import FootnoteCommand
 from app.window.live_span import index_at, utf16_length
-from app.window.markdown_highlighter import is_markdown
 from app.window.picture_command import TIP as PICTURE_TIP
 from app.window.picture_command import PictureCommand
 

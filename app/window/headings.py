@@ -28,10 +28,9 @@ from PySide6.QtWidgets import (
 from app.dialogs.popups import show_within_screen
 from app.documents.chapters import chapters
 from app.documents.front_matter import front_matter_end
-from app.documents.markdown_format import FENCE
+from app.documents.markdown_format import FENCE, is_markdown
 from app.window.editor_widget import RewriteEditor
 from app.window.live_span import positions_are_indices, utf16_length
-from app.window.markdown_highlighter import is_markdown
 
 MARKDOWN_HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.+?)[ \t#]*$")
 INDENT = "    "  # a level deeper in the list

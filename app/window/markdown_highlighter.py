@@ -12,7 +12,6 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from itertools import accumulate
-from pathlib import Path
 
 from PySide6.QtCore import QTimer
 from PySide6.QtGui import (
@@ -42,13 +41,6 @@ MISSPELLED_RED = QColor("#e0321f")
 # Showing every block again: a text of more blocks than this is done a slice at a time, each slice up to SLICE_MS.
 SLICE_BLOCKS = 400
 SLICE_MS = 12
-MARKDOWN_SUFFIXES = frozenset({".md", ".markdown"})
-
-
-def is_markdown(path: Path | None) -> bool:
-    """Whether Markdown cues suit ``path``; an untitled document is Markdown, as Save As offers .md first."""
-    return path is None or path.suffix.lower() in MARKDOWN_SUFFIXES
-
 
 class MarkdownHighlighter(QSyntaxHighlighter):
     """Gap marks tinted (never bold); Markdown cues while ``markdown`` is on. Display only."""

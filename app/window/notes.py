@@ -14,10 +14,10 @@ from PySide6.QtCore import QObject, QRegularExpression
 from PySide6.QtGui import QAction, QKeySequence, QTextCursor
 from PySide6.QtWidgets import QStatusBar
 
+from app.documents.markdown_format import is_markdown
 from app.window.action_states import span_locked
 from app.window.editor_widget import RewriteEditor
 from app.window.live_span import index_at, utf16_length
-from app.window.markdown_highlighter import is_markdown
 
 NOTE = "<!--.*?-->"  # within a paragraph, as comments arrive; QTextDocument.find searches block by block
 NONE_YET = "No notes in the text. A note is written <!-- like this -->; a Word document's comments arrive as notes."

@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
 
 from app.dialogs.side_panel import SidePanel
 from app.documents.footnotes import notes_start, renumbering
+from app.documents.markdown_format import is_markdown
 from app.documents.sections import (
     SectionMove,
     has_sections_under,
@@ -44,7 +45,6 @@ from app.documents.word_count import WordCounter
 from app.window.editor_widget import RewriteEditor
 from app.window.headings import Heading, heading_keys, headings
 from app.window.live_span import index_at, positions_are_indices, utf16_length
-from app.window.markdown_highlighter import is_markdown
 from app.window.outline_tree import FOLD_ROLE, LEVEL_ROLE, OutlineTree, row_title
 from app.window.section_words import section_words
 

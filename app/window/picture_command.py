@@ -15,6 +15,7 @@ from PySide6.QtCore import QEvent, QObject, QUrl
 from PySide6.QtGui import QAction, QDropEvent, QHelpEvent, QImage, QImageReader, QTextCursor
 from PySide6.QtWidgets import QFileDialog, QStatusBar, QToolTip, QWidget
 
+from app.documents.markdown_format import is_markdown
 from app.documents.picture_links import (
     PICTURE,
     PICTURE_SUFFIXES,
@@ -28,7 +29,6 @@ from app.window.export_pictures import picture_path
 from app.window.file_drops import dropped_file
 from app.window.hover_marks import mark_under
 from app.window.live_span import index_at, utf16_length
-from app.window.markdown_highlighter import is_markdown
 
 TIP = "Put a picture in, as a paragraph of its own: every export sets it in the text"
 PLAIN_TEXT = "Pictures go in a Markdown document (.md): save this one as .md (File ▸ Save As…) to add them."

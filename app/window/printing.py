@@ -18,8 +18,8 @@ from PySide6.QtWidgets import QApplication, QDialog, QStatusBar, QWidget
 
 from app.dialogs.screen_fit import fitted
 from app.documents.critic_markup import settle
+from app.documents.markdown_format import is_markdown
 from app.settings import Preferences
-from app.window.markdown_highlighter import is_markdown
 from app.window.pdf_export import LAYOUT_DPI, paint_pages, typeset
 from app.window.title_page import Described, describe
 

@@ -15,14 +15,13 @@ from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QLabel, QProgressBar, QPushButton
 
 from app.documents.critic_markup import settle
-from app.documents.front_matter import without_front_matter
-from app.documents.word_count import WordCounter, without_notes
+from app.documents.markdown_format import is_markdown
+from app.documents.word_count import WordCounter, manuscript, without_notes
 from app.model_sources import server_key
 from app.rewrite.worker import ModelInfo, ModelSpec, RewriteService, ServerSpec
 from app.window.announce import Announcer
 from app.window.file_commands import FileCommands
 from app.window.find_bar import FindBar
-from app.window.markdown_highlighter import is_markdown
 from app.window.session_goal import SessionGoal
 from app.window.status_room import MessageRoom
 
@@ -114,8 +113,7 @@ class ModelStatusBar(FileCommands):
     def _counted_text(self, text: str) -> str:
         """``text`` as the counts see it: tracked changes still to decide as made (their new words once), and a
         Markdown text without its front matter and notes, which no export prints as words."""
-        text = settle(text, accept=True)
-        return without_notes(without_front_matter(text)[1]) if is_markdown(self.path) else text
+        return manuscript(text, is_markdown(self.path))
 
     def _words_of(self, text: str) -> int:
         """The words the status bar would count in ``text``: the session goal's start counts them the same way."""
