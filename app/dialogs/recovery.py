@@ -1,8 +1,9 @@
 """On start, offer back what Redraft instances that died had not saved.
 
 The dialog lists each document (name, where it came from, its size, when it was autosaved) with a
-preview of its text; the writer recovers one into the window, discards them, or decides later (they
-are offered again at the next start). A recovered document opens unsaved, under its old file name if
+preview of its text, marked against its file as it is on disk now: the words the crash would have lost
+underlined, the first of them in view. The writer recovers one into the window, discards them, or
+decides later (they are offered again at the next start). A recovered document opens unsaved, under its old file name if
 it had one, so Save writes it where it belongs and closing asks first; its old record then goes.
 """
 
@@ -25,12 +26,14 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.dialogs.compare_view import show_change
 from app.dialogs.message_bar import MessageBar
 from app.dialogs.screen_fit import fitted
-from app.documents.fileio import TextDocument
+from app.documents.fileio import FileError, TextDocument, decode_document, looks_binary
+from app.documents.markdown_format import is_markdown
 from app.documents.recovery import RecoveredDocument, RecoveryArea
+from app.documents.word_count import count_words, manuscript
 
-PREVIEW_CHARACTERS = 4000
 PREFERRED_SIZE = QSize(720, 520)  # then fitted to the screen (app/dialogs/screen_fit.py)
 
 
@@ -66,6 +69,8 @@ class RecoveryDialog(QDialog):
         self.preview = QPlainTextEdit()
         self.preview.setAccessibleName("The chosen document's text")
         self.preview.setReadOnly(True)
+        self.against = QLabel()
+        self.against.setWordWrap(True)
         self.list.currentRowChanged.connect(self._show_preview)
         buttons = QDialogButtonBox()
         self.recover_button = QPushButton("Recover")
@@ -80,17 +85,25 @@ class RecoveryDialog(QDialog):
         self.later_button.clicked.connect(self.reject)
         layout = QVBoxLayout(self)
         layout.addWidget(intro)
-        layout.addWidget(self.list)
-        layout.addWidget(QLabel("Its text:"))
-        layout.addWidget(self.preview, 1)
+        layout.addWidget(self.list, 1)
+        layout.addWidget(self.against)
+        layout.addWidget(self.preview, 3)
         layout.addWidget(buttons)
         self.resize(fitted(self, PREFERRED_SIZE))
         self.list.setCurrentRow(len(documents) - 1)  # the newest first in view
 
     def _show_preview(self, row: int) -> None:
-        text = self.documents[row].text if 0 <= row < len(self.documents) else ""
-        more = len(text) > PREVIEW_CHARACTERS
-        self.preview.setPlainText(text[:PREVIEW_CHARACTERS] + ("\n…" if more else ""))
+        if not 0 <= row < len(self.documents):
+            self.against.clear()
+            self.preview.clear()
+            return
+        document = self.documents[row]
+        on_disk, told = against_disk(document)
+        changes = show_change(self.preview, on_disk, document.text)
+        if on_disk is not None and changes:
+            plural = "s" if changes > 1 else ""
+            told += f" {changes:,} change{plural}: words not on disk underlined, words only on disk struck through."
+        self.against.setText(told)
 
     def _recover(self) -> None:
         row = self.list.currentRow()
@@ -101,6 +114,38 @@ class RecoveryDialog(QDialog):
     def _discard(self) -> None:
         self.discard_all = True
         self.accept()
+
+
+def against_disk(document: RecoveredDocument) -> tuple[str | None, str]:
+    """The text of ``document``'s file as it is on disk now (None when there is nothing to compare with), and a
+    line that says how the autosaved text stands against it."""
+    if document.path is None:
+        return None, "Its text (never saved: this copy is the only one):"
+    name = document.path.name
+    if not document.path.exists():
+        return None, f"Its text ({name} is no longer on disk: this copy is the only one):"
+    try:
+        data = document.path.read_bytes()
+        changed_since = document.path.stat().st_mtime > document.written_at
+        if looks_binary(data) and not document.encoding.lower().startswith("utf-16"):
+            raise FileError("it is not text")  # a Word file an untitled text was saved over, say
+        on_disk = decode_document(data, document.encoding).text
+    except OSError as error:
+        return None, f"Its text ({name} could not be read to compare: {error.strerror or error}):"
+    except FileError as error:
+        return None, f"Its text ({name} could not be read to compare: {error}):"
+    if on_disk == document.text:
+        return None, f"Its text, the same as {name} on disk: discarding it loses nothing."
+    later = f" {name} changed on disk after this was autosaved." if changed_since else ""
+    words_on_disk = count_words(manuscript(on_disk, is_markdown(document.path)))
+    return on_disk, f"Its text against {name} on disk ({_words_against(document.words, words_on_disk)}).{later}"
+
+
+def _words_against(words: int, on_disk: int) -> str:
+    difference = words - on_disk
+    if not difference:
+        return "as many words"
+    return f"{abs(difference):,} word{'s' if abs(difference) != 1 else ''} {'more' if difference > 0 else 'fewer'}"
 
 
 class RecoveringWindow(Protocol):

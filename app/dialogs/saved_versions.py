@@ -1,6 +1,8 @@
 """File ▸ Saved Versions…: the versions of this file that Redraft kept when it saved (app/documents/saved_versions.py),
-newest first, each read in a preview; Restore puts one in the editor as one undo step, to keep with Save. The same
-list, the text as opened first, is where Edit ▸ Tracked Changes ▸ Mark Changes Since… chooses (mark_changes.py)."""
+newest first, each read in a preview marked with what Restore would change in the editor (words it brings back
+underlined, words it takes out struck through); Restore puts one in the editor as one undo step, to keep with Save.
+The same list, the text as opened first, is where Edit ▸ Tracked Changes ▸ Mark Changes Since… chooses
+(mark_changes.py): its preview shows the editor's text with the marks it would write."""
 
 from __future__ import annotations
 
@@ -22,15 +24,18 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.dialogs.compare_view import show_change
 from app.dialogs.screen_fit import fitted
+from app.documents.markdown_format import is_markdown
 from app.documents.saved_versions import SavedVersion, SavedVersions, digest_of
-from app.documents.word_count import count_words
+from app.documents.word_count import count_words, manuscript
 from app.window.editor_widget import RewriteEditor
 
 PREFERRED_SIZE = QSize(640, 520)
 RESTORE_EXPLANATION = (
     "Redraft keeps what each save wrote, and what the file held before it first saved over it. Restore puts a "
-    "version in the editor as one step for Ctrl+Z; the file changes when you save."
+    "version in the editor as one step for Ctrl+Z; the file changes when you save. The preview marks what "
+    "restoring it would change: words it brings back underlined, words it takes out struck through."
 )
 PREVIEW_SCALE = 0.8
 
@@ -47,17 +52,6 @@ def when_saved(at: datetime, today: date | None = None) -> str:
     return f"{day} {clock}" if at.year == today.year else f"{day} {at.year} {clock}"
 
 
-def first_difference(one: str, other: str) -> int:
-    """The index of the first character where ``one`` and ``other`` differ (the shorter's length if one starts the
-    other), at the start of its line."""
-    common = next((i for i, (a, b) in enumerate(zip(one, other, strict=False)) if a != b), min(len(one), len(other)))
-    return one.rfind("\n", 0, common) + 1
-
-
-def utf16_length(text: str) -> int:
-    return len(text.encode("utf-16-le")) // 2
-
-
 def _against(digest: str, words: int, now: str, words_now: int) -> str:
     """How a version (its text's ``digest``, its ``words``) compares with the editor's text (whose digest is
     ``now``, and which holds ``words_now``)."""
@@ -72,14 +66,18 @@ def _against(digest: str, words: int, now: str, words_now: int) -> str:
 class SavedVersionsDialog(QDialog):
     """The versions, newest first; Enter or Restore chooses one (``chosen``, its text ``chosen_text``). With ``opened``
     (when the document was opened, and its text then), that text is the first row (``chosen`` None, ``chosen_at``
-    its time); ``verb`` names the button and ``explanation`` says what it does (Edit ▸ Tracked Changes ▸ Mark
-    Changes Since… lists them so)."""
+    its time); ``verb`` names the button and ``explanation`` says what it does, and with ``marks_since`` the
+    preview shows the editor's text marked with the changes since the row's version, not the version marked with
+    what restoring it would change (Edit ▸ Tracked Changes ▸ Mark Changes Since… lists them so). ``markdown``: the
+    counts leave out what a Markdown text's are left out of (front matter, notes), as the status bar's do."""
 
     def __init__(
         self, name: str, versions: list[SavedVersion], current: str, font: QFont, parent: QWidget | None = None,
         opened: tuple[datetime, str] | None = None, verb: str = "Restore", explanation: str = RESTORE_EXPLANATION,
+        marks_since: bool = False, markdown: bool = True,
     ) -> None:  # fmt: skip
         super().__init__(parent)
+        self.marks_since = marks_since
         self.setWindowTitle(f"Saved versions of {name}")
         self.opened = opened
         self.versions = versions
@@ -90,11 +88,12 @@ class SavedVersionsDialog(QDialog):
         self._texts: dict[int, str | None] = {}  # read when first shown: a long history of a novel is not read whole
         self.list = QListWidget()
         self.list.setAlternatingRowColors(True)
-        now, words_now = digest_of(current), count_words(current)  # once, not for every version listed
+        now = digest_of(current)  # once, not for every version listed
+        words_now = count_words(manuscript(current, markdown))
         if opened is not None:
             at, text = opened
             self._texts[0] = text
-            words = count_words(text)
+            words = count_words(manuscript(text, markdown))
             compared = _against(digest_of(text), words, now, words_now)
             item = QListWidgetItem(f"As you opened it, {when_saved(at)} · {words:,} words · {compared}")
             item.setToolTip(at.strftime("Opened %A %d %B %Y at %H:%M:%S"))
@@ -149,12 +148,12 @@ class SavedVersionsDialog(QDialog):
             self.preview.setPlainText("")
             return
         text = self.text_of(row)
-        self.preview.setPlainText("(This version could not be read.)" if text is None else text)
-        if text is not None:  # shown where it first differs from the editor's text: what a writer looks for
-            cursor = self.preview.textCursor()
-            cursor.setPosition(utf16_length(text[: first_difference(text, self.current)]))
-            self.preview.setTextCursor(cursor)
-            self.preview.centerCursor()
+        if text is None:
+            self.preview.setPlainText("(This version could not be read.)")
+        elif self.marks_since:
+            show_change(self.preview, text, self.current)
+        else:  # the first change in view: what a writer looks for
+            show_change(self.preview, self.current, text)
         self.restore_button.setEnabled(text is not None and text != self.current)
         self.restore_button.setToolTip("" if text != self.current else "The editor holds this version already.")
 
@@ -196,7 +195,8 @@ def choose_saved_version(window: SavedVersionsWindow) -> SavedVersionsDialog | N
         )
         return None
     editor = window.editor
-    dialog = SavedVersionsDialog(window.path.name, versions, window.saved_text(), editor.font(), editor)
+    dialog = SavedVersionsDialog(window.path.name, versions, window.saved_text(), editor.font(), editor,
+                                 markdown=is_markdown(window.path))  # fmt: skip
     if dialog.exec() != QDialog.DialogCode.Accepted or dialog.chosen is None:
         return dialog
     window._end_live_span(select_original=False)

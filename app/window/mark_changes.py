@@ -22,6 +22,7 @@ from PySide6.QtWidgets import QDialog, QMenu, QStatusBar
 
 from app.dialogs.saved_versions import SavedVersionsDialog, when_saved
 from app.documents.critic_markup import mark_up, marks, placements, settle, signed_by
+from app.documents.markdown_format import is_markdown
 from app.documents.saved_versions import SavedVersion, SavedVersions, digest_of
 from app.settings import Preferences
 from app.window.editor_widget import RewriteEditor
@@ -30,7 +31,8 @@ from app.window.spelling import qt_ranges
 EXPLANATION = (
     "The changes made since the text you choose are marked in the text as tracked changes, signed with your name "
     "(Settings ▸ Documents): step through them with Alt+Right, accept or reject each, or keep them as Word's own "
-    "tracked changes with File ▸ Export as Word Document. One step for Ctrl+Z."
+    "tracked changes with File ▸ Export as Word Document. One step for Ctrl+Z. The preview shows the marks it "
+    "would write: words put in underlined, words taken out struck through."
 )
 HOLDS_MARKS = (
     "The text holds another's tracked changes to decide: accept or reject them first (Edit ▸ Tracked Changes), "
@@ -99,7 +101,8 @@ class ChangeMarker(QObject):
             return None
         name = window.path.name if window.path is not None else "this text"
         dialog = SavedVersionsDialog(name, versions, made, editor.font(), editor, opened=self.opened,
-                                     verb="Mark Changes", explanation=EXPLANATION)  # fmt: skip
+                                     verb="Mark Changes", explanation=EXPLANATION, marks_since=True,
+                                     markdown=is_markdown(window.path))  # fmt: skip
         dialog.setWindowTitle(f"Mark the changes to {name} since…")
         if dialog.exec() != QDialog.DialogCode.Accepted or dialog.chosen_at is None:
             return dialog

@@ -8,10 +8,13 @@ from datetime import date, datetime
 from pathlib import Path
 
 from PySide6.QtCore import QTimer
+from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QApplication, QFileDialog
 
-from app.dialogs.saved_versions import SavedVersionsDialog, first_difference, utf16_length, when_saved
+from app.dialogs.saved_versions import SavedVersionsDialog, when_saved
+from app.documents.saved_versions import SavedVersions
 from app.userdirs import user_dirs
+from tests.gui.test_compare_view import pieces
 
 WRITTEN_ELSEWHERE = "The keeper climbed the stairs.\nThe lamp was lit.\n"
 
@@ -82,11 +85,28 @@ def test_a_versions_day_reads_as_a_writer_says_it() -> None:
     assert when_saved(datetime(2024, 11, 28, 8, 0), today) == "Thu 28 Nov 2024 08:00"
 
 
-def test_a_preview_opens_where_the_version_differs() -> None:
-    now = "One.\nTwo 🌊 two.\nThree.\n"
-    assert first_difference("One.\nTwo 🌊 too.\nThree.\n", now) == len("One.\n")  # its line's start
-    assert first_difference(now, now + "Four.\n") == len(now) and first_difference("", now) == 0
-    assert utf16_length("Two 🌊") == 6  # Qt's positions: the wave is two units
+def test_a_preview_marks_what_restoring_would_change_and_marking_would_write(qtbot, tmp_path: Path) -> None:
+    story = tmp_path / "story.md"
+    first = "---\ntitle: The Keeper\n---\nThe sea 🌊 was calm.\nThe keeper climbed the stairs.\n"
+    now = first.replace("climbed", "ran up")
+    kept = SavedVersions(tmp_path / "versions")
+    kept.keep(story, first, datetime(2026, 12, 1, 9, 0))
+    kept.keep(story, now, datetime(2026, 12, 1, 10, 0))
+    versions = kept.versions(story)
+    restore = SavedVersionsDialog("story.md", versions, now, QFont())
+    qtbot.addWidget(restore)
+    # Counted as the status bar counts a Markdown text: the title page's words are none of them.
+    assert restore.list.item(1).text().endswith("· 9 words · 1 fewer word than now")
+    assert restore.list.currentRow() == 1  # the newest that is not the editor's text
+    assert [piece for piece in pieces(restore.preview) if piece[1] != "kept"] == [
+        ("ran up", "removed"), ("climbed", "added"),
+    ]  # fmt: skip
+    assert restore.preview.textCursor().block().text() == "The keeper ran upclimbed the stairs."
+    marking = SavedVersionsDialog("story.md", versions, now, QFont(), marks_since=True)
+    qtbot.addWidget(marking)
+    assert [piece for piece in pieces(marking.preview) if piece[1] != "kept"] == [
+        ("climbed", "removed"), ("ran up", "added"),
+    ]  # fmt: skip
 
 
 def test_save_as_over_another_text_keeps_that_text(document_window, tmp_path: Path, monkeypatch) -> None:
