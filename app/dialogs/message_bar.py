@@ -15,6 +15,10 @@ _COLORS = {
     ("info", True): ("#1f3350", "#d6e6ff"),
 }
 
+# The topic of a notice about the document's unsaved state (a failed save, a recovered or imported text that
+# Save keeps): the next save that succeeds resolves it, so "It is not saved yet" never outlives the save.
+UNTIL_SAVED = "until saved"
+
 
 class MessageBar(QFrame):
     """An inline notice above the text: errors reach the writer without a modal dialog in the way.

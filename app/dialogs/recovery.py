@@ -27,7 +27,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.dialogs.compare_view import show_change
-from app.dialogs.message_bar import MessageBar
+from app.dialogs.message_bar import UNTIL_SAVED, MessageBar
 from app.dialogs.screen_fit import fitted
 from app.documents.fileio import FileError, TextDocument, decode_document, looks_binary
 from app.documents.markdown_format import is_markdown
@@ -187,8 +187,8 @@ def recover_into(window: RecoveringWindow, document: RecoveredDocument) -> bool:
     still = f" {closed.name} is as it was on disk (File ▸ Open Recent)." if closed is not None else ""
     window.message_bar.show_message(
         f"Recovered {document.title} as autosaved at {document.autosaved}. It is not saved yet: Save keeps it.{still}",
-        "info",
-    )
+        "info", topic=UNTIL_SAVED,
+    )  # fmt: skip
     return True
 
 

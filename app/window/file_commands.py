@@ -21,7 +21,7 @@ from PySide6.QtCore import QLocale, Qt, Signal
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QApplication, QFileDialog, QInputDialog, QMainWindow, QMenu, QMenuBar, QMessageBox
 
-from app.dialogs.message_bar import MessageBar
+from app.dialogs.message_bar import UNTIL_SAVED, MessageBar
 from app.dialogs.saved_versions import choose_saved_version
 from app.documents.critic_markup import marks, reviewed, settle
 from app.documents.fileio import (
@@ -269,8 +269,8 @@ class FileCommands(QMainWindow):
         self.message_bar.show_message(
             f"{path.name} opened from {kind} as Markdown{how}. Save keeps it as {path.with_suffix('.md').name}, "
             f"and {path.name} stays as it is; Export as Word Document writes a .docx.",
-            "info",
-        )
+            "info", topic=UNTIL_SAVED,
+        )  # fmt: skip
         self.update_title()
         self.statusBar().showMessage(f"Opened {path.name} ({kind})", 3000)
         self.documentReplaced.emit(imported.text)
@@ -314,7 +314,7 @@ class FileCommands(QMainWindow):
         if self.path is None:
             return self.save_as()
         if self.unreloaded is not None:  # a newer file on disk that the editor could not show
-            self.message_bar.show_message(f"{save_failure(self.unreloaded)}.")
+            self.message_bar.show_message(f"{save_failure(self.unreloaded)}.", topic=UNTIL_SAVED)
             return False
         return self.save_to(self.path)
 
@@ -443,16 +443,15 @@ class FileCommands(QMainWindow):
     def save_to(self, path: Path) -> bool:
         text = self.saved_text()
         unkept = self._keep_what_is_there(path)
-        before, imported = self.path, self.imported_from is not None
+        before = self.path
         try:
             save_document(path, replace(self.file_format, text=text))
         except FileError as error:
-            self.message_bar.show_message(f"{save_failure(str(error))}.")
+            self.message_bar.show_message(f"{save_failure(str(error))}.", topic=UNTIL_SAVED)
             return False
         self.path, self.imported_from = path, None
         self.editor.mark_saved()
-        if imported:  # what the import said of Save has happened: the message is done
-            self.message_bar.hide()
+        self.message_bar.resolve(UNTIL_SAVED)  # a failure before, or what an import or a recovery said of Save
         self._remember_recent(path)
         self.update_title()
         try:

@@ -106,8 +106,10 @@ def test_work_of_a_killed_instance_is_offered_and_recovered(document_window: Cal
     assert window.path == path and window.file_format.newline == "\r\n"
     assert window.editor.document().isModified()
     assert area.orphans() == [] and offer_recovery(window, area, window) is None
+    assert not window.message_bar.isHidden() and "It is not saved yet" in window.message_bar.label.text()
     assert window.save_to(path)
     assert path.read_bytes() == b"Recovered chapter.\r\nSecond line."
+    assert window.message_bar.isHidden()  # "not saved yet" is said no more once it is
 
 
 def test_recovering_leaves_the_file_opened_at_start_as_it_is_on_disk(

@@ -41,6 +41,8 @@ def test_a_failed_save_says_could_not_save_once(document_window: Callable[..., M
     assert not window.save_to(tmp_path / "gone" / "story.md")  # a folder that is not there
     said = window.message_bar.label.text()
     assert said.startswith("Could not save story.md: ") and said.lower().count("could not save") == 1, said
+    assert window.save_to(tmp_path / "story.md")  # the folder it can save in: the failure is over, and said no more
+    assert window.message_bar.isHidden()
 
 
 def test_about_names_the_installed_version(make_window: Callable[..., MainWindow]) -> None:
