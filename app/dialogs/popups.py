@@ -33,14 +33,15 @@ def show_within_screen(popup: QWidget, below: QPoint, above: QPoint | None = Non
         y = (above.y() if above is not None else area.bottom() + 1) - size.height()
     popup.move(max(area.left(), x), max(area.top(), y))
 
-# One-click tones (the Instruct popup, Rewrite ▸ Tone): the instruction each sends.
+# One-click tones (the Instruct popup, Rewrite ▸ Tone): the instruction each sends, under a label whose letter
+# (Alt+it in the popup) is its own in both.
 INSTRUCTION_PRESETS = {
-    "Simpler": "Make this simpler and easier to read.",
-    "More formal": "Make this more formal.",
-    "More casual": "Make this more casual and conversational.",
-    "More vivid": "Make this more vivid, with concrete detail.",
-    "Shorter": "Make this shorter.",
-    "Fix grammar": "Fix the grammar and spelling; change nothing else.",
+    "&Simpler": "Make this simpler and easier to read.",
+    "More &formal": "Make this more formal.",
+    "More &casual": "Make this more casual and conversational.",
+    "More &vivid": "Make this more vivid, with concrete detail.",
+    "S&horter": "Make this shorter.",
+    "Fix &grammar": "Fix the grammar and spelling; change nothing else.",
 }
 
 

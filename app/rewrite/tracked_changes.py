@@ -26,7 +26,7 @@ from PySide6.QtWidgets import QMenu, QStatusBar
 from app.rewrite.drafts_panel import DraftsPanel
 from app.rewrite.rewrite_controller import RewriteController
 from app.window.editor_widget import Phase, RewriteEditor
-from app.window.text_changes import TextChanges
+from app.window.text_changes import ACCEPT_CHANGE, REJECT_CHANGE, TextChanges
 from app.window.theme import ChangeColors, change_colors
 from model.edit.changes import Change, apply_changes, word_changes
 from model.edit.wrapping import as_prose
@@ -121,12 +121,12 @@ class TrackedChanges(QObject):
         self.review: Review | None = None
         self.menu: QMenu | None = None  # the Accept/Reject offer of the last click on a change
         owner = window.editor.window()
-        self.show_action = self._action(owner, "Show Changes", SHOW_KEYS, self._toggled)
+        self.show_action = self._action(owner, "Sh&ow Changes", SHOW_KEYS, self._toggled)
         self.show_action.setCheckable(True)
-        self.next_action = self._action(owner, "Next Change", NEXT_KEYS, lambda: self.step(+1))
-        self.previous_action = self._action(owner, "Previous Change", PREVIOUS_KEYS, lambda: self.step(-1))
-        self.accept_action = self._action(owner, "Accept Change", ACCEPT_KEYS, lambda: self.decide(True))
-        self.reject_action = self._action(owner, "Reject Change", REJECT_KEYS, lambda: self.decide(False))
+        self.next_action = self._action(owner, "Ne&xt Change", NEXT_KEYS, lambda: self.step(+1))
+        self.previous_action = self._action(owner, "Previo&us Change", PREVIOUS_KEYS, lambda: self.step(-1))
+        self.accept_action = self._action(owner, ACCEPT_CHANGE, ACCEPT_KEYS, lambda: self.decide(True))
+        self.reject_action = self._action(owner, REJECT_CHANGE, REJECT_KEYS, lambda: self.decide(False))
         controller = window.rewrites
         controller.draftShown.connect(self._draft_shown)
         controller.stateChanged.connect(self._state_changed)

@@ -92,7 +92,7 @@ class Spelling(QObject):
         self.language_menu.setStatusTip("The language whose words spelling knows")
         languages = QActionGroup(self.language_menu)
         for code, name in LANGUAGES.items():
-            choice = languages.addAction(name)
+            choice = languages.addAction(f"&{name}")  # the six names start with six letters
             choice.setCheckable(True)
             choice.setChecked(code == self.language)
             choice.setData(code)

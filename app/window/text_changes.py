@@ -25,6 +25,10 @@ NONE_IN_TEXT = (
     "and choose Review Each."
 )
 
+# One change's two answers, with the same letters wherever they are offered: the Rewrite menu, Edit ▸ Tracked
+# Changes, a click on a draft's change and the right-click menu on the text's (Cut is T there, Paste P).
+ACCEPT_CHANGE, REJECT_CHANGE = "Acc&ept Change", "Reject C&hange"
+
 
 def change_in_the_way(editor: RewriteEditor, start: int, end: int) -> str:
     """Why a rewrite of ``[start, end)`` (a fill at ``start == end``) cannot start, in editor positions: a tracked
@@ -51,9 +55,9 @@ class TextChanges(QObject):
         self.editor, self.status = editor, status
         self.count = 0  # the changes in the text, counted a moment after each edit
         owner = editor.window()
-        self.accept_all_action = QAction("Accept All Changes", owner)
+        self.accept_all_action = QAction("Accept A&ll Changes", owner)
         self.accept_all_action.triggered.connect(lambda _checked=False: self.settle_all(True))
-        self.reject_all_action = QAction("Reject All Changes", owner)
+        self.reject_all_action = QAction("Re&ject All Changes", owner)
         self.reject_all_action.triggered.connect(lambda _checked=False: self.settle_all(False))
         # Counted after typing pauses (a scan of a long book's text on every key would be felt), but at once where
         # a brace came in: a change typed, pasted or brought back by Undo can be stepped to straight away.
@@ -103,7 +107,7 @@ class TextChanges(QObject):
             return
         first = top_of(menu)
         mark, start = found[-1]
-        for label, accept in (("Accept Change", True), ("Reject Change", False)):
+        for label, accept in ((ACCEPT_CHANGE, True), (REJECT_CHANGE, False)):
             action = QAction(label, menu)
             action.triggered.connect(lambda _checked=False, yes=accept, at=start: self._decide_at(at, yes))
             menu.insertAction(first, action)

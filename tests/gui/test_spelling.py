@@ -279,21 +279,21 @@ def test_choosing_a_spelling_language_checks_the_text_in_it_and_is_remembered(
     assert underlined(window) == ["climbd"]  # the French and German paragraphs left alone in English
     menu = window.spelling.language_menu
     assert menu.menuAction() in window.view_menu.actions()
-    assert [a.text() for a in menu.actions() if a.isChecked()] == ["English"]
-    next(a for a in menu.actions() if a.text() == "Français").trigger()
+    assert [a.text() for a in menu.actions() if a.isChecked()] == ["&English"]
+    next(a for a in menu.actions() if a.text() == "&Français").trigger()
     window.spelling.wait_loaded()
     qtbot.waitUntil(lambda: underlined(window) == ["pèr"], timeout=SIGNAL_TIMEOUT_MS)  # now English is foreign
-    assert [a.text() for a in menu.actions() if a.isChecked()] == ["Français"]
+    assert [a.text() for a in menu.actions() if a.isChecked()] == ["&Français"]
     # Chosen with spelling off, a language turns it on.
     window.spelling.action.setChecked(False)
     assert underlined(window) == []
-    next(a for a in menu.actions() if a.text() == "Deutsch").trigger()
+    next(a for a in menu.actions() if a.text() == "&Deutsch").trigger()
     assert window.spelling.action.isChecked()
     window.spelling.wait_loaded()
     qtbot.waitUntil(lambda: underlined(window) == ["Vatr"], timeout=SIGNAL_TIMEOUT_MS)
     again = make_window()  # the writer's next start: the same settings file
     assert again.prefs.spelling_language == "de" and again.spelling.language == "de"
-    assert [a.text() for a in again.spelling.language_menu.actions() if a.isChecked()] == ["Deutsch"]
+    assert [a.text() for a in again.spelling.language_menu.actions() if a.isChecked()] == ["&Deutsch"]
 
 
 FRENCH_STORY = (
@@ -316,10 +316,10 @@ def test_a_document_in_another_language_is_checked_in_its_own_for_itself_only(
     assert window.spelling.language == "fr" and "reads as Français" in window.statusBar().currentMessage()
     window.spelling.wait_loaded()
     qtbot.waitUntil(lambda: underlined(window) == ["pèr"], timeout=SIGNAL_TIMEOUT_MS)
-    assert [a.text() for a in menu.actions() if a.isChecked()] == ["Français"]
+    assert [a.text() for a in menu.actions() if a.isChecked()] == ["&Français"]
     assert window.prefs.spelling_language == "en"  # the writer's language is unchanged
     window.new_document()  # nothing to read: the writer's language again
-    assert window.spelling.language == "en" and [a.text() for a in menu.actions() if a.isChecked()] == ["English"]
+    assert window.spelling.language == "en" and [a.text() for a in menu.actions() if a.isChecked()] == ["&English"]
 
 
 def test_a_word_list_that_finishes_loading_after_its_window_closed_tells_nobody(make_window) -> None:

@@ -179,12 +179,12 @@ def test_tone_presets_are_shown_off_on_the_builtin_model_with_the_reason(make_wi
     select(window, SENTENCE)
     tones = window.steering.tone_menu.actions()
     assert [a.text() for a in tones] == [
-        "Simpler",
-        "More formal",
-        "More casual",
-        "More vivid",
-        "Shorter",
-        "Fix grammar",
+        "&Simpler",
+        "More &formal",
+        "More &casual",
+        "More &vivid",
+        "S&horter",
+        "Fix &grammar",
     ]
     for action in tones:
         assert not action.isEnabled() and action.toolTip() == DEMO_CANNOT_INSTRUCT

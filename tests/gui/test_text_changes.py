@@ -277,7 +277,7 @@ def test_a_right_click_on_a_change_offers_to_accept_or_reject_it(qtbot, document
     pointer.setPosition(MARKED.index("every evening"))
     menu = QMenu()
     window.tracked_changes.in_text.offer(menu, pointer)
-    assert [action.text() for action in menu.actions()][:2] == ["Accept Change", "Reject Change"]
+    assert [action.text() for action in menu.actions()][:2] == ["Acc&ept Change", "Reject C&hange"]
     menu.actions()[1].trigger()
     assert window.editor.plain_text() == "The keeper {~~slowly~>quickly~~}{>>Maya<<} climbed.\n\nHe lit the lamp.\n"
     pointer.setPosition(MARKED.index("He lit"))  # outside every change: nothing offered
@@ -299,7 +299,7 @@ def test_one_editors_changes_are_accepted_or_rejected_all_at_once(qtbot, documen
     menu = QMenu()
     in_text.offer(menu, pointer)
     assert [action.text() for action in menu.actions()][:4] == [
-        "Accept Change", "Reject Change", "Accept All by Ed", "Reject All by Ed"]
+        "Acc&ept Change", "Reject C&hange", "Accept All by Ed", "Reject All by Ed"]
     menu.actions()[2].trigger()  # Ed's two accepted, Maya's and the unsigned one left
     assert window.editor.plain_text() == ("The {--old --}{>>Maya<<}keeper slowly climbed.\n\n"
                                           "He lit {++the ++}{>>Maya<<}lamp every evening.{++ Late.++}\n")  # fmt: skip

@@ -148,7 +148,7 @@ def test_a_click_on_a_change_offers_accept_and_reject_and_esc_rejects_the_whole_
     QTest.mouseClick(editor.viewport(), Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, point)
     menu = tracked.menu
     assert menu is not None and menu.isVisible()
-    assert [a.text() for a in menu.actions()] == ["Accept Change", "Reject Change"]
+    assert [a.text() for a in menu.actions()] == ["Acc&ept Change", "Reject C&hange"]
     assert review.current == clicked
     menu.actions()[1].trigger()  # Reject Change
     menu.close()
@@ -175,7 +175,7 @@ def test_change_keys_with_nothing_to_decide_say_why_and_type_nothing(document_wi
     assert "Show Changes" in window.statusBar().currentMessage()
     assert not window.tracked_changes.accept_action.isEnabled()
     texts = [a.text() for a in window.rewrite_menu.actions()]
-    for text in ("Show Changes", "Next Change", "Previous Change", "Accept Change", "Reject Change"):
+    for text in ("Sh&ow Changes", "Ne&xt Change", "Previo&us Change", "Acc&ept Change", "Reject C&hange"):
         assert texts.count(text) == 1, texts
     assert QColor(change_colors(dark=False).removed) != QColor(change_colors(dark=True).removed)
 

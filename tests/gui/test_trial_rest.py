@@ -91,6 +91,19 @@ def test_each_menus_letters_are_its_own(make_window) -> None:
     assert [clash for menu in top for clash in clashes(menu, menu.title())] == []
     assert clashes(window.menuBar(), "menu bar") == []
 
+    def letterless(menu: QMenu) -> list[str]:
+        found = []
+        for action in menu.actions():
+            if not action.isSeparator() and re.search(r"&([^&])", action.text()) is None:
+                found.append(action.text())
+            if action.menu() is not None:
+                found += letterless(action.menu())
+        return found
+
+    # Each entry is reached from the keyboard by its letter (Alt+R, then O: Show Changes); Edit's letters are
+    # all taken, and New Note has its keys (Ctrl+Alt+M).
+    assert [name for menu in top for name in letterless(menu)] == ["New Note"]
+
 
 def _formats(window: MainWindow, line: int) -> list[tuple[str, QTextCharFormat]]:
     """(text, format) of each run the highlighter gave ``line``."""
