@@ -256,9 +256,9 @@ class SettingsDialog(QDialog):
 
         documents_form = form_layout()
         documents_form.addRow("Your name:", described(
-            self.author_name, "The author of your PDFs, Word documents and e-books, where a document's front matter "
-            "(a --- block at its top with author: in it) names none, of your own notes sent to Word as comments, and "
-            "of the changes you mark (Edit ▸ Tracked Changes ▸ Mark Changes Since…). Left empty, they name no author.",
+            self.author_name, "Signs the changes you mark (Edit ▸ Tracked Changes ▸ Mark Changes Since…) and your "
+            "notes sent to Word as comments, and is the author of your PDFs, Word documents and e-books unless a "
+            "document names its own (an author: line in the --- block at its top). Left empty, they name no author.",
         ))  # fmt: skip
 
         advanced_form = form_layout()
