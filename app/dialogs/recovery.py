@@ -120,7 +120,8 @@ def against_disk(document: RecoveredDocument) -> tuple[str | None, str]:
     """The text of ``document``'s file as it is on disk now (None when there is nothing to compare with), and a
     line that says how the autosaved text stands against it."""
     if document.path is None:
-        return None, "Its text (never saved: this copy is the only one):"
+        source = f"opened from {document.imported_from.name}, " if document.imported_from is not None else ""
+        return None, f"Its text ({source}never saved: this copy is the only one):"
     name = document.path.name
     if not document.path.exists():
         return None, f"Its text ({name} is no longer on disk: this copy is the only one):"

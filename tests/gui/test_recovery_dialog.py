@@ -4,9 +4,10 @@ on disk now, the unsaved words marked and in view, and the words counted as the 
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 
-from app.dialogs.recovery import RecoveryDialog
+from app.dialogs.recovery import RecoveryDialog, against_disk
 from app.documents.recovery import RecoveredDocument
 from tests.gui.test_compare_view import pieces
 
@@ -68,3 +69,6 @@ def test_with_nothing_on_disk_to_compare_the_dialog_says_this_copy_is_the_only_o
     assert said[2] == "Its text, the same as same.md on disk: discarding it loses nothing."
     assert said[3].startswith("Its text (report.docx could not be read to compare: "), said[3]
     assert dialog.preview.toPlainText() == "Imported words."
+    imported = replace(recovered(None, "Words from Word."), imported_from=tmp_path / "report.docx")
+    said_of_import = "Its text (opened from report.docx, never saved: this copy is the only one):"
+    assert against_disk(imported) == (None, said_of_import)
