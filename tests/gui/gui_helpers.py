@@ -6,15 +6,17 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import QMimeData, QObject, QPoint, Slot
-from PySide6.QtGui import QAccessible
+from PySide6.QtCore import QMimeData, QObject, QPoint, QTimer, Slot
+from PySide6.QtGui import QAccessible, QContextMenuEvent
 from PySide6.QtWidgets import (
     QAbstractButton,
     QAbstractItemView,
     QAbstractSlider,
     QAbstractSpinBox,
+    QApplication,
     QComboBox,
     QLineEdit,
+    QMenu,
     QPlainTextEdit,
     QScrollBar,
     QTextEdit,
@@ -108,7 +110,6 @@ def drop_on_editor(window: MainWindow, mime: QMimeData, at: QPoint | None = None
     left), as a desktop sends it; whether it was taken."""
     from PySide6.QtCore import QPointF, Qt
     from PySide6.QtGui import QDragEnterEvent, QDropEvent
-    from PySide6.QtWidgets import QApplication
 
     point = at or QPoint(5, 5)
 
@@ -119,3 +120,42 @@ def drop_on_editor(window: MainWindow, mime: QMimeData, at: QPoint | None = None
     drop = QDropEvent(QPointF(point), action, mime, buttons, Qt.KeyboardModifier.NoModifier)
     QApplication.sendEvent(viewport, drop)
     return drop.isAccepted()
+
+
+def pieces(preview: QPlainTextEdit) -> list[tuple[str, str]]:
+    """The preview's text in runs, each ``kept``, ``removed`` (struck through) or ``added`` (underlined)."""
+    runs: list[tuple[str, str]] = []
+    first = block = preview.document().begin()
+    while block.isValid():
+        if block != first:
+            runs.append(("\n", "kept"))
+        fragments = block.begin()
+        while not fragments.atEnd():
+            fragment = fragments.fragment()
+            look = fragment.charFormat()
+            kind = "removed" if look.fontStrikeOut() else "added" if look.fontUnderline() else "kept"
+            runs.append((fragment.text(), kind))
+            fragments += 1
+        block = block.next()
+    merged: list[tuple[str, str]] = []
+    for text, kind in runs:
+        if merged and merged[-1][1] == kind:
+            merged[-1] = (merged[-1][0] + text, kind)
+        else:
+            merged.append((text, kind))
+    return merged
+
+
+def right_click(editor: QPlainTextEdit, position: int, answer: Callable[[QMenu], object]) -> None:
+    """Right-click at ``position`` (a Qt position); ``answer`` gets the menu while it is up, and closes it."""
+    at = editor.textCursor()
+    at.setPosition(position)
+    place = editor.cursorRect(at).center()
+
+    def in_menu() -> None:
+        menu = QApplication.activePopupWidget()
+        answer(menu)
+        menu.close()
+
+    QTimer.singleShot(0, in_menu)
+    editor.contextMenuEvent(QContextMenuEvent(QContextMenuEvent.Reason.Mouse, place, editor.mapToGlobal(place)))

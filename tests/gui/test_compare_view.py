@@ -3,33 +3,10 @@ the recovery dialog and Mark Changes Since… show a writer before they choose."
 
 from __future__ import annotations
 
+from gui_helpers import pieces
 from PySide6.QtWidgets import QPlainTextEdit
 
 from app.dialogs.compare_view import show_change
-
-
-def pieces(preview: QPlainTextEdit) -> list[tuple[str, str]]:
-    """The preview's text in runs, each ``kept``, ``removed`` (struck through) or ``added`` (underlined)."""
-    runs: list[tuple[str, str]] = []
-    block = preview.document().begin()
-    while block.isValid():
-        if runs:
-            runs.append(("\n", "kept"))
-        fragments = block.begin()
-        while not fragments.atEnd():
-            fragment = fragments.fragment()
-            look = fragment.charFormat()
-            kind = "removed" if look.fontStrikeOut() else "added" if look.fontUnderline() else "kept"
-            runs.append((fragment.text(), kind))
-            fragments += 1
-        block = block.next()
-    merged: list[tuple[str, str]] = []
-    for text, kind in runs:
-        if merged and merged[-1][1] == kind:
-            merged[-1] = (merged[-1][0] + text, kind)
-        else:
-            merged.append((text, kind))
-    return merged
 
 
 def test_the_words_only_one_text_has_are_marked_and_the_first_change_is_in_view(qtbot) -> None:

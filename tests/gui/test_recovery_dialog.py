@@ -7,9 +7,10 @@ import os
 from dataclasses import replace
 from pathlib import Path
 
+from gui_helpers import pieces
+
 from app.dialogs.recovery import RecoveryDialog, against_disk
 from app.documents.recovery import RecoveredDocument
-from tests.gui.test_compare_view import pieces
 
 SAVED = "---\ntitle: The Keeper\n---\n# One\n\nThe storm came in from the west.\n\n# Two\n\nThe boat appeared.\n"
 TYPED = " Mara ran down the stairs."

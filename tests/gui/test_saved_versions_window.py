@@ -7,6 +7,7 @@ import os
 from datetime import date, datetime
 from pathlib import Path
 
+from gui_helpers import pieces
 from PySide6.QtCore import QTimer
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QApplication, QFileDialog
@@ -14,7 +15,6 @@ from PySide6.QtWidgets import QApplication, QFileDialog
 from app.dialogs.saved_versions import SavedVersionsDialog, when_saved
 from app.documents.saved_versions import SavedVersions
 from app.userdirs import user_dirs
-from tests.gui.test_compare_view import pieces
 
 WRITTEN_ELSEWHERE = "The keeper climbed the stairs.\nThe lamp was lit.\n"
 

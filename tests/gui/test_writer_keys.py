@@ -3,7 +3,7 @@ model and real key events (QTest.keyClick), one test per way the trial saw them 
 
 from __future__ import annotations
 
-from gui_helpers import DOCUMENT, SIGNAL_TIMEOUT_MS, PassRecorder, place_cursor, select
+from gui_helpers import DOCUMENT, SIGNAL_TIMEOUT_MS, PassRecorder, place_cursor, right_click, select
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QContextMenuEvent, QKeySequence
 from PySide6.QtTest import QTest
@@ -309,21 +309,6 @@ def test_a_letter_at_a_waiting_drafts_edge_is_refused_and_enter_there_still_acce
     assert window.run is None and draft in editor.plain_text()
 
 
-def _right_click(editor, position: int, answer) -> None:
-    """Right-click at ``position`` (a Qt position); ``answer`` gets the menu while it is up, and closes it."""
-    at = editor.textCursor()
-    at.setPosition(position)
-    place = editor.cursorRect(at).center()
-
-    def in_menu() -> None:
-        menu = QApplication.activePopupWidget()
-        answer(menu)
-        menu.close()
-
-    QTimer.singleShot(0, in_menu)
-    editor.contextMenuEvent(QContextMenuEvent(QContextMenuEvent.Reason.Mouse, place, editor.mapToGlobal(place)))
-
-
 def test_a_right_click_while_a_draft_waits_offers_its_keys_and_the_edit_menu_reaching_past_it_only(
     document_window, qtbot
 ) -> None:
@@ -339,21 +324,21 @@ def test_a_right_click_while_a_draft_waits_offers_its_keys_and_the_edit_menu_rea
 
     # Every line read as one misspelled word: the draft's words would be offered "mended" but for the span's lock.
     window.spelling.misspellings = lambda text, _at, hold_typed=True: [(0, len(text))]
-    _right_click(editor, start + 2, read("in the draft"))
+    right_click(editor, start + 2, read("in the draft"))
     assert seen["in the draft"][:5] == ["&Accept", "Re&ject", "Re&generate", "&Previous Candidate", "&Next Candidate"]
     assert "Cu&t" in seen["in the draft"] and "&Copy" in seen["in the draft"]
     assert not {"&Undo", "&Redo", "Delete"} & set(seen["in the draft"])  # they would reach past the draft's lock
     assert not any(entry.startswith(("Add “", "Words That Fit")) for entry in seen["in the draft"])  # the model's yet
     misspelled = editor.plain_text().index("lettr") + 2
-    _right_click(editor, misspelled, read("elsewhere"))
+    right_click(editor, misspelled, read("elsewhere"))
     assert any(entry.startswith("Add “She wrote") for entry in seen["elsewhere"])  # beyond the draft, as ever
 
     def accept_from_menu(menu) -> None:
         next(a for a in menu.actions() if a.text().startswith("&Accept")).trigger()
 
     editor.select_range(start, start + 3)  # the draft's first letters selected: Cut refuses them
-    _right_click(editor, start + 1, lambda menu: next(a for a in menu.actions() if a.objectName() == "edit-cut")
+    right_click(editor, start + 1, lambda menu: next(a for a in menu.actions() if a.objectName() == "edit-cut")
                  .trigger())  # fmt: skip
     assert editor.text_between(start, end) == draft and window.run is not None
-    _right_click(editor, start + 1, accept_from_menu)
+    right_click(editor, start + 1, accept_from_menu)
     assert window.run is None and editor.plain_text() == text.replace(SPAN, draft, 1)
