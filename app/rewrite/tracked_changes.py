@@ -20,7 +20,7 @@ from html import escape
 from typing import Protocol
 
 from PySide6.QtCore import QEvent, QObject, QPoint, Qt, QTimer
-from PySide6.QtGui import QAction, QGuiApplication, QKeySequence, QMouseEvent, QPalette, QTextCharFormat
+from PySide6.QtGui import QAction, QGuiApplication, QKeySequence, QMouseEvent, QPalette, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import QMenu, QStatusBar
 
 from app.rewrite.drafts_panel import DraftsPanel
@@ -141,6 +141,7 @@ class TrackedChanges(QObject):
         self.in_text = TextChanges(window.editor, window.statusBar, self)
         self.in_text.countChanged.connect(self._update_actions)
         controller.stateChanged.connect(self.in_text.recount)  # no rewrite in the text: they are available again
+        window.editor.context_menu_extras.append(self._offer_in_menu)  # a right-click on a draft's change
         self._update_actions()
 
     @staticmethod
@@ -345,12 +346,28 @@ class TrackedChanges(QObject):
 
     def change_at(self, point: QPoint) -> int | None:
         """The change under ``point`` (viewport coordinates), if the view shows one there."""
+        return self._change_at_position(self.window.editor.cursorForPosition(point).position())
+
+    def _change_at_position(self, position: int) -> int | None:
         review = self.active()
         span = self.window.editor.live_span
         if review is None or span is None:
             return None
-        offset = self.window.editor.cursorForPosition(point).position() - span.start
+        offset = position - span.start
         return next((i for i, (start, end) in enumerate(review.where) if start <= offset < end), None)
+
+    def _offer_in_menu(self, menu: QMenu, pointer: QTextCursor) -> None:
+        """The right-click menu on a draft's change, Show Changes on: that change becomes the current one, and its
+        Accept Change and Reject Change come first, above the whole draft's Accept and Reject."""
+        index = self._change_at_position(pointer.position())
+        review = self.active()
+        if index is None or review is None or not menu.actions():
+            return
+        review.current = index
+        self._paint()
+        top = menu.actions()[0]
+        menu.insertActions(top, [self.accept_action, self.reject_action])
+        menu.insertSeparator(top)
 
     def offer(self, index: int, at: QPoint) -> QMenu:
         """Make change ``index`` the current one and offer Accept Change and Reject Change beside it."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
-from gui_helpers import DOCUMENT, select
+from gui_helpers import DOCUMENT, right_click, select
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QPalette, QTextCharFormat, QTextCursor
 from PySide6.QtTest import QTest
@@ -153,6 +153,20 @@ def test_a_click_on_a_change_offers_accept_and_reject_and_esc_rejects_the_whole_
     menu.actions()[1].trigger()  # Reject Change
     menu.close()
     assert review.decisions[clicked] is False
+
+    # A right-click on another change: it becomes the current one, its own Accept and Reject above the draft's.
+    other = next(i for i in range(len(review.changes)) if i != clicked)
+    seen: list[str] = []
+    current: list[int] = []
+
+    def accept_change(menu) -> None:
+        seen.extend(a.text().split("\t")[0] for a in menu.actions())
+        current.append(review.current)
+        menu.actions()[0].trigger()
+
+    right_click(editor, span_start + review.where[other][0] + 1, accept_change)
+    assert seen[:4] == ["Acc&ept Change", "Reject C&hange", "", "&Accept"], seen
+    assert current == [other] and review.decisions[other] is True  # (then the next undecided one is current)
 
     # Dark: the view takes the dark theme's colours.
     window.apply_preferences(replace(window.prefs, theme="dark"))
