@@ -53,8 +53,8 @@ however many passes it took. While it develops, <b>Esc</b> or <b>Cancel</b> stop
 document stays yours to edit.</p>
 <p>To keep some of a draft's changes and not others, press <b>Ctrl+Shift+E</b> (Rewrite ▸ Show Changes): the
 words it takes out are struck through, the words it puts in underlined. <b>Alt+Right</b> and <b>Alt+Left</b>
-step through the changes, <b>Alt+Return</b> accepts one and <b>Alt+Delete</b> rejects it (or click a
-change); <b>Enter</b> then keeps the passage as it stands, still one step for Ctrl+Z.</p>
+step through the changes, <b>Alt+Return</b> accepts one and <b>Alt+Delete</b> rejects it (or click or
+right-click a change); <b>Enter</b> then keeps the passage as it stands, still one step for Ctrl+Z.</p>
 <p>The same keys review an editor's tracked changes (<b>Edit ▸ Tracked Changes</b>) when you open their Word
 document and choose <b>Review Each</b>: each change is marked in your text, <code>{~~old~&gt;new~~}</code>,
 <code>{++added++}</code> or <code>{--removed--}</code>, signed with who made it,

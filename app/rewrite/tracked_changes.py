@@ -3,8 +3,8 @@
 The changes are :func:`model.edit.changes.word_changes` of the span's original and the draft it shows. In
 the view, each undecided change shows the original's words struck through, then the draft's underlined
 (``theme.change_colors``); Next Change and Previous Change move between them (the current one highlighted),
-Accept Change and Reject Change decide one (a click on a change offers both), and a decided change shows the
-words it will land with (an accepted one's still in the added colour). Enter then lands the span as it
+Accept Change and Reject Change decide one (a click or a right-click on a change offers both), and a decided
+change shows the words it will land with (an accepted one's still in the added colour). Enter then lands the span as it
 stands: the accepted and undecided changes made, the rejected ones keeping the original's words
 (``RewriteRun.decided``); Esc rejects the whole rewrite.
 
