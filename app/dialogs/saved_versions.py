@@ -111,7 +111,7 @@ class SavedVersionsDialog(QDialog):
         self.list.currentRowChanged.connect(self._show_preview)
         self.list.itemActivated.connect(lambda _item: self._choose())
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Cancel)
-        self.restore_button = buttons.addButton(verb, QDialogButtonBox.ButtonRole.AcceptRole)
+        self.restore_button = buttons.addButton(f"&{verb}", QDialogButtonBox.ButtonRole.AcceptRole)
         self.restore_button.setDefault(True)
         self.restore_button.clicked.connect(self._choose)
         buttons.rejected.connect(self.reject)

@@ -49,7 +49,7 @@ class VersionsDialog(QDialog):
         self.list.currentRowChanged.connect(self._show_preview)
         self.list.itemActivated.connect(lambda _item: self._choose())
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Cancel)
-        self.put_back_button = buttons.addButton("Put Back", QDialogButtonBox.ButtonRole.AcceptRole)
+        self.put_back_button = buttons.addButton("&Put Back", QDialogButtonBox.ButtonRole.AcceptRole)
         self.put_back_button.setDefault(True)
         self.put_back_button.clicked.connect(self._choose)
         buttons.rejected.connect(self.reject)

@@ -164,8 +164,8 @@ class DiskWatcher(QObject):
             QMessageBox.StandardButton.NoButton,
             parent,
         )
-        self.reload_button = box.addButton("Reload", QMessageBox.ButtonRole.DestructiveRole)
-        self.keep_button = box.addButton("Keep Mine", QMessageBox.ButtonRole.RejectRole)
+        self.reload_button = box.addButton("&Reload", QMessageBox.ButtonRole.DestructiveRole)
+        self.keep_button = box.addButton("&Keep Mine", QMessageBox.ButtonRole.RejectRole)
         box.setDefaultButton(self.keep_button)
         box.finished.connect(lambda _result: self._answered(box, path))
         self.prompt = box

@@ -150,15 +150,15 @@ class FileCommands(QMainWindow):
         if not self.editor.has_unsaved_changes():
             return True
         name = self.document_name()
-        answer = QMessageBox.warning(
-            self,
-            "Unsaved changes",
-            f"“{name}” has unsaved changes. Save them before closing?",
-            QMessageBox.StandardButton.Save
-            | QMessageBox.StandardButton.Discard
-            | QMessageBox.StandardButton.Cancel,
-            QMessageBox.StandardButton.Save,
-        )
+        buttons = QMessageBox.StandardButton
+        box = QMessageBox(QMessageBox.Icon.Warning, "Unsaved changes",
+                          f"“{name}” has unsaved changes. Save them before closing?",
+                          buttons.Save | buttons.Discard | buttons.Cancel, self)  # fmt: skip
+        box.setDefaultButton(buttons.Save)
+        # Alt+S and Alt+D, as Cancel has Esc: Qt's own labels for these two have no letter outside GNOME and KDE.
+        box.button(buttons.Save).setText("&Save")
+        box.button(buttons.Discard).setText("&Discard")
+        answer = box.exec()
         if answer == QMessageBox.StandardButton.Save:
             return self.save()
         return answer == QMessageBox.StandardButton.Discard

@@ -137,17 +137,20 @@ def test_recovering_asks_before_it_replaces_unsaved_words(document_window: Calla
     window.editor.insertPlainText("Words typed while the offer waited.")
     typed = window.editor.plain_text()
     asked: list[str] = []
+    labels: list[list[str]] = []
 
-    def warning(_parent, _title, text, *_buttons):
-        asked.append(text)
+    def ask(box: QMessageBox) -> QMessageBox.StandardButton:
+        asked.append(box.text())
+        labels.append(sorted(button.text() for button in box.buttons()))
         return answer
 
-    monkeypatch.setattr(QMessageBox, "warning", warning)
+    monkeypatch.setattr(QMessageBox, "exec", ask)
     area = killed_instance_wrote(INSTANCE, tmp_path / "recovery", tmp_path / "chapter.md")
     dialog = offer_recovery(window, area, window)
     assert dialog is not None
     dialog.recover_button.click()
     assert len(asked) == 1 and "unsaved changes" in asked[0]
+    assert labels[0] == ["&Discard", "&Save", "Cancel"]  # each with its letter; Cancel has Esc
     if answer == QMessageBox.StandardButton.Cancel:  # the typed words stay, and the autosave waits for next time
         assert window.editor.plain_text() == typed
         assert [document.title for document in area.orphans()] == ["chapter.md"]

@@ -53,7 +53,7 @@ def test_changes_since_opening_are_marked_signed_and_go_to_word_as_its_tracked_c
     answer_versions(0, seen)
     window.change_marker.action.trigger()
     assert seen and seen[0].listed[0].startswith("As you opened it, Today ")
-    assert seen[0].restore_button.text() == "Mark Changes"
+    assert seen[0].restore_button.text() == "&Mark Changes"
     marked = window.editor.plain_text()
     found = marks(marked)
     assert [(mark.removed, mark.added) for mark in found] == [

@@ -40,6 +40,10 @@ def test_the_words_a_crash_would_have_lost_are_marked_and_in_view(qtbot, tmp_pat
     assert "changed on disk" not in told
     assert [piece for piece in pieces(dialog.preview) if piece[1] != "kept"] == [(TYPED, "added")]
     assert dialog.preview.textCursor().block().text() == "The boat appeared." + TYPED
+    # Each answer has its letter (Alt+R, Alt+D, Alt+L).
+    assert [b.text() for b in (dialog.recover_button, dialog.discard_button, dialog.later_button)] == [
+        "&Recover", "&Discard All", "&Later",
+    ]  # fmt: skip
 
 
 def test_a_file_saved_again_after_the_crash_is_named_and_its_own_words_struck_through(qtbot, tmp_path: Path) -> None:
