@@ -3,8 +3,9 @@
 The dialog lists each document (name, where it came from, its size, when it was autosaved) with a
 preview of its text, marked against its file as it is on disk now: the words the crash would have lost
 underlined, the first of them in view. The writer recovers one into the window, discards them, or
-decides later (they are offered again at the next start). A recovered document opens unsaved, under its old file name if
-it had one, so Save writes it where it belongs and closing asks first; its old record then goes.
+decides later (they are offered again at the next start). A recovered document opens unsaved, under
+its old file name if it had one, so Save writes it where it belongs and closing asks first; its old
+record then goes.
 """
 
 from __future__ import annotations
