@@ -250,7 +250,7 @@ class WelcomeDialog(QDialog):
         text = QLabel(WELCOME)
         text.setWordWrap(True)
         text.setTextFormat(Qt.TextFormat.RichText)
-        buttons = QDialogButtonBox()
+        buttons = QDialogButtonBox(self)  # in the dialog already: its default holds
         self.model_button = QPushButton("Use a checkpoint (Settings ▸ Model)…")
         self.server_button = QPushButton("Use a team server (Settings ▸ Server)…")
         self.demo_button = QPushButton("Try the demo")

@@ -73,7 +73,7 @@ class RecoveryDialog(QDialog):
         self.against = QLabel()
         self.against.setWordWrap(True)
         self.list.currentRowChanged.connect(self._show_preview)
-        buttons = QDialogButtonBox()
+        buttons = QDialogButtonBox(self)  # in the dialog already: its default holds
         self.recover_button = QPushButton("&Recover")
         self.recover_button.setDefault(True)
         self.discard_button = QPushButton("&Discard All")

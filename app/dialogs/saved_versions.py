@@ -110,7 +110,8 @@ class SavedVersionsDialog(QDialog):
         self.preview.setFont(preview_font)
         self.list.currentRowChanged.connect(self._show_preview)
         self.list.itemActivated.connect(lambda _item: self._choose())
-        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Cancel)
+        # Made in the dialog: a default set on a button outside one is lost, and Qt made Cancel the default.
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Cancel, self)
         self.restore_button = buttons.addButton(f"&{verb}", QDialogButtonBox.ButtonRole.AcceptRole)
         self.restore_button.setDefault(True)
         self.restore_button.clicked.connect(self._choose)

@@ -48,7 +48,8 @@ class VersionsDialog(QDialog):
         self.preview.setReadOnly(True)
         self.list.currentRowChanged.connect(self._show_preview)
         self.list.itemActivated.connect(lambda _item: self._choose())
-        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Cancel)
+        # Made in the dialog: a default set on a button outside one is lost, and Qt made Cancel the default.
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Cancel, self)
         self.put_back_button = buttons.addButton("&Put Back", QDialogButtonBox.ButtonRole.AcceptRole)
         self.put_back_button.setDefault(True)
         self.put_back_button.clicked.connect(self._choose)

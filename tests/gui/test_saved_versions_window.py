@@ -10,7 +10,7 @@ from pathlib import Path
 from gui_helpers import pieces
 from PySide6.QtCore import QTimer
 from PySide6.QtGui import QFont
-from PySide6.QtWidgets import QApplication, QFileDialog
+from PySide6.QtWidgets import QApplication, QFileDialog, QPushButton
 
 from app.dialogs.saved_versions import SavedVersionsDialog, when_saved
 from app.documents.saved_versions import SavedVersions
@@ -171,3 +171,33 @@ def test_a_history_follows_its_file_through_save_as_and_a_rename(document_window
     window.saved_versions_action.trigger()
     assert seen and seen[0].list.count() == 3
     assert window.editor.plain_text() == "The first line.\n"
+
+
+def test_enter_in_each_choosing_dialog_chooses_not_cancels(qtbot, tmp_path: Path) -> None:
+    # A default set on a button before its box was in the dialog was lost, and Qt made Cancel the default: Enter
+    # anywhere but in the list (its preview, say) cancelled, and Cancel was drawn as the button Enter presses.
+    from PySide6.QtWidgets import QWidget
+
+    from app.dialogs.help import WelcomeDialog
+    from app.dialogs.recovery import RecoveryDialog
+    from app.dialogs.versions import VersionsDialog
+    from app.documents.recovery import RecoveredDocument
+    from app.rewrite.versions import Version
+
+    host = QWidget()
+    qtbot.addWidget(host)
+    untitled = RecoveredDocument(record=tmp_path / "r", text="Unsaved.", path=None, title="Untitled", written_at=0.0)
+    opened = (datetime(2026, 12, 1, 9, 0), "As opened.\n")
+    dialogs = {
+        "Restore": SavedVersionsDialog("story.md", [], "Now.\n", QFont(), host, opened=opened),
+        "Mark Changes": SavedVersionsDialog("story.md", [], "Now.\n", QFont(), host, opened=opened,
+                                            verb="Mark Changes", marks_since=True),  # fmt: skip
+        "Put Back": VersionsDialog([Version("Original", "One.", 0.0), Version("Draft 1", "Two.", 1.0)], "Two.", host),
+        "Recover": RecoveryDialog([untitled], host),
+        "Try the demo": WelcomeDialog(host),
+    }
+    for wanted, dialog in dialogs.items():
+        dialog.show()
+        defaults = [b.text().replace("&", "") for b in dialog.findChildren(QPushButton) if b.isDefault()]
+        assert defaults == [wanted], (wanted, defaults)
+        dialog.close()
