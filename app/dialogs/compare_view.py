@@ -32,7 +32,9 @@ def show_change(preview: QPlainTextEdit, before: str | None, after: str) -> int:
     if before is not None and changes:
         runs, position = [], 0
         for change in changes:
-            runs += [(before[position : change.start], kept), (before[change.start : change.end], removed)]
+            # A line break taken out shows as a struck ¶, as Word shows it: the preview keeps the new text's lines.
+            taken_out = before[change.start : change.end].replace("\n", "¶")
+            runs += [(before[position : change.start], kept), (taken_out, removed)]
             runs.append((change.text, added))
             position = change.end
         runs.append((before[position:], kept))
@@ -44,7 +46,7 @@ def show_change(preview: QPlainTextEdit, before: str | None, after: str) -> int:
         if text:
             cursor.insertText(text, look)
     cursor.endEditBlock()
-    first = utf16_length(before[: changes[0].start]) if before is not None and changes else 0
+    first = utf16_length(before[: changes[0].start]) if before is not None and changes else 0  # the same before it
     shown = preview.textCursor()
     shown.setPosition(first)
     preview.setTextCursor(shown)

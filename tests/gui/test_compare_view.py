@@ -46,3 +46,13 @@ def test_a_book_with_a_change_in_two_chapters_marks_just_those(qtbot) -> None:
     assert marked == [("lighthouse ", "added"), (" again", "removed")]
     line = preview.textCursor().block().text()
     assert line.startswith("Line 3000 of the book")
+
+
+def test_a_line_break_taken_out_shows_as_a_struck_pilcrow_and_the_new_lines_stand(qtbot) -> None:
+    preview = QPlainTextEdit()
+    qtbot.addWidget(preview)
+    assert show_change(preview, "It went out.\nMara lit the lamp.\n", "It went out. Mara lit the lamp.\n") == 1
+    assert pieces(preview) == [
+        ("It went out.", "kept"), ("¶", "removed"), (" ", "added"), ("Mara lit the lamp.\n", "kept"),
+    ]  # fmt: skip
+    assert preview.document().blockCount() == 2  # the text's one line, and the empty one after its last break
