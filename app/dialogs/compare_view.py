@@ -46,7 +46,7 @@ def show_change(preview: QPlainTextEdit, before: str | None, after: str) -> int:
         if text:
             cursor.insertText(text, look)
     cursor.endEditBlock()
-    first = utf16_length(before[: changes[0].start]) if before is not None and changes else 0  # the same before it
+    first = utf16_length(before[: changes[0].start]) if before is not None and changes else 0
     shown = preview.textCursor()
     shown.setPosition(first)
     preview.setTextCursor(shown)
