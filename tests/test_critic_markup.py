@@ -8,6 +8,7 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from app.documents import critic_markup
 from app.documents.critic_markup import (
     IN_ADDED,
     IN_COMMENT,
@@ -21,6 +22,7 @@ from app.documents.critic_markup import (
     signed_by,
 )
 from app.documents.markdown_blocks import Revision
+from model.edit.changes import Change, apply_changes
 
 BEFORE = "The keeper slowly climbed the stairs.\n\nHe lit the lamp.\n"
 AFTER = "The keeper quickly climbed the stairs every evening.\n\nHe lit the lamp.\n\nThe sea was calm.\n"
@@ -215,3 +217,15 @@ def test_a_rewritten_sentence_is_one_change_and_two_typos_mended_stay_two() -> N
     # Never across a paragraph: the last words of one and the first of the next stay two changes.
     two_paragraphs = ("One two three four.\n\nFive six seven.\n", "One two thirty forty.\n\nFifty sixty seven.\n")
     assert len(marks(mark_up(*two_paragraphs, whole_rewrites=True) or "")) == 2
+
+
+def test_a_run_of_changed_lines_past_the_limit_is_one_change(monkeypatch) -> None:
+    # Diffing the words of a text replaced wholesale took seconds (a novel against another: 8 s) for marks no one
+    # reads word by word; a run of changed lines that long is now one change, still exact.
+    before = "Kept line.\nThe keeper climbed the stairs.\nHe lit the lamp.\nKept too.\n"
+    after = "Kept line.\nThe keeper ran up the stairs.\nHe lit the old lamp.\nKept too.\n"
+    assert [change.text for change in critic_markup.changes_between(before, after)] == ["ran up", "old "]
+    monkeypatch.setattr(critic_markup, "WORD_BY_WORD_LIMIT", 40)  # the two changed lines are 47 characters
+    changes = critic_markup.changes_between(before, after)
+    assert changes == [Change(len("Kept line.\n"), len(before) - len("Kept too.\n"), after[11:-10])]
+    assert apply_changes(before, changes) == after

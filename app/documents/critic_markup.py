@@ -28,6 +28,10 @@ MARK = re.compile(r"(?:\{\+\+(?P<added>.*?)\+\+\}|\{--(?P<removed>.*?)--\}|\{~~(
 # How far a paragraph's change may slide to start at its break: a sentence's end, a closing mark or two.
 _SLIDE = 8
 # A line with the blank lines after it (the last may have no line break).
+# A run of changed lines longer than this (in characters, on either side) is marked as one change, not word by
+# word: diffing its words would take seconds (War and Peace against another novel: 8 s), and a run that long is
+# a text replaced, not a text edited.
+WORD_BY_WORD_LIMIT = 100_000
 _LINE = re.compile(r"[^\n]*\n(?:[ \t]*\n)*|[^\n]+\Z")
 
 # Where a line starts, for :func:`painted`: outside any mark, or inside one of its parts; what ends each, and
@@ -105,7 +109,8 @@ def settle(text: str, accept: bool, which: Iterable[Mark] | None = None) -> str:
 def changes_between(before: str, after: str) -> list[Change]:
     """The word-level changes from ``before`` to ``after``, diffed line by line first: a book with a change in
     every chapter is then as quick to diff as the changed lines. A line keeps the blank lines after it, so that
-    they never anchor a match of their own between two changed paragraphs."""
+    they never anchor a match of their own between two changed paragraphs. A run of changed lines past
+    ``WORD_BY_WORD_LIMIT`` is one change."""
     old_lines, new_lines = _LINE.findall(before), _LINE.findall(after)
     old_at = [0]
     for line in old_lines:
@@ -118,7 +123,11 @@ def changes_between(before: str, after: str) -> list[Change]:
         if tag == "equal":
             continue
         shift = old_at[i1]
-        for change in word_changes(before[old_at[i1] : old_at[i2]], after[new_at[j1] : new_at[j2]]):
+        old_run, new_run = before[old_at[i1] : old_at[i2]], after[new_at[j1] : new_at[j2]]
+        if max(len(old_run), len(new_run)) > WORD_BY_WORD_LIMIT:
+            found.append(Change(old_at[i1], old_at[i2], new_run))
+            continue
+        for change in word_changes(old_run, new_run):
             found.append(_after_words(before, Change(change.start + shift, change.end + shift, change.text)))
     return found
 
