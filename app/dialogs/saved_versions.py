@@ -87,6 +87,7 @@ class SavedVersionsDialog(QDialog):
         self.chosen_text = ""
         self._texts: dict[int, str | None] = {}  # read when first shown: a long history of a novel is not read whole
         self.list = QListWidget()
+        self.list.setAccessibleName("Saved versions")
         self.list.setAlternatingRowColors(True)
         now = digest_of(current)  # once, not for every version listed
         words_now = count_words(manuscript(current, markdown))
@@ -104,6 +105,7 @@ class SavedVersionsDialog(QDialog):
             item.setToolTip(version.at.strftime("Saved %A %d %B %Y at %H:%M:%S"))
             self.list.addItem(item)
         self.preview = QPlainTextEdit()
+        self.preview.setAccessibleName("The chosen version's text, marked")
         self.preview.setReadOnly(True)
         preview_font = QFont(font)  # the text's face, a size down: a hand-wrapped line fits the preview's width
         preview_font.setPointSizeF(max(9.0, font.pointSizeF() * PREVIEW_SCALE))

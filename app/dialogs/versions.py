@@ -34,6 +34,7 @@ class VersionsDialog(QDialog):
         self.versions = versions
         self.chosen: Version | None = None
         self.list = QListWidget()
+        self.list.setAccessibleName("Versions of this passage")
         self.list.setAlternatingRowColors(True)
         self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.list.setTextElideMode(Qt.TextElideMode.ElideRight)
@@ -45,6 +46,7 @@ class VersionsDialog(QDialog):
             item.setToolTip(version.text)
             self.list.addItem(item)
         self.preview = QPlainTextEdit()
+        self.preview.setAccessibleName("The chosen version's text")
         self.preview.setReadOnly(True)
         self.list.currentRowChanged.connect(self._show_preview)
         self.list.itemActivated.connect(lambda _item: self._choose())

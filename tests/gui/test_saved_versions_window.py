@@ -7,7 +7,7 @@ import os
 from datetime import date, datetime
 from pathlib import Path
 
-from gui_helpers import pieces
+from gui_helpers import pieces, unnamed_controls
 from PySide6.QtCore import QTimer
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QApplication, QFileDialog, QPushButton
@@ -173,7 +173,7 @@ def test_a_history_follows_its_file_through_save_as_and_a_rename(document_window
     assert window.editor.plain_text() == "The first line.\n"
 
 
-def test_enter_in_each_choosing_dialog_chooses_not_cancels(qtbot, tmp_path: Path) -> None:
+def test_each_choosing_dialog_names_its_parts_and_enter_chooses(qtbot, tmp_path: Path) -> None:
     # A default set on a button before its box was in the dialog was lost, and Qt made Cancel the default: Enter
     # anywhere but in the list (its preview, say) cancelled, and Cancel was drawn as the button Enter presses.
     from PySide6.QtWidgets import QWidget
@@ -198,6 +198,7 @@ def test_enter_in_each_choosing_dialog_chooses_not_cancels(qtbot, tmp_path: Path
     }
     for wanted, dialog in dialogs.items():
         dialog.show()
+        assert unnamed_controls(dialog) == [], wanted  # a screen reader names the list and the preview too
         defaults = [b.text().replace("&", "") for b in dialog.findChildren(QPushButton) if b.isDefault()]
         assert defaults == [wanted], (wanted, defaults)
         dialog.close()
