@@ -11,6 +11,7 @@ from model.edit.shape import shape_request
 from model.edit.typography import (
     dash_style,
     elided_opening,
+    guillemet_space,
     quote_style,
     sentence_spacing,
     with_dashes,
@@ -120,3 +121,36 @@ def test_a_drafts_spaces_between_sentences_are_the_documents(mode: str) -> None:
     double = EditRequest(mode=mode, prefix="The storm came in.  Mara watched it.  She kept the light.  ",
                          suffix="  The boat came.  It sank.", span=span)  # fmt: skip
     assert "happy.  \"I want" in shape_request(double)[1].restore('She was happy.  "I want to go,"  she said')
+
+
+GERMAN = "„Ich gehe jetzt“, sagte er. „Warum?“, fragte sie, „es regnet doch.“ "
+FRENCH = ("Il dit\u202f: «\u202fNon\u202f», et partit. «\u202fPourquoi\u202f?\u202f» demanda-t-elle, "
+          "«\u202fil pleut.\u202f» ")
+
+
+def test_german_low_marks_and_french_guillemets_are_read_as_their_own_kinds() -> None:
+    assert quote_style(GERMAN) == "low"
+    assert quote_style(FRENCH) == "guillemets" and guillemet_space(FRENCH) == "\u202f"
+    assert guillemet_space("«Non», dit-il. «Oui», dit-elle.") == ""  # set tight, as Swiss texts do
+    assert quote_style("Il dit\u00a0: «\u00a0C’est “vrai”\u00a0». «\u00a0Non\u00a0».") == "guillemets"  # “ ” inside
+    assert quote_style("“Hello,” she said, “it’s late.”") == "curly"  # English, its apostrophes aside
+    assert quote_style("„Ja“, sagte er. \"Nein\", sagte sie. \"Doch.\"") == ""  # mixed with straight: left alone
+
+
+def test_straight_marks_turn_into_the_documents_low_marks_or_guillemets() -> None:
+    assert with_quotes('"Komm," sagte sie, "es ist spät."', "low") == "„Komm,“ sagte sie, „es ist spät.“"
+    assert with_quotes("“Komm,” sagte sie.", "low") == "„Komm,“ sagte sie."  # the model's English marks too
+    assert with_quotes('"Viens", dit-elle, "c\'est tard."', "guillemets", inner="\u202f") == (
+        "«\u202fViens\u202f», dit-elle, «\u202fc’est tard.\u202f»"
+    )
+    assert with_quotes("“Viens”, dit-elle.", "guillemets") == "«Viens», dit-elle."  # no space set inside: none
+
+
+@pytest.mark.parametrize(("document", "draft", "wanted"), [
+    (GERMAN, "“Komm mit,” rief sie.", "„Komm mit,“ rief sie."),
+    (FRENCH, '"Viens avec moi", cria-t-elle.', "«\u202fViens avec moi\u202f», cria-t-elle."),
+])  # fmt: skip
+def test_a_drafts_quotes_are_a_german_or_french_documents(document: str, draft: str, wanted: str) -> None:
+    request = EditRequest(mode="rewrite", prefix=document, suffix=" " + document, span="Sie ging.")
+    _inner, shape = shape_request(request)
+    assert shape.restore(draft).strip() == wanted

@@ -105,7 +105,8 @@ Scrolling</b> keeps the line you are writing at the middle of the view. <b>View 
 how many words to write in this sitting; the status bar counts the words the document has gained since you
 opened it, and says when the goal is reached.</p>
 <p>In a text whose quotation marks are curly (‘ ’ “ ”), the ' and " keys type curly ones, and drafts use them
-too; in a text of straight marks they stay straight. An apostrophe that starts a shortened word (’Tis, ’em,
+too; in a German text of low marks („ “) or a French one of guillemets (« », with the space it sets inside them)
+they type those; in a text of straight marks they stay straight. An apostrophe that starts a shortened word (’Tis, ’em,
 ’90s) turns the right way as the word ends. In a text of em dashes (—), two hyphens after a word make one.</p>
 <p>Each time you save, Redraft keeps a copy of what the file held: <b>File ▸ Saved Versions…</b> lists them
 with a preview, and Restore puts one back in the editor (Ctrl+Z undoes it; Save keeps it). The versions follow

@@ -1,5 +1,6 @@
 """Quotation marks and dashes typed as the document has them. In a text of curly marks (‘ ’ “ ”), ' and " type
-curly ones; in a text whose dashes are em dashes (—), a second hyphen typed after a word's makes one.
+curly ones (low ones „ “ in a German text of them, guillemets « » in a French one, with its inner space);
+in a text whose dashes are em dashes (—), a second hyphen typed after a word's makes one.
 A ‘ typed before a word it shortens ('Tis, 'twas, 'em, 'n', '90s) becomes ’ as the word ends, as a word
 processor's autocorrect does; Ctrl+Z after the space gives back the ‘ before the space itself.
 
@@ -17,7 +18,16 @@ from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtGui import QKeyEvent, QTextCursor
 
 from app.window.editor_widget import RewriteEditor
-from model.edit.typography import EM_DASH, STRAIGHT, curly_mark, dash_style, elided_opening, quote_style
+from model.edit.typography import (
+    EM_DASH,
+    QUOTE_MARKS,
+    STRAIGHT,
+    curly_mark,
+    dash_style,
+    elided_opening,
+    guillemet_space,
+    quote_style,
+)
 
 CONTEXT_CHARS = 4000  # either side of the caret: enough to tell the kind, little to read on every key
 COMMAND_KEYS = Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.AltModifier | Qt.KeyboardModifier.MetaModifier
@@ -60,8 +70,9 @@ class TypedMarks(QObject):
             cursor.deletePreviousChar()
             cursor.insertText(EM_DASH)
             cursor.endEditBlock()
-        elif quote_style(self.around(first, last)) == "curly":
-            cursor.insertText(curly_mark(mark, before, document.characterAt(last)))
+        elif (style := quote_style(context := self.around(first, last))) in QUOTE_MARKS:
+            inner = guillemet_space(context) if style == "guillemets" else ""
+            cursor.insertText(curly_mark(mark, before, document.characterAt(last), style, inner))
         else:
             return False
         self.editor.setTextCursor(cursor)

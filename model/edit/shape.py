@@ -28,6 +28,7 @@ from model.edit.typography import (
     QuoteStyle,
     SpacingStyle,
     dash_style,
+    guillemet_space,
     quote_style,
     sentence_spacing,
     with_dashes,
@@ -94,13 +95,14 @@ class Shape:
     # the new text, which turns a mark at its start: the new text's marks are made the document's kind.
     quotes: QuoteStyle = ""
     quote_before: str = ""
+    quote_inner: str = ""  # the space a text of guillemets sets inside them (« Non »)
     dashes: DashStyle = ""  # and how it writes a dash: — or --
     spacing: SpacingStyle = ""  # and how many spaces it leaves between sentences
 
     def restore(self, text: str) -> str:
         """A candidate's new text with the edges and the ending put back, its quotation marks, dashes and spaces
         the document's."""
-        text = with_dashes(with_quotes(text, self.quotes, self.quote_before), self.dashes)
+        text = with_dashes(with_quotes(text, self.quotes, self.quote_before, self.quote_inner), self.dashes)
         text = with_spacing(text, self.spacing)
         if self.strip:
             text = text.strip()
@@ -149,7 +151,9 @@ def shape_request(request: EditRequest) -> tuple[EditRequest, Shape]:
     quotes, dashes, spacing = quote_style(context), dash_style(context), sentence_spacing(context)
     if not quotes and not dashes and not spacing:
         return inner, shape
-    return inner, replace(shape, quotes=quotes, quote_before=inner.prefix[-1:], dashes=dashes, spacing=spacing)
+    quote_inner = guillemet_space(context) if quotes == "guillemets" else ""
+    return inner, replace(shape, quotes=quotes, quote_before=inner.prefix[-1:], quote_inner=quote_inner,
+                          dashes=dashes, spacing=spacing)  # fmt: skip
 
 
 def _shape_edges(request: EditRequest) -> tuple[EditRequest, Shape]:

@@ -1,5 +1,6 @@
-"""Quotation marks and dashes as the document has them: curly (‘ ’ “ ”) or straight (' ") marks, and a dash
-written as one character (—) or as two hyphens (--), as typewritten and Project Gutenberg texts have it.
+"""Quotation marks and dashes as the document has them: curly (‘ ’ “ ”) or straight (' ") marks, German and
+Central European low ones („ “), or guillemets (« », French, with the space inside them that the document leaves),
+and a dash written as one character (—) or as two hyphens (--), as typewritten and Project Gutenberg texts have it.
 
 A model writes whichever its training text had; a writer's document has one kind. :func:`quote_style` reads the
 kind from the text around an edit (only where it is plain: two marks or more, nearly all of one kind), and
@@ -17,7 +18,7 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-QuoteStyle = Literal["curly", "straight", ""]
+QuoteStyle = Literal["curly", "low", "guillemets", "straight", ""]
 DashStyle = Literal["em", "hyphens", ""]
 SpacingStyle = Literal["single", "double", ""]
 EM_DASH = "—"
@@ -27,8 +28,18 @@ TWO_HYPHENS = re.compile(r"(?<!-)--(?!-)")  # not a Markdown rule's three
 SENTENCE_GAP = re.compile(r"[.!?][\"'”’)\]]? +(?=[\"'“‘(\[]?[A-Z])")
 EXTRA_SPACES = re.compile(r"(?<=\S)  +(?=\S)")  # inside a line: not its indent, nor Markdown's break at its end
 CURLY = "‘’“”"
+TYPOGRAPHIC = CURLY + "„‚«»"  # every kind's marks but the straight ones
 STRAIGHT = "'\""
-TO_STRAIGHT = str.maketrans("‘’“”", "''\"\"")
+TO_STRAIGHT = str.maketrans("‘’“”„‚", "''\"\"\"'")
+# Each typographic kind's opening and closing double marks and its opening single one; a closing single mark and
+# an apostrophe are ’ in each (German's closing ‘ is rare beside its apostrophes, so a typed ' after a word is ’).
+QUOTE_MARKS: dict[str, tuple[str, str, str]] = {
+    "curly": ("“", "”", "‘"),
+    "low": ("„", "“", "‚"),
+    "guillemets": ("«", "»", "‘"),
+}
+# The spaces French sets inside guillemets: narrow and full no-break, or a plain one typed.
+GUILLEMET_SPACES = ("\u202f", "\u00a0", " ")
 MIN_MARKS = 2  # fewer says nothing about the document
 # A kind is the document's where it outnumbers the other four to one: a stray straight apostrophe pasted into
 # a text of curly marks does not make it mixed.
@@ -53,21 +64,49 @@ def _plain(one: int, other: int) -> int:
 
 
 def quote_style(context: str) -> QuoteStyle:
-    """The kind of quotation marks ``context`` uses, or "" where it mixes both or has too few to tell."""
-    curly = sum(context.count(mark) for mark in CURLY)
+    """The kind of quotation marks ``context`` uses, or "" where it mixes straight and typographic ones or has too
+    few to tell. Of typographic ones: "guillemets" where « » are at least half the marks (apostrophes aside: a
+    French text quotes inside them with “ ”), "low" where „ ‚ are a third (a German quotation has one of them and
+    one “), else "curly"."""
+    typographic = sum(context.count(mark) for mark in TYPOGRAPHIC)
     straight = sum(context.count(mark) for mark in STRAIGHT)
-    kinds: tuple[QuoteStyle, ...] = ("", "curly", "straight")
-    return kinds[_plain(curly, straight)]
+    plain = _plain(typographic, straight)
+    if plain != 1:
+        return "straight" if plain == 2 else ""
+    quoting = typographic - context.count("’")
+    if 2 * (context.count("«") + context.count("»")) >= quoting > 0:
+        return "guillemets"
+    if 3 * (context.count("„") + context.count("‚")) >= quoting > 0:
+        return "low"
+    return "curly"
 
 
-def curly_mark(mark: str, before: str, after: str) -> str:
-    """The curly mark a straight ``mark`` (' or ") stands for between the character ``before`` and the text
-    ``after`` ("" at the text's edges; a few characters are enough)."""
+def guillemet_space(context: str) -> str:
+    """The space ``context`` sets inside its guillemets (after « and before »), the one it uses most: a narrow
+    or a full no-break space, a plain one, or none."""
+    inside = re.findall(r"«(\s?)|(\s?)»", context)
+    counts = {space: 0 for space in (*GUILLEMET_SPACES, "")}
+    for after_open, before_close in inside:
+        space = after_open or before_close
+        if space in counts:
+            counts[space] += 1
+    return max(counts, key=lambda space: counts[space]) if inside else ""
+
+
+def curly_mark(mark: str, before: str, after: str, style: QuoteStyle = "curly", inner: str = "") -> str:
+    """The typographic mark a straight ``mark`` (' or ") stands for between the character ``before`` and the text
+    ``after`` ("" at the text's edges; a few characters are enough), in ``style``'s marks (English curly ones by
+    default); a guillemet comes with ``inner``, the space set inside it, unless one is there already."""
     opening = not before or before in OPENS_AFTER
+    opens, closes, opens_single = QUOTE_MARKS.get(style, QUOTE_MARKS["curly"])
     if mark == '"':
-        return "“" if opening else "”"
+        if style != "guillemets" or not inner:
+            return opens if opening else closes
+        if opening:
+            return opens + ("" if after[:1] in GUILLEMET_SPACES else inner)
+        return ("" if before in GUILLEMET_SPACES else inner) + closes
     if opening and not after[:1].isdigit() and not ELIDED.match(after):  # '90s, 'Tis: elisions, not quotations
-        return "‘"
+        return opens_single
     return "’"
 
 
@@ -78,18 +117,21 @@ def elided_opening(typed: str) -> int | None:
     return None if found is None else len(typed) - len(typed[-12:]) + found.start()
 
 
-def with_quotes(text: str, style: QuoteStyle, before: str = "") -> str:
+def with_quotes(text: str, style: QuoteStyle, before: str = "", inner: str = "") -> str:
     """``text`` with its quotation marks in ``style`` ("" leaves them); ``before`` is the character just before
-    it in the document, which decides whether a mark at its start opens or closes."""
+    it in the document, which decides whether a mark at its start opens or closes; ``inner``, the space set inside
+    guillemets. A model writes English marks: in a text of low marks or guillemets its curly ones are turned too."""
     if style == "straight":
         return text.translate(TO_STRAIGHT)
-    if style != "curly" or not any(mark in text for mark in STRAIGHT):
+    if style in ("low", "guillemets"):
+        text = text.translate(TO_STRAIGHT)
+    if style not in QUOTE_MARKS or not any(mark in text for mark in STRAIGHT):
         return text
-    out = []
+    out: list[str] = []
     for index, character in enumerate(text):
         if character in STRAIGHT:
-            previous = text[index - 1] if index else before[-1:]
-            character = curly_mark(character, previous, text[index + 1 : index + 9])
+            previous = out[-1][-1:] if out else before[-1:]
+            character = curly_mark(character, previous, text[index + 1 : index + 9], style, inner)
         out.append(character)
     return "".join(out)
 

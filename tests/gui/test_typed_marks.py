@@ -88,3 +88,11 @@ def test_an_apostrophe_before_a_word_it_shortens_turns_as_the_word_ends(document
     assert window.editor.plain_text().endswith("’em")
     window.undo()
     assert window.editor.plain_text().endswith("‘em")
+
+
+def test_in_a_german_or_french_text_the_keys_type_its_own_marks(document_window, qtbot) -> None:
+    german = document_window(text="„Ich gehe jetzt“, sagte er. „Warum?“, fragte sie.\n\n")
+    assert type_at_end(qtbot, german, "\"Komm mit\", rief sie, \"es regnet.\"") == "„Komm mit“, rief sie, „es regnet.“"
+    french = document_window(text="Il dit\u202f: «\u202fNon\u202f», et partit. «\u202fPourquoi\u202f?\u202f»\n\n")
+    typed = type_at_end(qtbot, french, "\"Viens\", dit-elle, \"c'est tard.\"")
+    assert typed == "«\u202fViens\u202f», dit-elle, «\u202fc’est tard.\u202f»"  # the space inside them, as set
