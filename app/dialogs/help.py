@@ -252,9 +252,9 @@ class WelcomeDialog(QDialog):
         text.setWordWrap(True)
         text.setTextFormat(Qt.TextFormat.RichText)
         buttons = QDialogButtonBox(self)  # in the dialog already: its default holds
-        self.model_button = QPushButton("Use a checkpoint (Settings ▸ Model)…")
-        self.server_button = QPushButton("Use a team server (Settings ▸ Server)…")
-        self.demo_button = QPushButton("Try the demo")
+        self.model_button = QPushButton("Use a &checkpoint (Settings ▸ Model)…")
+        self.server_button = QPushButton("Use a team &server (Settings ▸ Server)…")
+        self.demo_button = QPushButton("&Try the demo")
         buttons.addButton(self.model_button, QDialogButtonBox.ButtonRole.ActionRole)
         buttons.addButton(self.server_button, QDialogButtonBox.ButtonRole.ActionRole)
         buttons.addButton(self.demo_button, QDialogButtonBox.ButtonRole.AcceptRole)
