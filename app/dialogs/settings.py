@@ -68,7 +68,7 @@ class SettingsDialog(QDialog):
         self.model_source = combo_box(MODEL_SOURCES, source)
         self.model_path = QLineEdit("" if source == "builtin" else p.model)
         self.model_path.setPlaceholderText("/path/to/checkpoint or org/model-name")
-        self.browse = QPushButton("Browse…")
+        self.browse = QPushButton("&Browse…")
         self.browse.clicked.connect(self._browse)
         self.device = combo_box(DEVICE_LABELS, p.device)
         self.experts = combo_box(EXPERT_LABELS, p.experts)
@@ -77,10 +77,10 @@ class SettingsDialog(QDialog):
             "let a 12–16 GB graphics card run the 26B-A4B model at 4 bit, each pass slower than with all of "
             "the model on the card."
         )
-        self.allow_download = QCheckBox("Allow downloading models from the Hugging Face Hub")
+        self.allow_download = QCheckBox("&Allow downloading models from the Hugging Face Hub")
         self.allow_download.setChecked(p.allow_download)
         # The model manager (Model ▸ Manage Models…): download with progress, check, resume, remove.
-        self.manage_models = QPushButton("Manage models…")
+        self.manage_models = QPushButton("&Manage models…")
         self.manage_models.setToolTip("Download a DiffusionGemma checkpoint; see and remove installed ones")
         self.manage_models.clicked.connect(self._open_model_manager)
 
@@ -101,12 +101,12 @@ class SettingsDialog(QDialog):
             "the length asked for, 2/3, 1/2, 1/3; a rewrite: around the selection's own length), so the "
             "model chooses the length."
         )
-        self.fewer_drafts = QCheckBox("Fewer when the model is slow here")
+        self.fewer_drafts = QCheckBox("&Fewer when the model is slow here")
         self.fewer_drafts.setChecked(p.fewer_drafts_when_slow)
         self.fill_words = integer_box(words_for(p.fill_max_tokens), 1, words_for(1024))
         self.fill_words.setSuffix(" words")
         self.fill_words.setToolTip("The longest fill, in tokens: about 4 for every 3 words")
-        self.random_seed = QCheckBox("A different result every time")
+        self.random_seed = QCheckBox("A &different result every time")
         self.random_seed.setChecked(p.random_seed)
         self.random_seed.setToolTip("Random seed for every rewrite")
         self.seed = integer_box(p.seed, 0, 2**31 - 1)
@@ -156,7 +156,7 @@ class SettingsDialog(QDialog):
         self.author_name.setPlaceholderText("as it should appear on a title page")
         self.author_name.setMinimumWidth(self.author_name.fontMetrics().averageCharWidth() * 36)
 
-        self.use_server = QCheckBox("Edit on a team's server instead of this computer")
+        self.use_server = QCheckBox("&Edit on a team's server instead of this computer")
         self.use_server.setChecked(p.use_server)
         self.server_url = QLineEdit(p.server_url)
         self.server_url.setPlaceholderText("http://gpu-box:8000")
@@ -166,7 +166,7 @@ class SettingsDialog(QDialog):
         self.server_key.setEchoMode(QLineEdit.EchoMode.Password)
         self.server_key.setPlaceholderText("none")
         self.server_passes = combo_box(PASS_LABELS, p.server_passes)
-        self.test_connection = QPushButton("Test connection")
+        self.test_connection = QPushButton("&Test connection")
         self.connection_result = QLabel("")
         self.connection_result.setWordWrap(True)
         self.key_storage = QLabel(server_key.describe_storage())
@@ -339,6 +339,7 @@ class SettingsDialog(QDialog):
         self.buttons.accepted.connect(self.accept)
         self.buttons.rejected.connect(self.reject)
         restore = self.buttons.button(QDialogButtonBox.StandardButton.RestoreDefaults)
+        restore.setText("&Restore Defaults")  # Qt's label has no letter
         restore.clicked.connect(self.restore_defaults)
         layout.addWidget(self.buttons)
         self.model_source.currentIndexChanged.connect(self._update_model_row)

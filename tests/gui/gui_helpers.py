@@ -159,3 +159,23 @@ def right_click(editor: QPlainTextEdit, position: int, answer: Callable[[QMenu],
 
     QTimer.singleShot(0, in_menu)
     editor.contextMenuEvent(QContextMenuEvent(QContextMenuEvent.Reason.Mouse, place, editor.mapToGlobal(place)))
+
+
+# Buttons that need no letter: Enter and Esc press them.
+ENTER_OR_ESC = {"OK", "Cancel", "Close"}
+
+
+def letters_in(top: QWidget) -> tuple[list[str], list[str]]:
+    """The buttons and check boxes shown in ``top`` that have no letter (Alt+it), and the letters two of them
+    share, as lists of their labels."""
+    letterless, taken = [], {}
+    for button in top.findChildren(QAbstractButton):
+        label = button.text()
+        if not button.isVisibleTo(top) or not label or label.replace("&", "") in ENTER_OR_ESC:
+            continue
+        found = re.search(r"&([^&])", label)
+        if found is None:
+            letterless.append(label)
+        else:
+            taken.setdefault(found.group(1).lower(), []).append(label)
+    return letterless, [" / ".join(labels) for labels in taken.values() if len(labels) > 1]

@@ -5,7 +5,7 @@ Qt's own accessibility interfaces, which the AT-SPI and UI Automation bridges re
 
 from __future__ import annotations
 
-from gui_helpers import DOCUMENT, SIGNAL_TIMEOUT_MS, select, unnamed_controls
+from gui_helpers import DOCUMENT, SIGNAL_TIMEOUT_MS, letters_in, select, unnamed_controls
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAccessible
 from PySide6.QtWidgets import QAbstractButton
@@ -44,6 +44,10 @@ def test_the_popups_and_settings_name_their_controls(document_window, qtbot) -> 
     for title in dialog.pages:
         dialog.show_page(title)
         assert unnamed_controls(dialog) == [], title
+        assert letters_in(dialog) == ([], []), title  # each button and box its own letter: Alt+it, no mouse
+    manager = window.show_model_manager()
+    assert letters_in(manager) == ([], [])
+    manager.close()
     # Named by their rows' labels, and described by the sentence under them (a combo box is named by its value on
     # Linux, where Qt gives its label as a relation).
     for control, name in ((dialog.context_budget, "Text read before"), (dialog.max_steps, "Most passes"),
