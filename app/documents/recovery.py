@@ -22,6 +22,7 @@ import tempfile
 import time
 import uuid
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import IO, Any
 
@@ -90,7 +91,7 @@ class RecoveredDocument:
         """When the record was written, in local time."""
         return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(self.written_at))
 
-    @property
+    @cached_property  # a novel's count is a tenth of a second, and the dialog asks three times
     def words(self) -> int:
         """Its words as the status bar counts them once it is recovered."""
         return count_words(manuscript(self.text, is_markdown(self.path)))
