@@ -1,4 +1,5 @@
-"""Rewrite ▸ Versions…: the versions a span has had this session, with their time; one goes back."""
+"""Rewrite ▸ Versions…: the versions a span has had this session, with their time, each previewed marked with what
+putting it back would change (app/dialogs/compare_view.py); one goes back."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.dialogs.compare_view import show_change
 from app.dialogs.screen_fit import fitted
 from app.rewrite.rewrite_controller import RewriteController
 from app.rewrite.versions import SpanVersions, Version
@@ -32,6 +34,7 @@ class VersionsDialog(QDialog):
         super().__init__(parent)
         self.setWindowTitle("Versions of this passage")
         self.versions = versions
+        self.current = current
         self.chosen: Version | None = None
         self.list = QListWidget()
         self.list.setAccessibleName("Versions of this passage")
@@ -57,8 +60,11 @@ class VersionsDialog(QDialog):
         self.put_back_button.clicked.connect(self._choose)
         buttons.rejected.connect(self.reject)
         layout = QVBoxLayout(self)
-        layout.addWidget(QLabel("Every version this passage has had since the document was opened. "
-                                "Putting one back is one step for Ctrl+Z."))  # fmt: skip
+        told = QLabel("Every version this passage has had since the document was opened, marked with what putting "
+                      "it back would change: words it brings back underlined, words it takes out struck through. "
+                      "Putting one back is one step for Ctrl+Z.")  # fmt: skip
+        told.setWordWrap(True)
+        layout.addWidget(told)
         layout.addWidget(self.list, 2)
         layout.addWidget(self.preview, 1)
         layout.addWidget(buttons)
@@ -67,7 +73,10 @@ class VersionsDialog(QDialog):
         self.list.setFocus()
 
     def _show_preview(self, row: int) -> None:
-        self.preview.setPlainText(self.versions[row].text if 0 <= row < len(self.versions) else "")
+        if 0 <= row < len(self.versions):
+            show_change(self.preview, self.current, self.versions[row].text)
+        else:
+            self.preview.clear()
 
     def _choose(self) -> None:
         row = self.list.currentRow()

@@ -196,6 +196,10 @@ def test_each_choosing_dialog_names_its_parts_and_enter_chooses(qtbot, tmp_path:
         "Recover": RecoveryDialog([untitled], host),
         "Try the demo": WelcomeDialog(host),
     }
+    versions = dialogs["Put Back"]
+    assert isinstance(versions, VersionsDialog) and pieces(versions.preview) == [("Two.", "kept")]  # in the text
+    versions.list.setCurrentRow(0)  # the original: what putting it back would change, marked
+    assert pieces(versions.preview) == [("Two", "removed"), ("One", "added"), (".", "kept")]
     for wanted, dialog in dialogs.items():
         dialog.show()
         assert unnamed_controls(dialog) == [], wanted  # a screen reader names the list and the preview too
