@@ -65,8 +65,8 @@ class VersionsDialog(QDialog):
                       "Putting one back is one step for Ctrl+Z.")  # fmt: skip
         told.setWordWrap(True)
         layout.addWidget(told)
-        layout.addWidget(self.list, 2)
-        layout.addWidget(self.preview, 1)
+        layout.addWidget(self.list, 1)
+        layout.addWidget(self.preview, 2)  # the marks say more than the list's first lines
         layout.addWidget(buttons)
         self.resize(fitted(self, PREFERRED_SIZE))
         self.list.setCurrentRow(len(versions) - 1)
