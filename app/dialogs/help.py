@@ -108,8 +108,9 @@ opened it, and says when the goal is reached.</p>
 too; in a German text of low marks („ “) or a French one of guillemets (« », with the space it sets inside them)
 they type those; in a text of straight marks they stay straight. An apostrophe that starts a shortened word (’Tis, ’em,
 ’90s) turns the right way as the word ends. In a text of em dashes (—), two hyphens after a word make one.</p>
-<p>Each time you save, Redraft keeps a copy of what the file held: <b>File ▸ Saved Versions…</b> lists them
-with a preview, and Restore puts one back in the editor (Ctrl+Z undoes it; Save keeps it). The versions follow
+<p>Each time you save, Redraft keeps a copy of what the file held: <b>File ▸ Saved Versions…</b> lists them,
+each previewed with what restoring it would change marked, and Restore puts one back in the editor (Ctrl+Z
+undoes it; Save keeps it). The versions follow
 the file through Save As, and through a rename or a move in your file manager.</p>
 <p><b>File ▸ Export as PDF…</b> sets the document on pages to send or print; <b>File ▸ Export as Word Document…</b>
 writes a .docx for an editor or a publisher, a Markdown document's headings, lists, quotes, tables and footnotes as
