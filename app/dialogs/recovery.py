@@ -30,10 +30,14 @@ from PySide6.QtWidgets import (
 from app.dialogs.compare_view import show_change
 from app.dialogs.message_bar import UNTIL_SAVED, MessageBar
 from app.dialogs.screen_fit import fitted
+from app.documents.critic_markup import changes_between
 from app.documents.fileio import FileError, TextDocument, decode_document, looks_binary
 from app.documents.markdown_format import is_markdown
 from app.documents.recovery import RecoveredDocument, RecoveryArea
 from app.documents.word_count import count_words, manuscript
+from app.window.editor_widget import RewriteEditor
+from app.window.live_span import utf16_length
+from model.edit.changes import draft_ranges
 
 PREFERRED_SIZE = QSize(720, 520)  # then fitted to the screen (app/dialogs/screen_fit.py)
 
@@ -150,8 +154,17 @@ def _words_against(words: int, on_disk: int) -> str:
     return f"{abs(difference):,} word{'s' if abs(difference) != 1 else ''} {'more' if difference > 0 else 'fewer'}"
 
 
+def left_off_at(text: str, on_disk: str | None) -> int:
+    """Where in a recovered ``text`` the writer most likely left off: the end of its last change against the file
+    as it is ``on_disk``, else (nothing to compare with, or the same) the text's end."""
+    changes = changes_between(on_disk, text) if on_disk is not None else []
+    return draft_ranges(changes)[-1][1] if changes else len(text)
+
+
 class RecoveringWindow(Protocol):
     """What recovering needs of the window (``MainWindow``, whose file half is app/window/file_commands.py)."""
+
+    editor: RewriteEditor
 
     @property
     def file_format(self) -> TextDocument: ...
@@ -186,6 +199,10 @@ def recover_into(window: RecoveringWindow, document: RecoveredDocument) -> bool:
         document.imported_from,
     )
     window.restore_versions(list(document.versions))  # Rewrite ▸ Versions… works on them as before
+    # The caret where the writer most likely left off, not at the top (where the next words typed went before).
+    at = utf16_length(document.text[: left_off_at(document.text, against_disk(document)[0])])
+    window.editor.select_range(at, at)
+    window.editor.ensureCursorVisible()
     still = f" {closed.name} is as it was on disk (File ▸ Open Recent)." if closed is not None else ""
     window.message_bar.show_message(
         f"Recovered {document.title} as autosaved at {document.autosaved}. It is not saved yet: Save keeps it.{still}",

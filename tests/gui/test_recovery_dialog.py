@@ -9,7 +9,7 @@ from pathlib import Path
 
 from gui_helpers import pieces
 
-from app.dialogs.recovery import RecoveryDialog, against_disk
+from app.dialogs.recovery import RecoveryDialog, against_disk, recover_into
 from app.documents.recovery import RecoveredDocument
 
 SAVED = "---\ntitle: The Keeper\n---\n# One\n\nThe storm came in from the west.\n\n# Two\n\nThe boat appeared.\n"
@@ -77,3 +77,16 @@ def test_with_nothing_on_disk_to_compare_the_dialog_says_this_copy_is_the_only_o
     imported = replace(recovered(None, "Words from Word."), imported_from=tmp_path / "report.docx")
     said_of_import = "Its text (opened from report.docx, never saved: this copy is the only one):"
     assert against_disk(imported) == (None, said_of_import)
+
+
+def test_recovering_puts_the_caret_where_the_writer_left_off(document_window, tmp_path: Path) -> None:
+    # It was at the top: the next words typed went into the title page.
+    chapter = on_disk(tmp_path / "chapter.md", SAVED)
+    autosaved = SAVED.replace("from the west.", "from the west." + TYPED)
+    window = document_window()
+    assert recover_into(window, recovered(chapter, autosaved))
+    caret = window.editor.textCursor()
+    assert not caret.hasSelection() and window.editor.plain_text()[: caret.position()].endswith("west." + TYPED)
+    untitled = document_window()
+    assert recover_into(untitled, recovered(None, "Never saved.\nIts last line."))
+    assert untitled.editor.textCursor().position() == len("Never saved.\nIts last line.")  # its end
