@@ -31,6 +31,7 @@ SERVER_PASSES = ("one-request", "per-pass")  # model.server.SERVER_PASSES, witho
 # model.checkpoint.expert_placement's, without importing torch here
 EXPERT_PLACEMENTS = ("auto", "device", "host-stream", "host-compute")
 MAX_RECENT_FILES = 10
+MAX_READING_PLACES = 30  # the files whose caret is kept for the next time they open (app/window/reading_places.py)
 MAX_INSTRUCTION_HISTORY = 20
 MAX_NAME_CHARS = 200
 
@@ -93,6 +94,7 @@ class Preferences:
     author_name: str = _setting("", "writing/author_name")  # Settings ▸ Documents: the exports' author
     window_geometry: str = _setting("", "ui/window_geometry")  # where the window was at its last close (base64)
     recent_files: tuple[str, ...] = _setting((), "files/recent")
+    reading_places: tuple[str, ...] = _setting((), "files/reading_places")  # "position\tpath", the newest first
     instruction_history: tuple[str, ...] = _setting((), "rewrite/instruction_history")
 
     def denoise_options(self) -> DenoiseOptions:
@@ -131,6 +133,7 @@ class Preferences:
             session_goal=min(max(self.session_goal, 0), 100_000),
             author_name=" ".join(self.author_name.split())[:MAX_NAME_CHARS],
             recent_files=self.recent_files[:MAX_RECENT_FILES],
+            reading_places=self.reading_places[:MAX_READING_PLACES],
             instruction_history=self.instruction_history[:MAX_INSTRUCTION_HISTORY],
         )
 

@@ -108,6 +108,8 @@ opened it, and says when the goal is reached.</p>
 too; in a German text of low marks („ “) or a French one of guillemets (« », with the space it sets inside them)
 they type those; in a text of straight marks they stay straight. An apostrophe that starts a shortened word (’Tis, ’em,
 ’90s) turns the right way as the word ends. In a text of em dashes (—), two hyphens after a word make one.</p>
+<p>A file you open again opens where you left off: the caret where it was, its line in the middle of the
+window.</p>
 <p>Each time you save, Redraft keeps a copy of what the file held: <b>File ▸ Saved Versions…</b> lists them,
 each previewed with what restoring it would change marked, and Restore puts one back in the editor (Ctrl+Z
 undoes it; Save keeps it). The versions follow

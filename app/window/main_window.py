@@ -51,6 +51,7 @@ from app.window.mark_changes import ChangeMarker
 from app.window.notes import Notes
 from app.window.outline import OutlinePanel
 from app.window.panes import PaneKeys
+from app.window.reading_places import ReadingPlaces
 from app.window.rewrap import ParagraphClicks, add_join_action, rewrap_paragraphs
 from app.window.spelling import Spelling
 from app.window.theme import apply_theme, canvas_colors
@@ -197,11 +198,7 @@ class MainWindow(ActionStates):
         self.cancel_action = a("&Cancel Rewrite", self.cancel_rewrite, None, "reject")
         self.cancel_action.setIconText("Cancel")
         # Enter, Tab and Esc are handled by the editor itself (they type otherwise); show them here.
-        for action, keys in (
-            (self.accept_action, "Return"),
-            (self.reject_action, "Esc"),
-            (self.cancel_action, "Esc"),
-        ):
+        for action, keys in ((self.accept_action, "Return"), (self.reject_action, "Esc"), (self.cancel_action, "Esc")):
             action.setShortcut(QKeySequence(keys))
             action.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)
         self.regenerate_action = a("Re&generate", self.regenerate, "Ctrl+Shift+R", "regenerate")
@@ -314,6 +311,8 @@ class MainWindow(ActionStates):
         self.formatting = Formatting(self, self)  # Format ▸ Bold, Italic, Headings, Lists (Markdown's marks)
         self.menuBar().insertMenu(self.rewrite_menu.menuAction(), self.formatting.menu)
         self.word_choices = WordChoices(self, self.spelling.dictionary, self.rewrite_menu, self.steering.keep_action)
+        self.places = ReadingPlaces(self, self.editor, lambda: self.path, self.documentReplaced,  # opens where it was
+                                    self.prefs.reading_places, lambda kept: self._store(reading_places=kept))
 
     def _say_draft(self, text: str, label: str) -> None:
         if self.rewrites.run is not None:  # in review, not the version an accept puts in

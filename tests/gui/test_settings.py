@@ -134,6 +134,7 @@ CHOSEN_VALUES: dict[str, Any] = dict(
     context_budget=512, fill_max_tokens=40, rewrite_strength=0.35, rewrite_length="longer", pass_display_ms=120,
     theme="dark", font_family="A Family Not Installed", zoom=3, spelling_language="fr", window_geometry="AdnQyw==",
     recent_files=("/a.md",), instruction_history=("Shorter",), session_goal=750, author_name="Maya Okafor",
+    reading_places=("120\t/a.md",),
 )  # fmt: skip
 # Every setting away from its default, so that passing through the dialog proves something; settings the
 # dialog does not show (a View menu's toggles) are flipped here and must come back untouched.
