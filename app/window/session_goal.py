@@ -14,9 +14,12 @@ from typing import Protocol
 
 from PySide6.QtCore import QObject
 from PySide6.QtGui import QAction
-from PySide6.QtWidgets import QInputDialog, QLabel, QStatusBar, QWidget
+from PySide6.QtWidgets import QInputDialog, QLabel, QSpinBox, QStatusBar, QWidget
 
 MAX_GOAL = 100_000
+GOAL_TITLE = "Session Word Goal"
+TITLE_ROOM = 1.2  # a title bar's bold face is wider than the dialog's
+FRAME_BUTTONS_PX = 120  # minimize, maximize, close and the frame's margins
 
 
 class GoalWindow(Protocol):
@@ -61,13 +64,25 @@ class SessionGoal(QObject):
         self.store(self.goal)
         self._show()
 
-    def ask(self) -> None:
-        goal, chosen = QInputDialog.getInt(
-            self.parent(), "Session Word Goal", "Words to write in this sitting (0: no goal):",  # type: ignore[arg-type]
-            self.goal or 500, 0, MAX_GOAL, 50,
-        )  # fmt: skip
-        if chosen:
-            self.set_goal(goal)
+    def ask(self) -> QInputDialog:
+        window = self.parent()
+        assert isinstance(window, QWidget)
+        dialog = QInputDialog(window)
+        dialog.setWindowTitle(GOAL_TITLE)
+        dialog.setLabelText("Words to write in this sitting (0: no goal):")
+        dialog.setInputMode(QInputDialog.InputMode.IntInput)
+        dialog.setIntRange(0, MAX_GOAL)
+        dialog.setIntStep(50)
+        dialog.setIntValue(self.goal or 500)
+        # Wide enough for its title beside the frame's buttons: a window manager cut it to "Session Wo… l". The
+        # dialog's layout sets its size from its parts, so the field is made that wide.
+        title = window.fontMetrics().horizontalAdvance(f"{GOAL_TITLE} — Redraft")
+        field = dialog.findChild(QSpinBox)
+        if field is not None:
+            field.setMinimumWidth(round(title * TITLE_ROOM) + FRAME_BUTTONS_PX)
+        if dialog.exec() == QInputDialog.DialogCode.Accepted:
+            self.set_goal(dialog.intValue())
+        return dialog
 
     def _show(self) -> None:
         self.label.setVisible(self.goal > 0)

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtWidgets import QInputDialog
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QApplication, QInputDialog
 
 
 def type_at_end(window, words: str) -> None:
@@ -25,13 +26,21 @@ def test_the_words_written_this_session_count_towards_the_goal(make_window, tmp_
     window.statusBar().clearMessage()  # "Opened chapter.md"
     asked: list[int] = []
 
-    def answer(_parent, _title, _label, value, *_limits):
-        asked.append(value)
-        return 12, True
+    def answer() -> None:
+        dialog = QApplication.activeModalWidget()
+        if not isinstance(dialog, QInputDialog):
+            QTimer.singleShot(10, answer)
+            return
+        asked.append(dialog.intValue())
+        room.append(dialog.width() - dialog.fontMetrics().horizontalAdvance("Session Word Goal — Redraft"))
+        dialog.setIntValue(12)
+        dialog.accept()
 
-    monkeypatch.setattr(QInputDialog, "getInt", answer)
+    room: list[int] = []
+    QTimer.singleShot(0, answer)
     window.session_goal.action.trigger()
     assert asked == [500]  # a first goal is offered at 500
+    assert room[0] > 100  # its title fits beside the frame's buttons (openbox cut it to "Session Wo… l")
     assert window.prefs.session_goal == 12 and window.settings.load().session_goal == 12  # kept
     window._update_counts()
     assert window.session_goal.label.text() == "0 of 12 words this session"
