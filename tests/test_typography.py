@@ -14,6 +14,7 @@ from model.edit.typography import (
     guillemet_space,
     quote_style,
     sentence_spacing,
+    typed_quote_style,
     with_dashes,
     with_quotes,
     with_spacing,
@@ -135,6 +136,16 @@ def test_german_low_marks_and_french_guillemets_are_read_as_their_own_kinds() ->
     assert quote_style("Il dit\u00a0: «\u00a0C’est “vrai”\u00a0». «\u00a0Non\u00a0».") == "guillemets"  # “ ” inside
     assert quote_style("“Hello,” she said, “it’s late.”") == "curly"  # English, its apostrophes aside
     assert quote_style("„Ja“, sagte er. \"Nein\", sagte sie. \"Doch.\"") == ""  # mixed with straight: left alone
+
+
+def test_a_text_without_marks_of_its_own_is_typed_in_its_languages() -> None:
+    assert typed_quote_style("", "de") == ("low", "")
+    assert typed_quote_style("Il dit\u202f: «\u202fNon", "fr") == ("guillemets", "\u202f")  # the space it set
+    assert typed_quote_style("Il dit : ", "fr") == ("guillemets", "\u00a0")  # else Word's no-break one
+    assert typed_quote_style("„Ja", "en") == ("curly", "")  # one mark says nothing: the language's
+    assert typed_quote_style(GERMAN, "en") == ("low", "")  # the text's own kind first
+    assert typed_quote_style("He said \"", "de") == ("", "")  # a straight mark kept: the writer's choice
+    assert typed_quote_style("", "xx") == ("", "")  # a language with no marks known: as typed
 
 
 def test_straight_marks_turn_into_the_documents_low_marks_or_guillemets() -> None:

@@ -295,7 +295,8 @@ class MainWindow(ActionStates):
         self.typewriter = Typewriter(self.editor, self.prefs.typewriter_scrolling, self)  # View ▸ Typewriter Scrolling
         self.typewriter.action.toggled.connect(lambda on: self._store(typewriter_scrolling=on))
         self.go_to_heading = GoToHeading(self, self)  # Edit ▸ Go to Heading…
-        self.typed_marks = TypedMarks(self.editor)  # ' " and -- typed as the text has them: ‘ ’ “ ” —
+        # ' " and -- typed as the text has them (‘ ’ “ ” —), or a new text's first mark as its language prints it
+        self.typed_marks = TypedMarks(self.editor, lambda: self.spelling.language, self.statusBar())
         self.edit_menu.insertActions(self.rewrap_action, [self.go_to_heading.action, *self.outline.edit_actions])
         self.view_menu.insertSeparator(self.view_menu.actions()[0])
         self.view_menu.insertAction(self.view_menu.actions()[0], self.focus_mode.action)

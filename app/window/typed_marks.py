@@ -5,17 +5,23 @@ A ‘ typed before a word it shortens ('Tis, 'twas, 'em, 'n', '90s) becomes ’ 
 processor's autocorrect does; Ctrl+Z after the space gives back the ‘ before the space itself.
 
 Nothing to set: the kinds are read from the text around the caret (model.edit.typography, the same reading that
-gives a draft the document's marks and dashes), so a document of straight marks or of -- dashes, one that mixes
-both and a new one keep what the keys type. Each quotation mark is turned by what stands beside it: “ after a
-space, ” after a word, ’ inside one. Two hyphens at a line's start stay (a Markdown list or rule begins so). The
-writer's own key presses only: a paste, a rewrite's passes and the shortcuts are left alone, and a key that
-would touch a developing rewrite goes on to the editor, which refuses it as it refuses any.
+gives a draft the document's marks and dashes), so a document of straight marks or of -- dashes and one that mixes
+both keep what the keys type. A text with no quotation marks yet gets those of its language (the one spelling
+checks): “ ” in English, „ “ in German, « » in French, as a word processor's do; the first is a step of its own, so
+Ctrl+Z right after it gives the straight mark back, and with it a text of straight marks. Each quotation mark is
+turned by what stands beside it: “ after a space, ” after a word, ’ inside one. Two hyphens at a line's start
+stay (a Markdown list or rule begins so). The writer's own key presses only: a paste, a rewrite's passes and the
+shortcuts are left alone, and a key that would touch a developing rewrite goes on to the editor, which refuses it
+as it refuses any.
 """
 
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, QObject, Qt
+from collections.abc import Callable
+
+from PySide6.QtCore import QEvent, QLocale, QObject, Qt
 from PySide6.QtGui import QKeyEvent, QTextCursor
+from PySide6.QtWidgets import QStatusBar
 
 from app.window.editor_widget import RewriteEditor
 from model.edit.typography import (
@@ -25,21 +31,26 @@ from model.edit.typography import (
     curly_mark,
     dash_style,
     elided_opening,
-    guillemet_space,
-    quote_style,
+    has_quotes,
+    typed_quote_style,
 )
 
 CONTEXT_CHARS = 4000  # either side of the caret: enough to tell the kind, little to read on every key
+STATUS_MS = 8000  # long enough to read what the first mark became, and the way back
 COMMAND_KEYS = Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.AltModifier | Qt.KeyboardModifier.MetaModifier
 
 
 class TypedMarks(QObject):
-    """Curls the quotation marks typed into ``editor`` where its text has curly ones, and makes a typed -- an em
-    dash where its text has those (an event filter)."""
+    """Curls the quotation marks typed into ``editor`` where its text has curly ones (or none yet, in a
+    ``language`` that prints them), and makes a typed -- an em dash where its text has those (an event filter).
+    ``status`` says for a while what the first mark of a new text became, and how to have a straight one."""
 
-    def __init__(self, editor: RewriteEditor) -> None:
+    def __init__(self, editor: RewriteEditor, language: Callable[[], str] = lambda: "",
+                 status: QStatusBar | None = None) -> None:  # fmt: skip
         super().__init__(editor)
         self.editor = editor
+        self.language = language
+        self.status = status
         editor.installEventFilter(self)
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
@@ -70,9 +81,20 @@ class TypedMarks(QObject):
             cursor.deletePreviousChar()
             cursor.insertText(EM_DASH)
             cursor.endEditBlock()
-        elif (style := quote_style(context := self.around(first, last))) in QUOTE_MARKS:
-            inner = guillemet_space(context) if style == "guillemets" else ""
-            cursor.insertText(curly_mark(mark, before, document.characterAt(last), style, inner))
+        elif (typed := typed_quote_style(context := self.around(first, last), self.language()))[0] in QUOTE_MARKS:
+            turned = curly_mark(mark, before, document.characterAt(last), *typed)
+            if has_quotes(context):
+                cursor.insertText(turned)
+            else:  # the text's first mark: the straight one typed, then turned as a step of its own
+                cursor.insertText(mark)
+                cursor.beginEditBlock()
+                cursor.deletePreviousChar()
+                cursor.insertText(turned)
+                cursor.endEditBlock()
+                if self.status is not None:
+                    name = QLocale.languageToString(QLocale(self.language()).language())
+                    self.status.showMessage(f"Typed {turned.strip()} as {name} text prints it (Ctrl+Z makes it {mark})",
+                                            STATUS_MS)  # fmt: skip
         else:
             return False
         self.editor.setTextCursor(cursor)

@@ -40,6 +40,13 @@ QUOTE_MARKS: dict[str, tuple[str, str, str]] = {
 }
 # The spaces French sets inside guillemets: narrow and full no-break, or a plain one typed.
 GUILLEMET_SPACES = ("\u202f", "\u00a0", " ")
+# The marks each spelling language's books print (app.window.dictionary.LANGUAGES), for a text that has none yet,
+# and the space set inside guillemets: Word's French puts a no-break one there; Italian sets none. Dutch and
+# Portuguese print “ ” as often as their other kinds (Portugal's « », the Dutch „ ”), so English marks serve.
+LANGUAGE_QUOTES: dict[str, tuple[QuoteStyle, str]] = {
+    "en": ("curly", ""), "de": ("low", ""), "fr": ("guillemets", "\u00a0"), "it": ("guillemets", ""),
+    "pt": ("curly", ""), "nl": ("curly", ""),
+}  # fmt: skip
 MIN_MARKS = 2  # fewer says nothing about the document
 # A kind is the document's where it outnumbers the other four to one: a stray straight apostrophe pasted into
 # a text of curly marks does not make it mixed.
@@ -79,6 +86,22 @@ def quote_style(context: str) -> QuoteStyle:
     if 3 * (context.count("„") + context.count("‚")) >= quoting > 0:
         return "low"
     return "curly"
+
+
+def typed_quote_style(context: str, language: str) -> tuple[QuoteStyle, str]:
+    """The marks to type into ``context``, and the space to set inside guillemets: the document's own
+    (:func:`quote_style`) where it plainly has a kind, else ``language``'s (``LANGUAGE_QUOTES``) where it has no
+    straight mark to keep, too few typographic ones to tell (a new text, or its first quotation half typed)."""
+    style = quote_style(context)
+    if not style and not any(mark in context for mark in STRAIGHT) and language in LANGUAGE_QUOTES:
+        style, inner = LANGUAGE_QUOTES[language]
+        return style, (guillemet_space(context) or inner) if style == "guillemets" else ""
+    return style, guillemet_space(context) if style == "guillemets" else ""
+
+
+def has_quotes(text: str) -> bool:
+    """Whether ``text`` has a quotation mark or an apostrophe of any kind."""
+    return any(mark in text for mark in STRAIGHT + TYPOGRAPHIC)
 
 
 def guillemet_space(context: str) -> str:

@@ -3,6 +3,7 @@ presses."""
 
 from __future__ import annotations
 
+import pytest
 from gui_helpers import place_cursor, select
 from PySide6.QtCore import Qt
 
@@ -28,11 +29,38 @@ def test_in_a_text_of_curly_marks_the_keys_type_curly_ones(document_window, qtbo
     assert window.editor.plain_text() == CURLY
 
 
-def test_a_straight_or_new_text_keeps_what_the_keys_type(document_window, qtbot) -> None:
+def test_a_text_of_straight_marks_keeps_what_the_keys_type(document_window, qtbot) -> None:
     window = document_window(text=STRAIGHT)
     assert type_at_end(qtbot, window, "\"Don't.\"") == "\"Don't.\""
-    empty = document_window(text="")
-    assert type_at_end(qtbot, empty, "'No.'") == "'No.'"
+    mixed = document_window(text=CURLY + STRAIGHT)
+    assert type_at_end(qtbot, mixed, "\"No.\"") == "\"No.\""  # neither kind plainly the text's: as typed
+
+
+@pytest.mark.parametrize(
+    ("language", "typed"),
+    [
+        ("en", "“Don’t,” she said, ‘it’s late.’"),
+        ("de", "„Don’t“, she said, ‚it’s late.’"),
+        ("fr", "«\u00a0Don’t\u00a0», she said, ‘it’s late.’"),
+    ],
+)
+def test_a_new_text_gets_the_marks_of_its_language(document_window, qtbot, language: str, typed: str) -> None:
+    window = document_window(text="", spelling_language=language)
+    keys = "\"Don't,\" she said, 'it's late.'" if language == "en" else "\"Don't\", she said, 'it's late.'"
+    assert type_at_end(qtbot, window, keys) == typed
+    assert typed[0] in window.statusBar().currentMessage()  # what the first mark became, and the way back
+    assert "Ctrl+Z" in window.statusBar().currentMessage()
+
+
+def test_ctrl_z_after_a_new_texts_first_mark_gives_the_straight_one_and_a_text_of_them(document_window, qtbot) -> None:
+    window = document_window(text="")
+    assert type_at_end(qtbot, window, "He said \"") == "He said “"
+    window.undo()  # the turn alone: the writer asked for a straight mark
+    assert window.editor.plain_text() == "He said \""
+    assert type_at_end(qtbot, window, "Yes.\" It's late.") == "Yes.\" It's late."  # the text's kind now
+    window.undo()
+    window.undo()
+    assert window.editor.plain_text() == ""  # the rest undoes as typing does
 
 
 def test_a_typed_mark_replaces_a_selection_and_turns_by_its_neighbours(document_window, qtbot) -> None:
