@@ -11,18 +11,20 @@ checks): “ ” in English, „ “ in German, « » in French, as a word proce
 Ctrl+Z right after it gives the straight mark back, and with it a text of straight marks. Each quotation mark is
 turned by what stands beside it: “ after a space, ” after a word, ’ inside one. Two hyphens at a line's start
 stay (a Markdown list or rule begins so). The writer's own key presses only: a paste, a rewrite's passes and the
-shortcuts are left alone, and a key that would touch a developing rewrite goes on to the editor, which refuses it
-as it refuses any.
+shortcuts are left alone, and so is Markdown code (a `span` or a fenced block), whose marks are a program's; a key
+that would touch a developing rewrite goes on to the editor, which refuses it as it refuses any.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
-from PySide6.QtCore import QEvent, QLocale, QObject, Qt
-from PySide6.QtGui import QKeyEvent, QTextCursor
+from PySide6.QtCore import QEvent, QLocale, QObject, QRegularExpression, Qt
+from PySide6.QtGui import QKeyEvent, QTextBlock, QTextCursor
 from PySide6.QtWidgets import QStatusBar
 
+from app.documents.markdown_format import FENCE
 from app.window.editor_widget import RewriteEditor
 from model.edit.typography import (
     EM_DASH,
@@ -36,6 +38,8 @@ from model.edit.typography import (
 )
 
 CONTEXT_CHARS = 4000  # either side of the caret: enough to tell the kind, little to read on every key
+CODE_SPAN = re.compile(r"`[^`]*`")
+FENCE_LINE = QRegularExpression(FENCE.pattern)  # a fenced code block's opening or closing line
 STATUS_MS = 8000  # long enough to read what the first mark became, and the way back
 COMMAND_KEYS = Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.AltModifier | Qt.KeyboardModifier.MetaModifier
 
@@ -70,6 +74,8 @@ class TypedMarks(QObject):
         reach = first - 1 if mark == "-" else first  # a dash replaces the hyphen before it
         if live is not None and reach <= live[1] and last >= live[0]:
             return False  # the editor's to refuse
+        if self.in_code(first):
+            return False  # a program's marks: as typed
         document = self.editor.document()
         before = document.characterAt(first - 1) if first > 0 else ""
         if mark == "-":
@@ -119,19 +125,44 @@ class TypedMarks(QObject):
         mark.setPosition(position + 1, QTextCursor.MoveMode.KeepAnchor)
         mark.insertText("’")  # same length: the writer's caret stays where it was
 
-    def around(self, first: int, last: int) -> str:
-        """Up to ``CONTEXT_CHARS`` of the text either side of the selection, whole paragraphs at a time."""
+    def in_code(self, position: int) -> bool:
+        """Whether ``position`` is in Markdown code: inside a `span` on its line, or a fenced block."""
+        block = self.editor.document().findBlock(position)
+        if block.text()[: position - block.position()].count("`") % 2:
+            return True
+        return bool(FENCE.match(block.text())) or self.fenced_before(block)
+
+    def fenced_before(self, block: QTextBlock) -> bool:
+        """Whether ``block`` is inside a fenced code block: an odd number of fences above it (found by Qt's
+        search, so a text with none costs nothing)."""
         document = self.editor.document()
-        parts: list[str] = []
+        fenced, found = False, document.find(FENCE_LINE)
+        while not found.isNull() and found.block().position() < block.position():
+            fenced = not fenced
+            found = document.find(FENCE_LINE, found.block().next().position())
+        return fenced
+
+    def around(self, first: int, last: int) -> str:
+        """Up to ``CONTEXT_CHARS`` of the text either side of the selection, whole paragraphs at a time, its
+        Markdown code left out: a program's straight marks say nothing of the prose's."""
+        document = self.editor.document()
+        blocks: list[QTextBlock] = []
         block, gathered = document.findBlock(first), 0
         while block.isValid() and gathered < CONTEXT_CHARS:
-            parts.insert(0, block.text())
+            blocks.insert(0, block)
             gathered += block.length()
             block = block.previous()
         block, gathered = document.findBlock(last).next(), 0
         while block.isValid() and gathered < CONTEXT_CHARS:
-            parts.append(block.text())
+            blocks.append(block)
             gathered += block.length()
             block = block.next()
+        parts: list[str] = []
+        fenced = self.fenced_before(blocks[0])
+        for block in blocks:
+            if FENCE.match(text := block.text()):
+                fenced = not fenced
+            elif not fenced:
+                parts.append(CODE_SPAN.sub("", text))
         return "\n".join(parts)
 

@@ -124,3 +124,22 @@ def test_in_a_german_or_french_text_the_keys_type_its_own_marks(document_window,
     french = document_window(text="Il dit\u202f: «\u202fNon\u202f», et partit. «\u202fPourquoi\u202f?\u202f»\n\n")
     typed = type_at_end(qtbot, french, "\"Viens\", dit-elle, \"c'est tard.\"")
     assert typed == "«\u202fViens\u202f», dit-elle, «\u202fc’est tard.\u202f»"  # the space inside them, as set
+
+
+def test_markdown_code_keeps_the_marks_a_program_needs(document_window, qtbot) -> None:
+    text = CURLY + "Run `print('x')` there.\n\n```python\nname = 'x'\n```\n\nAfter.\n"
+    window = document_window(text=text)
+    code = text.index("print('x')") + len("print(")
+    place_cursor(window, code)
+    qtbot.keyClicks(window.editor, '"a--b"')  # inside a `span`
+    fenced = window.editor.plain_text().index("name = ") + len("name = ")
+    place_cursor(window, fenced)
+    qtbot.keyClicks(window.editor, "'y' ")  # inside the fenced block
+    fence = window.editor.plain_text().index("```python") + len("```python")
+    place_cursor(window, fence)
+    qtbot.keyClicks(window.editor, " \"")  # on a fence's own line
+    after = window.editor.plain_text().index("After.")
+    place_cursor(window, after)
+    qtbot.keyClicks(window.editor, '"Yes." ')  # prose again after the block
+    wanted = text.replace("print(", 'print("a--b"').replace("name = ", "name = 'y' ")
+    assert window.editor.plain_text() == wanted.replace("```python", '```python "').replace("After.", "“Yes.” After.")
