@@ -47,7 +47,7 @@ from app.window.docx_changes import ADDED, ADDED_END, REMOVED, REMOVED_END, mark
 from app.window.docx_footnotes import MARK as FOOTNOTE_MARK
 from app.window.docx_footnotes import Footnotes
 from app.window.export_pictures import FIGURE_PART, NO_WORDS, Picture, read_picture, set_figures
-from app.window.theme import change_colors, prose_families
+from app.window.theme import PAPER_LINK, change_colors, prose_families
 from app.window.title_page import describe, put_title_page
 
 PRINT_POINT_SIZE = 11.5  # a book's body size; the editor's is a screen's
@@ -92,9 +92,38 @@ def typeset(text: str, markdown: bool, family: str = "", show_changes: bool = Fa
         document.setPlainText(text)
     if page is not None:
         put_title_page(document, page)
+    _inked_for_paper(document, markdown)
     if show_changes:
         _changes_shown(document)
     return document
+
+
+def _inked_for_paper(document: QTextDocument, markdown: bool) -> None:
+    """Each character's ink set for paper: black, a link the light theme's blue. Qt's Markdown reader gives a
+    link the screen's link colour (in the dark theme, a pale blue on white paper) and leaves other text to the
+    painter's ink, which Print Preview's pages lose: they showed the dark theme's light grey."""
+    cursor = QTextCursor(document)
+    cursor.select(QTextCursor.SelectionType.Document)
+    black = QTextCharFormat()
+    black.setForeground(QColor(Qt.GlobalColor.black))
+    cursor.mergeCharFormat(black)  # nothing else has an ink of its own yet (the changes' come after)
+    if not markdown:
+        return  # no links
+    links: list[tuple[int, int]] = []
+    block = document.begin()
+    while block.isValid():
+        fragments = block.begin()
+        while not fragments.atEnd():
+            if (fragment := fragments.fragment()).charFormat().isAnchor():
+                links.append((fragment.position(), fragment.position() + fragment.length()))
+            fragments += 1
+        block = block.next()
+    blue = QTextCharFormat()
+    blue.setForeground(PAPER_LINK)
+    for start, end in links:
+        cursor.setPosition(start)
+        cursor.setPosition(end, QTextCursor.MoveMode.KeepAnchor)
+        cursor.mergeCharFormat(blue)
 
 
 def _changes_shown(document: QTextDocument) -> None:

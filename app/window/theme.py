@@ -20,6 +20,8 @@ def prose_families(family: str) -> list[str]:
     return [family, *PROSE_FONTS] if family else list(PROSE_FONTS)
 
 
+# A link on paper (a PDF, a print) as in the light theme: white paper is the light theme's.
+PAPER_LINK = QColor("#2f5f9e")
 _LIGHT = {
     Role.Window: "#f3f1ec",
     Role.WindowText: "#24211d",
@@ -33,7 +35,7 @@ _LIGHT = {
     Role.PlaceholderText: "#8c877d",
     Role.Highlight: "#3d6fb6",
     Role.HighlightedText: "#ffffff",
-    Role.Link: "#2f5f9e",
+    Role.Link: PAPER_LINK.name(),
     Role.Mid: "#c9c4b9",
     Role.Dark: "#a39d90",
     Role.Light: "#ffffff",

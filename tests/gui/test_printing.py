@@ -8,10 +8,12 @@ import re
 from pathlib import Path
 
 from pypdf import PdfReader
-from PySide6.QtGui import QColor, QGuiApplication, QKeySequence, QPalette
+from PySide6.QtGui import QColor, QGuiApplication, QImage, QKeySequence, QPalette
 from PySide6.QtPrintSupport import QPrintDialog, QPrinter, QPrintPreviewDialog, QPrintPreviewWidget
-from PySide6.QtWidgets import QDialog
+from PySide6.QtWidgets import QApplication, QDialog
 from test_pdf_export import STORY, words_of
+
+from app.window.theme import PAPER_LINK, build_palette
 
 
 def _to_file(printer: QPrinter, path: Path) -> QPrinter:
@@ -109,3 +111,37 @@ def test_pages_are_inked_black_in_the_dark_theme_too(document_window, tmp_path: 
         colors = _fill_colors(tmp_path / name)
         assert (0.0, 0.0, 0.0) in colors
         assert all(max(color) < 0.5 for color in colors), (name, colors)
+
+
+def _darkest(image: QImage) -> int:
+    """The darkest grey in ``image``'s ink (its lightness, 0 black to 255 white), the frame's grey aside."""
+    return min(QColor(image.pixel(x, y)).lightness() for y in range(0, image.height(), 2)
+               for x in range(0, image.width(), 2) if QColor(image.pixel(x, y)).saturation() < 30)  # fmt: skip
+
+
+def test_in_the_dark_theme_the_preview_and_the_links_are_inked_for_paper(document_window, qtbot, tmp_path) -> None:
+    # Plain paragraphs: nothing on the page changes the ink, which Qt's preview then left to its own widget's.
+    window = document_window(text="# The Keeper\n\n" + "The keeper counted the steps as his father had. " * 20)
+    window.path = tmp_path / "story.md"
+    app = QApplication.instance()
+    light = app.palette()
+    app.setPalette(build_palette(dark=True))  # as the dark theme sets it: the widgets' own palettes too
+    try:
+        printer = QPrinter(QPrinter.PrinterMode.HighResolution)  # kept: the widget does not own it
+        preview = QPrintPreviewWidget(printer)
+        qtbot.addWidget(preview)
+        preview.paintRequested.connect(window.printing.print_to)
+        preview.resize(700, 900)
+        preview.show()
+        preview.updatePreview()
+        preview.setZoomFactor(1.0)
+        page = preview.grab().toImage()
+        page = page.copy(page.width() // 8, page.height() // 10, page.width() * 3 // 4, page.height() * 4 // 5)
+        window.editor.setPlainText(STORY + "\nSee [the chart](https://example.org/chart) for the tides.\n")
+        assert window.export_to(tmp_path / "exported.pdf")
+    finally:
+        app.setPalette(light)
+    assert _darkest(page) < 60  # the words in black (they were the dark theme's light grey: 225)
+    colors = _fill_colors(tmp_path / "exported.pdf")
+    assert {tuple(round(part, 3) for part in color) for color in colors} == {
+        (0.0, 0.0, 0.0), tuple(round(part, 3) for part in PAPER_LINK.getRgbF()[:3])}  # the link's was a pale blue
