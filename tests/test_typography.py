@@ -14,6 +14,7 @@ from model.edit.typography import (
     guillemet_space,
     quote_style,
     sentence_spacing,
+    typed_dash_style,
     typed_quote_style,
     with_dashes,
     with_quotes,
@@ -146,6 +147,13 @@ def test_a_text_without_marks_of_its_own_is_typed_in_its_languages() -> None:
     assert typed_quote_style(GERMAN, "en") == ("low", "")  # the text's own kind first
     assert typed_quote_style("He said \"", "de") == ("", "")  # a straight mark kept: the writer's choice
     assert typed_quote_style("", "xx") == ("", "")  # a language with no marks known: as typed
+
+
+def test_a_text_without_dashes_of_its_own_is_typed_in_english_ones() -> None:
+    assert typed_dash_style("A new text.", "en") == "em"
+    assert typed_dash_style("A new text.", "de") == ""  # German's dash is a spaced – : left as typed
+    assert typed_dash_style("One--then", "en") == ""  # a -- kept: the writer's choice
+    assert typed_dash_style("One—two—three", "fr") == "em"  # the text's own kind first
 
 
 def test_straight_marks_turn_into_the_documents_low_marks_or_guillemets() -> None:

@@ -7,8 +7,9 @@ processor's autocorrect does; Ctrl+Z after the space gives back the ‘ before t
 Nothing to set: the kinds are read from the text around the caret (model.edit.typography, the same reading that
 gives a draft the document's marks and dashes), so a document of straight marks or of -- dashes and one that mixes
 both keep what the keys type. A text with no quotation marks yet gets those of its language (the one spelling
-checks): “ ” in English, „ “ in German, « » in French, as a word processor's do; the first is a step of its own, so
-Ctrl+Z right after it gives the straight mark back, and with it a text of straight marks. Each quotation mark is
+checks): “ ” in English, „ “ in German, « » in French, as a word processor's do, and an English text with no dashes
+yet makes -- an em dash; the first is a step of its own, so Ctrl+Z right after it gives back what was typed, and
+with it a text of straight marks or of -- dashes. Each quotation mark is
 turned by what stands beside it: “ after a space, ” after a word, ’ inside one. Two hyphens at a line's start
 stay (a Markdown list or rule begins so). The writer's own key presses only: a paste, a rewrite's passes and the
 shortcuts are left alone, and so is Markdown code (a `span` or a fenced block), whose marks are a program's; a key
@@ -31,9 +32,10 @@ from model.edit.typography import (
     QUOTE_MARKS,
     STRAIGHT,
     curly_mark,
-    dash_style,
     elided_opening,
+    has_dashes,
     has_quotes,
+    typed_dash_style,
     typed_quote_style,
 )
 
@@ -79,33 +81,45 @@ class TypedMarks(QObject):
         document = self.editor.document()
         before = document.characterAt(first - 1) if first > 0 else ""
         if mark == "-":
-            # A second hyphen after a word's (not a line's start, not a third): the two are one em dash.
+            # A second hyphen after a word's (not a line's start, not a third, not a table's rule or an HTML
+            # comment's <!--): the two are one em dash.
             two_back = document.characterAt(first - 2) if first > 1 else "\u2029"
-            if before != "-" or first != last or two_back in "-\u2029" or dash_style(self.around(first, last)) != "em":
+            comment = first > 2 and document.characterAt(first - 3) + two_back == "<!"
+            if before != "-" or first != last or two_back in "-|\u2029" or comment:
                 return False
-            cursor.beginEditBlock()  # one step: Ctrl+Z gives the hyphen back, as a word processor's does
-            cursor.deletePreviousChar()
-            cursor.insertText(EM_DASH)
-            cursor.endEditBlock()
+            if typed_dash_style(context := self.around(first, last), self.language()) != "em":
+                return False
+            if has_dashes(context):
+                cursor.beginEditBlock()  # one step: Ctrl+Z gives the hyphen back, as a word processor's does
+                cursor.deletePreviousChar()
+                cursor.insertText(EM_DASH)
+                cursor.endEditBlock()
+            else:  # the text's first dash: both hyphens typed, then made one as a step of its own
+                self.turn_first(cursor, "--", EM_DASH)
         elif (typed := typed_quote_style(context := self.around(first, last), self.language()))[0] in QUOTE_MARKS:
             turned = curly_mark(mark, before, document.characterAt(last), *typed)
             if has_quotes(context):
                 cursor.insertText(turned)
             else:  # the text's first mark: the straight one typed, then turned as a step of its own
-                cursor.insertText(mark)
-                cursor.beginEditBlock()
-                cursor.deletePreviousChar()
-                cursor.insertText(turned)
-                cursor.endEditBlock()
-                if self.status is not None:
-                    name = QLocale.languageToString(QLocale(self.language()).language())
-                    self.status.showMessage(f"Typed {turned.strip()} as {name} text prints it (Ctrl+Z makes it {mark})",
-                                            STATUS_MS)  # fmt: skip
+                self.turn_first(cursor, mark, turned)
         else:
             return False
         self.editor.setTextCursor(cursor)
         self.editor.ensureCursorVisible()
         return True
+
+    def turn_first(self, cursor: QTextCursor, typed: str, turned: str) -> None:
+        """The text's first quotation mark or dash: ``typed`` as the keys gave it (a hyphen before the caret
+        already), then made ``turned`` as a step of its own, so that Ctrl+Z gives back what was typed; said."""
+        cursor.insertText(typed[-1])
+        cursor.beginEditBlock()
+        cursor.movePosition(QTextCursor.MoveOperation.Left, QTextCursor.MoveMode.KeepAnchor, len(typed))
+        cursor.insertText(turned)
+        cursor.endEditBlock()
+        if self.status is not None:
+            name = QLocale.languageToString(QLocale(self.language()).language())
+            self.status.showMessage(f"Typed {turned.strip()} as {name} text prints it (Ctrl+Z makes it {typed})",
+                                    STATUS_MS)  # fmt: skip
 
     def turn_elision(self) -> None:
         """The ‘ before the word the caret ends made ’ where the word is one it shortens (its own undo step)."""

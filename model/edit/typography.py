@@ -167,6 +167,20 @@ def dash_style(context: str) -> DashStyle:
     return kinds[_plain(em, hyphens)]
 
 
+def typed_dash_style(context: str, language: str) -> DashStyle:
+    """How to write a dash typed into ``context``: the text's own way (:func:`dash_style`), else, in English
+    (``language``), as an em dash where the text has no -- dash to keep, as a word processor's do."""
+    style = dash_style(context)
+    if not style and language == "en" and not TWO_HYPHENS.search(context):
+        return "em"
+    return style
+
+
+def has_dashes(text: str) -> bool:
+    """Whether ``text`` has a dash of either kind."""
+    return EM_DASH in text or bool(TWO_HYPHENS.search(text))
+
+
 def with_dashes(text: str, style: DashStyle) -> str:
     """``text`` with its dashes written in ``style`` ("" leaves them)."""
     if style == "em":

@@ -100,6 +100,22 @@ def test_in_a_text_of_em_dashes_two_hyphens_type_one(document_window, qtbot) -> 
     assert type_at_end(qtbot, window, "a---b") == "a—-b"  # a third hyphen is a hyphen
     hyphenated = document_window(text=EM_DASHED.replace("—", "--"))
     assert type_at_end(qtbot, hyphenated, "late--so") == "late--so"  # a text of -- dashes keeps them
+    qtbot.keyClick(window.editor, Qt.Key.Key_Return)
+    assert type_at_end(qtbot, window, "|--|--|") == "|--|--|"  # a table's rule
+    assert type_at_end(qtbot, window, " <!-- a note -->") == " <!-- a note -->"  # an HTML comment
+
+
+def test_a_new_english_text_makes_two_hyphens_an_em_dash_and_ctrl_z_gives_them_back(document_window, qtbot) -> None:
+    window = document_window(text="", spelling_language="en")
+    assert type_at_end(qtbot, window, "Late--very late.") == "Late—very late."
+    assert "Ctrl+Z makes it --" in window.statusBar().currentMessage()
+    window = document_window(text="", spelling_language="en")
+    type_at_end(qtbot, window, "Late--")
+    window.undo()  # the writer's two hyphens back: a text of -- dashes from now on
+    assert window.editor.plain_text() == "Late--"
+    assert type_at_end(qtbot, window, "so late--and dark.") == "so late--and dark."
+    german = document_window(text="", spelling_language="de")
+    assert type_at_end(qtbot, german, "Gleich--sehr bald.") == "Gleich--sehr bald."  # its dash is – : as typed
 
 
 def test_an_apostrophe_before_a_word_it_shortens_turns_as_the_word_ends(document_window, qtbot) -> None:
