@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+import os
 import sys
 from pathlib import Path
 
@@ -45,9 +47,9 @@ def run_editor(model_spec: str | None = None, file: Path | None = None) -> int:
 
     log_to_file()
     window = MainWindow(SettingsStore(), model_spec=model_spec)
-    autosaver = protect_document(window, area)
-    app.aboutToQuit.connect(autosaver.shutdown)  # pending records first, then the folder goes
-    app.aboutToQuit.connect(area.release)
+    autosavers = protect_windows(window, area)
+    app.aboutToQuit.connect(lambda: shut_down(autosavers))  # pending records first,
+    app.aboutToQuit.connect(area.release)  # then the folder goes
     window.show()  # the model loads in its thread; the window does not wait for it
     if file is not None:
         window.open_path(Path(file), ask_encoding=True)
@@ -87,6 +89,33 @@ def _writes_to(path: Path) -> bool:
     return getattr(sys.stderr, "name", None) == str(path)
 
 
+def protect_windows(window: MainWindow, area: RecoveryArea) -> list[Autosaver]:
+    """Protect ``window``'s document (:func:`protect_document`), and each window File ▸ New Window makes from it
+    or from those; the autosavers of the windows open now (a closed window's record goes with it)."""
+    autosavers: list[Autosaver] = []
+
+    def protect(made: MainWindow) -> None:
+        autosaver = protect_document(made, area)
+        autosavers.append(autosaver)
+        made.windowMade.connect(protect)
+
+        def closed() -> None:
+            autosavers.remove(autosaver)
+            autosaver.discard()
+            with contextlib.suppress(OSError):
+                area.note_open(None, autosaver.document_id)
+
+        made.closed.connect(closed)
+
+    protect(window)
+    return autosavers
+
+
+def shut_down(autosavers: list[Autosaver]) -> None:
+    for autosaver in autosavers:
+        autosaver.shutdown()
+
+
 def protect_document(window: MainWindow, area: RecoveryArea) -> Autosaver:
     """Autosave the window's unsaved text into ``area`` and watch its file for changes by others."""
     autosaver = Autosaver(window, area)
@@ -100,15 +129,19 @@ def protect_document(window: MainWindow, area: RecoveryArea) -> Autosaver:
             return
         checked[0] = window.path
         try:
-            area.note_open(window.path)
+            area.note_open(window.path, autosaver.document_id)
             other = None if window.path is None else area.open_elsewhere(window.path)
         except OSError as error:
             log.warning("could not compare open files with other Redraft windows: %s", error)
             return
+        if window.path is not None and other is None and any(
+                sibling.path == window.path for sibling in window.family.siblings()):  # fmt: skip
+            other = os.getpid()  # File ▸ New Window's
         if other is not None and window.path is not None:
             window.message_bar.show_message(
-                f"{window.path.name} is also open in another Redraft window (process {other}). Changes made in "
-                "one do not show in the other, and saving in both loses one side's: close it in one of them.",
+                f"{window.path.name} is also open in another Redraft window"
+                f"{'' if other == os.getpid() else f' (process {other})'}. Changes made in one do not show in the "
+                "other, and saving in both loses one side's: close it in one of them.",
                 "info",
             )
 

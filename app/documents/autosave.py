@@ -119,3 +119,9 @@ class Autosaver(QObject):
         """Finish pending writes and stop the writer thread (before the area is released on exit)."""
         self.timer.stop()
         self._writer.shutdown(wait=True)
+
+    def discard(self) -> None:
+        """The window closed, its document saved or let go: its record goes, and the writer thread with it."""
+        self.timer.stop()
+        self._submit(self.area.remove, self.document_id)
+        self._writer.shutdown(wait=True)

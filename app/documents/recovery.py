@@ -190,11 +190,12 @@ class RecoveryArea:
 
     # -- the file this instance has open, and who else has it ------------------------------------
 
-    def note_open(self, path: Path | None) -> None:
-        """Say which file this instance shows (``None``: an untitled one), for other instances to see."""
+    def note_open(self, path: Path | None, window: str = "") -> None:
+        """Say which file this instance shows in ``window`` (a name of the writer's windows; ``path`` ``None``:
+        an untitled one, or the window closed), for other instances to see."""
         self.claim()
         assert self.folder is not None
-        target = self.folder / OPEN_NAME
+        target = self.folder / (f"{OPEN_NAME.removesuffix('.json')}-{window}.json" if window else OPEN_NAME)
         if path is None:
             with contextlib.suppress(FileNotFoundError):
                 target.unlink()
@@ -207,10 +208,11 @@ class RecoveryArea:
             return None
         wanted = str(path.resolve())
         for folder in self.root.iterdir():
-            if folder == self.folder or not (folder / OPEN_NAME).is_file():
+            if folder == self.folder or not folder.is_dir():
                 continue
             try:
-                if json.loads((folder / OPEN_NAME).read_text()).get("path") != wanted:
+                notes = folder.glob(f"{OPEN_NAME.removesuffix('.json')}*.json")  # one a window
+                if not any(json.loads(note.read_text()).get("path") == wanted for note in notes):
                     continue
                 with open(folder / LOCK_NAME, "a+b") as lock:
                     if _try_lock(lock):

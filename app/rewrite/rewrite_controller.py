@@ -105,6 +105,7 @@ class RewriteController(QObject):
         worker.passReady.connect(self._on_pass)
         worker.editFinished.connect(self._on_finished)
         worker.editFailed.connect(self._on_failed)
+        worker.editCancelled.connect(self._on_cancelled)
         # A span start that holds still this long is prepared for (``selection_settled``).
         self._settle = QTimer(self)
         self._settle.setSingleShot(True)
@@ -202,7 +203,7 @@ class RewriteController(QObject):
         self.spanBegan.emit(start + len(lead), end, editor.text_between(start + len(lead), end))
         editor.begin_live_span(start, end)
         fit = COMFORTABLE_EDIT_SECONDS if window.prefs.fewer_drafts_when_slow else None
-        job_id = window.service.submit(request, window.prefs.pass_display_ms, fit)
+        job_id = window.service.submit(request, window.prefs.pass_display_ms, fit, owner=id(self))
         self.run = RewriteRun(
             job_id, mode, instruction, max_new_tokens, regenerations=regenerations, keep=keep,
             margins=margins, asked_drafts=request.candidates, wrapped_paragraphs=wrapped, wrap_width=wrap_width,
@@ -382,6 +383,15 @@ class RewriteController(QObject):
         self.end_live_span()
         self.window.message_bar.show_message(f"The rewrite failed: {message}. Your text is unchanged.")
         self.window.statusBar().showMessage("Rewrite failed", 4000)
+
+    def _on_cancelled(self, job_id: int) -> None:
+        """Cancelled from elsewhere (another window changed the model they share): this window's own cancels end
+        its span before the worker hears of them."""
+        if self._current(job_id) is None:
+            return
+        self.end_live_span()
+        self.window.message_bar.show_message("The rewrite stopped: another window changed the model. Your text is "
+                                             "unchanged.", "info")  # fmt: skip
 
     def escape(self) -> None:
         """Esc in the editor: reject a finished rewrite, cancel a developing one."""

@@ -404,11 +404,14 @@ class ModelWorker(QObject):
 
 
 class _CancelBoard:
-    """Which jobs are cancelled; shared by both threads. A job is also cancelled once a newer one exists."""
+    """Which jobs are cancelled; shared by both threads. A job is also cancelled once its owner (a window: one
+    model serves every window of the process) asks for a newer one."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._latest = 0
+        self._owners: dict[int, int] = {}  # job id: its owner
+        self._newest: dict[int, int] = {}  # owner: its newest job
         self._cancelled: set[int] = set()
         self._latest_preparation = 0
         self.closing = threading.Event()  # the window is closing: a load in progress stops at its next stage
@@ -423,18 +426,27 @@ class _CancelBoard:
         with self._lock:
             return ticket != self._latest_preparation
 
-    def new_job(self) -> int:
+    def new_job(self, owner: int = 0) -> int:
         with self._lock:
             self._latest += 1
+            self._owners.pop(self._newest.get(owner, 0), None)  # ended now, or cancelled by this one
+            self._owners[self._latest] = owner
+            self._newest[owner] = self._latest
             return self._latest
 
     def cancel(self, job_id: int) -> None:
         with self._lock:
             self._cancelled.add(job_id)
 
+    def cancel_all(self) -> None:
+        """Every owner's job cancelled (a new model, or the end)."""
+        with self._lock:
+            self._cancelled.update(self._newest.values())
+
     def is_cancelled(self, job_id: int) -> bool:
         with self._lock:
-            return job_id in self._cancelled or job_id != self._latest
+            owner = self._owners.get(job_id)
+            return job_id in self._cancelled or owner is None or self._newest.get(owner) != job_id
 
 
 class RewriteService(QObject):
@@ -455,16 +467,32 @@ class RewriteService(QObject):
         self._editRequested.connect(self.worker.run_edit)
         self._prepareRequested.connect(self.worker.prepare)
         self.model_thread.finished.connect(self.worker.deleteLater)
+        # What a window that joins this model finds (File ▸ New Window): the model asked for last, and what it
+        # loaded as (None while it loads, or where it failed). Connected first: set before any window hears.
+        self.spec: ModelSpec | None = None
+        self.model_info: ModelInfo | None = None
+        self.loading = False
+        self.worker.loaded.connect(self._loaded)
+        self.worker.loadFailed.connect(self._load_failed)
         self.model_thread.start()
 
+    def _loaded(self, info: ModelInfo) -> None:
+        self.model_info, self.loading = info, False
+
+    def _load_failed(self, _message: str) -> None:
+        self.loading = False
+
     def load_model(self, spec: ModelSpec) -> None:
-        """Queue a (re)load; a running edit is cancelled first so the load does not wait for it."""
-        self._board.cancel(self._board.new_job())
+        """Queue a (re)load; every window's running edit is cancelled first so the load does not wait for it."""
+        self._board.cancel_all()
+        self.spec, self.model_info, self.loading = spec, None, True
         self._loadRequested.emit(spec)
 
-    def submit(self, request: EditRequest, pass_display_ms: int = 0, fit_drafts_seconds: float | None = None) -> int:
-        """Queue an edit and return its job id; any earlier edit is cancelled by this one."""
-        job_id = self._board.new_job()
+    def submit(self, request: EditRequest, pass_display_ms: int = 0, fit_drafts_seconds: float | None = None,
+               owner: int = 0) -> int:  # fmt: skip
+        """Queue an edit and return its job id; ``owner``'s earlier edit (a window's) is cancelled by this one,
+        another's waits its turn."""
+        job_id = self._board.new_job(owner)
         self._editRequested.emit(EditJob(job_id, request, pass_display_ms, fit_drafts_seconds))
         return job_id
 
@@ -477,7 +505,7 @@ class RewriteService(QObject):
 
     def shutdown(self, timeout_ms: int = 10_000) -> None:
         self._board.closing.set()
-        self._board.cancel(self._board.new_job())
+        self._board.cancel_all()
         self.model_thread.quit()
         if not self.model_thread.wait(timeout_ms):
             # A load inside transformers cannot be interrupted. Qt aborts the process when a running QThread

@@ -90,8 +90,7 @@ class FileCommands(QMainWindow):
         self.export_word_action = action("Export as &Word Document…", self.export_word)
         self.export_epub_action = action("Export as EP&UB E-book…", lambda: self._export("Export as EPUB", ".epub",
                                                                                       "EPUB e-book (*.epub)"))
-        self.quit_action = action("&Quit", self.close, StandardKey.Quit)
-        file_menu = menus.addMenu("&File")
+        self.file_menu = file_menu = menus.addMenu("&File")
         file_menu.addActions([self.new_action, self.open_action])
         self.recent_menu = file_menu.addMenu("Open &Recent")
         self.recent_menu.aboutToShow.connect(self._fill_recent_menu)
@@ -101,8 +100,7 @@ class FileCommands(QMainWindow):
         file_menu.addActions([self.export_action, self.export_word_action, self.export_epub_action])
         self.printing = Printing(self, self)  # File ▸ Print… (Ctrl+P) and Print Preview… (app/window/printing.py)
         file_menu.addActions([self.printing.preview_action, self.printing.print_action])
-        file_menu.addSeparator()
-        file_menu.addAction(self.quit_action)
+        file_menu.addSeparator()  # then Close Window and Quit (app.window.window_family)
         self.file_drops = FileDrops(self.open_dropped, self)  # a file dragged onto the text opens
         self.editor.viewport().installEventFilter(self.file_drops)
 

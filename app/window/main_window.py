@@ -19,19 +19,17 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QPoint, QSize, Qt
+from PySide6.QtCore import QPoint, QSize, Qt, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QGuiApplication, QIcon, QKeySequence
-from PySide6.QtWidgets import QApplication, QDialog, QLabel, QToolBar, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QApplication, QLabel, QToolBar, QVBoxLayout, QWidget
 
 from app.dialogs.help import HelpPage, WelcomeDialog
 from app.dialogs.message_bar import MessageBar
 from app.dialogs.model_manager import install_model_manager
 from app.dialogs.popups import FillGapPopup, InstructionPopup, show_within_screen
 from app.dialogs.screen_fit import place_of, restore_place
-from app.dialogs.settings import SettingsDialog
 from app.dialogs.versions import choose_version
 from app.documents.fileio import TextDocument
-from app.model_sources import server_key
 from app.rewrite.drafts_panel import DraftsPanel, hesitant_color
 from app.rewrite.rewrite_controller import RewriteController
 from app.rewrite.steering import Steering
@@ -57,6 +55,7 @@ from app.window.spelling import Spelling
 from app.window.theme import apply_theme, canvas_colors
 from app.window.typed_marks import TypedMarks
 from app.window.typewriter import Typewriter
+from app.window.window_family import WindowFamily
 from model import EditResult
 from model.checkpoint.folders import resources_dir
 
@@ -64,8 +63,6 @@ log = logging.getLogger(__name__)
 __all__ = ["DEMO_CANNOT_INSTRUCT", "NO_MODEL", "NOT_INSTRUCTION_TUNED", "MainWindow"]
 
 StandardKey = QKeySequence.StandardKey
-# The preferences a local model is loaded with: a change to any of them loads it again.
-LOCAL_MODEL_SETTINGS = ("model", "device", "experts", "allow_download")
 
 
 def icon(name: str) -> QIcon:
@@ -75,7 +72,11 @@ def icon(name: str) -> QIcon:
 class MainWindow(ActionStates):
     """Redraft's window. ``settings`` is injectable so tests use a private settings file."""
 
-    def __init__(self, settings: SettingsStore | None = None, model_spec: str | None = None) -> None:
+    windowMade = Signal(object)  # File ▸ New Window's window, for the process to protect as it does this one
+    closed = Signal()  # the window closed, its document saved or let go
+
+    def __init__(self, settings: SettingsStore | None = None, model_spec: str | None = None,
+                 service: RewriteService | None = None) -> None:  # fmt: skip
         super().__init__()
         self.settings = settings if settings is not None else SettingsStore()
         self.prefs: Preferences = self.settings.load()
@@ -106,13 +107,14 @@ class MainWindow(ActionStates):
         self.documentReplaced.connect(lambda _text: self.find_bar.forget_passage())
         self._build_actions()
         self._build_menus_and_toolbar()
+        self.family = WindowFamily(self)  # File ▸ New Window and Close Window: more windows on the one model
         # Model ▸ Manage Models… and the download's status-bar label (app/dialogs/model_manager.py).
         wiring = install_model_manager(self, lambda: self.prefs.model, self.use_model)
         self.model_downloads = wiring.downloads
         self.manage_models_action = wiring.action
         self.show_model_manager = wiring.show
 
-        self.service = RewriteService(self)
+        self.service = service if service is not None else RewriteService(self)  # shared: app.window.window_family
         worker = self.service.worker
         worker.loadProgress.connect(self._on_load_progress)
         worker.loaded.connect(self._on_loaded)
@@ -148,7 +150,7 @@ class MainWindow(ActionStates):
         self.update_title()
         self._update_counts()
         self._update_actions()
-        self.load_model()
+        self.family.join_model()
 
     # -- construction ---------------------------------------------------------------------------
 
@@ -439,42 +441,7 @@ class MainWindow(ActionStates):
     def _store(self, **changes: object) -> None:
         self.prefs = replace(self.prefs, **changes)  # type: ignore[arg-type]
         self.settings.save(self.prefs)
-
-    def show_settings(self) -> None:
-        dialog = SettingsDialog(self.prefs, self)
-        if dialog.exec() == QDialog.DialogCode.Accepted:
-            new = dialog.preferences()
-            key_changed = new.server_url and dialog.api_key() != (server_key.load_key(new.server_url) or "")
-            if new.server_url:
-                kept = server_key.save_key(new.server_url, dialog.api_key())
-                if key_changed and dialog.api_key() and not kept and server_key.keyring_available():
-                    # The page promised the keyring; a locked or refusing one must not fail silently.
-                    self.message_bar.show_message(
-                        "The system keyring did not take the server's API key, so it is kept for this session "
-                        "only (never in the settings file); enter it again after a restart."
-                    )
-            self.apply_preferences(new, reconnect=bool(key_changed))
-
-    def apply_preferences(self, new: Preferences, reconnect: bool = False) -> None:
-        """Save and apply without a restart; a different model, device, expert placement or server reloads in
-        the worker."""
-        old = self.prefs
-        self.prefs = new.sanitized()
-        self.settings.save(self.prefs)
-        if new.theme != old.theme:
-            self.apply_theme()
-        if new.font_family != old.font_family:
-            self.editor.set_prose_font(new.font_family)
-        server = (new.use_server, new.server_url, new.server_model, new.server_passes)
-        old_server = (old.use_server, old.server_url, old.server_model, old.server_passes)
-        local = any(getattr(new, name) != getattr(old, name) for name in LOCAL_MODEL_SETTINGS)
-        if local or server != old_server or (reconnect and new.use_server):
-            self._model_override = None
-            self.load_model()
-
-    def use_model(self, name: str) -> None:
-        """Switch to an installed model (the model manager's "Use this model")."""
-        self.apply_preferences(replace(self.prefs, model=name, use_server=False))
+        self.family.share(changes)  # the other windows' copies: none saves an older one over it
 
     def apply_theme(self) -> None:
         app = QApplication.instance()
@@ -496,5 +463,6 @@ class MainWindow(ActionStates):
             self._end_live_span()
         self.focus_mode.action.setChecked(False)  # its menus back, and the window's own place to remember
         self._store(window_geometry=place_of(self))
-        self.service.shutdown()
+        self.family.leave()
         event.accept()
+        self.closed.emit()

@@ -8,17 +8,20 @@ model"), where edits run (this computer or a team's server), the word and charac
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, QTimer
-from PySide6.QtWidgets import QLabel, QProgressBar, QPushButton
+from PySide6.QtWidgets import QDialog, QLabel, QProgressBar, QPushButton
 
+from app.dialogs.settings import SettingsDialog
 from app.documents.critic_markup import settle
 from app.documents.markdown_format import is_markdown
 from app.documents.word_count import WordCounter, manuscript, without_notes
 from app.model_sources import server_key
 from app.rewrite.worker import ModelInfo, ModelSpec, RewriteService, ServerSpec
+from app.settings import Preferences, SettingsStore
 from app.window.announce import Announcer
 from app.window.file_commands import FileCommands
 from app.window.find_bar import FindBar
@@ -26,11 +29,14 @@ from app.window.session_goal import SessionGoal
 from app.window.status_room import MessageRoom
 
 if TYPE_CHECKING:
+    from app.window.window_family import WindowFamily
     from model.server import PassMode
 
 # What the model label adds when the routed experts are not on the model's device (ModelInfo.experts).
 EXPERTS_WHERE = {"host-stream": "streamed", "host-compute": "on the CPU"}
 MODEL_NAME_PX = 160
+# The preferences a local model is loaded with: a change to any of them loads it again.
+LOCAL_MODEL_SETTINGS = ("model", "device", "experts", "allow_download")
 LOAD_TOPIC = "model"  # the notice bar's topic for a model that did not load (a later load resolves it)
 
 
@@ -42,6 +48,12 @@ class ModelStatusBar(FileCommands):
     model_info: ModelInfo | None
     model_loading: bool
     _model_override: str | None
+    family: WindowFamily
+    settings: SettingsStore
+
+    def apply_theme(self) -> None:
+        """The theme's palette and the text's colours (MainWindow's)."""
+        raise NotImplementedError
 
     def _update_actions(self) -> None:
         """Enable and explain the actions for the state now (ActionStates')."""
@@ -148,13 +160,58 @@ class ModelStatusBar(FileCommands):
         return ModelSpec(spec, prefs.device, prefs.allow_download, server, experts)
 
     def load_model(self) -> None:
-        self._end_live_span()
+        """Load the model the settings name, for this window and the others that share its model thread."""
+        self.show_loading()
+        self.service.load_model(self.model_spec())
+        self.family.follow_load()
+
+    def show_loading(self, end_span: bool = True) -> None:
+        """The window waits for a model; ``end_span``: its rewrite is put back first (a load asked for here)."""
+        if end_span:
+            self._end_live_span()
         self.model_info = None
         self.model_loading = True
         self.load_progress.setValue(0)
         self.load_progress.show()
         self.model_label.setText("Loading model…")
-        self.service.load_model(self.model_spec())
+
+    def show_settings(self) -> None:
+        dialog = SettingsDialog(self.prefs, self)
+        if dialog.exec() == QDialog.DialogCode.Accepted:
+            new = dialog.preferences()
+            key_changed = new.server_url and dialog.api_key() != (server_key.load_key(new.server_url) or "")
+            if new.server_url:
+                kept = server_key.save_key(new.server_url, dialog.api_key())
+                if key_changed and dialog.api_key() and not kept and server_key.keyring_available():
+                    # The page promised the keyring; a locked or refusing one must not fail silently.
+                    self.message_bar.show_message(
+                        "The system keyring did not take the server's API key, so it is kept for this session "
+                        "only (never in the settings file); enter it again after a restart."
+                    )
+            self.apply_preferences(new, reconnect=bool(key_changed))
+
+    def apply_preferences(self, new: Preferences, reconnect: bool = False) -> None:
+        """Save and apply without a restart; a different model, device, expert placement or server reloads in
+        the worker."""
+        old = self.prefs
+        self.prefs = new.sanitized()
+        self.settings.save(self.prefs)
+        self.family.share_all(self.prefs)  # the other windows' settings too
+        if new.theme != old.theme:
+            self.apply_theme()
+        if new.font_family != old.font_family:
+            self.editor.set_prose_font(new.font_family)
+        server = (new.use_server, new.server_url, new.server_model, new.server_passes)
+        old_server = (old.use_server, old.server_url, old.server_model, old.server_passes)
+        local = any(getattr(new, name) != getattr(old, name) for name in LOCAL_MODEL_SETTINGS)
+        if local or server != old_server or (reconnect and new.use_server):
+            self._model_override = None
+            self.load_model()
+
+    def use_model(self, name: str) -> None:
+        """Switch to an installed model (the model manager's "Use this model")."""
+        self.apply_preferences(replace(self.prefs, model=name, use_server=False))
+
 
     def _on_load_progress(self, stage: str, fraction: float) -> None:
         self.load_progress.setValue(int(fraction * 100))

@@ -1,0 +1,129 @@
+"""One model, several windows. File ▸ New Window (Ctrl+Shift+N) opens a window of its own beside this one, for
+another chapter or the notes beside the draft, served by the model this process already holds: a second window
+costs no second load, and no second copy of a model in memory. Close Window (Ctrl+W) closes one; Quit (Ctrl+Q)
+closes them all, each asking about its own unsaved words first.
+
+The windows that share a model (their ``service``) are a family. Each rewrite is its window's own: a new one
+cancels only the same window's earlier one, another window's waits its turn on the model thread. A change of
+model in one window loads it for all of them, and a rewrite developing in another is stopped and said so. The
+writer's preferences are one: a setting changed in one window is the others' too (their theme and typeface at
+once), so no window saves an older copy over it. The model thread belongs to whichever window of the family is
+still open; the last one to close ends it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import QObject, QPoint, QRect, Qt
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import QApplication
+
+if TYPE_CHECKING:
+    from app.settings import Preferences
+    from app.window.main_window import MainWindow
+
+CASCADE_PX = 32  # a new window stands this far right of and below the one it came from
+
+
+class WindowFamily(QObject):
+    """``window``'s File ▸ New Window and Close Window, and what it shares with its family."""
+
+    def __init__(self, window: MainWindow) -> None:
+        super().__init__(window)
+        self.window = window
+        self.new_window_action = QAction("New &Window", window)
+        self.new_window_action.setShortcut(QKeySequence("Ctrl+Shift+N"))
+        self.new_window_action.setStatusTip("Open another window, for another document, served by the same model")
+        self.new_window_action.triggered.connect(self.new_window)
+        self.close_action = QAction("&Close Window", window)
+        self.close_action.setShortcut(QKeySequence(QKeySequence.StandardKey.Close))
+        self.close_action.setStatusTip("Close this window (the others stay open)")
+        self.close_action.triggered.connect(window.close)
+        self.quit_action = QAction("&Quit", window)
+        self.quit_action.setShortcut(QKeySequence(QKeySequence.StandardKey.Quit))
+        self.quit_action.setStatusTip("Close every Redraft window, each asking about its unsaved changes first")
+        self.quit_action.triggered.connect(self.quit_all)
+        window.file_menu.insertAction(window.open_action, self.new_window_action)
+        window.file_menu.addActions([self.close_action, self.quit_action])
+
+    def members(self) -> list[MainWindow]:
+        """The open windows that share this one's model, this one first."""
+        service = self.window.service
+        others = [widget for widget in QApplication.topLevelWidgets() if widget is not self.window
+                  and getattr(widget, "service", None) is service and widget.isVisible()]  # fmt: skip
+        return [self.window, *others]  # type: ignore[list-item]
+
+    def siblings(self) -> list[MainWindow]:
+        return self.members()[1:]
+
+    def new_window(self) -> MainWindow:
+        """A new, empty window beside this one, on the same model, the settings this one has."""
+        window = self.window
+        made = type(window)(window.settings, window._model_override, service=window.service)
+        made.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)  # its document and widgets go when it closes
+        made.resize(window.size())
+        made.move(cascaded(window.frameGeometry(), window.screen().availableGeometry()))
+        window.windowMade.emit(made)  # the process protects it as it does the first (app.gui)
+        made.show()
+        made.activateWindow()
+        return made
+
+    def quit_all(self) -> bool:
+        """File ▸ Quit: every window of the family closed, those with unsaved changes first (this one before
+        the others), each asking; a Cancel stops there, the windows with nothing to lose still open."""
+        unsaved_first = sorted(self.members(), key=lambda member: not member.isWindowModified())
+        return all(member.close() for member in unsaved_first)
+
+    def share(self, changes: dict[str, Any]) -> None:
+        """Preferences this window saved, taken into its siblings' own copies."""
+        for sibling in self.siblings():
+            sibling.prefs = replace(sibling.prefs, **changes)
+
+    def share_all(self, new: Preferences) -> None:
+        """Settings ▸ OK in this window: the siblings take them, their theme and typeface at once (the model
+        loads once, for all: :meth:`follow_load`)."""
+        for sibling in self.siblings():
+            old, sibling.prefs = sibling.prefs, new
+            if new.theme != old.theme:
+                sibling.apply_theme()
+            if new.font_family != old.font_family:
+                sibling.editor.set_prose_font(new.font_family)
+
+    def join_model(self) -> None:
+        """At the window's start: the model its family holds (or is loading) where it is the one this window
+        would load, else a load of its own."""
+        window, service = self.window, self.window.service
+        if service.spec is not None and service.spec == window.model_spec():
+            if service.model_info is not None:
+                window._on_loaded(service.model_info)
+                return
+            if service.loading:
+                window.show_loading(end_span=False)
+                return
+        window.load_model()
+
+    def follow_load(self) -> None:
+        """This window asked the shared model thread for a new model: its siblings show it loading too (a
+        rewrite developing in one is stopped by the load, and says so: RewriteController._on_cancelled)."""
+        for sibling in self.siblings():
+            sibling.show_loading(end_span=False)
+
+    def leave(self) -> None:
+        """The window closes: the model thread goes on for its siblings (the first of them holds it now), or
+        ends with the last window."""
+        window, service = self.window, self.window.service
+        siblings = self.siblings()
+        if not siblings:
+            service.shutdown()
+        elif service.parent() is window:
+            service.setParent(siblings[0])  # not deleted with this window
+
+
+def cascaded(frame: QRect, room: QRect) -> QPoint:
+    """Where a new window as big as ``frame`` goes: a step right of and below it, held inside the screen's
+    ``room`` (a window as tall as a laptop's screen steps right alone, its status bar kept in sight)."""
+    x = min(frame.x() + CASCADE_PX, room.x() + room.width() - frame.width())
+    y = min(frame.y() + CASCADE_PX, room.y() + room.height() - frame.height())
+    return QPoint(max(x, room.x()), max(y, room.y()))
