@@ -22,10 +22,6 @@ class HelpPages(ModelStatusBar):
     help_page: HelpPage | None
     welcome: WelcomeDialog | None
 
-    def show_settings(self) -> None:
-        """Open Settings (MainWindow's)."""
-        raise NotImplementedError
-
     # -- help -------------------------------------------------------------------------------------
 
     def _show_help(self, title: str, html: str) -> HelpPage:

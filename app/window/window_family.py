@@ -33,7 +33,7 @@ class WindowFamily(QObject):
     def __init__(self, window: MainWindow) -> None:
         super().__init__(window)
         self.window = window
-        self.new_window_action = QAction("New &Window", window)
+        self.new_window_action = QAction("New W&indow", window)
         self.new_window_action.setShortcut(QKeySequence("Ctrl+Shift+N"))
         self.new_window_action.setStatusTip("Open another window, for another document, served by the same model")
         self.new_window_action.triggered.connect(self.new_window)

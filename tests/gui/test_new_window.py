@@ -51,7 +51,7 @@ def test_a_new_window_shares_the_loaded_model_and_each_rewrite_is_its_own(
     second = second_window(first)
     assert second.service is first.service and second.model_info is first.model_info
     assert loads == []  # no second load, no second copy of the model
-    assert [a.text() for a in first.file_menu.actions()[:3]] == ["&New", "New &Window", "&Open…"]
+    assert [a.text() for a in first.file_menu.actions()[:3]] == ["&New", "New W&indow", "&Open…"]
     second.editor.setPlainText(DOCUMENT)
     select(second, "climbed the stairs")
     select(first, "walked to the harbour")
