@@ -203,7 +203,7 @@ class RewriteController(QObject):
         self.spanBegan.emit(start + len(lead), end, editor.text_between(start + len(lead), end))
         editor.begin_live_span(start, end)
         fit = COMFORTABLE_EDIT_SECONDS if window.prefs.fewer_drafts_when_slow else None
-        job_id = window.service.submit(request, window.prefs.pass_display_ms, fit, owner=id(self))
+        job_id = window.service.submit(request, window.prefs.pass_display_ms, fit, id(self))  # this window's
         self.run = RewriteRun(
             job_id, mode, instruction, max_new_tokens, regenerations=regenerations, keep=keep,
             margins=margins, asked_drafts=request.candidates, wrapped_paragraphs=wrapped, wrap_width=wrap_width,
