@@ -112,19 +112,40 @@ def elision_heads(language: str) -> frozenset[str]:
                      if "'" in word[1:])  # fmt: skip
 
 
+class OwnWords:
+    """The writer's own words, one set for the windows that share a model (File ▸ New Window): those of the
+    personal list and those ignored until Redraft closes; ``changes`` counts their changes, so each window's
+    dictionary knows when what it remembered is stale."""
+
+    def __init__(self) -> None:
+        self.added: set[str] = set()  # the personal list's words (words.txt)
+        self.own: set[str] = set()  # added to the personal list, or ignored for this session
+        self.changes = 0
+
+
 class Dictionary:
     """The words Redraft knows: pyspellchecker's list for ``language`` (loaded by :meth:`load`, a third of a
-    second, so the window does not wait for it) and the writer's own, whatever the language."""
+    second, so the window does not wait for it) and the writer's own, whatever the language: ``words``, where
+    they are another window's too (a word added in one is known in all), else a set of its own."""
 
-    def __init__(self, personal: Path, language: str = ENGLISH) -> None:
+    def __init__(self, personal: Path, language: str = ENGLISH, words: OwnWords | None = None) -> None:
         self.personal = personal
         self.language = language
         self._checker: Any = None
         self._elisions: frozenset[str] = frozenset()
-        self._own: set[str] = set()  # added to the personal list, or ignored for this session
-        self.added: set[str] = set()  # the personal list's words (words.txt)
+        self.words = words if words is not None else OwnWords()
         self._known: dict[str, bool] = {}
+        self._known_at = self.words.changes  # the own words' changes that ``_known`` has seen
         self.error = ""
+
+    @property
+    def added(self) -> set[str]:
+        """The personal list's words."""
+        return self.words.added
+
+    def _changed(self) -> None:
+        self.words.changes += 1
+        self._known.clear()
 
     @property
     def ready(self) -> bool:
@@ -145,8 +166,9 @@ class Dictionary:
         self.error = ""
         try:
             lines = self.personal.read_text(encoding="utf-8").splitlines()
-            self.added = {line.strip() for line in lines if line.strip()}
-            self._own |= self.added
+            self.words.added = {line.strip() for line in lines if line.strip()}
+            self.words.own |= self.words.added
+            self._changed()
         except FileNotFoundError:
             pass
         except (OSError, UnicodeDecodeError) as error:
@@ -157,13 +179,15 @@ class Dictionary:
     def knows(self, word: str) -> bool:
         """Whether ``word`` is spelled as the dictionary or the writer spells it (any case for the list's
         words: a sentence's first word is capitalised; the writer's own exactly, or in lower case)."""
+        if self._known_at != self.words.changes:  # another window added a word, or ignored one
+            self._known.clear()
+            self._known_at = self.words.changes
         known = self._known.get(word)
         if known is None:
             if not self.ready:
                 return True
-            known = self._known[word] = (
-                word in self._own or word.lower() in self._own or self._check(word.replace("’", "'"))
-            )
+            own = self.words.own
+            known = self._known[word] = word in own or word.lower() in own or self._check(word.replace("’", "'"))
         return known
 
     def _check(self, word: str) -> bool:
@@ -218,9 +242,9 @@ class Dictionary:
 
     def add(self, word: str) -> None:
         """Add ``word`` to the writer's own list, kept across sessions."""
-        self._own.add(word)
-        self.added.add(word)
-        self._known.clear()
+        self.words.own.add(word)
+        self.words.added.add(word)
+        self._changed()
         self.personal.parent.mkdir(parents=True, exist_ok=True)
         with self.personal.open("a", encoding="utf-8") as file:
             file.write(word + "\n")
@@ -228,17 +252,17 @@ class Dictionary:
     def remove(self, word: str) -> None:
         """Take ``word`` off the writer's own list (one added by mistake): the file is written again without
         it, the other lines as they were."""
-        self.added.discard(word)
-        self._own.discard(word)
-        self._known.clear()
+        self.words.added.discard(word)
+        self.words.own.discard(word)
+        self._changed()
         lines = self.personal.read_text(encoding="utf-8").splitlines()
         kept = [line for line in lines if line.strip() != word]
         self.personal.write_text("".join(line + "\n" for line in kept), encoding="utf-8")
 
     def ignore(self, word: str) -> None:
         """Leave ``word`` unmarked until Redraft closes."""
-        self._own.add(word)
-        self._known.clear()
+        self.words.own.add(word)
+        self._changed()
 
 
 def typo_weight(typed: str, candidate: str) -> float:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections.abc import Callable
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from PySide6.QtCore import QLocale, QObject, Signal, SignalInstance
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence, QTextCursor, QTextFormat
@@ -34,6 +34,9 @@ from app.window.dictionary import (
 )
 from app.window.editor_widget import RewriteEditor
 from app.window.live_span import ASTRAL, utf16_length
+
+if TYPE_CHECKING:
+    from app.window.window_family import WindowFamily
 
 
 def qt_ranges(text: str, ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -61,12 +64,16 @@ class SpellingWindow(Protocol):
     @property
     def documentReplaced(self) -> SignalInstance: ...
 
+    @property
+    def family(self) -> WindowFamily: ...
+
 
 class Spelling(QObject):
     """View ▸ Check Spelling: the editor's underlines (through its highlighter) and its right-click offers."""
 
     loaded = Signal()
     languageChosen = Signal(str)  # a language's code (app.window.dictionary.LANGUAGES), to be remembered
+    dictionary: Dictionary
 
     def __init__(self, window: SpellingWindow, parent: QObject) -> None:
         super().__init__(parent)
@@ -75,7 +82,10 @@ class Spelling(QObject):
         # The writer's language (View ▸ Spelling Language, else the system's), and the one checked now: a
         # document that plainly reads as another offered language is checked in its own (document_replaced).
         self.preferred = self.language = chosen if chosen in LANGUAGES else system_language()
-        self.dictionary = Dictionary(user_dirs().data / PERSONAL_WORDS, self.language)
+        # The writer's own words are those of the window this one was opened from (File ▸ New Window), if any.
+        shared = next((sibling.spelling.dictionary.words for sibling in window.family.siblings()
+                       if isinstance(sibling.spelling, Spelling)), None)  # fmt: skip
+        self.dictionary = Dictionary(user_dirs().data / PERSONAL_WORDS, self.language, shared)
         self._loading: threading.Thread | None = None
         self.action = QAction("Check &Spelling", parent)
         self.action.setCheckable(True)
@@ -298,7 +308,8 @@ class Spelling(QObject):
         except OSError as error:
             self.window.message_bar.show_message(f"Your words ({self.dictionary.personal}) could not be changed: "
                                                  f"{error}.")  # fmt: skip
-        self.window.editor.highlighter.show_again()
+        for member in self.window.family.members():  # the word is every window's now
+            member.editor.highlighter.show_again()
 
 
 def system_language() -> str:

@@ -12,6 +12,8 @@ import pytest
 import shiboken6
 from gui_helpers import DOCUMENT, SIGNAL_TIMEOUT_MS, select
 from PySide6.QtCore import QPoint, QRect
+from PySide6.QtGui import QTextCharFormat, QTextCursor
+from PySide6.QtWidgets import QMenu
 
 from app.documents.recovery import RECORD_SUFFIX, RecoveryArea
 from app.gui import protect_windows
@@ -160,3 +162,36 @@ def test_a_new_window_steps_aside_but_stays_on_the_screen() -> None:
     assert cascaded(QRect(100, 50, 900, 600), room) == QPoint(132, 82)
     assert cascaded(QRect(133, 12, 1100, 740), room) == QPoint(165, 0)  # as tall as the room: steps right only
     assert cascaded(QRect(466, 0, 900, 740), room) == QPoint(466, 0)  # at the right edge already
+
+
+def test_a_word_added_or_ignored_in_one_window_is_known_in_the_others(
+    document_window, qtbot, monkeypatch, tmp_path, second_window
+) -> None:
+    monkeypatch.setenv("REDRAFT_HOME", str(tmp_path / "home"))  # the writer's own words: this test's
+    text = "Quillworth climbed to Brannigrove.\n"
+    first = document_window(text, spelling_language="en")
+    second = second_window(first)
+    second.editor.setPlainText(text)
+    for window in (first, second):
+        window.spelling.wait_loaded()
+        qtbot.waitUntil(lambda w=window: spelled_wrong(w) == ["Quillworth", "Brannigrove"], timeout=SIGNAL_TIMEOUT_MS)
+    offered = QMenu()
+    cursor = QTextCursor(first.editor.document())
+    cursor.setPosition(2)
+    first.spelling.offer(offered, cursor)
+    next(a for a in offered.actions() if a.text() == "Add “Quillworth” to Dictionary").trigger()
+    ignoring = QMenu()
+    cursor.setPosition(text.index("Brannigrove") + 2)
+    second.spelling.offer(ignoring, cursor)
+    next(a for a in ignoring.actions() if a.text().startswith("Ignore")).trigger()
+    assert spelled_wrong(first) == spelled_wrong(second) == []  # in the other window too, at once
+
+
+def spelled_wrong(window: MainWindow) -> list[str]:
+    """The words the window's text shows underlined as misspelled."""
+    block, found = window.editor.document().firstBlock(), []
+    while block.isValid():
+        found += [block.text()[part.start : part.start + part.length] for part in block.layout().formats()
+                  if part.format.underlineStyle() == QTextCharFormat.UnderlineStyle.SpellCheckUnderline]
+        block = block.next()
+    return found
