@@ -287,7 +287,7 @@ class RewriteController(QObject):
         fill at the caret, starts without that wait. Not while something develops, and not while the
         writer types (``AFTER_TYPING_MS``)."""
         window = self.window
-        if self.run is not None or window.model_loading:
+        if self.run is not None or window.model_loading or not window.editor.isVisible():  # closed: nothing to do
             return
         cursor = window.editor.textCursor()
         start, end = cursor.selectionStart(), cursor.selectionEnd()

@@ -315,7 +315,7 @@ class MainWindow(ActionStates):
         self.menuBar().insertMenu(self.rewrite_menu.menuAction(), self.formatting.menu)
         self.word_choices = WordChoices(self, self.spelling.dictionary, self.rewrite_menu, self.steering.keep_action)
         self.places = ReadingPlaces(self, self.editor, lambda: self.path, self.documentReplaced,  # opens where it was
-                                    self.prefs.reading_places, lambda kept: self._store(reading_places=kept))
+                                    lambda: self.prefs.reading_places, lambda kept: self._store(reading_places=kept))
 
     def _say_draft(self, text: str, label: str) -> None:
         if self.rewrites.run is not None:  # in review, not the version an accept puts in

@@ -23,33 +23,41 @@ def _key(path: Path) -> str:
 
 
 class ReadingPlaces(QObject):
-    """Notes the caret of ``window``'s file (``path_of()``) as it rests, keeps the places with ``keep`` when
-    another document replaces it (``replaced``) or the window closes, and puts a file's place back as it opens."""
+    """Notes the caret of ``window``'s file (``path_of()``) as it rests, keeps it among the ``places`` kept
+    (read afresh each time: another window keeps its file's too) with ``keep`` when another document replaces
+    it (``replaced``) or the window closes, and puts a file's place back as it opens."""
 
     def __init__(
         self, window: QWidget, editor: RewriteEditor, path_of: Callable[[], Path | None], replaced: SignalInstance,
-        places: tuple[str, ...], keep: Callable[[tuple[str, ...]], None],
+        places: Callable[[], tuple[str, ...]], keep: Callable[[tuple[str, ...]], None],
     ) -> None:  # fmt: skip
         super().__init__(window)
-        self.editor, self.path_of, self.keep = editor, path_of, keep
-        self.places: dict[str, int] = {}
-        for entry in places:
-            position, _tab, path = entry.partition("\t")
-            if position.isdigit() and path:
-                self.places.setdefault(path, int(position))
+        self.editor, self.path_of, self.stored, self.keep = editor, path_of, places, keep
+        self.noted: tuple[str, int] | None = None  # this window's file and its caret's place, as it last rested
         self._rest = QTimer(self, singleShot=True, interval=REST_MS)
         self._rest.timeout.connect(self.note)
         editor.cursorPositionChanged.connect(self._rest.start)
         replaced.connect(self._replaced)
         window.installEventFilter(self)  # its closing keeps the places
 
+    @property
+    def places(self) -> dict[str, int]:
+        """Every file's place kept, by its path, the newest first, this window's noted one among them."""
+        places: dict[str, int] = {}
+        for entry in self.stored():
+            position, _tab, path = entry.partition("\t")
+            if position.isdigit() and path:
+                places.setdefault(path, int(position))
+        if self.noted is not None:
+            places.pop(self.noted[0], None)
+            places = {self.noted[0]: self.noted[1], **places}
+        return places
+
     def note(self) -> None:
-        """The caret's place, now, as the open file's (the newest first)."""
+        """The caret's place, now, as the open file's."""
         path = self.path_of()
         if path is not None:
-            key = _key(path)
-            self.places.pop(key, None)
-            self.places = {key: self.editor.textCursor().position(), **self.places}
+            self.noted = (_key(path), self.editor.textCursor().position())
 
     def kept(self) -> tuple[str, ...]:
         return tuple(f"{position}\t{path}" for path, position in list(self.places.items())[:MAX_READING_PLACES])
@@ -57,6 +65,7 @@ class ReadingPlaces(QObject):
     def _replaced(self, _text: str) -> None:
         self._rest.stop()
         self.keep(self.kept())  # the last document's place, noted as its caret rested
+        self.noted = None
         path = self.path_of()
         position = self.places.get(_key(path)) if path is not None else None
         if position:

@@ -7,8 +7,8 @@ The windows that share a model (their ``service``) are a family. Each rewrite is
 cancels only the same window's earlier one, another window's waits its turn on the model thread. A change of
 model in one window loads it for all of them, and a rewrite developing in another is stopped and said so. The
 writer's preferences are one: a setting changed in one window is the others' too (their theme and typeface at
-once), so no window saves an older copy over it. The model thread belongs to whichever window of the family is
-still open; the last one to close ends it.
+once), so no window saves an older copy over it. The model thread outlives the window that started it; the last
+window to close ends it.
 """
 
 from __future__ import annotations
@@ -111,14 +111,14 @@ class WindowFamily(QObject):
             sibling.show_loading(end_span=False)
 
     def leave(self) -> None:
-        """The window closes: the model thread goes on for its siblings (the first of them holds it now), or
-        ends with the last window."""
+        """The window closes: the model thread goes on for its siblings, or ends with the last window."""
         window, service = self.window, self.window.service
-        siblings = self.siblings()
-        if not siblings:
+        if not self.siblings():
             service.shutdown()
         elif service.parent() is window:
-            service.setParent(siblings[0])  # not deleted with this window
+            # Not deleted with this window: held by every window that refers to it, a closed one too (whose
+            # timers may still fire), so none is ever left with a deleted one.
+            service.setParent(None)
 
 
 def cascaded(frame: QRect, room: QRect) -> QPoint:

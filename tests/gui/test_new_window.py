@@ -71,7 +71,7 @@ def test_the_model_thread_outlives_the_window_that_started_it(document_window, q
     second = second_window(first)
     service = first.service
     assert first.close()
-    assert service.model_thread.isRunning() and service.parent() is second
+    assert service.model_thread.isRunning() and service.parent() is None  # not deleted with its first window
     second.editor.setPlainText(DOCUMENT)
     select(second, "climbed the stairs")
     second.rewrite_selection()
@@ -195,3 +195,25 @@ def spelled_wrong(window: MainWindow) -> list[str]:
                   if part.format.underlineStyle() == QTextCharFormat.UnderlineStyle.SpellCheckUnderline]
         block = block.next()
     return found
+
+
+def test_each_window_keeps_its_files_place_and_none_forgets_anothers(
+    document_window, tmp_path, monkeypatch, second_window
+) -> None:
+    chapters = []
+    for name in ("one.md", "two.md"):
+        chapters.append(tmp_path / name)
+        chapters[-1].write_text("The keeper climbed the stairs.\n" * 40, encoding="utf-8")
+    first = document_window()
+    second = second_window(first)
+    for window, chapter, place in ((first, chapters[0], 300), (second, chapters[1], 600)):
+        window.open_path(chapter)
+        cursor = window.editor.textCursor()
+        cursor.setPosition(place)
+        window.editor.setTextCursor(cursor)
+    monkeypatch.setattr(type(first), "maybe_save", lambda _window: True)
+    assert first.close() and second.close()  # the second, opened before the first closed, closes last
+    third = document_window()
+    for chapter, place in zip(chapters, (300, 600), strict=True):
+        third.open_path(chapter)
+        assert third.editor.textCursor().position() == place  # both kept, neither window's lost
