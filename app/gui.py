@@ -53,7 +53,7 @@ def run_editor(model_spec: str | None = None, file: Path | None = None) -> int:
     window.show()  # the model loads in its thread; the window does not wait for it
     if file is not None:
         window.open_path(Path(file), ask_encoding=True)
-    QTimer.singleShot(0, lambda: offer_recovery(window, area, window))
+    QTimer.singleShot(0, lambda: offer_recovery(window, area, window, window.family.new_window))
     QTimer.singleShot(0, window.offer_welcome)
     with loop:
         loop.run_until_complete(closed.wait())

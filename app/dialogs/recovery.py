@@ -10,6 +10,7 @@ record then goes.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Protocol
@@ -43,18 +44,20 @@ PREFERRED_SIZE = QSize(720, 520)  # then fitted to the screen (app/dialogs/scree
 
 
 class RecoveryDialog(QDialog):
-    """Recover (the selected document), Discard All, or Later. ``chosen`` is set on Recover."""
+    """Recover (the selected document), Recover All (with more than one: each in a window of its own), Discard
+    All, or Later. ``chosen`` is set on Recover and Recover All, ``recover_all`` on the latter."""
 
     def __init__(self, documents: list[RecoveredDocument], parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle("Recover unsaved work")
         self.documents = documents
         self.chosen: RecoveredDocument | None = None
+        self.recover_all = False
         self.discard_all = False
         count = len(documents)
         intro = QLabel(
-            f"Redraft closed unexpectedly with {count} unsaved document{'s' if count > 1 else ''}. "
-            "Recover one now; the others stay here for the next start unless you discard them."
+            f"Redraft closed unexpectedly with {count} unsaved documents. Recover the one chosen here, or all of "
+            "them, each in a window of its own; what you leave stays here for the next start unless you discard it."
             if count > 1
             else "Redraft closed unexpectedly before this document was saved."
         )
@@ -80,12 +83,16 @@ class RecoveryDialog(QDialog):
         buttons = QDialogButtonBox(self)  # in the dialog already: its default holds
         self.recover_button = QPushButton("&Recover")
         self.recover_button.setDefault(True)
+        self.recover_all_button = QPushButton("Recover &All")
+        self.recover_all_button.setVisible(count > 1)
         self.discard_button = QPushButton("&Discard All")
         self.later_button = QPushButton("&Later")
         buttons.addButton(self.recover_button, QDialogButtonBox.ButtonRole.AcceptRole)
+        buttons.addButton(self.recover_all_button, QDialogButtonBox.ButtonRole.AcceptRole)
         buttons.addButton(self.discard_button, QDialogButtonBox.ButtonRole.DestructiveRole)
         buttons.addButton(self.later_button, QDialogButtonBox.ButtonRole.RejectRole)
         self.recover_button.clicked.connect(self._recover)
+        self.recover_all_button.clicked.connect(self._recover_every)
         self.discard_button.clicked.connect(self._discard)
         self.later_button.clicked.connect(self.reject)
         layout = QVBoxLayout(self)
@@ -115,6 +122,10 @@ class RecoveryDialog(QDialog):
         if 0 <= row < len(self.documents):
             self.chosen = self.documents[row]
             self.accept()
+
+    def _recover_every(self) -> None:
+        self.recover_all = True
+        self._recover()
 
     def _discard(self) -> None:
         self.discard_all = True
@@ -212,9 +223,11 @@ def recover_into(window: RecoveringWindow, document: RecoveredDocument) -> bool:
 
 
 def offer_recovery(
-    window: RecoveringWindow, area: RecoveryArea, dialog_parent: QWidget | None = None
-) -> RecoveryDialog | None:
-    """Show the dialog if instances died with unsaved work; returns it (open, non-modal) or None.
+    window: RecoveringWindow, area: RecoveryArea, dialog_parent: QWidget | None = None,
+    new_window: Callable[[], RecoveringWindow] | None = None,
+) -> RecoveryDialog | None:  # fmt: skip
+    """Show the dialog if instances died with unsaved work; returns it (open, non-modal) or None. The chosen
+    document is recovered into ``window``; on Recover All each other one into a ``new_window()`` of its own.
 
     Recovering or discarding removes those records; Later keeps them for the next start.
     """
@@ -223,15 +236,21 @@ def offer_recovery(
         return None
     dialog = RecoveryDialog(documents, dialog_parent)
 
+    def recover(into: RecoveringWindow, document: RecoveredDocument) -> None:
+        if recover_into(into, document):
+            area.discard([document])
+        else:  # kept, as Later keeps it
+            into.message_bar.show_message(
+                f"{document.title} was not recovered; its autosaved copy is offered again at the next start.", "info"
+            )
+
     def answered(_result: int) -> None:
         if dialog.chosen is not None:
-            if recover_into(window, dialog.chosen):
-                area.discard([dialog.chosen])
-            else:  # kept, as Later keeps it
-                window.message_bar.show_message(
-                    f"{dialog.chosen.title} was not recovered; its autosaved copy is offered again at the next start.",
-                    "info",
-                )
+            recover(window, dialog.chosen)
+            if dialog.recover_all and new_window is not None:
+                for document in documents:
+                    if document is not dialog.chosen:
+                        recover(new_window(), document)
         elif dialog.discard_all:
             area.discard(documents)
 

@@ -14,7 +14,9 @@ from gui_helpers import DOCUMENT, SIGNAL_TIMEOUT_MS, select
 from PySide6.QtCore import QPoint, QRect
 from PySide6.QtGui import QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import QMenu
+from test_document_safety import INSTANCE, killed_instance_wrote
 
+from app.dialogs.recovery import offer_recovery
 from app.documents.recovery import RECORD_SUFFIX, RecoveryArea
 from app.gui import protect_windows
 from app.window.editor_widget import Phase
@@ -217,3 +219,21 @@ def test_each_window_keeps_its_files_place_and_none_forgets_anothers(
     for chapter, place in zip(chapters, (300, 600), strict=True):
         third.open_path(chapter)
         assert third.editor.textCursor().position() == place  # both kept, neither window's lost
+
+
+def test_recover_all_puts_each_document_a_crash_left_in_a_window_of_its_own(
+    document_window, tmp_path, second_window
+) -> None:
+    root = tmp_path / "recovery"
+    killed_instance_wrote(INSTANCE, root, tmp_path / "one.md")
+    area = killed_instance_wrote(INSTANCE, root, tmp_path / "two.md")  # two windows' work, say
+    first = document_window()
+    made: list[MainWindow] = []
+    dialog = offer_recovery(first, area, first, lambda: made.append(second_window(first)) or made[-1])
+    assert dialog is not None and dialog.list.count() == 2 and dialog.recover_all_button.isVisibleTo(dialog)
+    chosen = dialog.documents[dialog.list.currentRow()]
+    dialog.recover_all_button.click()
+    assert first.path == chosen.path  # the one chosen, here
+    assert [window.path for window in made] == [d.path for d in dialog.documents if d is not chosen]
+    assert all(window.editor.plain_text() == "Recovered chapter.\nSecond line." for window in (first, *made))
+    assert area.orphans() == []
