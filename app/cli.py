@@ -95,7 +95,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command")
 
     edit = commands.add_parser("edit", help="open the editor (the default)")
-    edit.add_argument("file", nargs="?", type=Path)
+    edit.add_argument("files", nargs="*", type=Path, metavar="file", help="documents to open, each in a window")
     edit.add_argument("--model", default=None, help="model folder or hub id (default: the built-in model)")
 
     fill = commands.add_parser("fill", help="fill a gap in a file, or answer JSON-lines requests")
@@ -192,7 +192,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return EXIT_ERROR
         from app.gui import run_editor  # Qt only for the editor
 
-        return run_editor(model_spec=getattr(args, "model", None), file=getattr(args, "file", None))
+        return run_editor(model_spec=getattr(args, "model", None), files=getattr(args, "files", None) or ())
     from app.command_line.edit_commands import compare_files, edit_file, fill_json, stdout_bytes, words_file
     from model.errors import RedraftError, RequestError
 

@@ -7,6 +7,7 @@ import contextlib
 import logging
 import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 import qasync
@@ -25,8 +26,9 @@ from app.window.main_window import MainWindow
 log = logging.getLogger(__name__)
 
 
-def run_editor(model_spec: str | None = None, file: Path | None = None) -> int:
-    """Show Redraft's window and run until it closes; returns the process exit code."""
+def run_editor(model_spec: str | None = None, files: Sequence[Path] = ()) -> int:
+    """Show Redraft's window, ``files`` in it (the first; each other in a window of its own, on the same model),
+    and run until the last window closes; returns the process exit code."""
     app = QApplication.instance() or QApplication(sys.argv)
     assert isinstance(app, QApplication)
     app.setOrganizationName(ORGANIZATION)
@@ -51,14 +53,22 @@ def run_editor(model_spec: str | None = None, file: Path | None = None) -> int:
     app.aboutToQuit.connect(lambda: shut_down(autosavers))  # pending records first,
     app.aboutToQuit.connect(area.release)  # then the folder goes
     window.show()  # the model loads in its thread; the window does not wait for it
-    if file is not None:
-        window.open_path(Path(file), ask_encoding=True)
+    open_files(window, files)
     QTimer.singleShot(0, lambda: offer_recovery(window, area, window, window.family.new_window))
     QTimer.singleShot(0, window.offer_welcome)
     with loop:
         loop.run_until_complete(closed.wait())
     end_process_if_outlived(0)  # a load still running: Python's teardown would crash on its thread
     return 0
+
+
+def open_files(window: MainWindow, files: Sequence[Path]) -> list[MainWindow]:
+    """``files`` opened (``redraft a.md b.md``, or several chosen in a file manager): the first in ``window``,
+    each other in a new window of its own on the same model; the windows they opened in."""
+    windows = [window if index == 0 else window.family.new_window() for index in range(len(files))]
+    for shown, file in zip(windows, files, strict=True):
+        shown.open_path(Path(file), ask_encoding=True)
+    return windows
 
 
 def log_to_file() -> logging.Handler | None:

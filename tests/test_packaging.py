@@ -93,7 +93,7 @@ def test_desktop_entry_opens_text_markdown_and_the_documents_file_open_reads() -
     entry.optionxform = str  # type: ignore[assignment,method-assign]
     entry.read(PACKAGING / "linux" / "redraft.desktop")
     desktop = entry["Desktop Entry"]
-    assert desktop["Exec"] == "redraft %f" and desktop["Icon"] == "redraft"
+    assert desktop["Exec"] == "redraft %F" and desktop["Icon"] == "redraft"
     opens = set(desktop["MimeType"].strip(";").split(";"))
     assert {"text/plain", "text/markdown", "application/msword", "application/rtf",
             "application/vnd.oasis.opendocument.text"} <= opens  # fmt: skip

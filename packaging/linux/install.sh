@@ -50,7 +50,7 @@ cat > "$desktop_file" <<DESKTOP
 Type=Application
 Name=Redraft
 Comment=Rewrite text in place with a diffusion language model
-Exec=$bin_dir/redraft %f
+Exec=$bin_dir/redraft %F
 Icon=$icon
 Terminal=false
 Categories=Office;TextEditor;

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 import shiboken6
@@ -16,9 +17,10 @@ from PySide6.QtGui import QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import QMenu
 from test_document_safety import INSTANCE, killed_instance_wrote
 
+from app.cli import build_parser
 from app.dialogs.recovery import offer_recovery
 from app.documents.recovery import RECORD_SUFFIX, RecoveryArea
-from app.gui import protect_windows
+from app.gui import open_files, protect_windows
 from app.window.editor_widget import Phase
 from app.window.main_window import MainWindow
 from app.window.theme import canvas_colors
@@ -237,3 +239,21 @@ def test_recover_all_puts_each_document_a_crash_left_in_a_window_of_its_own(
     assert [window.path for window in made] == [d.path for d in dialog.documents if d is not chosen]
     assert all(window.editor.plain_text() == "Recovered chapter.\nSecond line." for window in (first, *made))
     assert area.orphans() == []
+
+
+def test_several_files_named_at_start_open_each_in_a_window(document_window, tmp_path) -> None:
+    assert build_parser().parse_args(["edit", "one.md", "two.md"]).files == [Path("one.md"), Path("two.md")]
+    files = []
+    for number in ("one", "two", "three"):
+        files.append(tmp_path / f"{number}.md")
+        files[-1].write_text(f"Chapter {number}.\n", encoding="utf-8")
+    first = document_window()
+    windows = open_files(first, files)
+    try:
+        assert windows[0] is first and len(windows) == 3 and [window.path for window in windows] == files
+        assert all(window.service is first.service and window.isVisible() for window in windows)
+        assert [window.editor.plain_text() for window in windows] == [
+            f"Chapter {n}.\n" for n in ("one", "two", "three")]
+    finally:
+        for window in windows[1:]:
+            window.close()
