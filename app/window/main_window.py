@@ -107,12 +107,12 @@ class MainWindow(ActionStates):
         self.documentReplaced.connect(lambda _text: self.find_bar.forget_passage())
         self._build_actions()
         self._build_menus_and_toolbar()
-        self.family = WindowFamily(self)  # File ▸ New Window and Close Window: more windows on the one model
         # Model ▸ Manage Models… and the download's status-bar label (app/dialogs/model_manager.py).
         wiring = install_model_manager(self, lambda: self.prefs.model, self.use_model)
         self.model_downloads = wiring.downloads
         self.manage_models_action = wiring.action
         self.show_model_manager = wiring.show
+        self.family = WindowFamily(self)  # File ▸ New Window, Close Window, the Window menu: windows on one model
 
         self.service = service if service is not None else RewriteService(self)  # shared: app.window.window_family
         worker = self.service.worker

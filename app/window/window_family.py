@@ -13,18 +13,20 @@ window to close ends it.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, QPoint, QRect, Qt
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QMenu, QWidget
 
 if TYPE_CHECKING:
     from app.settings import Preferences
     from app.window.main_window import MainWindow
 
 CASCADE_PX = 32  # a new window stands this far right of and below the one it came from
+_BIRTHS = itertools.count()  # the order the windows were made in: the Window menu lists them so
 
 
 class WindowFamily(QObject):
@@ -47,6 +49,17 @@ class WindowFamily(QObject):
         self.quit_action.triggered.connect(self.quit_all)
         window.file_menu.insertAction(window.open_action, self.new_window_action)
         window.file_menu.addActions([self.close_action, self.quit_action])
+        # The Window menu, before Help: the family's windows by their titles, this one ticked; one chosen comes
+        # to the front (as the desktop's Alt+Tab would bring it, but by name).
+        self.born = next(_BIRTHS)
+        self.menu = QMenu("&Window", window)
+        self.menu.aboutToShow.connect(self._fill_menu)
+        bar = window.menuBar()
+        help_menu = next((action for action in bar.actions() if action.text() == "&Help"), None)
+        if help_menu is not None:
+            bar.insertMenu(help_menu, self.menu)
+        else:
+            bar.addMenu(self.menu)
 
     def members(self) -> list[MainWindow]:
         """The open windows that share this one's model, this one first."""
@@ -54,6 +67,17 @@ class WindowFamily(QObject):
         others = [widget for widget in QApplication.topLevelWidgets() if widget is not self.window
                   and getattr(widget, "service", None) is service and widget.isVisible()]  # fmt: skip
         return [self.window, *others]  # type: ignore[list-item]
+
+    def _fill_menu(self) -> None:
+        self.menu.clear()
+        self.menu.addActions([self.new_window_action, self.close_action])
+        self.menu.addSeparator()
+        for number, member in enumerate(sorted(self.members(), key=lambda member: member.family.born), start=1):
+            title = member.windowTitle().replace("[*]", "*" if member.isWindowModified() else "")
+            entry = self.menu.addAction(f"&{number} {title}" if number < 10 else title)
+            entry.setCheckable(True)
+            entry.setChecked(member is self.window)
+            entry.triggered.connect(lambda _checked=False, chosen=member: bring_forward(chosen))
 
     def siblings(self) -> list[MainWindow]:
         return self.members()[1:]
@@ -127,3 +151,11 @@ def cascaded(frame: QRect, room: QRect) -> QPoint:
     x = min(frame.x() + CASCADE_PX, room.x() + room.width() - frame.width())
     y = min(frame.y() + CASCADE_PX, room.y() + room.height() - frame.height())
     return QPoint(max(x, room.x()), max(y, room.y()))
+
+
+def bring_forward(window: QWidget) -> None:
+    """``window`` to the front, the keys in it (restored first if it was minimised)."""
+    if window.isMinimized():
+        window.showNormal()
+    window.raise_()
+    window.activateWindow()

@@ -14,7 +14,7 @@ import shiboken6
 from gui_helpers import DOCUMENT, SIGNAL_TIMEOUT_MS, select
 from PySide6.QtCore import QPoint, QRect
 from PySide6.QtGui import QTextCharFormat, QTextCursor
-from PySide6.QtWidgets import QMenu
+from PySide6.QtWidgets import QApplication, QMenu
 from test_document_safety import INSTANCE, killed_instance_wrote
 
 from app.cli import build_parser
@@ -257,3 +257,19 @@ def test_several_files_named_at_start_open_each_in_a_window(document_window, tmp
     finally:
         for window in windows[1:]:
             window.close()
+
+
+def test_the_window_menu_lists_the_windows_and_brings_one_forward(document_window, qtbot, second_window) -> None:
+    first = document_window()
+    second = second_window(first)
+    second.editor.insertPlainText("Unsaved.")
+    menus = [action.text() for action in first.menuBar().actions()]
+    assert menus[-3:] == ["&Model", "&Window", "&Help"]
+    first.family.menu.aboutToShow.emit()
+    entries = [action for action in first.family.menu.actions() if action.isCheckable()]
+    assert [entry.text() for entry in entries] == ["&1 Untitled — Redraft", "&2 Untitled* — Redraft"]
+    assert [entry.isChecked() for entry in entries] == [True, False]  # this one ticked
+    first.activateWindow()
+    qtbot.waitUntil(lambda: QApplication.activeWindow() is first)
+    entries[1].trigger()
+    qtbot.waitUntil(lambda: QApplication.activeWindow() is second)
