@@ -18,7 +18,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, QPoint, QRect, Qt
-from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import QApplication, QMenu, QWidget
 
 if TYPE_CHECKING:
@@ -72,10 +72,13 @@ class WindowFamily(QObject):
         self.menu.clear()
         self.menu.addActions([self.new_window_action, self.close_action])
         self.menu.addSeparator()
+        shown = QActionGroup(self.menu)  # one ticked, as a choice among them
         for number, member in enumerate(sorted(self.members(), key=lambda member: member.family.born), start=1):
             title = member.windowTitle().replace("[*]", "*" if member.isWindowModified() else "")
+            title = title.removesuffix(" — Redraft")  # every one is
             entry = self.menu.addAction(f"&{number} {title}" if number < 10 else title)
             entry.setCheckable(True)
+            shown.addAction(entry)
             entry.setChecked(member is self.window)
             entry.triggered.connect(lambda _checked=False, chosen=member: bring_forward(chosen))
 

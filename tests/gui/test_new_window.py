@@ -267,7 +267,7 @@ def test_the_window_menu_lists_the_windows_and_brings_one_forward(document_windo
     assert menus[-3:] == ["&Model", "&Window", "&Help"]
     first.family.menu.aboutToShow.emit()
     entries = [action for action in first.family.menu.actions() if action.isCheckable()]
-    assert [entry.text() for entry in entries] == ["&1 Untitled — Redraft", "&2 Untitled* — Redraft"]
+    assert [entry.text() for entry in entries] == ["&1 Untitled", "&2 Untitled*"]
     assert [entry.isChecked() for entry in entries] == [True, False]  # this one ticked
     first.activateWindow()
     qtbot.waitUntil(lambda: QApplication.activeWindow() is first)
