@@ -70,6 +70,8 @@ class WindowFamily(QObject):
 
     def _fill_menu(self) -> None:
         self.menu.clear()
+        for group in self.menu.findChildren(QActionGroup):
+            group.deleteLater()  # the last showing's
         self.menu.addActions([self.new_window_action, self.close_action])
         self.menu.addSeparator()
         shown = QActionGroup(self.menu)  # one ticked, as a choice among them
