@@ -63,6 +63,7 @@ class Autosaver(QObject):
         self.area = area
         self.document_id = uuid.uuid4().hex
         self.failed = False
+        self._discarded = False  # its window closed (discard)
         self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="redraft-autosave")
         self._pending: Future[object] | None = None
         self.timer = QTimer(self)
@@ -84,6 +85,8 @@ class Autosaver(QObject):
             self._submit(self.area.remove, self.document_id)
 
     def _submit(self, task: Callable[..., object], *args: Any, **kwargs: Any) -> None:
+        if self._discarded:
+            return  # its window closed: nothing of it is kept any more
         self._pending = self._writer.submit(task, *args, **kwargs)
         self._pending.add_done_callback(self._done)
 
@@ -124,4 +127,5 @@ class Autosaver(QObject):
         """The window closed, its document saved or let go: its record goes, and the writer thread with it."""
         self.timer.stop()
         self._submit(self.area.remove, self.document_id)
+        self._discarded = True
         self._writer.shutdown(wait=True)

@@ -159,6 +159,10 @@ def test_each_new_window_is_protected_and_its_record_goes_when_it_closes(
     monkeypatch.setattr(type(second), "maybe_save", lambda _window: True)  # Discard
     assert second.close()
     assert not record.exists() and len(autosavers) == 2  # let go: nothing of it to recover
+    first.editor.insertPlainText("Typed, then let go.")
+    assert first.close() and len(autosavers) == 1
+    first.editor.document().setModified(False)  # a closed window's document changing writes nothing, fails nothing
+    assert not any(area.folder.glob(f"{first.autosaver.document_id}*"))
 
 
 def test_a_new_window_steps_aside_but_stays_on_the_screen() -> None:
