@@ -49,10 +49,16 @@ class WindowFamily(QObject):
         self.quit_action.triggered.connect(self.quit_all)
         window.file_menu.insertAction(window.open_action, self.new_window_action)
         window.file_menu.addActions([self.close_action, self.quit_action])
+        self.next_action = QAction("&Next Window", window)
+        self.next_action.setShortcuts([QKeySequence("Ctrl+`"), QKeySequence("Ctrl+F6")])  # a Mac's, Windows'
+        self.next_action.setStatusTip("Bring the next Redraft window on this model to the front")
+        self.next_action.triggered.connect(self.bring_next)
+        window.addAction(self.next_action)  # its keys work before the menu was first opened
         # The Window menu, before Help: the family's windows by their titles, this one ticked; one chosen comes
         # to the front (as the desktop's Alt+Tab would bring it, but by name).
         self.born = next(_BIRTHS)
         self.menu = QMenu("&Window", window)
+        self.menu.addActions([self.new_window_action, self.close_action, self.next_action])  # the windows: as shown
         self.menu.aboutToShow.connect(self._fill_menu)
         bar = window.menuBar()
         help_menu = next((action for action in bar.actions() if action.text() == "&Help"), None)
@@ -72,7 +78,7 @@ class WindowFamily(QObject):
         self.menu.clear()
         for group in self.menu.findChildren(QActionGroup):
             group.deleteLater()  # the last showing's
-        self.menu.addActions([self.new_window_action, self.close_action])
+        self.menu.addActions([self.new_window_action, self.close_action, self.next_action])
         self.menu.addSeparator()
         shown = QActionGroup(self.menu)  # one ticked, as a choice among them
         for number, member in enumerate(sorted(self.members(), key=lambda member: member.family.born), start=1):
@@ -83,6 +89,12 @@ class WindowFamily(QObject):
             shown.addAction(entry)
             entry.setChecked(member is self.window)
             entry.triggered.connect(lambda _checked=False, chosen=member: bring_forward(chosen))
+
+    def bring_next(self) -> None:
+        """Window ▸ Next Window: the window made after this one comes to the front (after the last, the first)."""
+        members = sorted(self.members(), key=lambda member: member.family.born)
+        if len(members) > 1:
+            bring_forward(members[(members.index(self.window) + 1) % len(members)])
 
     def siblings(self) -> list[MainWindow]:
         return self.members()[1:]

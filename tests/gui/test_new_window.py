@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import shiboken6
 from gui_helpers import DOCUMENT, SIGNAL_TIMEOUT_MS, select
-from PySide6.QtCore import QPoint, QRect
+from PySide6.QtCore import QPoint, QRect, Qt
 from PySide6.QtGui import QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import QApplication, QMenu
 from test_document_safety import INSTANCE, killed_instance_wrote
@@ -277,3 +277,5 @@ def test_the_window_menu_lists_the_windows_and_brings_one_forward(document_windo
     qtbot.waitUntil(lambda: QApplication.activeWindow() is first)
     entries[1].trigger()
     qtbot.waitUntil(lambda: QApplication.activeWindow() is second)
+    qtbot.keyClick(second.editor, Qt.Key.Key_F6, Qt.KeyboardModifier.ControlModifier)  # Next Window: round
+    qtbot.waitUntil(lambda: QApplication.activeWindow() is first)
