@@ -339,6 +339,8 @@ class MainWindow(ActionStates):
             self.drafts_panel.clear()  # the last document's drafts are not this one's
 
     def open_path(self, path: Path, encoding: str | None = None, ask_encoding: bool = False) -> bool:
+        if path != self.path and self.family.bring_forward_showing(path):
+            return True  # open in another window already: that one comes forward, as a word processor's does
         before = self.path
         opened = super().open_path(path, encoding, ask_encoding)
         if opened and path != before:  # a reload of the same file keeps them (found again by their text)

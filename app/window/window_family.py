@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, QPoint, QRect, Qt
@@ -95,6 +96,15 @@ class WindowFamily(QObject):
         members = sorted(self.members(), key=lambda member: member.family.born)
         if len(members) > 1:
             bring_forward(members[(members.index(self.window) + 1) % len(members)])
+
+    def bring_forward_showing(self, path: Path) -> bool:
+        """Whether another window shows ``path``: if one does, it comes to the front and says so."""
+        showing = next((sibling for sibling in self.siblings() if sibling.path is not None
+                        and sibling.path.resolve() == path.resolve()), None)  # fmt: skip
+        if showing is not None:
+            bring_forward(showing)
+            showing.statusBar().showMessage(f"{path.name} is open in this window.", 6000)
+        return showing is not None
 
     def siblings(self) -> list[MainWindow]:
         return self.members()[1:]

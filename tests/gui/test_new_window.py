@@ -154,7 +154,8 @@ def test_each_new_window_is_protected_and_its_record_goes_when_it_closes(
     chapter.write_text("The chapter.\n", encoding="utf-8")
     first.open_path(chapter)
     third = second_window(first)
-    third.open_path(chapter)
+    third.editor.setPlainText("Another text.")
+    assert third.save_to(chapter)  # saved over the file the first window shows
     assert "also open in another Redraft window" in third.message_bar.label.text()
     monkeypatch.setattr(type(second), "maybe_save", lambda _window: True)  # Discard
     assert second.close()
@@ -279,3 +280,19 @@ def test_the_window_menu_lists_the_windows_and_brings_one_forward(document_windo
     qtbot.waitUntil(lambda: QApplication.activeWindow() is second)
     qtbot.keyClick(second.editor, Qt.Key.Key_F6, Qt.KeyboardModifier.ControlModifier)  # Next Window: round
     qtbot.waitUntil(lambda: QApplication.activeWindow() is first)
+
+
+def test_opening_a_file_another_window_shows_brings_that_window_forward(
+    document_window, qtbot, tmp_path, second_window
+) -> None:
+    chapter = tmp_path / "chapter.md"
+    chapter.write_text("The chapter.\n", encoding="utf-8")
+    first = document_window()
+    assert first.open_path(chapter)
+    second = second_window(first)
+    qtbot.waitUntil(lambda: QApplication.activeWindow() is second)
+    second.editor.setPlainText("Notes.")
+    assert second.open_path(tmp_path / "." / "chapter.md")  # File ▸ Open, Open Recent, a drop
+    qtbot.waitUntil(lambda: QApplication.activeWindow() is first)
+    assert second.path is None and second.editor.plain_text() == "Notes."  # not opened twice, nothing replaced
+    assert first.statusBar().currentMessage() == "chapter.md is open in this window."
