@@ -14,7 +14,8 @@ import pytest
 from vllm_stub import Stub, serving
 
 from app.model_sources import server_key
-from app.rewrite.worker import ModelWorker, ServerSpec, _CancelBoard
+from app.rewrite.cancel_board import CancelBoard
+from app.rewrite.worker import ModelWorker, ServerSpec
 from model.server import ServerEngine
 from model.server.http import Endpoint, ServerError
 
@@ -52,7 +53,7 @@ def test_a_key_broken_inside_is_refused_without_quoting_it(pasted: str, words: s
 def test_the_editor_reports_a_broken_key_in_words_and_logs_no_key(stub: tuple[Stub, str],
                                                                    caplog: pytest.LogCaptureFixture) -> None:
     _state, url = stub
-    worker = ModelWorker(_CancelBoard())
+    worker = ModelWorker(CancelBoard())
     failures: list[str] = []
     worker.loadFailed.connect(failures.append)
     spec = ServerSpec(url, api_key=KEY[:8] + "\n" + KEY[8:])

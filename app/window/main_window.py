@@ -112,7 +112,8 @@ class MainWindow(ActionStates):
         self.model_downloads = wiring.downloads
         self.manage_models_action = wiring.action
         self.show_model_manager = wiring.show
-        self.family = WindowFamily(self)  # File ▸ New Window, Close Window, the Window menu: windows on one model
+        # File ▸ New Window, Close Window, the Window menu: windows on one model, each made as this one was.
+        self.family = WindowFamily(self, self, lambda: MainWindow(self.settings, self._model_override, self.service))
 
         self.service = service if service is not None else RewriteService(self)  # shared: app.window.window_family
         worker = self.service.worker

@@ -14,43 +14,100 @@ window to close ends it.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, cast
 
-from PySide6.QtCore import QObject, QPoint, QRect, Qt
-from PySide6.QtGui import QAction, QActionGroup, QKeySequence
-from PySide6.QtWidgets import QApplication, QMenu, QWidget
+from PySide6.QtCore import QObject, QPoint, QRect, QSize, Qt, SignalInstance
+from PySide6.QtGui import QAction, QActionGroup, QKeySequence, QScreen
+from PySide6.QtWidgets import QApplication, QMenu, QMenuBar, QStatusBar, QWidget
 
 if TYPE_CHECKING:
+    from app.rewrite.worker import ModelInfo, ModelSpec, RewriteService
     from app.settings import Preferences
-    from app.window.main_window import MainWindow
+    from app.window.editor_widget import RewriteEditor
 
 CASCADE_PX = 32  # a new window stands this far right of and below the one it came from
 _BIRTHS = itertools.count()  # the order the windows were made in: the Window menu lists them so
 
 
-class WindowFamily(QObject):
-    """``window``'s File ▸ New Window and Close Window, and what it shares with its family."""
+class FamilyWindow(Protocol):
+    """What the family uses of a window (app.window.main_window.MainWindow's)."""
 
-    def __init__(self, window: MainWindow) -> None:
-        super().__init__(window)
+    family: WindowFamily[Any]
+    prefs: Preferences
+    service: RewriteService
+    file_menu: QMenu
+    open_action: QAction
+
+    @property
+    def path(self) -> Path | None: ...
+
+    @property
+    def editor(self) -> RewriteEditor: ...
+
+    @property
+    def windowMade(self) -> SignalInstance: ...  # noqa: N802 - Qt's style
+
+    def model_spec(self) -> ModelSpec: ...
+
+    def _on_loaded(self, info: ModelInfo) -> None: ...
+
+    def show_loading(self, end_span: bool = True) -> None: ...
+
+    def load_model(self) -> None: ...
+
+    def apply_theme(self) -> None: ...
+
+    # Qt's, as a QMainWindow has them.
+    def menuBar(self) -> QMenuBar: ...  # noqa: N802
+    def statusBar(self) -> QStatusBar: ...  # noqa: N802
+    def windowTitle(self) -> str: ...  # noqa: N802
+    def isWindowModified(self) -> bool: ...  # noqa: N802
+    def isVisible(self) -> bool: ...  # noqa: N802
+    def isMinimized(self) -> bool: ...  # noqa: N802
+    def close(self) -> bool: ...
+    def show(self) -> None: ...
+    def showNormal(self) -> None: ...  # noqa: N802
+    def raise_(self) -> None: ...
+    def activateWindow(self) -> None: ...  # noqa: N802
+    def addAction(self, action: QAction) -> None: ...  # noqa: N802
+    def setAttribute(self, attribute: Qt.WidgetAttribute, on: bool = True) -> None: ...  # noqa: N802
+    def size(self) -> QSize: ...
+    def resize(self, size: QSize) -> None: ...
+    def move(self, point: QPoint) -> None: ...
+    def frameGeometry(self) -> QRect: ...  # noqa: N802
+    def screen(self) -> QScreen: ...
+
+
+Window = TypeVar("Window", bound=FamilyWindow)
+
+
+class WindowFamily(QObject, Generic[Window]):
+    """``window``'s File ▸ New Window and Close Window, and what it shares with its family; ``make`` makes a
+    window on the same model (of the window's own class, which this module does not import); ``parent`` is the
+    window as Qt's widget, its actions' and menu's parent."""
+
+    def __init__(self, window: Window, parent: QWidget, make: Callable[[], Window]) -> None:
+        super().__init__(parent)
         self.window = window
-        self.new_window_action = QAction("New W&indow", window)
+        self.make = make
+        self.new_window_action = QAction("New W&indow", parent)
         self.new_window_action.setShortcut(QKeySequence("Ctrl+Shift+N"))
         self.new_window_action.setStatusTip("Open another window, for another document, served by the same model")
         self.new_window_action.triggered.connect(self.new_window)
-        self.close_action = QAction("&Close Window", window)
+        self.close_action = QAction("&Close Window", parent)
         self.close_action.setShortcut(QKeySequence(QKeySequence.StandardKey.Close))
         self.close_action.setStatusTip("Close this window (the others stay open)")
         self.close_action.triggered.connect(window.close)
-        self.quit_action = QAction("&Quit", window)
+        self.quit_action = QAction("&Quit", parent)
         self.quit_action.setShortcut(QKeySequence(QKeySequence.StandardKey.Quit))
         self.quit_action.setStatusTip("Close every Redraft window, each asking about its unsaved changes first")
         self.quit_action.triggered.connect(self.quit_all)
         window.file_menu.insertAction(window.open_action, self.new_window_action)
         window.file_menu.addActions([self.close_action, self.quit_action])
-        self.next_action = QAction("&Next Window", window)
+        self.next_action = QAction("&Next Window", parent)
         self.next_action.setShortcuts([QKeySequence("Ctrl+`"), QKeySequence("Ctrl+F6")])  # a Mac's, Windows'
         self.next_action.setStatusTip("Bring the next Redraft window on this model to the front")
         self.next_action.triggered.connect(self.bring_next)
@@ -58,7 +115,7 @@ class WindowFamily(QObject):
         # The Window menu, before Help: the family's windows by their titles, this one ticked; one chosen comes
         # to the front (as the desktop's Alt+Tab would bring it, but by name).
         self.born = next(_BIRTHS)
-        self.menu = QMenu("&Window", window)
+        self.menu = QMenu("&Window", parent)
         self.menu.addActions([self.new_window_action, self.close_action, self.next_action])  # the windows: as shown
         self.menu.aboutToShow.connect(self._fill_menu)
         bar = window.menuBar()
@@ -68,12 +125,13 @@ class WindowFamily(QObject):
         else:
             bar.addMenu(self.menu)
 
-    def members(self) -> list[MainWindow]:
+    def members(self) -> list[Window]:
         """The open windows that share this one's model, this one first."""
         service = self.window.service
-        others = [widget for widget in QApplication.topLevelWidgets() if widget is not self.window
-                  and getattr(widget, "service", None) is service and widget.isVisible()]  # fmt: skip
-        return [self.window, *others]  # type: ignore[list-item]
+        others = [cast("Window", widget) for widget in QApplication.topLevelWidgets()
+                  if widget is not self.window and getattr(widget, "service", None) is service
+                  and widget.isVisible()]  # fmt: skip
+        return [self.window, *others]
 
     def _fill_menu(self) -> None:
         self.menu.clear()
@@ -106,13 +164,13 @@ class WindowFamily(QObject):
             showing.statusBar().showMessage(f"{path.name} is open in this window.", 6000)
         return showing is not None
 
-    def siblings(self) -> list[MainWindow]:
+    def siblings(self) -> list[Window]:
         return self.members()[1:]
 
-    def new_window(self) -> MainWindow:
+    def new_window(self) -> Window:
         """A new, empty window beside this one, on the same model, the settings this one has."""
         window = self.window
-        made = type(window)(window.settings, window._model_override, service=window.service)
+        made = self.make()
         made.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)  # its document and widgets go when it closes
         made.resize(window.size())
         made.move(cascaded(window.frameGeometry(), window.screen().availableGeometry()))
@@ -180,7 +238,7 @@ def cascaded(frame: QRect, room: QRect) -> QPoint:
     return QPoint(max(x, room.x()), max(y, room.y()))
 
 
-def bring_forward(window: QWidget) -> None:
+def bring_forward(window: FamilyWindow) -> None:
     """``window`` to the front, the keys in it (restored first if it was minimised)."""
     if window.isMinimized():
         window.showNormal()
