@@ -85,9 +85,9 @@ Window = TypeVar("Window", bound=FamilyWindow)
 
 
 class WindowFamily(QObject, Generic[Window]):
-    """``window``'s File ▸ New Window and Close Window, and what it shares with its family; ``make`` makes a
-    window on the same model (of the window's own class, which this module does not import); ``parent`` is the
-    window as Qt's widget, its actions' and menu's parent."""
+    """``window``'s File ▸ New Window, Close Window and Quit, its Window menu, and what it shares with its family
+    (the windows on its model). ``make`` makes a window on the same model, of the window's own class (which this
+    module does not import); ``parent`` is the window as Qt's widget, its actions' and menu's parent."""
 
     def __init__(self, window: Window, parent: QWidget, make: Callable[[], Window]) -> None:
         super().__init__(parent)
