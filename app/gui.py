@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -144,14 +143,14 @@ def protect_document(window: MainWindow, area: RecoveryArea) -> Autosaver:
         except OSError as error:
             log.warning("could not compare open files with other Redraft windows: %s", error)
             return
-        if window.path is not None and other is None and any(
-                sibling.path == window.path for sibling in window.family.siblings()):  # fmt: skip
-            other = os.getpid()  # File ▸ New Window's
-        if other is not None and window.path is not None:
+        if window.path is None:
+            return
+        here = any(sibling.path == window.path for sibling in window.family.siblings())  # File ▸ New Window's
+        if other is not None or here:
             window.message_bar.show_message(
-                f"{window.path.name} is also open in another Redraft window"
-                f"{'' if other == os.getpid() else f' (process {other})'}. Changes made in one do not show in the "
-                "other, and saving in both loses one side's: close it in one of them.",
+                f"{window.path.name} is also open in another Redraft window{'' if here else f' (process {other})'}."
+                " Changes made in one do not show in the other, and saving in both loses one side's: close it in "
+                "one of them.",
                 "info",
             )
 

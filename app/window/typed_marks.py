@@ -9,11 +9,11 @@ gives a draft the document's marks and dashes), so a document of straight marks 
 both keep what the keys type. A text with no quotation marks yet gets those of its language (the one spelling
 checks): “ ” in English, „ “ in German, « » in French, as a word processor's do, and an English text with no dashes
 yet makes -- an em dash; the first is a step of its own, so Ctrl+Z right after it gives back what was typed, and
-with it a text of straight marks or of -- dashes. Each quotation mark is
-turned by what stands beside it: “ after a space, ” after a word, ’ inside one. Two hyphens at a line's start
-stay (a Markdown list or rule begins so). The writer's own key presses only: a paste, a rewrite's passes and the
-shortcuts are left alone, and so is Markdown code (a `span` or a fenced block), whose marks are a program's; a key
-that would touch a developing rewrite goes on to the editor, which refuses it as it refuses any.
+with it a text of straight marks or of -- dashes. Each quotation mark is turned by what stands beside it: “ after
+a space, ” after a word, ’ inside one. Two hyphens at a line's start stay (a Markdown list or rule begins so).
+The writer's own key presses only: a paste, a rewrite's passes and the shortcuts are left alone, and so is
+Markdown code (a `span` or a fenced block), whose marks are a program's; a key that would touch a developing
+rewrite goes on to the editor, which refuses it as it refuses any.
 """
 
 from __future__ import annotations
@@ -76,8 +76,6 @@ class TypedMarks(QObject):
         reach = first - 1 if mark == "-" else first  # a dash replaces the hyphen before it
         if live is not None and reach <= live[1] and last >= live[0]:
             return False  # the editor's to refuse
-        if self.in_code(first):
-            return False  # a program's marks: as typed
         document = self.editor.document()
         before = document.characterAt(first - 1) if first > 0 else ""
         if mark == "-":
@@ -85,8 +83,8 @@ class TypedMarks(QObject):
             # comment's <!--): the two are one em dash.
             two_back = document.characterAt(first - 2) if first > 1 else "\u2029"
             comment = first > 2 and document.characterAt(first - 3) + two_back == "<!"
-            if before != "-" or first != last or two_back in "-|\u2029" or comment:
-                return False
+            if before != "-" or first != last or two_back in "-|\u2029" or comment or self.in_code(first):
+                return False  # the cheap tests first: most hyphens are a word's
             if typed_dash_style(context := self.around(first, last), self.language()) != "em":
                 return False
             if has_dashes(context):
@@ -96,6 +94,8 @@ class TypedMarks(QObject):
                 cursor.endEditBlock()
             else:  # the text's first dash: both hyphens typed, then made one as a step of its own
                 self.turn_first(cursor, "--", EM_DASH)
+        elif self.in_code(first):
+            return False  # a program's marks: as typed
         elif (typed := typed_quote_style(context := self.around(first, last), self.language()))[0] in QUOTE_MARKS:
             turned = curly_mark(mark, before, document.characterAt(last), *typed)
             if has_quotes(context):
