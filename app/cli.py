@@ -86,6 +86,10 @@ def _sampler_options(parser: argparse.ArgumentParser) -> None:
         "--context-budget", type=int, default=2048,
         help="prefix tokens kept as context (the built-in model reads at most 128)",
     )
+    parser.add_argument(
+        "--language", default="", metavar="CODE",
+        help="the text's language (en, de, fr…): a new text's quotation marks and dashes are its kind",
+    )
     parser.add_argument("--only-span", action="store_true", help="print only the new text, not the document")
     parser.add_argument("--quiet", action="store_true", help="do not show the passes as they develop")
 

@@ -112,6 +112,7 @@ def test_fill_json_answers_bad_fields_in_words(tiny_checkpoint: Path) -> None:
         b'{"prefix": "caf\xe9", "max_new_tokens": 3}',  # Latin-1, not UTF-8
         b'{"prefix": "a", "max_new_tokens": true}',
         b'{"prefix": "a", "seed": -1, "max_new_tokens": 3}',
+        b'{"prefix": "a", "max_new_tokens": 3, "language": "German"}',
     ]
     done = subprocess.run([sys.executable, "-m", "app.cli", "fill", "--json", "--model", str(tiny_checkpoint)],
                           input=b"\n".join(lines) + b"\n", capture_output=True, env=ENV, timeout=300,
@@ -125,6 +126,7 @@ def test_fill_json_answers_bad_fields_in_words(tiny_checkpoint: Path) -> None:
         "request on line 3: the line is not UTF-8 text (invalid continuation byte at byte 15)",
         "request on line 4: max new tokens must be a whole number, got True",
         "request on line 5: the seed must be a non-negative 63-bit integer, got -1",
+        "request on line 6: language must be a code such as \"de\", or \"\" for none, got 'German'",
     ]
     assert "Traceback" not in done.stderr.decode("utf-8")
 

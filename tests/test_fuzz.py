@@ -37,7 +37,7 @@ json_values = st.one_of(
 )  # fmt: skip
 field_names = st.one_of(st.sampled_from(JSON_FIELDS), st.text(max_size=6))
 CLI_DEFAULTS = argparse.Namespace(max_new_tokens=8, seed=None, fixed_length=False, steps=4, left_to_right_bias=None,
-                                  polish_rounds=None, context_budget=256)
+                                  polish_rounds=None, context_budget=256, language="")
 counts: Counter[str] = Counter()
 
 

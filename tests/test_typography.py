@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from model import EditRequest
+from app.cli import build_parser
+from app.command_line.edit_commands import request_from_json_line
+from model import EditRequest, RequestError
 from model.edit.shape import shape_request
 from model.edit.typography import (
     dash_style,
@@ -173,3 +175,32 @@ def test_a_drafts_quotes_are_a_german_or_french_documents(document: str, draft: 
     request = EditRequest(mode="rewrite", prefix=document, suffix=" " + document, span="Sie ging.")
     _inner, shape = shape_request(request)
     assert shape.restore(draft).strip() == wanted
+
+
+@pytest.mark.parametrize(("language", "draft", "wanted"), [
+    ("de", '"Komm mit," rief sie.', "„Komm mit,“ rief sie."),
+    ("fr", '"Viens avec moi", cria-t-elle.', "«\u00a0Viens avec moi\u00a0», cria-t-elle."),
+    ("en", '"Come with me," she called--twice.', "“Come with me,” she called—twice."),
+    ("", '"Come with me," she called--twice.', '"Come with me," she called--twice.'),  # not known: as written
+])  # fmt: skip
+def test_a_drafts_marks_in_a_new_text_are_its_languages(language: str, draft: str, wanted: str) -> None:
+    new_text = "Sie ging zur Tür. "  # no mark of its own yet: the draft's are the language's, as typed ones are
+    request = EditRequest(mode="rewrite", prefix=new_text, suffix="", span="Sie blieb.", language=language)
+    assert shape_request(request)[1].restore(draft).strip() == wanted
+    own = EditRequest(mode="rewrite", prefix=GERMAN, suffix="", span="Sie blieb.", language="fr")
+    assert shape_request(own)[1].restore(draft).strip().startswith("„")  # the text's own kind first
+    straight = EditRequest(mode="fill", prefix='Sie sagte "Nein". ', suffix="", language=language)
+    assert '"' in shape_request(straight)[1].restore('"Ja," sagte er.')  # a straight mark kept: the writer's choice
+
+
+@pytest.mark.parametrize("language", ["German", "DE", "d", "de-DE", 7, None])
+def test_a_language_is_a_codes_two_or_three_letters(language: object) -> None:
+    request = EditRequest(prefix="Es war einmal", max_new_tokens=4, language=language)  # type: ignore[arg-type]
+    with pytest.raises(RequestError, match="language must be a code such as"):
+        request.validate()
+
+
+def test_a_json_request_and_the_command_line_carry_the_texts_language() -> None:
+    args = build_parser().parse_args(["fill", "--json", "--language", "fr"])
+    assert request_from_json_line(b'{"prefix": "Il dit : "}', args).language == "fr"  # the command line's
+    assert request_from_json_line(b'{"prefix": "Er sagte: ", "language": "de"}', args).language == "de"

@@ -61,7 +61,8 @@ def _options(args: argparse.Namespace) -> Any:
 
 
 JSON_FIELDS = (
-    "prefix", "suffix", "max_new_tokens", "seed", "candidates", "vary_length", "span", "keep", "length", "mode"
+    "prefix", "suffix", "max_new_tokens", "seed", "candidates", "vary_length", "span", "keep", "length", "mode",
+    "language",
 )  # fmt: skip
 # What a line's "mode" may say; a "span" alone makes the line a rewrite (as ``redraft rewrite``).
 JSON_MODES = ("fill", "rewrite", "gaps")
@@ -112,6 +113,7 @@ def request_from_json_line(line: bytes, args: argparse.Namespace) -> Any:
         vary_length=fields.get("vary_length", not args.fixed_length),
         keep=_json_ranges(fields.get("keep", ())),
         length=fields.get("length", "same"),
+        language=fields.get("language", args.language),
     )
     request.validate()
     return request
@@ -235,6 +237,7 @@ def edit_file(args: argparse.Namespace) -> int:
         "options": _options(args),
         "context_budget": args.context_budget,
         "max_new_tokens": args.max_new_tokens,
+        "language": args.language,
     }
     if args.command == "fill" and args.gaps:
         if args.span is None or args.at is not None:

@@ -45,11 +45,10 @@ from model.edit.budget import COMFORTABLE_EDIT_SECONDS
 from model.edit.request import CONTEXT_CHARS_PER_TOKEN, LENGTH_FACTORS, MAX_CANVAS_TOKENS, Length, Mode
 from model.edit.shape import shape_request
 
-# How long the start of the selection (or the caret) and the document must hold still before the model
-# thread encodes the context before it, ahead of Ctrl+R: well inside a writer's reach for the shortcut
-# (the encoding itself takes about 200 ms for 2k tokens on two cores). The context depends on the start
-# alone, so a drag that moves only the selection's end (from where the mouse went down) keeps it, and the
-# encoding done while the writer drags is the one the rewrite, or a fill at the caret, uses.
+# How long the selection's start (or the caret) and the document must hold still before the model thread
+# encodes the context before it, ahead of Ctrl+R: well inside a writer's reach for the shortcut (the encoding
+# takes about 200 ms for 2k tokens on two cores). The context depends on the start alone, so the encoding done
+# while the writer drags the selection's end is the one the rewrite, or a fill at the caret, uses.
 PREPARE_AFTER_MS = 150
 # After a keystroke changes the text the wait is longer: a writer types a key every 100-300 ms, and the
 # context is worth encoding (two cores busy for 200 ms) only once the writer has stopped typing.
@@ -81,6 +80,9 @@ class RewriteWindow(Protocol):
 
     @property
     def figures_label(self) -> QLabel: ...
+
+    @property
+    def text_language(self) -> str: ...  # the document's ("de"): a new text's drafts quote as it does
 
     def statusBar(self) -> QStatusBar: ...
 
@@ -120,14 +122,8 @@ class RewriteController(QObject):
         window.editor.document().contentsChanged.connect(self._after_accept)
         window.editor.installEventFilter(self)  # keystrokes: the longer wait while the writer types
 
-    def start(
-        self,
-        mode: Mode,
-        instruction: str | None = None,
-        max_new_tokens: int | None = None,
-        regenerations: int = 0,
-        keep: tuple[tuple[int, int], ...] = (),
-    ) -> int | None:
+    def start(self, mode: Mode, instruction: str | None = None, max_new_tokens: int | None = None,
+              regenerations: int = 0, keep: tuple[tuple[int, int], ...] = ()) -> int | None:
         """Lock the span, send the request to the model thread; a running rewrite is cancelled first.
         ``keep``: words of the span to keep verbatim (a rewrite's), as offsets into it.
 
@@ -250,6 +246,7 @@ class RewriteController(QObject):
             strength=prefs.rewrite_strength,
             keep=keep,
             length=_length(prefs.rewrite_length) if mode == "rewrite" else "same",
+            language=self.window.text_language,
         )
 
     def _span_start_moved(self) -> None:

@@ -361,6 +361,11 @@ class MainWindow(ActionStates):
     def last_result(self) -> EditResult | None:
         return self.rewrites.last_result
 
+    @property
+    def text_language(self) -> str:
+        """The document's language, as spelling reads it (app/window/spelling.py)."""
+        return self.spelling.language
+
     def rewrite_selection(self) -> int | None:
         cursor = self.editor.textCursor()
         keep = self.steering.marks.keep_for(cursor.selectionStart(), cursor.selectionEnd())

@@ -21,6 +21,7 @@ LENGTH_FACTORS: dict[str, float] = {"shorter": 0.6, "same": 1.0, "longer": 1.5}
 # underscores and […] are read too, as files written before say them.
 GAP_MARKER = "[...]"
 GAP_MARK = re.compile(r"\[\.\.\.\]|\[…\]|_{3,}")
+LANGUAGE_CODE = re.compile(r"(?:[a-z]{2,3})?")  # ISO 639's two or three letters, or none
 # One word, as Words That Fit reads and offers them (model.edit.word_choices): letters, with an apostrophe or
 # a hyphen inside (don't, well-known), not a number or a mark.
 WHOLE_WORD = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)*")
@@ -224,6 +225,9 @@ class EditRequest:
     keep: tuple[tuple[int, int], ...] = ()
     # rewrite only: how long the new text comes out against the original (``LENGTH_FACTORS``).
     length: Length = "same"
+    # The text's language ("de"; "": not known): where the text around the edit has too few quotation marks or
+    # dashes to show its own kind (a new text), a draft's are this language's (model.edit.typography).
+    language: str = ""
 
     def validate(self) -> None:
         self._check_types()
@@ -281,6 +285,8 @@ class EditRequest:
             raise RequestError(f"keep must be a list of [start, end] character offsets, got {self.keep!r:.80}")
         if not isinstance(self.length, str):
             raise RequestError(f"length must be one of {', '.join(LENGTH_FACTORS)}, got {self.length!r:.40}")
+        if not (isinstance(self.language, str) and LANGUAGE_CODE.fullmatch(self.language)):
+            raise RequestError(f'language must be a code such as "de", or "" for none, got {self.language!r:.40}')
         if not isinstance(self.vary_length, bool):
             raise RequestError(f"vary_length must be true or false, got {self.vary_length!r}")
         if not isinstance(self.options, DenoiseOptions):

@@ -27,10 +27,9 @@ from model.edit.typography import (
     DashStyle,
     QuoteStyle,
     SpacingStyle,
-    dash_style,
-    guillemet_space,
-    quote_style,
     sentence_spacing,
+    typed_dash_style,
+    typed_quote_style,
     with_dashes,
     with_quotes,
     with_spacing,
@@ -91,8 +90,9 @@ class Shape:
     wrap_column: int = 0
     wrapped_paragraphs: tuple[bool, ...] = ()
     wrap_tail: str = ""  # the rest of the line the selection ends in, which the new text's last line sits beside
-    # The quotation marks the document around the edit uses (model.edit.typography), and the character before
-    # the new text, which turns a mark at its start: the new text's marks are made the document's kind.
+    # The quotation marks the document around the edit uses (model.edit.typography; in a new text, its
+    # language's), and the character before the new text, which turns a mark at its start: the new text's marks
+    # are made the document's kind.
     quotes: QuoteStyle = ""
     quote_before: str = ""
     quote_inner: str = ""  # the space a text of guillemets sets inside them (« Non »)
@@ -148,10 +148,13 @@ def shape_request(request: EditRequest) -> tuple[EditRequest, Shape]:
     if request.mode == "gaps":  # the text around the gaps is the writer's, marks and all
         return inner, shape
     context = request.prefix[-QUOTE_CONTEXT_CHARS:] + "\n" + request.suffix[:QUOTE_CONTEXT_CHARS]  # no gap across
-    quotes, dashes, spacing = quote_style(context), dash_style(context), sentence_spacing(context)
+    # The text's own kinds of mark and dash; where it has too few to tell (a new text), its language's, as the
+    # editor types them (app/window/typed_marks.py): a draft in a new German text quotes „so“.
+    quotes, quote_inner = typed_quote_style(context, request.language)
+    dashes = typed_dash_style(context, request.language)
+    spacing = sentence_spacing(context)
     if not quotes and not dashes and not spacing:
         return inner, shape
-    quote_inner = guillemet_space(context) if quotes == "guillemets" else ""
     return inner, replace(shape, quotes=quotes, quote_before=inner.prefix[-1:], quote_inner=quote_inner,
                           dashes=dashes, spacing=spacing)  # fmt: skip
 

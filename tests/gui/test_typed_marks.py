@@ -4,10 +4,11 @@ presses."""
 from __future__ import annotations
 
 import pytest
-from gui_helpers import place_cursor, select
+from gui_helpers import SIGNAL_TIMEOUT_MS, place_cursor, select
 from PySide6.QtCore import Qt
 
 from app.window.editor_widget import Phase
+from model.edit.shape import shape_request
 
 CURLY = "‘Oh dear! Oh dear! I shall be late!’ said the Rabbit.\n\n“Where?” asked Alice.\n\n"
 STRAIGHT = "'Oh dear! Oh dear! I shall be late!' said the Rabbit.\n\n\"Where?\" asked Alice.\n\n"
@@ -159,3 +160,16 @@ def test_markdown_code_keeps_the_marks_a_program_needs(document_window, qtbot) -
     qtbot.keyClicks(window.editor, '"Yes." ')  # prose again after the block
     wanted = text.replace("print(", 'print("a--b"').replace("name = ", "name = 'y' ")
     assert window.editor.plain_text() == wanted.replace("```python", '```python "').replace("After.", "“Yes.” After.")
+
+
+def test_a_rewrite_in_a_new_german_text_asks_for_its_marks(document_window, qtbot, monkeypatch) -> None:
+    window = document_window(text="Sie ging zur Tür. Er blieb stehen.", spelling_language="de", candidates=1)
+    sent = []
+    submit = window.service.submit
+    monkeypatch.setattr(window.service, "submit", lambda request, *rest: sent.append(request) or submit(request, *rest))
+    select(window, "Er blieb stehen")
+    window.rewrite_selection()
+    qtbot.waitUntil(lambda: window.last_result is not None, timeout=SIGNAL_TIMEOUT_MS)
+    assert sent[0].language == "de"  # the drafts' marks are German ones: model/edit/shape.py
+    assert shape_request(sent[0])[1].quotes == "low"
+    window.reject_rewrite()
