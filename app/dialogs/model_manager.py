@@ -108,6 +108,7 @@ class ModelManagerDialog(QDialog):
         downloads.finished.connect(self._on_finished)
         downloads.failed.connect(self._on_failed)
         downloads.idle.connect(self._update_buttons)
+        downloads.started.connect(self._on_started)  # from another window's manager too
         if downloads.busy:
             self.repo_field.setText(downloads.repo_id)
             self.status.setText(f"Downloading {downloads.repo_id}…")
@@ -187,9 +188,12 @@ class ModelManagerDialog(QDialog):
             hub_token.save_token(hub_endpoint(), token)
         else:
             token = hub_token.token_for(hub_endpoint()) or ""
-        if self.downloads.start(repo_id, self.revision_field.text().strip() or None, token or None):
-            self.progress.setValue(0)
-            self.status.setText(f"Asking the hub about {repo_id}…")
+        self.downloads.start(repo_id, self.revision_field.text().strip() or None, token or None)  # _on_started
+
+    def _on_started(self, repo_id: str) -> None:
+        self.repo_field.setText(repo_id)
+        self.progress.setValue(0)
+        self.status.setText(f"Asking the hub about {repo_id}…")
         self._update_buttons()
 
     def _on_planned(self, description: str) -> None:
@@ -220,12 +224,13 @@ class ModelManagerWiring:
 
 
 def install_model_manager(
-    window: QMainWindow, current_model: Callable[[], str], use_model: Callable[[str], None]
+    window: QMainWindow, current_model: Callable[[], str], use_model: Callable[[str], None],
+    shared: ModelDownloads | None = None,
 ) -> ModelManagerWiring:
-    """Wire the model manager into ``window``: the downloads object and its status-bar label, and Model ▸
-    Manage Models… before Help. ``current_model`` names the model in use; ``use_model`` switches to one.
-    Called once from MainWindow.__init__."""
-    downloads = ModelDownloads(window)
+    """Wire the model manager into ``window``: the downloads object (``shared``: its family's) and its
+    status-bar label, and Model ▸ Manage Models… before Help. ``current_model`` names the model in use;
+    ``use_model`` switches to one. Called once from MainWindow.__init__."""
+    downloads = shared if shared is not None else ModelDownloads(window)
     downloads.attach(window.statusBar())
     dialogs: list[ModelManagerDialog] = []
 
@@ -254,8 +259,10 @@ def install_model_manager(
         menu = QMenu("&Model", window)
         bar.insertMenu(help_menu, menu)
     menu.addAction(action)
-    # A QThread destroyed while it runs aborts the process: the download is cancelled and waited for first.
-    window.destroyed.connect(lambda *_: downloads.wait(5000))
+    # A QThread destroyed while it runs aborts the process: the download is cancelled and waited for first, as
+    # the window that holds it goes (the family's first, which stays, hidden, while another window is open).
+    if shared is None:
+        window.destroyed.connect(lambda *_: downloads.wait(5000))
     app = QApplication.instance()
     if app is not None:
         app.aboutToQuit.connect(lambda: downloads.wait(5000))

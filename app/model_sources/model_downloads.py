@@ -1,8 +1,11 @@
-"""A model download off the GUI thread, owned by the main window so it outlives the Model Manager dialog.
+"""A model download off the GUI thread, owned by the first window so it outlives the Model Manager dialog.
 
-One download at a time, in a QThread; its progress, end and failure cross to the GUI thread as queued signals,
-and a label in the status bar shows it while the dialog is closed. Cancel sets an event the download checks
-between chunks; what arrived is kept, so downloading the same model again resumes it.
+One download at a time for the whole process, in a QThread; its progress, end and failure cross to the GUI
+thread as queued signals, and a label in every window's status bar shows it while the dialog is closed. The
+windows of one family share it (app.window.window_family): the model a download in one brings is the others'
+too, a second download of it from another window could only collide with the first, and the window that started
+it may close while it goes on. Cancel sets an event the download checks between chunks; what arrived is kept, so
+downloading the same model again resumes it.
 """
 
 from __future__ import annotations
@@ -60,7 +63,8 @@ class ModelDownloads(QObject):
         super().__init__(parent)
         self.worker: _DownloadThread | None = None
         self.repo_id = ""
-        self.label: QLabel | None = None
+        self.labels: list[QLabel] = []  # one in each window's status bar
+        self.shown = ""
 
     @property
     def busy(self) -> bool:
@@ -97,17 +101,22 @@ class ModelDownloads(QObject):
         keep_until_exit(self.worker)
         return False
 
-    def attach(self, status_bar: QStatusBar) -> None:
-        """Show the download in ``status_bar`` too, so it stays visible with the dialog closed."""
-        self.label = QLabel("")
-        self.label.setContentsMargins(6, 0, 6, 0)
-        self.label.hide()
-        status_bar.addPermanentWidget(self.label)
+    def attach(self, status_bar: QStatusBar) -> QLabel:
+        """Show the download in ``status_bar`` too, so it stays visible with the dialog closed: a window opened
+        while it runs shows it at once."""
+        label = QLabel(self.shown if self.busy else "")
+        label.setContentsMargins(6, 0, 6, 0)
+        label.setVisible(bool(label.text()))
+        status_bar.addPermanentWidget(label)
+        self.labels.append(label)
+        label.destroyed.connect(lambda *_: self.labels.remove(label))  # its window closed
+        return label
 
     def _show(self, text: str) -> None:
-        if self.label is not None:
-            self.label.setText(text)
-            self.label.setVisible(bool(text))
+        self.shown = text
+        for label in self.labels:
+            label.setText(text)
+            label.setVisible(bool(text))
 
     def _on_progress(self, text: str, share: int) -> None:
         self._show(f"{self.repo_id}: {text}")

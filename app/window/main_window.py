@@ -30,6 +30,7 @@ from app.dialogs.popups import FillGapPopup, InstructionPopup, show_within_scree
 from app.dialogs.screen_fit import place_of, restore_place
 from app.dialogs.versions import choose_version
 from app.documents.fileio import TextDocument
+from app.model_sources.model_downloads import ModelDownloads
 from app.rewrite.drafts_panel import DraftsPanel, hesitant_color
 from app.rewrite.rewrite_controller import RewriteController
 from app.rewrite.steering import Steering
@@ -76,7 +77,7 @@ class MainWindow(ActionStates):
     closed = Signal()  # the window closed, its document saved or let go
 
     def __init__(self, settings: SettingsStore | None = None, model_spec: str | None = None,
-                 service: RewriteService | None = None) -> None:  # fmt: skip
+                 service: RewriteService | None = None, downloads: ModelDownloads | None = None) -> None:  # fmt: skip
         super().__init__()
         self.settings = settings if settings is not None else SettingsStore()
         self.prefs: Preferences = self.settings.load()
@@ -108,12 +109,14 @@ class MainWindow(ActionStates):
         self._build_actions()
         self._build_menus_and_toolbar()
         # Model ▸ Manage Models… and the download's status-bar label (app/dialogs/model_manager.py).
-        wiring = install_model_manager(self, lambda: self.prefs.model, self.use_model)
+        wiring = install_model_manager(self, lambda: self.prefs.model, self.use_model, downloads)  # the family's
         self.model_downloads = wiring.downloads
         self.manage_models_action = wiring.action
         self.show_model_manager = wiring.show
         # File ▸ New Window, Close Window, the Window menu: windows on one model, each made as this one was.
-        self.family = WindowFamily(self, self, lambda: MainWindow(self.settings, self._model_override, self.service))
+        self.family = WindowFamily(
+            self, self, lambda: MainWindow(self.settings, self._model_override, self.service, self.model_downloads)
+        )
 
         self.service = service if service is not None else RewriteService(self)  # shared: app.window.window_family
         worker = self.service.worker

@@ -8,7 +8,8 @@ cancels only the same window's earlier one, another window's waits its turn on t
 model in one window loads it for all of them, and a rewrite developing in another is stopped and said so. The
 writer's preferences are one: a setting changed in one window is the others' too (their theme and typeface at
 once), so no window saves an older copy over it. The model thread outlives the window that started it; the last
-window to close ends it.
+window to close ends it. So does a model's download (app.model_sources.model_downloads): one for the family,
+shown in every window's status bar and Model Manager.
 """
 
 from __future__ import annotations

@@ -50,12 +50,12 @@ def test_a_download_outlives_the_dialog_then_the_editor_uses_it(
     qtbot.waitUntil(lambda: dialog.progress.value() > 0 and "%" in dialog.status.text(), timeout=SIGNAL_TIMEOUT_MS)
     assert "KiB/s" in dialog.status.text() or "B/s" in dialog.status.text()
     dialog.close()  # the download goes on, shown in the status bar
-    assert downloads.label is not None
-    qtbot.waitUntil(lambda: downloads.label is not None and "%" in downloads.label.text(), timeout=SIGNAL_TIMEOUT_MS)
+    label = downloads.labels[0]
+    qtbot.waitUntil(lambda: "%" in label.text(), timeout=SIGNAL_TIMEOUT_MS)
     hub.fault = None
     with qtbot.waitSignal(downloads.finished, timeout=SIGNAL_TIMEOUT_MS * 4):
         pass
-    assert "downloaded" in downloads.label.text()
+    assert "downloaded" in label.text()
 
     dialog, _ = manager(window)
     dialog.list.setCurrentRow(row_of(dialog, REPO))
@@ -178,3 +178,35 @@ def test_a_download_stuck_on_a_silent_hub_outlives_its_window_without_a_crash(hu
     hub.fault = None
     qtbot.waitUntil(lambda: not thread.isRunning(), timeout=SIGNAL_TIMEOUT_MS * 4)
     assert outliving_threads() == []
+
+
+def test_one_download_for_every_window_outlives_the_window_that_started_it(
+    hub: HubStub, make_window: Callable[..., MainWindow], qtbot: Any
+) -> None:
+    import shiboken6
+    from PySide6.QtCore import QCoreApplication, QEvent
+
+    first = make_window()
+    first_dialog, downloads = manager(first)  # open before the other window starts the download
+    second = first.family.new_window()
+    second_dialog, theirs = manager(second)
+    assert theirs is downloads  # one for the process: a second download of the model could only collide
+    hub.fault, hub.trickle_bytes_per_s = "slow", 120 * 1024
+    second_dialog.repo_field.setText(REPO)
+    second_dialog.download_button.click()
+    # The first window's manager shows it and cannot start another; its status bar follows it too.
+    assert first_dialog.repo_field.text() == REPO and not first_dialog.download_button.isEnabled()
+    assert first_dialog.cancel_button.isEnabled()
+    first_label, second_label = downloads.labels
+    qtbot.waitUntil(lambda: "%" in first_label.text() and first_label.isVisible(), timeout=SIGNAL_TIMEOUT_MS)
+    third = first.family.new_window()  # a window opened meanwhile shows it at once
+    assert downloads.labels[-1].text().startswith(REPO) and downloads.labels[-1].isVisibleTo(third)
+    third.close()
+    second.close()  # the window that started it goes; the download goes on
+    QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+    assert not shiboken6.isValid(second_label) and downloads.labels == [first_label]
+    hub.fault = None
+    with qtbot.waitSignal(downloads.finished, timeout=SIGNAL_TIMEOUT_MS * 4):
+        pass
+    assert "downloaded" in first_label.text()
+    assert REPO in [model.name for model in first_dialog.models]  # the first window's list has it
