@@ -100,7 +100,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     edit = commands.add_parser("edit", help="open the editor (the default)")
     edit.add_argument("files", nargs="*", type=Path, metavar="file", help="documents to open, each in a window")
-    edit.add_argument("--model", default=None, help="model folder or hub id (default: the built-in model)")
+    edit.add_argument(
+        "--model", default=None,
+        help="model folder or hub id (default: the settings' model); a Redraft of its own, even if one runs",
+    )
 
     fill = commands.add_parser("fill", help="fill a gap in a file, or answer JSON-lines requests")
     fill.add_argument("file", nargs="?", type=Path, help=DOCUMENT_HELP)
@@ -170,6 +173,20 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _handed_over(files: Sequence[Path]) -> bool:
+    """Whether a Redraft already running took ``files`` (app/window/handover.py): it opens them on the model it
+    holds, and this start ends. Where Qt's network library cannot load, never: a Redraft of its own, as before."""
+    try:
+        from app.window.handover import hand_over
+    except ImportError:
+        return False
+    if not hand_over(files):
+        return False
+    if sys.stdout is not None:  # a windowless start has none
+        print("Opened in the Redraft already running." if files else "A new window of the running Redraft.")
+    return True
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     installed = _installed_app_command(args_list)
@@ -194,9 +211,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         if report is not None and not report.ok:
             print(f"redraft: {report.message()}", file=sys.stderr)
             return EXIT_ERROR
+        model, files = getattr(args, "model", None), getattr(args, "files", None) or ()
+        if model is None and _handed_over(files):  # a --model start is a process of its own, on that model
+            return 0
         from app.gui import run_editor  # Qt only for the editor
 
-        return run_editor(model_spec=getattr(args, "model", None), files=getattr(args, "files", None) or ())
+        return run_editor(model_spec=model, files=files)
     from app.command_line.edit_commands import compare_files, edit_file, fill_json, stdout_bytes, words_file
     from model.errors import RedraftError, RequestError
 

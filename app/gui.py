@@ -8,6 +8,7 @@ import logging
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import qasync
 from PySide6.QtCore import QTimer
@@ -21,6 +22,10 @@ from app.rewrite.outliving import end_process_if_outlived
 from app.settings import APPLICATION, ORGANIZATION, SettingsStore
 from app.userdirs import LOG_LIMIT, LOG_NAME, user_dirs
 from app.window.main_window import MainWindow
+from app.window.window_family import bring_forward
+
+if TYPE_CHECKING:
+    from app.window.handover import Door
 
 log = logging.getLogger(__name__)
 
@@ -39,6 +44,10 @@ def run_editor(model_spec: str | None = None, files: Sequence[Path] = ()) -> int
     closed = asyncio.Event()
     app.aboutToQuit.connect(closed.set)
 
+    # The door later starts hand their files in through (app/window/handover.py), open before the window is made
+    # so that one knocking meanwhile waits; a --model start keeps to itself (``redraft edit`` hands none to it).
+    door = opened_door(app) if model_spec is None else None
+
     # This instance's recovery folder, locked for its life; a clean exit removes it (aboutToQuit).
     area = RecoveryArea(user_dirs().recovery)
     try:
@@ -53,6 +62,9 @@ def run_editor(model_spec: str | None = None, files: Sequence[Path] = ()) -> int
     app.aboutToQuit.connect(area.release)  # then the folder goes
     window.show()  # the model loads in its thread; the window does not wait for it
     open_files(window, files)
+    if door is not None:
+        door.filesArrived.connect(lambda handed: open_handed_over(window, handed))
+        app.aboutToQuit.connect(door.close)  # a start from now on is a Redraft of its own
     QTimer.singleShot(0, lambda: offer_recovery(window, area, window, window.family.new_window))
     QTimer.singleShot(0, window.offer_welcome)
     with loop:
@@ -67,6 +79,43 @@ def open_files(window: MainWindow, files: Sequence[Path]) -> list[MainWindow]:
     windows = [window if index == 0 else window.family.new_window() for index in range(len(files))]
     for shown, file in zip(windows, files, strict=True):
         shown.open_path(Path(file), ask_encoding=True)
+    return windows
+
+
+def opened_door(app: QApplication) -> Door | None:
+    """The door later starts knock at, listening; None where another Redraft holds it or Qt's network library
+    cannot load here (each start a Redraft of its own then, as before)."""
+    try:
+        from app.window.handover import Door
+    except ImportError as error:
+        log.warning("later starts will not open in this Redraft: %s", error)
+        return None
+    door = Door(app)
+    return door if door.open() else None
+
+
+def open_handed_over(window: MainWindow, files: Sequence[Path]) -> list[MainWindow]:
+    """A later start's ``files`` (a file manager's Open, ``redraft notes.md`` in a terminal), opened in this
+    process: a file a window shows already brings that window forward; any other opens in a window of its own
+    beside the writer's (an empty, untitled one takes the first); no files: a new window. The windows shown."""
+    shown = [member for member in window.family.members() if member.isVisible()]  # the first may be closed
+    front = max(shown, key=lambda member: member.family.born) if shown else window
+    windows: list[MainWindow] = []
+    wanted: list[Path | None] = [*files] or [None]
+    for file in wanted:
+        showing = next((member for member in shown if file is not None and member.path is not None
+                        and member.path.resolve() == file.resolve()), None)  # fmt: skip
+        if showing is not None and file is not None:
+            bring_forward(showing)
+            showing.statusBar().showMessage(f"{file.name} is open in this window.", 6000)
+            windows.append(showing)
+            continue
+        blank = not front.editor.document().isModified() and front.path is None and not front.editor.plain_text()
+        target = front if blank and front not in windows else front.family.new_window()
+        if file is not None:
+            target.open_path(file, ask_encoding=True)
+        bring_forward(target)
+        windows.append(target)
     return windows
 
 
