@@ -88,7 +88,8 @@ def _sampler_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--language", default="", metavar="CODE",
-        help="the text's language (en, de, fr…): a new text's quotation marks and dashes are its kind",
+        help="the text's language (en, de, fr…): a text with too few quotation marks or dashes of its own gets "
+        "its language's (default: the language a FILE plainly reads as; none for --json lines)",
     )
     parser.add_argument("--only-span", action="store_true", help="print only the new text, not the document")
     parser.add_argument("--quiet", action="store_true", help="do not show the passes as they develop")

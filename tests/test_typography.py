@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from app.cli import build_parser
-from app.command_line.edit_commands import request_from_json_line
+from app.command_line.edit_commands import file_request, request_from_json_line
 from model import EditRequest, RequestError
 from model.edit.shape import shape_request
 from model.edit.typography import (
@@ -204,3 +204,12 @@ def test_a_json_request_and_the_command_line_carry_the_texts_language() -> None:
     args = build_parser().parse_args(["fill", "--json", "--language", "fr"])
     assert request_from_json_line(b'{"prefix": "Il dit : "}', args).language == "fr"  # the command line's
     assert request_from_json_line(b'{"prefix": "Er sagte: ", "language": "de"}', args).language == "de"
+
+
+def test_a_files_language_is_the_one_it_reads_as_unless_one_is_given() -> None:
+    german = "Der Hund lief über die Straße, und die Katze sah ihm nach, weil sie nicht schlafen wollte. " * 4
+    rewrite = build_parser().parse_args(["rewrite", "brief.md", "--span", "0:8"])
+    assert file_request(rewrite, german).language == "de"  # as the editor reads it: its drafts quote „so“
+    assert file_request(rewrite, "Too short to tell.").language == ""
+    told = build_parser().parse_args(["fill", "brief.md", "--at", "8", "--language", "fr"])
+    assert file_request(told, german).language == "fr"

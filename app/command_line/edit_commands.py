@@ -226,18 +226,44 @@ def _parse_span(text: str, option: str = "--span", where: str = "") -> tuple[int
 
 
 def edit_file(args: argparse.Namespace) -> int:
-    from model import EditRequest, RequestError, split_document
+    from model import RequestError
 
     if args.file is None:
         raise RequestError("fill needs a FILE with --at OFFSET, or --json to read requests from stdin")
     document, bom = _read_document(args.file)
+    request = file_request(args, document)
+    request.validate()  # before the (slow) model load
+    engine = _engine(args)
+    display = None if args.quiet else PassDisplay(sys.stderr)
+    result = engine.run(request, on_pass=display)
+    if display is not None:
+        display.done(result)
+    new_text = result.text
+    if getattr(args, "changes", False) and request.span is not None:
+        from model.edit.changes import word_changes, word_diff
+
+        # The original span with the changes written in, as ``git diff --word-diff`` shows them.
+        new_text = word_diff(request.span, word_changes(request.span, new_text))
+    whole = (codecs.BOM_UTF8 if bom else b"") + (request.prefix + new_text + request.suffix).encode("utf-8")
+    out = stdout_bytes()
+    out.write(new_text.encode("utf-8") if args.only_span else whole)
+    out.flush()
+    return EXIT_OK
+
+
+def file_request(args: argparse.Namespace, document: str) -> Any:
+    """The :class:`EditRequest` ``redraft fill FILE`` or ``redraft rewrite FILE`` asks of ``document``."""
+    from app.window.dictionary import detect_language  # no Qt: the editor's reading of a text's language
+    from model import EditRequest, RequestError, split_document
+
     common: dict[str, Any] = {
         "seed": args.seed,
         "candidates": args.candidates,
         "options": _options(args),
         "context_budget": args.context_budget,
         "max_new_tokens": args.max_new_tokens,
-        "language": args.language,
+        # A new text's marks: its language's, as the editor gives them (the text's own where it has some).
+        "language": args.language or detect_language(document) or "",
     }
     if args.command == "fill" and args.gaps:
         if args.span is None or args.at is not None:
@@ -264,23 +290,7 @@ def edit_file(args: argparse.Namespace) -> int:
             prefix=prefix, span=span, suffix=suffix, mode="rewrite", vary_length=not args.fixed_length,
             keep=keep, length=args.length, **common,
         )  # fmt: skip
-    request.validate()  # before the (slow) model load
-    engine = _engine(args)
-    display = None if args.quiet else PassDisplay(sys.stderr)
-    result = engine.run(request, on_pass=display)
-    if display is not None:
-        display.done(result)
-    new_text = result.text
-    if getattr(args, "changes", False) and request.span is not None:
-        from model.edit.changes import word_changes, word_diff
-
-        # The original span with the changes written in, as ``git diff --word-diff`` shows them.
-        new_text = word_diff(request.span, word_changes(request.span, new_text))
-    whole = (codecs.BOM_UTF8 if bom else b"") + (prefix + new_text + suffix).encode("utf-8")
-    out = stdout_bytes()
-    out.write(new_text.encode("utf-8") if args.only_span else whole)
-    out.flush()
-    return EXIT_OK
+    return request
 
 
 def words_file(args: argparse.Namespace) -> int:
