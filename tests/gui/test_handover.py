@@ -145,9 +145,14 @@ def test_files_open_beside_the_writers_never_over_them(
     (other,) = open_handed_over(first, [])  # no files: a new window, beside the last one made
     assert other not in windows and other.path is None and other.isVisible()
     assert open_handed_over(first, []) == [other]  # and while that one is still blank, it again
+    first.editor.document().setModified(False)
+    assert first.close()  # the first window closed (hidden, it holds the model thread for the others)
+    ideas = tmp_path / "ideas.md"
+    ideas.write_text("Ideas.\n", encoding="utf-8")
+    (shown,) = open_handed_over(first, [ideas])
+    assert shown is other and other.path == ideas and not first.isVisible()  # into a window the writer sees
     for window in (windows[1], other):
         window.close()
-    first.editor.document().setModified(False)
 
 
 def test_a_second_start_opens_in_the_running_redraft(tiny_checkpoint: Path, tmp_path: Path) -> None:
