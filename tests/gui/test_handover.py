@@ -140,7 +140,7 @@ def test_files_open_beside_the_writers_never_over_them(
     assert windows[0] is first and first.path == chapter  # the blank window took the first
     assert windows[1] is not first and windows[1].path == notes
     first.editor.insertPlainText("Unsaved words. ")
-    assert open_handed_over(first, [chapter]) == [first]  # shown already: brought forward, not opened again
+    assert open_handed_over(first, [chapter, chapter]) == [first, first]  # shown already: brought forward
     assert first.editor.plain_text().startswith("Unsaved words.") and first.isWindowModified()
     (other,) = open_handed_over(first, [])  # no files: a new window, beside the last one made
     assert other not in windows and other.path is None and other.isVisible()
@@ -151,7 +151,9 @@ def test_files_open_beside_the_writers_never_over_them(
     ideas.write_text("Ideas.\n", encoding="utf-8")
     (shown,) = open_handed_over(first, [ideas])
     assert shown is other and other.path == ideas and not first.isVisible()  # into a window the writer sees
-    for window in (windows[1], other):
+    twice = open_handed_over(first, [chapter, chapter])  # one window for it, not a blank one left beside it
+    assert twice[0] is twice[1] and twice[0].path == chapter and twice[0] not in (windows[1], other)
+    for window in (windows[1], other, twice[0]):
         window.close()
 
 
