@@ -7,9 +7,9 @@ Unix socket in the user's runtime folder, a named pipe on Windows) to the runnin
 window of its own on the model it holds (app.gui.open_handed_over). The door is named by the settings folder, so a
 portable copy (``REDRAFT_HOME``) and every other user have their own; only the user's own processes may knock.
 
-The message is one JSON line, ``{"files": ["/abs/path", ...]}``, answered by ``opened``; a Redraft that does not
-answer within ``ANSWER_MS`` (hung, or busy in a way it should never be) is not waited for: the start goes on as a
-process of its own.
+The message is one JSON line, ``{"files": ["/abs/path", ...]}``, answered by ``opened`` as soon as it is read
+(before the files open: one may ask the writer about its encoding); a Redraft that does not answer within
+``ANSWER_MS`` (hung) is not waited for: the start goes on as a process of its own.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtNetwork import QAbstractSocket, QLocalServer, QLocalSocket
 
 from app.userdirs import user_dirs
@@ -32,7 +32,7 @@ from app.userdirs import user_dirs
 log = logging.getLogger(__name__)
 
 CONNECT_MS = 1_000
-ANSWER_MS = 10_000  # a running Redraft opens the windows and answers in well under a second
+ANSWER_MS = 10_000  # a running Redraft answers as soon as it reads the message: in milliseconds
 OPENED = b"opened\n"
 MAX_MESSAGE_BYTES = 1 << 20  # a thousand long paths; anything longer is not a start's files
 
@@ -138,9 +138,10 @@ class Door(QObject):
             log.warning("a later start's message was not understood: %s", error)
             self._let_go(socket)
             return
-        self.filesArrived.emit([Path(file) for file in files])
-        socket.write(OPENED)
+        socket.write(OPENED)  # taken: answered before they open, which may ask the writer (an unknown encoding)
         self._let_go(socket)
+        paths = [Path(file) for file in files]
+        QTimer.singleShot(0, self, lambda: self.filesArrived.emit(paths))
 
     @staticmethod
     def _let_go(socket: QLocalSocket) -> None:

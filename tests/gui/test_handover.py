@@ -203,3 +203,24 @@ def test_without_qts_network_library_each_start_is_a_redraft_of_its_own(monkeypa
     app = QApplication.instance()
     assert isinstance(app, QApplication)
     assert not _handed_over([Path("chapter.md")]) and opened_door(app) is None  # the editor starts all the same
+
+
+def test_the_start_is_answered_before_its_files_open(qtbot: Any, door_at: str) -> None:
+    door = Door()
+    assert door.open(door_at)
+    starts: list[subprocess.Popen[str]] = []
+    ended_first: list[bool] = []
+
+    def opening(_files: list[Path]) -> None:  # as long as an encoding question the writer takes a while over
+        try:
+            starts[0].wait(timeout=30)
+            ended_first.append(True)
+        except subprocess.TimeoutExpired:
+            ended_first.append(False)
+
+    door.filesArrived.connect(opening)
+    with qtbot.waitSignal(door.filesArrived, timeout=SIGNAL_TIMEOUT_MS):
+        starts.append(knock(door_at, "latin1.txt"))
+    assert ended_first == [True] and starts[0].stdout is not None
+    assert starts[0].stdout.read().strip() == "True"  # it had its answer at once and ended: no second Redraft
+    door.close()
