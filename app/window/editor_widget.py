@@ -77,7 +77,7 @@ class RewriteEditor(MarkdownClipboard):
 
     acceptRequested = Signal()
     escapeRequested = Signal()  # cancel while developing, reject while reviewing
-    interrupted = Signal()  # undo/redo asked for while a span is live: the controller ends it first
+    interrupted = Signal(bool)  # undo (True) or redo asked for while a span is live: the controller ends it first
     spanLocked = Signal()  # an edit inside the developing span was refused
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -410,11 +410,11 @@ class RewriteEditor(MarkdownClipboard):
         if event.matches(StandardKey.Undo):
             # The rewrite is the newest change: one Ctrl+Z takes it back, and only it (the writer's own
             # edits, before or beside it, are steps of their own).
-            self.interrupted.emit()
+            self.interrupted.emit(True)
             event.accept()
             return
         if event.matches(StandardKey.Redo):
-            self.interrupted.emit()  # the controller restores the original; then redo as usual
+            self.interrupted.emit(False)  # the controller restores the original; then redo as usual
             super().keyPressEvent(event)
             return
         edited = self._range_edited_by(event)

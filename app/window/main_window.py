@@ -137,7 +137,7 @@ class MainWindow(ActionStates):
         self.editor.selectionChanged.connect(self._count_timer.start)  # the selection's own counts
         self.editor.acceptRequested.connect(self.accept_rewrite)
         self.editor.escapeRequested.connect(self.rewrites.escape)
-        self.editor.interrupted.connect(self._end_live_span)
+        self.editor.interrupted.connect(lambda undo: self.undo() if undo else self._end_live_span())
         self.editor.spanLocked.connect(lambda: show_held(self.statusBar(), span_locked(self.editor.phase), 4000))
         self.editor.selectionChanged.connect(self._update_actions)
         self.editor.cursorPositionChanged.connect(self._update_actions)
@@ -434,7 +434,10 @@ class MainWindow(ActionStates):
 
     def undo(self) -> None:
         if self.editor.live_span is not None:  # the rewrite is the newest step: undo it, and only it
+            run = self.rewrites.run
             self._end_live_span()
+            what = "Fill" if run is not None and run.mode in ("fill", "gaps") else "Rewrite"  # not Enter's hint
+            self.statusBar().showMessage(f"{what} undone; the original is back.", 3000)  # as after an accept
             return
         self.undo_in_place(undo=True)
 

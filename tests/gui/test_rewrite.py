@@ -377,6 +377,13 @@ def test_undo_key_during_a_run_cancels_it_and_nothing_more(document_window, qtbo
     assert window.run is None and editor.live_span is None
     assert editor.plain_text() == typed  # the rewrite was the newest step; the writer's "More" stays (#46)
     qtbot.waitUntil(lambda: job_id in recorder.cancelled, timeout=SIGNAL_TIMEOUT_MS)
+    assert window.statusBar().currentMessage() == "Rewrite undone; the original is back."
+    window.rewrite_selection()  # a finished draft waiting: Ctrl+Z puts the original back, and says so
+    qtbot.waitUntil(lambda: window.last_result is not None and window.run is not None, timeout=SIGNAL_TIMEOUT_MS)
+    assert "Enter in the draft: accept" in window.statusBar().currentMessage()
+    qtbot.keyClick(editor, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    assert editor.plain_text() == typed and editor.live_span is None
+    assert window.statusBar().currentMessage() == "Rewrite undone; the original is back."  # not Enter's stale hint
 
 
 def test_instruct_is_offered_only_for_instruction_tuned_models(make_window, tiny_checkpoint, tmp_path) -> None:
