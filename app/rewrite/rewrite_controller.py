@@ -53,6 +53,7 @@ PREPARE_AFTER_MS = 150
 # After a keystroke changes the text the wait is longer: a writer types a key every 100-300 ms, and the
 # context is worth encoding (two cores busy for 200 ms) only once the writer has stopped typing.
 AFTER_TYPING_MS = 1000
+REVIEW_HINT = "Enter in the draft: accept · Esc: reject · Ctrl+Shift+R: regenerate"  # while a finished draft waits
 
 
 def _length(value: str) -> Length:
@@ -368,7 +369,7 @@ class RewriteController(QObject):
                f"{COMFORTABLE_EDIT_SECONDS:.0f} s with this model here (Settings ▸ Rewriting ▸ Drafts)." if of else "")
         )
         # Enter accepts only with the caret in the draft (elsewhere it types): the hint outlives a caret move.
-        hint = "Enter in the draft: accept · Esc: reject · Ctrl+Shift+R: regenerate"
+        hint = REVIEW_HINT
         if not result.texts[run.candidate]:
             hint = "The model wrote nothing here. " + hint
         window.statusBar().showMessage(hint)
@@ -412,6 +413,8 @@ class RewriteController(QObject):
                 cursor.setPosition(end + run.margins[1], QTextCursor.MoveMode.KeepAnchor)
                 editor.setTextCursor(cursor)
             self.spanEnded.emit(start + (len(run.lead) if run is not None else 0), end)
+        if self.window.statusBar().currentMessage().endswith(REVIEW_HINT):
+            self.window.statusBar().clearMessage()  # no draft left to accept (File ▸ New, a model change, …)
         self.stateChanged.emit()
 
     def cancel(self) -> None:

@@ -386,6 +386,17 @@ def test_undo_key_during_a_run_cancels_it_and_nothing_more(document_window, qtbo
     assert window.statusBar().currentMessage() == "Rewrite undone; the original is back."  # not Enter's stale hint
 
 
+def test_a_draft_let_go_with_its_document_leaves_no_hint_to_accept_it(document_window, qtbot) -> None:
+    window = document_window(candidates=1)
+    select(window, SPAN)
+    window.rewrite_selection()
+    qtbot.waitUntil(lambda: window.run is not None and window.run.result is not None, timeout=SIGNAL_TIMEOUT_MS)
+    assert window.statusBar().currentMessage().startswith("Enter in the draft: accept")
+    window.editor.document().setModified(False)
+    window.new_document()  # File ▸ New: the draft goes with the text
+    assert window.run is None and "Enter in the draft" not in window.statusBar().currentMessage()
+
+
 def test_instruct_is_offered_only_for_instruction_tuned_models(make_window, tiny_checkpoint, tmp_path) -> None:
     import shutil
 
