@@ -32,7 +32,7 @@ from app.userdirs import user_dirs
 log = logging.getLogger(__name__)
 
 CONNECT_MS = 1_000
-ANSWER_MS = 10_000  # a running Redraft answers as soon as it reads the message: in milliseconds
+ANSWER_MS = 10_000  # a running Redraft answers as soon as it has read the message
 OPENED = b"opened\n"
 MAX_MESSAGE_BYTES = 1 << 20  # a thousand long paths; anything longer is not a start's files
 
@@ -72,8 +72,9 @@ def hand_over(files: Sequence[Path], name: str | None = None) -> bool:
     socket.connectToServer(name or door_name())
     if not socket.waitForConnected(CONNECT_MS):
         return False  # none running (or a crashed one's socket: the door reopens it)
-    message = json.dumps({"files": [str(Path(file).absolute()) for file in files]}, ensure_ascii=False) + "\n"
-    socket.write(message.encode("utf-8"))
+    # ASCII with escapes: a name that is not UTF-8 (its bytes kept as lone surrogates) crosses unharmed.
+    message = json.dumps({"files": [str(Path(file).absolute()) for file in files]}) + "\n"
+    socket.write(message.encode("ascii"))
     socket.waitForBytesWritten(CONNECT_MS)
     answer = b""
     while OPENED not in answer and socket.waitForReadyRead(ANSWER_MS):

@@ -71,8 +71,10 @@ def test_a_later_start_hands_its_files_through_the_door(qtbot: Any, door_at: str
     assert door.open(door_at)
     (tmp_path / "here").mkdir()
     with qtbot.waitSignal(door.filesArrived, timeout=SIGNAL_TIMEOUT_MS) as arrived:
-        started = knock(door_at, "chapter.md", "/notes/ideas.md", cwd=tmp_path / "here")
-    assert arrived.args[0] == [tmp_path / "here" / "chapter.md", Path("/notes/ideas.md")]  # as that start meant
+        started = knock(door_at, "chapter.md", "/notes/ideas.md", "/notes/Br\udce9f.md", cwd=tmp_path / "here")
+    # As that start meant them: relative to its folder, a Latin-1 name's byte kept (os.fsencode gives it back).
+    assert arrived.args[0] == [tmp_path / "here" / "chapter.md", Path("/notes/ideas.md"), Path("/notes/Br\udce9f.md")]
+    assert os.fsencode(arrived.args[0][2]) == b"/notes/Br\xe9f.md"
     qtbot.waitUntil(lambda: started.poll() is not None, timeout=SIGNAL_TIMEOUT_MS)
     assert started.returncode == 0 and started.stdout is not None and started.stdout.read().strip() == "True"
     assert not Door().open(door_at)  # one door: a second Redraft keeps to itself rather than take it
