@@ -98,18 +98,13 @@ def open_handed_over(window: MainWindow, files: Sequence[Path]) -> list[MainWind
     """A later start's ``files`` (a file manager's Open, ``redraft notes.md`` in a terminal), opened in this
     process: a file a window shows already brings that window forward; any other opens in a window of its own
     beside the writer's (an empty, untitled one takes the first); no files: a new window. The windows shown."""
-    def shown() -> list[MainWindow]:
-        return [member for member in window.family.members() if member.isVisible()]  # the first may be closed
-
-    front = max(shown(), key=lambda member: member.family.born, default=window)
+    shown = [member for member in window.family.members() if member.isVisible()]  # the first may be closed
+    front = max(shown, key=lambda member: member.family.born, default=window)
     windows: list[MainWindow] = []
     wanted: list[Path | None] = [*files] or [None]
     for file in wanted:
-        showing = next((member for member in shown() if file is not None and member.path is not None
-                        and member.path.resolve() == file.resolve()), None)  # fmt: skip
-        if showing is not None and file is not None:
-            bring_forward(showing)
-            showing.statusBar().showMessage(f"{file.name} is open in this window.", 6000)
+        showing = front.family.bring_forward_showing(file, this_one_too=True) if file is not None else None
+        if showing is not None:  # the windows read afresh: one opened for this start's earlier file counts
             windows.append(showing)
             continue
         blank = not front.editor.document().isModified() and front.path is None and not front.editor.plain_text()

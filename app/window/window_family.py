@@ -156,14 +156,14 @@ class WindowFamily(QObject, Generic[Window]):
         if len(members) > 1:
             bring_forward(members[(members.index(self.window) + 1) % len(members)])
 
-    def bring_forward_showing(self, path: Path) -> bool:
-        """Whether another window shows ``path``: if one does, it comes to the front and says so."""
-        showing = next((sibling for sibling in self.siblings() if sibling.path is not None
-                        and sibling.path.resolve() == path.resolve()), None)  # fmt: skip
+    def bring_forward_showing(self, path: Path, this_one_too: bool = False) -> Window | None:
+        """The window that shows ``path`` (another one, or ``this_one_too``), brought to the front saying so."""
+        showing = next((member for member in (self.members() if this_one_too else self.siblings())
+                        if member.path is not None and member.path.resolve() == path.resolve()), None)  # fmt: skip
         if showing is not None:
             bring_forward(showing)
             showing.statusBar().showMessage(f"{path.name} is open in this window.", 6000)
-        return showing is not None
+        return showing
 
     def siblings(self) -> list[Window]:
         return self.members()[1:]
